@@ -1,0 +1,8 @@
+"""triage-bot: a GitHub bot that gates issues and audits pull requests with a local LLM.
+
+See ARCHITECTURE.md for how the modules map to the pipelines in design.md.
+"""
+
+__all__ = ["__version__"]
+
+__version__ = "0.1.0"

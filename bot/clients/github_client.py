@@ -1,0 +1,195 @@
+"""The GitHub port and its PyGithub adapter.
+
+The pipeline talks to :class:`GitHubPort`; :class:`PyGithubClient` implements it with PyGithub and
+is the one place where PyGithub and requests errors become :mod:`bot.errors` classes
+(:func:`translate_github_error`).
+
+Request budget (design.md; issue gate goal ≤ 2 requests when the label changes, 0 when not):
+PyGithub runs with ``lazy=True``, so ``get_repo`` / ``get_issue`` cost nothing; the label plan is
+computed from the payload, so the only requests are the writes themselves:
+``POST /repos/{o}/{r}/labels`` (create the gate label with colour and description; 422
+``already_exists`` is success), ``POST /repos/{o}/{r}/issues/{n}/labels`` and, for a stale gate
+label, ``DELETE /repos/{o}/{r}/issues/{n}/labels/{name}``.
+
+Retry policy, chosen on purpose: PyGithub's default ``GithubRetry`` retries POST on 5xx, which can
+double-post a comment. Here its HTTP-level retries cover only idempotent methods (GET, HEAD, PUT,
+PATCH, DELETE) plus its rate-limit handling of 403/429 (bounded by ``max_rate_limit_wait``). The
+two label POSTs are idempotent in effect (adding a present label or creating an existing one
+changes nothing), so they alone are retried with tenacity on 5xx/transport errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol, TypeVar
+
+import requests
+from github import Auth, Github, GithubException, GithubRetry
+from github.GithubException import (
+    BadCredentialsException,
+    RateLimitExceededException,
+    UnknownObjectException,
+)
+
+from bot.clients.retry import RetryPolicy, call_with_retries
+from bot.errors import (
+    GitHubAuthError,
+    GitHubError,
+    GitHubNotFound,
+    GitHubRateLimited,
+    GitHubUnavailable,
+)
+from bot.triage.labels import GateLabel
+
+__all__ = ["GitHubPort", "PyGithubClient", "translate_github_error"]
+
+T = TypeVar("T")
+
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+class GitHubPort(Protocol):
+    """What the pipelines need from GitHub. ``repo`` is ``owner/name``; numbers are issue numbers.
+
+    Every method raises :class:`~bot.errors.GitHubError` subclasses only.
+    """
+
+    def ensure_label(self, repo: str, label: GateLabel) -> None:
+        """Create ``label`` with its colour and description unless it already exists."""
+        ...
+
+    def add_labels(self, repo: str, number: int, names: Sequence[str]) -> None:
+        """Add labels to an issue (labels already present are left as they are)."""
+        ...
+
+    def remove_label(self, repo: str, number: int, name: str) -> None:
+        """Remove one label from an issue; a label that is already gone is not an error."""
+        ...
+
+
+def _is_already_exists(exc: GithubException) -> bool:
+    data = exc.data if isinstance(exc.data, dict) else {}
+    errors = data.get("errors") or []
+    return exc.status == 422 and any(
+        isinstance(e, dict) and e.get("code") == "already_exists" for e in errors
+    )
+
+
+def translate_github_error(exc: Exception, *, what: str) -> GitHubError:
+    """Map a PyGithub/requests exception to the :mod:`bot.errors` tree (the choke point).
+
+    Args:
+        exc: the upstream exception.
+        what: the operation, for the message (e.g. ``"add labels to o/r#3"``).
+    """
+    if isinstance(exc, GitHubError):
+        return exc
+    if isinstance(exc, RateLimitExceededException):
+        return GitHubRateLimited(f"{what}: rate limited ({exc.status})", exc.status)
+    if isinstance(exc, BadCredentialsException):
+        return GitHubAuthError(f"{what}: bad credentials (401)", exc.status)
+    if isinstance(exc, UnknownObjectException):
+        return GitHubNotFound(f"{what}: not found (404)", exc.status)
+    if isinstance(exc, GithubException):
+        message = exc.message or (exc.data.get("message") if isinstance(exc.data, dict) else "")
+        detail = f"{what}: GitHub answered {exc.status}: {message}"
+        if exc.status in (401, 403):
+            return GitHubAuthError(detail, exc.status)
+        if exc.status >= 500:
+            return GitHubUnavailable(detail, exc.status)
+        return GitHubError(detail, exc.status)
+    if isinstance(exc, requests.RequestException):
+        return GitHubUnavailable(f"{what}: {type(exc).__name__} talking to GitHub", None)
+    return GitHubError(f"{what}: unexpected {type(exc).__name__}: {exc}", None)
+
+
+def _transient(exc: BaseException) -> bool:
+    if isinstance(exc, GithubException):
+        return exc.status >= 500
+    return isinstance(exc, requests.ConnectionError | requests.Timeout)
+
+
+class PyGithubClient:
+    """:class:`GitHubPort` over PyGithub.
+
+    Args:
+        token: installation or personal token (never logged).
+        base_url: REST base URL (``GITHUB_API_URL``).
+        retries: HTTP-level retries for idempotent methods.
+        backoff_s: urllib3 back-off factor (seconds).
+        timeout_s: per-request timeout (seconds).
+        max_rate_limit_wait_s: longest wait for a rate-limit reset before failing (seconds).
+    """
+
+    def __init__(
+        self,
+        *,
+        token: str,
+        base_url: str = "https://api.github.com",
+        retries: int = 3,
+        backoff_s: float = 1.0,
+        timeout_s: float = 15.0,
+        max_rate_limit_wait_s: float = 60.0,
+    ) -> None:
+        retry = GithubRetry(
+            total=retries,
+            backoff_factor=backoff_s,
+            allowed_methods=IDEMPOTENT_METHODS,
+            status_forcelist=[500, 502, 503, 504],
+            secondary_rate_wait=min(60.0, max_rate_limit_wait_s),
+            max_rate_limit_wait=max_rate_limit_wait_s,
+        )
+        self._gh = Github(
+            auth=Auth.Token(token),
+            base_url=base_url,
+            retry=retry,
+            timeout=int(timeout_s),
+            lazy=True,
+        )
+        self._write_retry = RetryPolicy(
+            attempts=retries + 1, wait_initial_s=backoff_s, wait_max_s=8.0
+        )
+
+    def _call(self, what: str, fn: Callable[[], T], *, safe_to_repeat: bool = False) -> T:
+        try:
+            if safe_to_repeat:
+                return call_with_retries(fn, policy=self._write_retry, transient=_transient)
+            return fn()
+        except GithubException as exc:
+            raise translate_github_error(exc, what=what) from exc
+        except requests.RequestException as exc:
+            raise translate_github_error(exc, what=what) from exc
+
+    def ensure_label(self, repo: str, label: GateLabel) -> None:
+        """``POST /repos/{repo}/labels``; 422 ``already_exists`` counts as success."""
+
+        def create() -> None:
+            try:
+                self._gh.get_repo(repo).create_label(label.name, label.color, label.description)
+            except GithubException as exc:
+                if not _is_already_exists(exc):
+                    raise
+
+        self._call(f"create label {label.name!r} in {repo}", create, safe_to_repeat=True)
+
+    def add_labels(self, repo: str, number: int, names: Sequence[str]) -> None:
+        """``POST /repos/{repo}/issues/{number}/labels``."""
+        if not names:
+            return
+        issue = self._gh.get_repo(repo).get_issue(number)
+        self._call(
+            f"add labels to {repo}#{number}",
+            lambda: issue.add_to_labels(*names),
+            safe_to_repeat=True,
+        )
+
+    def remove_label(self, repo: str, number: int, name: str) -> None:
+        """``DELETE /repos/{repo}/issues/{number}/labels/{name}``; 404 (already gone) is fine."""
+        issue = self._gh.get_repo(repo).get_issue(number)
+        try:
+            self._call(
+                f"remove label {name!r} from {repo}#{number}",
+                lambda: issue.remove_from_labels(name),
+            )
+        except GitHubNotFound:
+            return

@@ -1,0 +1,236 @@
+"""The ``ChatModel`` seam and its Ollama backend.
+
+Rule source: design.md, "Models". One protocol, two backends: :class:`OllamaChatModel` (production,
+over the official ``ollama`` client and its native ``/api/chat``) and
+:class:`bot.clients.embedded.EmbeddedChatModel` (llama.cpp in-process; tests, demos, the default
+where no Ollama host is configured). The pipeline only ever sees :class:`ChatModel`.
+
+Every call sends ``stream=False``, ``think=False``, the role's ``options`` (``temperature``,
+``num_predict``, ``num_ctx``, ``seed``) and, when given, a JSON schema as ``format`` (structured
+output). ``done_reason == "length"`` raises :class:`~bot.errors.ModelTruncated`: a truncated reply
+is an error, never a result.
+
+This module is the one place where ollama and httpx errors become :mod:`bot.errors` classes
+(:func:`translate_ollama_error`). Transient faults (connection refused, timeouts, 5xx such as 503
+"server busy") are retried with tenacity (:mod:`bot.clients.retry`) before they are translated.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import httpx
+import ollama
+
+from bot.clients.retry import RetryPolicy, call_with_retries
+from bot.errors import (
+    ModelError,
+    ModelNotFound,
+    ModelRequestRejected,
+    ModelTruncated,
+    ModelUnavailable,
+)
+
+__all__ = [
+    "ChatMessage",
+    "ChatModel",
+    "ChatResult",
+    "OllamaChatModel",
+    "RoleOptions",
+    "is_transient_ollama_error",
+    "translate_ollama_error",
+]
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    """One chat turn: ``role`` is ``system``, ``user`` or ``assistant``; ``content`` is text."""
+
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True)
+class RoleOptions:
+    """Per-role generation options (Ollama ``options``; design.md "Models", per-role effort).
+
+    Attributes:
+        temperature: sampling temperature (0 = greedy).
+        num_predict: maximum output tokens; reaching it is truncation (an error).
+        num_ctx: context window in tokens; constant per role (changing it reloads the model in
+            Ollama and drops its prompt cache).
+        seed: sampling seed, for reproducible runs.
+    """
+
+    temperature: float
+    num_predict: int
+    num_ctx: int
+    seed: int = 42
+
+    def as_ollama(self) -> dict[str, Any]:
+        """The ``options`` object for Ollama's /api/chat."""
+        return {
+            "temperature": self.temperature,
+            "num_predict": self.num_predict,
+            "num_ctx": self.num_ctx,
+            "seed": self.seed,
+        }
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """What one chat call produced.
+
+    Attributes:
+        text: the assistant message content (may be empty: the caller's parser decides).
+        done_reason: ``stop`` normally (``length`` never gets here: it raises).
+        model: the model name (Ollama tag or GGUF file name).
+        prompt_tokens: tokens evaluated for the prompt (Ollama ``prompt_eval_count``; with a
+            prompt cache, only the tokens not reused).
+        output_tokens: tokens generated (Ollama ``eval_count``).
+        duration_ms: the model's own time for the call in ms (Ollama ``total_duration``; the
+            embedded backend times the llama.cpp call).
+    """
+
+    text: str
+    done_reason: str
+    model: str
+    prompt_tokens: int
+    output_tokens: int
+    duration_ms: float
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A chat model the pipeline can call; implemented by the Ollama and embedded backends."""
+
+    @property
+    def name(self) -> str:
+        """The model's name as stored with every decision."""
+        ...
+
+    def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        options: RoleOptions,
+        schema: dict[str, Any] | None = None,
+    ) -> ChatResult:
+        """Run one non-streaming chat call.
+
+        Args:
+            messages: system turn first (stable text), variable text last (prompt-cache order).
+            options: the role's options.
+            schema: a JSON schema for structured output, or ``None`` for free text.
+
+        Raises:
+            ModelError: any subclass; ``ModelTruncated`` when ``num_predict`` was reached.
+        """
+        ...
+
+
+def is_transient_ollama_error(exc: BaseException) -> bool:
+    """Whether an ollama/httpx error is worth retrying: unreachable, timeout, 5xx."""
+    if isinstance(exc, ollama.ResponseError):
+        return exc.status_code >= 500
+    return isinstance(exc, ConnectionError | httpx.TransportError)
+
+
+def translate_ollama_error(exc: BaseException, *, model: str, host: str) -> ModelError:
+    """Map an ollama/httpx exception to the :mod:`bot.errors` tree (the choke point)."""
+    if isinstance(exc, ModelError):
+        return exc
+    if isinstance(exc, ollama.ResponseError):
+        status = exc.status_code
+        detail = str(exc.error)[:200]
+        if status == 404:
+            return ModelNotFound(f"Ollama at {host} has no model {model!r} (404): {detail}")
+        if status >= 500:
+            return ModelUnavailable(f"Ollama at {host} answered {status}: {detail}")
+        return ModelRequestRejected(f"Ollama at {host} rejected the request ({status}): {detail}")
+    if isinstance(exc, httpx.TimeoutException):
+        return ModelUnavailable(f"Ollama at {host} timed out: {type(exc).__name__}")
+    if isinstance(exc, ConnectionError | httpx.TransportError):
+        return ModelUnavailable(f"Ollama at {host} is unreachable: {type(exc).__name__}")
+    if isinstance(exc, ollama.RequestError):
+        return ModelRequestRejected(f"invalid request to Ollama: {exc.error}")
+    return ModelError(f"unexpected model failure: {type(exc).__name__}: {exc}")
+
+
+class OllamaChatModel:
+    """:class:`ChatModel` over an Ollama server (``ollama.Client``, native ``/api/chat``).
+
+    Args:
+        host: Ollama base URL, e.g. ``http://127.0.0.1:11434``.
+        model: model tag, e.g. ``qwen2.5-coder:1.5b``.
+        timeout_s: httpx timeout for one request (seconds).
+        keep_alive: how long Ollama keeps the model loaded after the call (e.g. ``"30m"``).
+        retry: transient-error retry policy.
+    """
+
+    def __init__(
+        self,
+        *,
+        host: str,
+        model: str,
+        timeout_s: float,
+        keep_alive: str = "30m",
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self._host = host
+        self._model = model
+        self._keep_alive = keep_alive
+        self._retry = retry or RetryPolicy()
+        self._client = ollama.Client(host=host, timeout=timeout_s)
+
+    @property
+    def name(self) -> str:
+        """The Ollama model tag."""
+        return self._model
+
+    def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        options: RoleOptions,
+        schema: dict[str, Any] | None = None,
+    ) -> ChatResult:
+        """Call ``/api/chat`` once (plus transient retries). See :class:`ChatModel`."""
+        wire = [{"role": m.role, "content": m.content} for m in messages]
+        started = time.perf_counter()
+        try:
+            response = call_with_retries(
+                lambda: self._client.chat(
+                    model=self._model,
+                    messages=wire,
+                    format=schema,
+                    options=options.as_ollama(),
+                    stream=False,
+                    think=False,
+                    keep_alive=self._keep_alive,
+                ),
+                policy=self._retry,
+                transient=is_transient_ollama_error,
+            )
+        except Exception as exc:
+            raise translate_ollama_error(exc, model=self._model, host=self._host) from exc
+        wall_ms = (time.perf_counter() - started) * 1000
+        done_reason = response.done_reason or "stop"
+        if done_reason == "length":
+            raise ModelTruncated(
+                f"{self._model} stopped at num_predict={options.num_predict} tokens"
+            )
+        total_ns = response.total_duration
+        return ChatResult(
+            text=response.message.content or "",
+            done_reason=done_reason,
+            model=self._model,
+            prompt_tokens=response.prompt_eval_count or 0,
+            output_tokens=response.eval_count or 0,
+            duration_ms=total_ns / 1e6 if total_ns else wall_ms,
+        )

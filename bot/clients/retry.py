@@ -1,0 +1,55 @@
+"""Transient-error retries, built on tenacity (never a hand-written loop).
+
+Only transport-level faults that are safe to repeat are retried: a model call has no side effect,
+and GitHub writes get PyGithub's own retry policy limited to idempotent methods
+(:mod:`bot.clients.github_client`). The contract's "repair once" in the audit is pipeline logic,
+not a transport retry, and does not live here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+
+__all__ = ["RetryPolicy", "call_with_retries"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to retry a transient failure.
+
+    Attributes:
+        attempts: total tries including the first (≥ 1).
+        wait_initial_s: first back-off (seconds); doubles each try.
+        wait_max_s: longest single back-off (seconds).
+    """
+
+    attempts: int = 3
+    wait_initial_s: float = 0.5
+    wait_max_s: float = 8.0
+
+
+def call_with_retries(
+    fn: Callable[[], T],
+    *,
+    policy: RetryPolicy,
+    transient: Callable[[BaseException], bool],
+) -> T:
+    """Call ``fn`` and retry it while it raises an error ``transient`` accepts.
+
+    Raises:
+        The last exception ``fn`` raised, unchanged, once attempts are used up or at once when
+        the error is not transient; the caller translates it.
+    """
+    retrying = Retrying(
+        stop=stop_after_attempt(max(1, policy.attempts)),
+        wait=wait_exponential(multiplier=policy.wait_initial_s, max=policy.wait_max_s),
+        retry=retry_if_exception(transient),
+        reraise=True,
+    )
+    return retrying(fn)

@@ -1,0 +1,162 @@
+"""Settings, resolved once: flags > action inputs > environment > defaults, then frozen.
+
+Nothing below the CLI reads ``os.environ``: the CLI passes the environment mapping to
+:meth:`Settings.resolve` and hands the frozen result down. Environment variables read:
+
+==========================  ==========================================================
+``GITHUB_TOKEN``            token for the GitHub API (``INPUT_TOKEN`` from the Action first)
+``GITHUB_API_URL``          API base URL (GitHub Enterprise), default api.github.com
+``GITHUB_EVENT_NAME``       webhook event name (``issues``, ``pull_request_target`` …)
+``GITHUB_EVENT_PATH``       path of the webhook payload JSON
+``GITHUB_STEP_SUMMARY``     file the step summary (markdown) is appended to
+``GITHUB_OUTPUT``           file the step outputs are appended to
+``OLLAMA_HOST``             Ollama base URL; when set, the Ollama backend is used
+``TRIAGE_VALIDATOR_MODEL``  Ollama tag for the validator role
+``TRIAGE_MODEL_PATH``       GGUF for the embedded backend (default: Gemma 3 270M)
+``TRIAGE_MODEL_TIMEOUT``    seconds per model request (default 120)
+``TRIAGE_MAX_BODY_CHARS``   longest issue body judged (default 6000 characters)
+``TRIAGE_DRY_RUN``          ``true`` prints the plan instead of writing to GitHub
+==========================  ==========================================================
+
+The Action passes its inputs as ``INPUT_<NAME>`` variables (GitHub's convention for actions);
+they rank above the plain variables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from bot.clients.model_client import RoleOptions
+from bot.clients.retry import RetryPolicy
+from bot.errors import ConfigError
+
+__all__ = ["EMBEDDED_N_CTX", "ENV_VARS", "VALIDATOR_OPTIONS", "Settings"]
+
+VALIDATOR_OPTIONS = RoleOptions(temperature=0.0, num_predict=160, num_ctx=4096, seed=42)
+"""Validator role (design.md, per-role effort): greedy, ≤ 200 output tokens, small context."""
+
+EMBEDDED_N_CTX = max(VALIDATOR_OPTIONS.num_ctx, 4096)
+"""Context the embedded model is loaded with (tokens): the largest role ``num_ctx``."""
+
+DEFAULT_OLLAMA_MODEL = "gemma3:270m"
+
+# setting name -> environment variables, highest priority first
+ENV_VARS: dict[str, tuple[str, ...]] = {
+    "github_token": ("INPUT_TOKEN", "GITHUB_TOKEN"),
+    "github_api_url": ("GITHUB_API_URL",),
+    "event_name": ("GITHUB_EVENT_NAME",),
+    "event_path": ("GITHUB_EVENT_PATH",),
+    "step_summary_path": ("GITHUB_STEP_SUMMARY",),
+    "output_path": ("GITHUB_OUTPUT",),
+    "ollama_host": ("INPUT_OLLAMA-HOST", "INPUT_OLLAMA_HOST", "OLLAMA_HOST"),
+    "validator_model": (
+        "INPUT_VALIDATOR-MODEL",
+        "INPUT_VALIDATOR_MODEL",
+        "TRIAGE_VALIDATOR_MODEL",
+    ),
+    "model_path": ("TRIAGE_MODEL_PATH",),
+    "model_timeout_s": ("TRIAGE_MODEL_TIMEOUT",),
+    "max_body_chars": ("TRIAGE_MAX_BODY_CHARS",),
+    "dry_run": ("INPUT_DRY-RUN", "INPUT_DRY_RUN", "TRIAGE_DRY_RUN"),
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting the bot uses, frozen after :meth:`resolve`.
+
+    Attributes:
+        github_token: API token; required only when the plan is applied (not for ``--dry-run``).
+        github_api_url: REST base URL.
+        event_name: webhook event name.
+        event_path: payload file.
+        step_summary_path: step summary file, or ``None`` outside Actions.
+        output_path: step outputs file, or ``None`` outside Actions.
+        ollama_host: Ollama URL; ``None`` selects the embedded backend.
+        validator_model: Ollama model tag for the validator.
+        model_path: GGUF for the embedded backend; ``None`` = Gemma 3 270M default.
+        model_timeout_s: seconds per model request.
+        max_body_chars: longest issue body judged (characters); longer ones are cut visibly.
+        dry_run: print the plan, write nothing to GitHub.
+        model_retry: transient retry policy for model calls.
+        github_retries: PyGithub retry count for idempotent requests.
+        github_backoff_s: PyGithub back-off factor (seconds).
+    """
+
+    github_token: str | None = None
+    github_api_url: str = "https://api.github.com"
+    event_name: str | None = None
+    event_path: Path | None = None
+    step_summary_path: Path | None = None
+    output_path: Path | None = None
+    ollama_host: str | None = None
+    validator_model: str = DEFAULT_OLLAMA_MODEL
+    model_path: Path | None = None
+    model_timeout_s: float = 120.0
+    max_body_chars: int = 6000
+    dry_run: bool = False
+    model_retry: RetryPolicy = field(default_factory=RetryPolicy)
+    github_retries: int = 3
+    github_backoff_s: float = 1.0
+
+    @classmethod
+    def resolve(cls, flags: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
+        """Build settings from CLI flags (``None`` = not given) over the environment.
+
+        Raises:
+            ConfigError: a value does not parse (e.g. a non-numeric timeout).
+        """
+        raw: dict[str, Any] = {}
+        for name, variables in ENV_VARS.items():
+            for var in variables:
+                value = env.get(var)
+                if value is not None and value.strip() != "":
+                    raw[name] = value.strip()
+                    break
+        for name, value in flags.items():
+            if value is not None:
+                raw[name] = value
+        return cls()._with(raw)
+
+    def _with(self, raw: Mapping[str, Any]) -> Settings:
+        converted: dict[str, Any] = {}
+        for name, value in raw.items():
+            try:
+                converted[name] = _convert(name, value)
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(f"invalid value for {name}: {value!r} ({exc})") from exc
+        return replace(self, **converted)
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _convert(name: str, value: Any) -> Any:
+    if name in ("event_path", "step_summary_path", "output_path", "model_path"):
+        return Path(value)
+    if name == "model_timeout_s":
+        number = float(value)
+        if number <= 0:
+            raise ValueError("must be > 0 seconds")
+        return number
+    if name == "max_body_chars":
+        count = int(value)
+        if count < 200:
+            raise ValueError("must be ≥ 200 characters")
+        return count
+    if name == "dry_run":
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        raise ValueError("expected true or false")
+    if name in ENV_VARS:
+        return str(value)
+    raise ValueError(f"unknown setting {name}")

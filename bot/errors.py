@@ -1,0 +1,143 @@
+"""The one exception tree of triage-bot.
+
+Library code raises these; only the CLI (``bot/cli.py``) turns them into messages and exit codes.
+Upstream errors (PyGithub, ollama, httpx, pydantic, llama-cpp) are translated at exactly one choke
+point per client (``clients/model_client.py``, ``clients/embedded.py``,
+``clients/github_client.py``, ``events.py``) with ``raise ... from exc``::
+
+    BotError                              exit 1 unless a subclass says otherwise
+    ├── ConfigError                       exit 2  bad flag, missing env var, unreadable setting
+    ├── EventError                        exit 3  event file missing/unreadable/malformed payload
+    ├── ModelError                        (gate: validator-error label, never an exit)
+    │   ├── ModelUnavailable                      unreachable, timeout, 5xx/503 after retries
+    │   ├── ModelNotFound                         404: the model is not pulled / GGUF missing
+    │   ├── ModelRequestRejected                  400 and other 4xx: bad options or schema
+    │   ├── ModelLoadError                        llama.cpp could not load the GGUF
+    │   ├── ModelTruncated                        done_reason == "length": never a result
+    │   └── ModelOutputError                      empty / unparseable / schema-invalid output
+    └── GitHubError                       exit 4
+        ├── GitHubAuthError                       401, or 403 that is not a rate limit
+        ├── GitHubNotFound                        404 (issue deleted, repo renamed, no access)
+        ├── GitHubRateLimited                     403/429 primary or secondary rate limit
+        └── GitHubUnavailable                     5xx or transport error after retries
+
+The ``kind`` attribute is a short stable string stored with gate decisions (``error_kind``).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BotError",
+    "ConfigError",
+    "EventError",
+    "GitHubAuthError",
+    "GitHubError",
+    "GitHubNotFound",
+    "GitHubRateLimited",
+    "GitHubUnavailable",
+    "ModelError",
+    "ModelLoadError",
+    "ModelNotFound",
+    "ModelOutputError",
+    "ModelRequestRejected",
+    "ModelTruncated",
+    "ModelUnavailable",
+]
+
+
+class BotError(Exception):
+    """Base of every error triage-bot raises on purpose."""
+
+    exit_code: int = 1
+    kind: str = "error"
+
+
+class ConfigError(BotError):
+    """A setting is missing or invalid (flag, action input or environment variable)."""
+
+    exit_code = 2
+    kind = "config"
+
+
+class EventError(BotError):
+    """The webhook event file is missing, unreadable, not JSON, or not the payload shape we need."""
+
+    exit_code = 3
+    kind = "event"
+
+
+class ModelError(BotError):
+    """The model could not produce a usable answer. The gate maps every one to validator-error."""
+
+    kind = "model"
+
+
+class ModelUnavailable(ModelError):
+    """The model server is unreachable, timed out, or answered 5xx (503 busy) after retries."""
+
+    kind = "model_unavailable"
+
+
+class ModelNotFound(ModelError):
+    """Ollama answered 404 (model not pulled) or the GGUF file does not exist."""
+
+    kind = "model_not_found"
+
+
+class ModelRequestRejected(ModelError):
+    """Ollama answered a 4xx other than 404 (bad options, bad schema)."""
+
+    kind = "model_request_rejected"
+
+
+class ModelLoadError(ModelError):
+    """llama.cpp could not load the GGUF file (corrupt file, wrong format, out of memory)."""
+
+    kind = "model_load"
+
+
+class ModelTruncated(ModelError):
+    """Generation stopped at ``num_predict`` (``done_reason == "length"``): never a result."""
+
+    kind = "truncated"
+
+
+class ModelOutputError(ModelError):
+    """The model's text is empty, not the expected JSON, or fails the strict schema."""
+
+    kind = "unparseable"
+
+
+class GitHubError(BotError):
+    """A GitHub API call failed; ``status`` is the HTTP status or ``None`` for transport errors."""
+
+    exit_code = 4
+    kind = "github"
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class GitHubAuthError(GitHubError):
+    """401 bad credentials, or 403 that is not a rate limit (token lacks a permission)."""
+
+    kind = "github_auth"
+
+
+class GitHubNotFound(GitHubError):
+    """404: the issue, label or repository does not exist or the token cannot see it."""
+
+    kind = "github_not_found"
+
+
+class GitHubRateLimited(GitHubError):
+    """403/429 primary or secondary rate limit that outlasted the retry policy."""
+
+    kind = "github_rate_limited"
+
+
+class GitHubUnavailable(GitHubError):
+    """5xx or a transport error (DNS, reset, timeout) that outlasted the retry policy."""
+
+    kind = "github_unavailable"

@@ -1,0 +1,161 @@
+"""Webhook events: read the payload file, validate the parts we use, route or skip.
+
+Payload models use ``extra="ignore"`` (GitHub adds fields over time) and only declare what the bot
+reads. Shapes follow the real payloads GitHub writes at ``GITHUB_EVENT_PATH``
+(tests/data/webhooks/, from @octokit/webhooks-examples).
+
+Routing (design.md, "The three pipelines"; issue gate triggers):
+
+* ``issues`` ``opened`` / ``reopened`` → gate;
+* ``issues`` ``edited`` → gate only when ``changes`` has ``title`` or ``body``;
+* any other event or action → :class:`Skip` with a one-line reason (exit 0).
+
+This module is the choke point where pydantic and JSON errors on payloads become
+:class:`~bot.errors.EventError`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bot.errors import EventError
+
+__all__ = [
+    "GATE_ACTIONS",
+    "IssuesEvent",
+    "Skip",
+    "load_payload",
+    "route_event",
+]
+
+GATE_ACTIONS = frozenset({"opened", "edited", "reopened"})
+"""``issues`` actions that run the gate."""
+
+
+class _Payload(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class Label(_Payload):
+    """A label as embedded in an issue payload."""
+
+    name: str
+
+
+class User(_Payload):
+    """A user or bot account (``type`` is ``User``, ``Bot`` or ``Organization``)."""
+
+    login: str
+    type: str = "User"
+
+
+class Issue(_Payload):
+    """The ``issue`` object of an ``issues`` event."""
+
+    number: int = Field(gt=0)
+    title: str
+    body: str | None = None
+    state: str = "open"
+    labels: list[Label] = Field(default_factory=list)
+    user: User | None = None
+
+    @property
+    def label_names(self) -> list[str]:
+        """Names of the labels the issue carries now."""
+        return [label.name for label in self.labels]
+
+
+class Repository(_Payload):
+    """The ``repository`` object: ``full_name`` is ``owner/name``."""
+
+    full_name: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+    private: bool = False
+
+
+class _Change(_Payload):
+    from_: str | None = Field(default=None, alias="from")
+
+
+class IssueChanges(_Payload):
+    """``changes`` of ``issues.edited``: which fields the edit touched."""
+
+    title: _Change | None = None
+    body: _Change | None = None
+
+
+class IssuesEvent(_Payload):
+    """An ``issues`` webhook event (the payload GitHub documents under "issues")."""
+
+    action: str
+    issue: Issue
+    repository: Repository
+    sender: User | None = None
+    changes: IssueChanges | None = None
+
+
+@dataclass(frozen=True)
+class Skip:
+    """An event the bot deliberately does nothing for; ``reason`` is one line for the log."""
+
+    reason: str
+
+
+def load_payload(path: Path) -> dict[str, Any]:
+    """Read and JSON-decode the payload file.
+
+    Raises:
+        EventError: the file is missing, unreadable, not UTF-8 JSON, or not a JSON object.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise EventError(f"event file not found: {path}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EventError(f"event file unreadable: {path}: {exc}") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise EventError(f"event file is not valid JSON: {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise EventError(f"event payload must be a JSON object, got {type(data).__name__}")
+    return data
+
+
+def _validate_issues(payload: dict[str, Any]) -> IssuesEvent:
+    try:
+        return IssuesEvent.model_validate(payload)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+            for err in exc.errors(include_url=False)[:5]
+        )
+        raise EventError(f"malformed issues payload: {problems}") from exc
+
+
+def route_event(event_name: str, payload: dict[str, Any]) -> IssuesEvent | Skip:
+    """Decide what to do with one webhook event.
+
+    Returns:
+        The validated :class:`IssuesEvent` when the gate must run, else a :class:`Skip`.
+
+    Raises:
+        EventError: an ``issues`` payload lacks what the gate needs.
+    """
+    if event_name != "issues":
+        return Skip(f"event {event_name!r} is not handled by the issue gate")
+    action = payload.get("action")
+    if action not in GATE_ACTIONS:
+        return Skip(f"issues.{action} does not run the gate (only opened, edited, reopened)")
+    event = _validate_issues(payload)
+    if action == "edited":
+        changes = event.changes
+        if changes is None or (changes.title is None and changes.body is None):
+            return Skip("issues.edited changed neither the title nor the body")
+    if event.issue.state != "open":
+        return Skip(f"issue #{event.issue.number} is {event.issue.state}, not open")
+    return event

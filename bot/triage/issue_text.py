@@ -1,0 +1,118 @@
+"""What the validator judges: the issue as a human reader sees it, delimited as untrusted data.
+
+Rule source: design.md, "Issue gate".
+
+* HTML comments (unfilled template hints) are removed; an unclosed ``<!--`` hides the rest of the
+  text on github.com, so it is removed to the end too.
+* Invisible characters are removed: Unicode format characters (category ``Cf``: zero-width
+  space/joiners, bidi controls, BOM, Unicode tag characters U+E0000-U+E007F) and control
+  characters other than newline and tab. ``\\r\\n`` becomes ``\\n``.
+* Bodies longer than ``max_body_chars`` are cut with a visible marker; the cut is recorded in
+  :class:`IssueText` (never silent).
+* The text can never close its delimiter: any ``<issue`` / ``</issue`` (any case, any spacing)
+  inside it has its ``<`` replaced by ``&lt;``, and the opening tag carries a per-request nonce.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import unicodedata
+from dataclasses import dataclass
+
+__all__ = ["TITLE_MAX_CHARS", "IssueText", "clean_text", "delimit_issue", "prepare_issue"]
+
+TITLE_MAX_CHARS = 256
+"""GitHub's own limit on an issue title (characters)."""
+
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+_TAG_LIKE = re.compile(r"<(?=\s*/?\s*issue)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class IssueText:
+    """An issue ready for the prompt.
+
+    Attributes:
+        title: cleaned title (≤ 256 characters).
+        body: cleaned body, possibly cut, with the visible cut marker appended.
+        original_chars: length of the cleaned body before any cut (characters).
+        kept_chars: characters of it kept (equal to ``original_chars`` unless cut).
+        truncated: whether the body was cut.
+        removed_comments: how many HTML comments were removed.
+        removed_invisible: how many invisible/control characters were removed.
+    """
+
+    title: str
+    body: str
+    original_chars: int
+    kept_chars: int
+    truncated: bool
+    removed_comments: int
+    removed_invisible: int
+
+
+def _is_invisible(ch: str) -> bool:
+    return ch not in "\n\t" and unicodedata.category(ch) in ("Cf", "Cc")
+
+
+def clean_text(text: str) -> tuple[str, int, int]:
+    """Remove HTML comments and invisible characters.
+
+    Returns:
+        ``(cleaned, removed_comments, removed_invisible)``.
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text, removed_comments = _HTML_COMMENT.subn("", text)
+    kept = [ch for ch in text if not _is_invisible(ch)]
+    removed_invisible = len(text) - len(kept)
+    return "".join(kept), removed_comments, removed_invisible
+
+
+def _cut(body: str, limit: int) -> tuple[str, bool]:
+    if len(body) <= limit:
+        return body, False
+    marker = f"\n\n[triage-bot: body cut here; {limit} of {len(body)} characters shown]"
+    return body[:limit] + marker, True
+
+
+def prepare_issue(title: str | None, body: str | None, *, max_body_chars: int) -> IssueText:
+    """Clean and, if needed, cut an issue's title and body (``None`` counts as empty).
+
+    Args:
+        title: the payload's ``issue.title``.
+        body: the payload's ``issue.body`` (GitHub sends ``null`` for an empty body).
+        max_body_chars: the longest body kept, in characters (``Settings.max_body_chars``).
+    """
+    clean_title, title_comments, title_invisible = clean_text(title or "")
+    clean_title = " ".join(clean_title.split())[:TITLE_MAX_CHARS]
+    clean_body, body_comments, body_invisible = clean_text(body or "")
+    clean_body = clean_body.strip()
+    cut_body, truncated = _cut(clean_body, max_body_chars)
+    return IssueText(
+        title=clean_title,
+        body=cut_body,
+        original_chars=len(clean_body),
+        kept_chars=min(len(clean_body), max_body_chars),
+        truncated=truncated,
+        removed_comments=title_comments + body_comments,
+        removed_invisible=title_invisible + body_invisible,
+    )
+
+
+def escape_delimiters(text: str) -> str:
+    """Make ``<issue`` / ``</issue`` inside untrusted text inert (``<`` → ``&lt;``)."""
+    return _TAG_LIKE.sub("&lt;", text)
+
+
+def delimit_issue(issue: IssueText, *, nonce: str | None = None) -> str:
+    """Wrap the issue in ``<issue id="NONCE">`` … ``</issue>`` for the user message.
+
+    Args:
+        issue: the prepared issue.
+        nonce: tag id; a fresh random 8-hex-digit one when ``None``.
+    """
+    tag_id = nonce or secrets.token_hex(4)
+    title = escape_delimiters(issue.title) or "(no title)"
+    body = escape_delimiters(issue.body) or "(empty body)"
+    return f'<issue id="{tag_id}">\nTitle: {title}\n\n{body}\n</issue>'

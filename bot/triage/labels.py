@@ -1,0 +1,101 @@
+"""The three gate labels and the label plan.
+
+Rule source: design.md, "Issue gate" — VALID → ``ready-for-dev``, NEEDS_REFINEMENT →
+``needs-refinement``, any fault → ``validator-error``; the three are mutually exclusive, so
+applying one removes the other two. Labels the issue has that are not gate labels are never
+touched. The plan is computed from the labels in the webhook payload, so an unchanged re-run
+plans (and writes) nothing.
+
+Adding a label that does not exist through the issue endpoint creates it grey and without a
+description (shared/github/api/add-labels-to-issue.json, colour ``ededed``), so the GitHub client
+creates a missing label with the colour and description below before adding it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "GATE_LABELS",
+    "LABEL_FOR_VERDICT",
+    "VALIDATOR_ERROR",
+    "GateLabel",
+    "LabelPlan",
+    "plan_labels",
+]
+
+
+@dataclass(frozen=True)
+class GateLabel:
+    """A gate label as created in the repository.
+
+    Attributes:
+        name: label name (case-insensitive on GitHub).
+        color: six hex digits, no ``#`` (GitHub's label ``color`` field).
+        description: ≤ 100 characters (GitHub's limit).
+    """
+
+    name: str
+    color: str
+    description: str
+
+
+READY = GateLabel(
+    "ready-for-dev", "0e8a16", "triage-bot: the issue is complete enough to start work"
+)
+NEEDS_REFINEMENT = GateLabel(
+    "needs-refinement", "fbca04", "triage-bot: the author needs to add detail before work starts"
+)
+VALIDATOR_ERROR = GateLabel(
+    "validator-error", "b60205", "triage-bot: the validator failed; a maintainer should look"
+)
+
+GATE_LABELS: tuple[GateLabel, ...] = (READY, NEEDS_REFINEMENT, VALIDATOR_ERROR)
+"""All gate labels; exactly one of them is on a gated issue."""
+
+LABEL_FOR_VERDICT: dict[Literal["VALID", "NEEDS_REFINEMENT"], GateLabel] = {
+    "VALID": READY,
+    "NEEDS_REFINEMENT": NEEDS_REFINEMENT,
+}
+
+
+@dataclass(frozen=True)
+class LabelPlan:
+    """What to change on one issue.
+
+    Attributes:
+        target: the gate label the issue must carry afterwards.
+        add: label names to add (empty or ``(target.name,)``).
+        remove: gate label names to remove (names as the issue currently spells them).
+    """
+
+    target: GateLabel
+    add: tuple[str, ...]
+    remove: tuple[str, ...]
+
+    @property
+    def changes(self) -> bool:
+        """Whether applying the plan writes anything to GitHub."""
+        return bool(self.add or self.remove)
+
+
+def plan_labels(current: Iterable[str], target: GateLabel) -> LabelPlan:
+    """Plan the label writes that leave exactly ``target`` among the gate labels.
+
+    Args:
+        current: label names on the issue now (from the payload); GitHub compares them
+            case-insensitively, and so does this function.
+        target: the gate label to end with.
+    """
+    gate_names = {label.name.lower() for label in GATE_LABELS}
+    current_list = list(current)
+    has_target = any(name.lower() == target.name.lower() for name in current_list)
+    remove = tuple(
+        name
+        for name in current_list
+        if name.lower() in gate_names and name.lower() != target.name.lower()
+    )
+    add = () if has_target else (target.name,)
+    return LabelPlan(target=target, add=add, remove=remove)

@@ -1,0 +1,131 @@
+"""The validator agent: one issue in, one :class:`GateDecision` out, never an exception.
+
+Rule source: design.md, "Issue gate" and "Models".
+
+Prompt order keeps the stable part first for prompt-cache reuse: the system message is the rules
+plus the verdict's JSON schema (``bot/prompts/validator.md``, identical for every issue), the user
+message is only the delimited issue. The same schema goes to the model as structured output, and
+the reply is parsed by :func:`bot.triage.verdict.parse_verdict` regardless (a schema constrains
+syntax, not values).
+
+Fail closed: every :class:`~bot.errors.ModelError` — unreachable, 404, 5xx after retries, timeout,
+truncation, empty, unparseable or schema-invalid output — becomes the ``validator-error`` label
+with the fault recorded in ``error_kind``. The fault is the bot's, not the author's.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from functools import cache
+
+from bot.clients.model_client import ChatMessage, ChatModel, RoleOptions
+from bot.errors import ModelError
+from bot.prompts import load_prompt, prompt_version
+from bot.triage.issue_text import IssueText, delimit_issue, prepare_issue
+from bot.triage.labels import LABEL_FOR_VERDICT, VALIDATOR_ERROR, GateLabel
+from bot.triage.verdict import VerdictValue, parse_verdict, verdict_schema
+
+__all__ = ["GateDecision", "Validator", "system_prompt"]
+
+
+@cache
+def system_prompt() -> tuple[str, str]:
+    """The filled validator system prompt and its version (``validator@SHA8``)."""
+    schema = json.dumps(verdict_schema(), separators=(",", ":"))
+    text = load_prompt("validator").replace("{schema}", schema)
+    return text, prompt_version("validator", text)
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    """The gate's outcome for one issue.
+
+    Attributes:
+        verdict: ``VALID`` / ``NEEDS_REFINEMENT``, or ``None`` on a fault.
+        label: the gate label this outcome maps to.
+        reason: the model's reason, or the fault's message on ``validator-error``.
+        error_kind: ``None``, or the fault's ``BotError.kind`` (e.g. ``truncated``).
+        model: model name.
+        prompt_version: ``validator@SHA8``.
+        prompt_tokens: prompt tokens the model evaluated (0 when it was never reached).
+        output_tokens: tokens generated.
+        model_ms: the model's own time for the call (ms).
+        wall_ms: the whole judgement including prompt build and parse (ms).
+        issue: the cleaned issue as judged (cut marker and counts included).
+    """
+
+    verdict: VerdictValue | None
+    label: GateLabel
+    reason: str
+    error_kind: str | None
+    model: str
+    prompt_version: str
+    prompt_tokens: int
+    output_tokens: int
+    model_ms: float
+    wall_ms: float
+    issue: IssueText
+
+
+class Validator:
+    """Judges issues with a :class:`ChatModel`.
+
+    Args:
+        model: the backend (Ollama or embedded).
+        options: validator role options (temperature 0, ``num_predict`` ≤ 200).
+        max_body_chars: longest body judged (characters); longer bodies are cut visibly.
+    """
+
+    def __init__(self, model: ChatModel, options: RoleOptions, *, max_body_chars: int) -> None:
+        self._model = model
+        self._options = options
+        self._max_body_chars = max_body_chars
+
+    def messages(self, issue: IssueText, *, nonce: str | None = None) -> list[ChatMessage]:
+        """The two chat messages for one issue: stable system prompt, then the delimited issue."""
+        system, _ = system_prompt()
+        return [
+            ChatMessage("system", system),
+            ChatMessage("user", delimit_issue(issue, nonce=nonce)),
+        ]
+
+    def judge(self, title: str | None, body: str | None) -> GateDecision:
+        """Judge one issue. Never raises for model faults: they become ``validator-error``.
+
+        Args:
+            title: ``issue.title`` from the payload.
+            body: ``issue.body`` from the payload (``None`` when empty).
+        """
+        started = time.perf_counter()
+        issue = prepare_issue(title, body, max_body_chars=self._max_body_chars)
+        _, version = system_prompt()
+        prompt_tokens = output_tokens = 0
+        model_ms = 0.0
+        verdict: VerdictValue | None = None
+        label, reason, error_kind = VALIDATOR_ERROR, "", None
+        try:
+            result = self._model.chat(
+                self.messages(issue), options=self._options, schema=verdict_schema()
+            )
+            prompt_tokens, output_tokens = result.prompt_tokens, result.output_tokens
+            model_ms = result.duration_ms
+            parsed = parse_verdict(result.text)
+            verdict, reason = parsed.verdict, parsed.reason
+            label = LABEL_FOR_VERDICT[parsed.verdict]
+        except ModelError as exc:
+            reason, error_kind = str(exc), exc.kind
+        return GateDecision(
+            verdict=verdict,
+            label=label,
+            reason=reason,
+            error_kind=error_kind,
+            model=self._model.name,
+            prompt_version=version,
+            prompt_tokens=prompt_tokens,
+            output_tokens=output_tokens,
+            model_ms=model_ms,
+            wall_ms=(time.perf_counter() - started) * 1000,
+            issue=issue,
+        )

@@ -1,0 +1,83 @@
+"""The validator's verdict: one strict wire shape and the one parser that reads it.
+
+Rule source: design.md, "Issue gate". The model is sent ``Verdict.model_json_schema()`` as its
+structured-output schema (Ollama ``format`` / llama.cpp ``response_format``), but a schema
+constrains syntax, not values, so every reply is validated here with the same pydantic model.
+
+Accepted: the bare JSON object, optionally inside exactly one ```` ```json ```` fence, with
+surrounding whitespace. Rejected: prose before or after, a second object, bold or other markdown,
+wrong case, extra keys, an empty or blank reason. No prefix matching and no case folding: a reply
+that is not exactly a verdict is a fault (``validator-error``), never a guess.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from bot.errors import ModelOutputError
+
+__all__ = ["REASON_MAX_CHARS", "Verdict", "VerdictValue", "parse_verdict", "verdict_schema"]
+
+VerdictValue = Literal["VALID", "NEEDS_REFINEMENT"]
+
+REASON_MAX_CHARS = 600
+"""Upper bound on ``reason`` (characters): one or two sentences, never an essay."""
+
+_FENCE = re.compile(r"\A```json[ \t]*\n(?P<body>.*?)\n?```\Z", re.DOTALL)
+
+
+class Verdict(BaseModel):
+    """The validator agent's answer about one issue: ``{"verdict": ..., "reason": ...}``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    verdict: VerdictValue
+    """``VALID``: a developer can start work. ``NEEDS_REFINEMENT``: the author must add detail."""
+
+    reason: str = Field(min_length=1, max_length=REASON_MAX_CHARS)
+    """One or two sentences that name what the issue has or lacks."""
+
+    @field_validator("reason")
+    @classmethod
+    def _reason_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("reason is blank")
+        return value
+
+
+def verdict_schema() -> dict[str, Any]:
+    """JSON schema sent to the model as structured output (``format`` in Ollama's /api/chat)."""
+    return Verdict.model_json_schema()
+
+
+def parse_verdict(text: str) -> Verdict:
+    """Parse the model's reply into a :class:`Verdict`.
+
+    Args:
+        text: the raw ``message.content`` the model returned.
+
+    Returns:
+        The validated verdict.
+
+    Raises:
+        ModelOutputError: empty text, text that is not exactly one JSON object (optionally in one
+            ```` ```json ```` fence), or an object that fails the strict schema.
+    """
+    stripped = text.strip()
+    if not stripped:
+        raise ModelOutputError("the model returned empty output")
+    fenced = _FENCE.match(stripped)
+    body = fenced.group("body").strip() if fenced else stripped
+    if not body.startswith("{"):
+        raise ModelOutputError("the reply is not a JSON object (prose or markdown around it?)")
+    try:
+        return Verdict.model_validate_json(body)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
+            for err in exc.errors(include_url=False)
+        )
+        raise ModelOutputError(f"the reply is not a valid verdict: {problems}") from exc
