@@ -11,6 +11,11 @@ its path); ``--model-path`` takes any GGUF.
 * llama.cpp fixes the context size at load time. The model is loaded with the largest ``num_ctx``
   any role asked for so far (``n_ctx`` argument); a role's own ``num_ctx`` is enforced by refusing a
   prompt that would not fit in it.
+* Chat template: the GGUF's own ``tokenizer.chat_template`` when it has one (llama-cpp-python
+  applies it). The Gemma 3 270M file ships without one, and llama-cpp-python's built-in
+  ``gemma`` format drops system messages, so for a Gemma file without a template the backend
+  installs Gemma 3's documented turn format (system text prefixed to the first user turn,
+  ``<start_of_turn>`` / ``<end_of_turn>``, stop on ``<end_of_turn>``).
 * Structured output uses llama-cpp-python's ``response_format={"type": "json_object", "schema":
   ...}``, which compiles the schema to a grammar (constrained decoding).
 
@@ -40,6 +45,20 @@ __all__ = ["DEFAULT_MODEL_NAME", "EmbeddedChatModel", "default_model_path"]
 DEFAULT_MODEL_NAME = "gemma-3-270m-q4_k_m.gguf"
 
 _LOADED: dict[tuple[str, int], Any] = {}
+
+GEMMA3_TEMPLATE = (
+    "{{ bos_token }}"
+    "{%- if messages[0]['role'] == 'system' -%}"
+    "{%- set prefix = messages[0]['content'] + '\n\n' -%}"
+    "{%- set turns = messages[1:] -%}"
+    "{%- else -%}{%- set prefix = '' -%}{%- set turns = messages -%}{%- endif -%}"
+    "{%- for m in turns -%}"
+    "<start_of_turn>{{ 'model' if m['role'] == 'assistant' else m['role'] }}\n"
+    "{{ (prefix if loop.first else '') ~ m['content'] | trim }}<end_of_turn>\n"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}<start_of_turn>model\n{%- endif -%}"
+)
+"""Gemma 3's turn format, for Gemma GGUFs that carry no chat template."""
 _LOAD_LOCK = threading.Lock()
 
 
@@ -86,11 +105,30 @@ def _load(path: Path, n_ctx: int, threads: int | None) -> Any:
             )
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelLoadError(f"llama.cpp could not load {path.name}: {exc}") from exc
+        _install_gemma_template(llm)
         # One model per process: drop other sizes of the same file to bound memory.
         for other in [k for k in _LOADED if k[0] == key[0]]:
             del _LOADED[other]
         _LOADED[key] = llm
         return llm
+
+
+def _install_gemma_template(llm: Any) -> None:
+    metadata = getattr(llm, "metadata", {}) or {}
+    if "tokenizer.chat_template" in metadata:
+        return
+    if not str(metadata.get("general.architecture", "")).startswith("gemma"):
+        return
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    end_of_turn = llm.tokenize(b"<end_of_turn>", add_bos=False, special=True)
+    formatter = Jinja2ChatFormatter(
+        template=GEMMA3_TEMPLATE,
+        eos_token="<end_of_turn>",  # noqa: S106 (a chat-template token, not a secret)
+        bos_token="<bos>",  # noqa: S106
+        stop_token_ids=[*end_of_turn, llm.token_eos()],
+    )
+    llm.chat_handler = formatter.to_chat_handler()
 
 
 class EmbeddedChatModel:

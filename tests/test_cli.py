@@ -1,0 +1,145 @@
+"""`triage-bot` as a maintainer runs it: exit codes, output, step summary and outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bot.cli import main
+from tests.conftest import ROOT, cassette, load_webhook, write_payload
+
+EXAMPLE = str(ROOT / "examples" / "issues.opened.json")
+OLLAMA = "http://127.0.0.1:11434"
+
+
+def _run(args: list[str], env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, args, env=env, catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_dry_run_prints_the_plan_on_the_ollama_backend() -> None:
+    with cassette("ollama_chat_valid") as cass:
+        code, out, _ = _run(
+            [
+                "run",
+                "--dry-run",
+                "--event-name",
+                "issues",
+                "--event-path",
+                EXAMPLE,
+                "--ollama-host",
+                OLLAMA,
+            ]
+        )
+    assert code == 0
+    assert cass.play_count == 1
+    assert "issues.opened Codertocat/Hello-World#1" in out
+    assert "verdict:  VALID" in out
+    assert "changes:  +ready-for-dev" in out
+    assert "tokens:   312 prompt / 31 output" in out
+    assert "model:    gemma3:270m (validator@" in out
+    assert "nothing written to GitHub" in out
+
+
+def test_applied_run_writes_labels_summary_and_outputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary, outputs = tmp_path / "summary.md", tmp_path / "output.txt"
+    env = {
+        "GITHUB_EVENT_NAME": "issues",
+        "GITHUB_EVENT_PATH": EXAMPLE,
+        "GITHUB_TOKEN": "test-token-not-real",
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_OUTPUT": str(outputs),
+        "OLLAMA_HOST": OLLAMA,
+    }
+    import bot.clients.github_client as gc
+
+    monkeypatch.setattr(gc, "DEFAULT_SECONDS_BETWEEN_WRITES", 0.0)
+    with cassette("e2e_issues_opened") as cass:
+        code, out, _ = _run(["run"], env)
+    assert code == 0, out
+    assert cass.all_played
+    assert "applied:  2 GitHub write request(s)" in out
+    assert outputs.read_text() == "verdict=VALID\nlabel=ready-for-dev\n"
+    text = summary.read_text()
+    assert "| VALID | `ready-for-dev` |" in text
+    assert "This repository is public" in text
+    assert "test-token-not-real" not in out + text
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "code", "needle"),
+    [
+        (["run", "--event-path", EXAMPLE], {}, 2, "no event name"),
+        (["run", "--event-name", "issues"], {}, 2, "no event payload"),
+        (
+            ["run", "--event-name", "issues", "--event-path", "/nonexistent.json"],
+            {},
+            3,
+            "event file not found",
+        ),
+        (["run", "--event-name", "issues", "--event-path", EXAMPLE], {}, 2, "no GitHub token"),
+        (
+            ["run", "--dry-run", "--event-name", "issues", "--event-path", EXAMPLE],
+            {"TRIAGE_MODEL_TIMEOUT": "soon"},
+            2,
+            "invalid value for model_timeout_s",
+        ),
+        (
+            ["run", "--event-name", "issues", "--event-path", EXAMPLE],
+            {"TRIAGE_DRY_RUN": "maybe"},
+            2,
+            "invalid value for dry_run",
+        ),
+    ],
+)
+def test_errors_have_clear_messages_and_exit_codes(
+    args: list[str], env: dict[str, str], code: int, needle: str
+) -> None:
+    got, out, err = _run(args, env)
+    assert got == code
+    assert needle in err
+    assert "Traceback" not in out + err
+
+
+def test_malformed_payload_exits_3(tmp_path: Path) -> None:
+    payload = load_webhook("issues.opened.18")
+    del payload["issue"]["number"]
+    path = write_payload(tmp_path, payload)
+    code, _, err = _run(["run", "--dry-run", "--event-name", "issues", "--event-path", str(path)])
+    assert code == 3
+    assert "malformed issues payload: issue.number" in err
+
+
+@pytest.mark.parametrize(
+    ("event", "name", "needle"),
+    [
+        ("pull_request", "pull_request.opened.0", "not handled"),
+        ("issues", "issues.labeled.9", "issues.labeled does not run the gate"),
+        ("issues", "issues.edited.7", "neither the title nor the body"),
+    ],
+)
+def test_other_events_are_skipped_with_exit_0(
+    tmp_path: Path, event: str, name: str, needle: str
+) -> None:
+    summary = tmp_path / "summary.md"
+    path = write_payload(tmp_path, load_webhook(name))
+    code, out, _ = _run(
+        ["run", "--event-name", event, "--event-path", str(path)],
+        {"GITHUB_STEP_SUMMARY": str(summary)},
+    )
+    assert code == 0
+    assert out.startswith("triage-bot: skipped:")
+    assert needle in out
+    assert len(out.strip().splitlines()) == 1
+    assert needle in summary.read_text()
+
+
+@pytest.mark.parametrize("args", [["--help"], ["run", "--help"], ["--version"]])
+def test_every_command_has_help(args: list[str]) -> None:
+    code, out, _ = _run(args)
+    assert code == 0
+    assert out.strip()

@@ -1,0 +1,113 @@
+"""The gate plan and its application, with a fake model and a recording GitHub port."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from bot.config import VALIDATOR_OPTIONS
+from bot.events import IssuesEvent, route_event
+from bot.flows import GatePlan, apply_gate, plan_gate
+from bot.triage.issue_text import prepare_issue
+from bot.triage.labels import LabelPlan
+from bot.triage.validator import GateDecision, Validator
+from tests.conftest import FakeChatModel, load_webhook
+
+
+@dataclass
+class RecordingGitHub:
+    """A GitHubPort that records calls instead of making them."""
+
+    calls: list[tuple[str, ...]] = field(default_factory=list)
+
+    def ensure_label(self, repo: str, label: object) -> None:
+        self.calls.append(("ensure", repo, getattr(label, "name", "")))
+
+    def add_labels(self, repo: str, number: int, names: Sequence[str]) -> None:
+        self.calls.append(("add", repo, str(number), *names))
+
+    def remove_label(self, repo: str, number: int, name: str) -> None:
+        self.calls.append(("remove", repo, str(number), name))
+
+
+def make_plan(labels: LabelPlan) -> GatePlan:
+    """A plan for Codertocat/Hello-World#1 with a given label plan (for adapter tests)."""
+    decision = GateDecision(
+        verdict=None,
+        label=labels.target,
+        reason="r",
+        error_kind=None,
+        model="m",
+        prompt_version="validator@00000000",
+        prompt_tokens=0,
+        output_tokens=0,
+        model_ms=0.0,
+        wall_ms=0.0,
+        issue=prepare_issue("t", "b", max_body_chars=500),
+    )
+    return GatePlan("issues.opened", "Codertocat/Hello-World", 1, True, decision, labels)
+
+
+def _event(labels: list[str]) -> IssuesEvent:
+    payload = load_webhook("issues.opened.18")
+    payload["issue"]["labels"] = [{"name": name} for name in labels]
+    event = route_event("issues", payload)
+    assert isinstance(event, IssuesEvent)
+    return event
+
+
+@pytest.mark.parametrize(
+    ("labels", "reply", "expected_calls"),
+    [
+        (
+            ["bug"],
+            '{"verdict": "VALID", "reason": "ok"}',
+            [("ensure", "ready-for-dev"), ("add", "ready-for-dev")],
+        ),
+        (["bug", "ready-for-dev"], '{"verdict": "VALID", "reason": "ok"}', []),
+        (
+            ["needs-refinement"],
+            '{"verdict": "VALID", "reason": "ok"}',
+            [("ensure", "ready-for-dev"), ("add", "ready-for-dev"), ("remove", "needs-refinement")],
+        ),
+        (
+            ["ready-for-dev", "validator-error"],
+            "not json",
+            [("remove", "ready-for-dev")],
+        ),
+    ],
+)
+def test_plan_and_apply(
+    fake_model: FakeChatModel,
+    labels: list[str],
+    reply: str,
+    expected_calls: list[tuple[str, str]],
+) -> None:
+    fake_model.enqueue(reply)
+    validator = Validator(fake_model, VALIDATOR_OPTIONS, max_body_chars=6000)
+    plan = plan_gate(_event(labels), validator)
+    github = RecordingGitHub()
+    applied = apply_gate(plan, github)
+    assert [(c[0], c[-1]) for c in github.calls] == expected_calls
+    assert applied.requests == len(expected_calls)
+    assert plan.repo == "Codertocat/Hello-World"
+    assert plan.public_repo
+
+
+def test_rerun_with_label_in_place_writes_nothing(fake_model: FakeChatModel) -> None:
+    fake_model.enqueue('{"verdict": "NEEDS_REFINEMENT", "reason": "No steps."}')
+    validator = Validator(fake_model, VALIDATOR_OPTIONS, max_body_chars=6000)
+    plan = plan_gate(_event(["needs-refinement"]), validator)
+    github = RecordingGitHub()
+    assert apply_gate(plan, github).requests == 0
+    assert github.calls == []
+
+
+def test_example_event_is_the_real_payload() -> None:
+    root = Path(__file__).resolve().parent.parent
+    example = (root / "examples" / "issues.opened.json").read_text("utf-8")
+    real = (root / "tests" / "data" / "webhooks" / "issues.opened.18.json").read_text("utf-8")
+    assert example == real

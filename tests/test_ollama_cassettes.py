@@ -1,0 +1,108 @@
+"""The Ollama backend against recorded /api/chat traffic (cassettes/ollama_*.yaml)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from bot.clients.model_client import ChatMessage, OllamaChatModel
+from bot.clients.retry import RetryPolicy
+from bot.config import VALIDATOR_OPTIONS
+from bot.errors import ModelNotFound, ModelTruncated, ModelUnavailable
+from bot.triage.validator import Validator
+from bot.triage.verdict import verdict_schema
+from tests.conftest import cassette
+
+HOST = "http://127.0.0.1:11434"
+FAST = RetryPolicy(attempts=3, wait_initial_s=0.0, wait_max_s=0.0)
+
+
+def _model() -> OllamaChatModel:
+    return OllamaChatModel(host=HOST, model="gemma3:270m", timeout_s=30, retry=FAST)
+
+
+def _validator() -> Validator:
+    return Validator(_model(), VALIDATOR_OPTIONS, max_body_chars=6000)
+
+
+def _bodies(captured: list[Any]) -> list[dict[str, Any]]:
+    return [json.loads(r.body) for r in captured if r.body]
+
+
+def test_request_carries_schema_options_and_think_false() -> None:
+    captured: list[Any] = []
+    with cassette("ollama_chat_valid", captured):
+        decision = _validator().judge("Spelling error", "commit is spelled with two t's")
+    body = _bodies(captured)[0]
+    assert captured[0].method == "POST"
+    assert captured[0].path == "/api/chat"
+    assert body["model"] == "gemma3:270m"
+    assert body["stream"] is False
+    assert body["think"] is False
+    assert body["format"] == verdict_schema()
+    assert body["options"] == {"temperature": 0.0, "num_predict": 160, "num_ctx": 4096, "seed": 42}
+    assert body["keep_alive"] == "30m"
+    assert [m["role"] for m in body["messages"]] == ["system", "user"]
+    assert body["messages"][1]["content"].startswith("<issue id=")
+    assert decision.verdict == "VALID"
+    assert decision.label.name == "ready-for-dev"
+    assert decision.prompt_tokens == 312
+    assert decision.output_tokens == 31
+    assert decision.model_ms == pytest.approx(912.345678)
+
+
+def test_fenced_reply_is_tolerated() -> None:
+    with cassette("ollama_chat_fenced"):
+        decision = _validator().judge("it broke", "does not work")
+    assert decision.verdict == "NEEDS_REFINEMENT"
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("ollama_chat_truncated", "truncated"),
+        ("ollama_chat_prose", "unparseable"),
+        ("ollama_model_404", "model_not_found"),
+        ("ollama_500", "model_unavailable"),
+    ],
+)
+def test_faults_become_validator_error(name: str, kind: str) -> None:
+    with cassette(name):
+        decision = _validator().judge("t", "b")
+    assert decision.label.name == "validator-error"
+    assert decision.error_kind == kind
+
+
+def test_500_is_retried_then_translated() -> None:
+    with cassette("ollama_500") as cass, pytest.raises(ModelUnavailable, match="500"):
+        _model().chat([ChatMessage("user", "x")], options=VALIDATOR_OPTIONS)
+    assert cass.play_count == 3
+
+
+def test_404_is_not_retried() -> None:
+    with cassette("ollama_model_404") as cass, pytest.raises(ModelNotFound, match="not found"):
+        _model().chat([ChatMessage("user", "x")], options=VALIDATOR_OPTIONS)
+    assert cass.play_count == 1
+
+
+def test_truncation_raises() -> None:
+    with cassette("ollama_chat_truncated"), pytest.raises(ModelTruncated):
+        _model().chat([ChatMessage("user", "x")], options=VALIDATOR_OPTIONS)
+
+
+def test_503_busy_then_ok() -> None:
+    with cassette("ollama_503_then_ok") as cass:
+        decision = _validator().judge("Spelling error", "commit is spelled with two t's")
+    assert cass.play_count == 2
+    assert cass.all_played
+    assert decision.verdict == "VALID"
+
+
+def test_unreachable_host_is_model_unavailable() -> None:
+    model = OllamaChatModel(
+        host="http://127.0.0.1:9", model="m", timeout_s=2, retry=RetryPolicy(1, 0, 0)
+    )
+    with pytest.raises(ModelUnavailable, match="unreachable"):
+        model.chat([ChatMessage("user", "x")], options=VALIDATOR_OPTIONS)

@@ -1,0 +1,113 @@
+"""The validator agent with a fake model: prompt shape, verdicts, and fail-closed faults."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.config import VALIDATOR_OPTIONS
+from bot.errors import (
+    ModelError,
+    ModelLoadError,
+    ModelNotFound,
+    ModelOutputError,
+    ModelRequestRejected,
+    ModelTruncated,
+    ModelUnavailable,
+)
+from bot.triage.validator import Validator, system_prompt
+from bot.triage.verdict import verdict_schema
+from tests.conftest import FakeChatModel
+
+BUG = (
+    "Running `tool sync --all` on 2.3.1 (Linux) exits with `KeyError: 'remote'`.\n"
+    "Steps: 1. init 2. sync --all. Expected: sync completes."
+)
+
+
+def _validator(model: FakeChatModel, limit: int = 6000) -> Validator:
+    return Validator(model, VALIDATOR_OPTIONS, max_body_chars=limit)
+
+
+def test_valid_maps_to_ready_for_dev(fake_model: FakeChatModel) -> None:
+    fake_model.enqueue('{"verdict": "VALID", "reason": "Steps, error and version given."}')
+    decision = _validator(fake_model).judge("sync --all fails", BUG)
+    assert decision.verdict == "VALID"
+    assert decision.label.name == "ready-for-dev"
+    assert decision.error_kind is None
+    assert decision.reason == "Steps, error and version given."
+    assert (decision.prompt_tokens, decision.output_tokens) == (100, 20)
+
+
+def test_needs_refinement_maps_to_needs_refinement(fake_model: FakeChatModel) -> None:
+    fake_model.enqueue('```json\n{"verdict": "NEEDS_REFINEMENT", "reason": "No steps."}\n```')
+    decision = _validator(fake_model).judge("broken", "it does not work")
+    assert decision.verdict == "NEEDS_REFINEMENT"
+    assert decision.label.name == "needs-refinement"
+
+
+def test_prompt_order_schema_and_options(fake_model: FakeChatModel) -> None:
+    fake_model.enqueue('{"verdict": "VALID", "reason": "ok"}')
+    _validator(fake_model).judge("Title", "Body </issue> text")
+    call = fake_model.history[0]
+    system, user = call["messages"]
+    assert system.role == "system"
+    assert system.content == system_prompt()[0]
+    assert "<issue" in system.content
+    assert "Body" not in system.content
+    assert user.role == "user"
+    assert user.content.startswith("<issue id=")
+    assert user.content.endswith("</issue>")
+    assert user.content.count("</issue>") == 1
+    assert call["schema"] == verdict_schema()
+    assert call["options"].temperature == 0
+    assert call["options"].num_predict <= 200
+
+
+def test_system_prompt_is_identical_across_issues(fake_model: FakeChatModel) -> None:
+    fake_model.enqueue('{"verdict": "VALID", "reason": "a"}', '{"verdict": "VALID", "reason": "b"}')
+    validator = _validator(fake_model)
+    validator.judge("one", "first body")
+    validator.judge("two", "a different body")
+    first, second = (call["messages"][0].content for call in fake_model.history)
+    assert first == second
+
+
+@pytest.mark.parametrize(
+    ("reply", "kind"),
+    [
+        ("", "unparseable"),
+        ("VALID", "unparseable"),
+        ('{"verdict": "valid", "reason": "x"}', "unparseable"),
+        ('{"verdict": "VALID", "reason": "x", "label": "ready-for-dev"}', "unparseable"),
+        (ModelTruncated("stopped at num_predict"), "truncated"),
+        (ModelUnavailable("connection refused"), "model_unavailable"),
+        (ModelNotFound("404"), "model_not_found"),
+        (ModelRequestRejected("400"), "model_request_rejected"),
+        (ModelLoadError("bad gguf"), "model_load"),
+        (ModelOutputError("empty"), "unparseable"),
+        (ModelError("other"), "model"),
+    ],
+)
+def test_every_fault_fails_closed(
+    fake_model: FakeChatModel, reply: str | ModelError, kind: str
+) -> None:
+    fake_model.enqueue(reply)
+    decision = _validator(fake_model).judge("t", "b")
+    assert decision.verdict is None
+    assert decision.label.name == "validator-error"
+    assert decision.error_kind == kind
+    assert decision.reason
+
+
+def test_long_body_cut_is_recorded(fake_model: FakeChatModel) -> None:
+    fake_model.enqueue('{"verdict": "VALID", "reason": "ok"}')
+    decision = _validator(fake_model, limit=300).judge("log", "trace line\n" * 500)
+    assert decision.issue.truncated
+    assert "body cut here" in fake_model.history[0]["messages"][1].content
+
+
+def test_prompt_version_names_the_prompt(fake_model: FakeChatModel) -> None:
+    fake_model.enqueue('{"verdict": "VALID", "reason": "ok"}')
+    decision = _validator(fake_model).judge("t", "b")
+    assert decision.prompt_version.startswith("validator@")
+    assert len(decision.prompt_version) == len("validator@") + 8
