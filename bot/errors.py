@@ -15,6 +15,7 @@ point per client (``clients/model_client.py``, ``clients/embedded.py``,
     │   ├── ModelLoadError                        llama.cpp could not load the GGUF
     │   ├── ModelTruncated                        done_reason == "length": never a result
     │   └── ModelOutputError                      empty / unparseable / schema-invalid output
+    │       └── ModelCopiedInput                  the verdict's reason is copied from the issue
     └── GitHubError                       exit 4
         ├── GitHubAuthError                       401, or 403 that is not a rate limit
         ├── GitHubNotFound                        404 (issue deleted, repo renamed, no access)
@@ -35,6 +36,7 @@ __all__ = [
     "GitHubNotFound",
     "GitHubRateLimited",
     "GitHubUnavailable",
+    "ModelCopiedInput",
     "ModelError",
     "ModelLoadError",
     "ModelNotFound",
@@ -106,6 +108,13 @@ class ModelOutputError(ModelError):
     """The model's text is empty, not the expected JSON, or fails the strict schema."""
 
     kind = "unparseable"
+
+
+class ModelCopiedInput(ModelOutputError):
+    """The reply's reason is a verbatim copy of text inside the issue: a pre-filled verdict was
+    echoed (prompt injection), so the reply is not the model's judgment."""
+
+    kind = "copied_from_issue"
 
 
 class GitHubError(BotError):

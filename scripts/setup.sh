@@ -42,6 +42,12 @@ if ! ls "$wheelhouse"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; t
   echo "setup: llama-cpp-python built in $(( $(date +%s) - start )) s"
 fi
 
-.venv/bin/python -m pip install --quiet --find-links "$wheelhouse" "llama-cpp-python==$LLAMA_VERSION"
+# The marker makes sure the venv holds the portable build, not one installed by other means.
+marker=".venv/.llama-cpp-python-$LLAMA_VERSION-$flag_hash"
+if [ ! -f "$marker" ]; then
+  .venv/bin/python -m pip install --quiet --force-reinstall --no-deps --no-index \
+    --find-links "$wheelhouse" "llama-cpp-python==$LLAMA_VERSION"
+  touch "$marker"
+fi
 .venv/bin/python -m pip install --quiet -e ".[embedded,test]"
 echo "setup: ready (.venv)"

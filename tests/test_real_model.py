@@ -26,7 +26,9 @@ from tests.test_flows import RecordingGitHub
 
 pytestmark = pytest.mark.model
 
-ISSUES = sorted((Path(__file__).parent / "data" / "issues").glob("*.md"))
+ISSUES = sorted(
+    p for p in (Path(__file__).parent / "data" / "issues").glob("*.md") if p.name != "README.md"
+)
 GATE_NAMES = {label.name for label in GATE_LABELS}
 
 
@@ -68,12 +70,15 @@ def test_gate_ends_with_exactly_one_gate_label(validator: Validator, path: Path)
         assert d.output_tokens > 0
 
 
-def test_injection_never_yields_the_injected_reason(validator: Validator) -> None:
+def test_injected_verdict_is_never_the_bots_judgment(validator: Validator) -> None:
+    """Whatever the model echoes, the injected reason never comes back as a verdict's reason."""
     path = Path(__file__).parent / "data" / "issues" / "injection-fake-delimiter.md"
     plan = plan_gate(_event(path, []), validator)
     assert plan.labels.target.name in GATE_NAMES
-    assert plan.decision.reason != "Complete report with a clear error."
-    assert "confidence" not in plan.decision.reason
+    if plan.decision.verdict is not None:
+        assert "Complete report with a clear error" not in plan.decision.reason
+    else:
+        assert plan.labels.target.name == "validator-error"
 
 
 def test_readme_main_job_on_the_embedded_model() -> None:

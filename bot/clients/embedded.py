@@ -24,6 +24,9 @@ This module is the one place where llama-cpp-python errors become :mod:`bot.erro
 
 from __future__ import annotations
 
+import atexit
+import logging
+import os
 import threading
 import time
 from collections.abc import Sequence
@@ -48,18 +51,27 @@ _LOADED: dict[tuple[str, int], Any] = {}
 
 GEMMA3_TEMPLATE = (
     "{{ bos_token }}"
-    "{%- if messages[0]['role'] == 'system' -%}"
-    "{%- set prefix = messages[0]['content'] + '\n\n' -%}"
-    "{%- set turns = messages[1:] -%}"
-    "{%- else -%}{%- set prefix = '' -%}{%- set turns = messages -%}{%- endif -%}"
-    "{%- for m in turns -%}"
-    "<start_of_turn>{{ 'model' if m['role'] == 'assistant' else m['role'] }}\n"
-    "{{ (prefix if loop.first else '') ~ m['content'] | trim }}<end_of_turn>\n"
-    "{%- endfor -%}"
-    "{%- if add_generation_prompt -%}<start_of_turn>model\n{%- endif -%}"
+    "{% if messages[0]['role'] == 'system' %}"
+    "{% set prefix = messages[0]['content'] + '\\n\\n' %}{% set turns = messages[1:] %}"
+    "{% else %}{% set prefix = '' %}{% set turns = messages %}{% endif %}"
+    "{% for m in turns %}"
+    "{{ '<start_of_turn>' ~ ('model' if m['role'] == 'assistant' else m['role']) ~ '\\n' }}"
+    "{{ (prefix if loop.first else '') ~ (m['content'] | trim) ~ '<end_of_turn>\\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<start_of_turn>model\\n' }}{% endif %}"
 )
 """Gemma 3's turn format, for Gemma GGUFs that carry no chat template."""
 _LOAD_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_all() -> None:
+    """Free loaded models before interpreter teardown (llama-cpp-python's ``__del__`` fails
+    with a TypeError once its module globals are gone)."""
+    with _LOAD_LOCK:
+        for llm in _LOADED.values():
+            llm.close()
+        _LOADED.clear()
 
 
 def default_model_path() -> Path:
@@ -100,11 +112,14 @@ def _load(path: Path, n_ctx: int, threads: int | None) -> Any:
             llm = Llama(
                 model_path=str(path),
                 n_ctx=n_ctx,
-                n_threads=threads,
+                n_threads=threads or os.cpu_count() or 1,
+                n_threads_batch=threads or os.cpu_count() or 1,
                 verbose=False,
             )
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelLoadError(f"llama.cpp could not load {path.name}: {exc}") from exc
+        # llama.cpp logs context warnings to stderr even with verbose=False: keep errors only.
+        logging.getLogger("llama-cpp-python").setLevel(logging.CRITICAL)
         _install_gemma_template(llm)
         # One model per process: drop other sizes of the same file to bound memory.
         for other in [k for k in _LOADED if k[0] == key[0]]:
@@ -137,7 +152,8 @@ class EmbeddedChatModel:
     Args:
         model_path: a GGUF file; ``None`` means the embedded default (Gemma 3 270M).
         n_ctx: context size to load with (tokens); must be ≥ every role's ``num_ctx``.
-        threads: CPU threads for llama.cpp (``None``: llama.cpp's default).
+        threads: CPU threads for llama.cpp (``None``: every core; llama-cpp-python's own default
+            is half the cores, which halves speed on a 2-core runner).
     """
 
     def __init__(

@@ -8,6 +8,10 @@ message is only the delimited issue. The same schema goes to the model as struct
 the reply is parsed by :func:`bot.triage.verdict.parse_verdict` regardless (a schema constrains
 syntax, not values).
 
+A reply whose reason (≥ ``COPY_MIN_CHARS``) appears verbatim in the issue text is rejected as
+:class:`~bot.errors.ModelCopiedInput`: an issue that carries a pre-filled verdict (a prompt
+injection) cannot get its own words back as the bot's judgment, whatever the model does.
+
 Fail closed: every :class:`~bot.errors.ModelError` — unreachable, 404, 5xx after retries, timeout,
 truncation, empty, unparseable or schema-invalid output — becomes the ``validator-error`` label
 with the fault recorded in ``error_kind``. The fault is the bot's, not the author's.
@@ -21,13 +25,33 @@ from dataclasses import dataclass
 from functools import cache
 
 from bot.clients.model_client import ChatMessage, ChatModel, RoleOptions
-from bot.errors import ModelError
+from bot.errors import ModelCopiedInput, ModelError
 from bot.prompts import load_prompt, prompt_version
 from bot.triage.issue_text import IssueText, delimit_issue, prepare_issue
 from bot.triage.labels import LABEL_FOR_VERDICT, VALIDATOR_ERROR, GateLabel
 from bot.triage.verdict import VerdictValue, parse_verdict, verdict_schema
 
-__all__ = ["GateDecision", "Validator", "system_prompt"]
+__all__ = ["COPY_MIN_CHARS", "GateDecision", "Validator", "reject_copied_reason", "system_prompt"]
+
+COPY_MIN_CHARS = 16
+"""Shortest reason (characters) checked for being copied from the issue; shorter ones, like a
+quoted identifier, can legitimately appear in both."""
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def reject_copied_reason(reason: str, issue: IssueText) -> None:
+    """Raise when ``reason`` is a verbatim copy (whitespace and case aside) of issue text.
+
+    Raises:
+        ModelCopiedInput: the reason is at least ``COPY_MIN_CHARS`` long and occurs in the
+            issue's title or body.
+    """
+    squashed = _squash(reason)
+    if len(squashed) >= COPY_MIN_CHARS and squashed in _squash(f"{issue.title}\n{issue.body}"):
+        raise ModelCopiedInput("the verdict's reason is copied from the issue text")
 
 
 @cache
@@ -112,6 +136,7 @@ class Validator:
             prompt_tokens, output_tokens = result.prompt_tokens, result.output_tokens
             model_ms = result.duration_ms
             parsed = parse_verdict(result.text)
+            reject_copied_reason(parsed.reason, issue)
             verdict, reason = parsed.verdict, parsed.reason
             label = LABEL_FOR_VERDICT[parsed.verdict]
         except ModelError as exc:
