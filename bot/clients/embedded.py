@@ -27,6 +27,7 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -72,6 +73,12 @@ def _close_all() -> None:
         for llm in _LOADED.values():
             llm.close()
         _LOADED.clear()
+    # llama-cpp-python opens os.devnull twice at import and never closes it (ResourceWarning).
+    utils = sys.modules.get("llama_cpp._utils")
+    for name in ("outnull_file", "errnull_file"):
+        handle = getattr(utils, name, None)
+        if handle is not None:
+            handle.close()
 
 
 def default_model_path() -> Path:
