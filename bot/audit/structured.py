@@ -1,0 +1,85 @@
+"""``--audit-format json``: the seven sections as a JSON schema, rendered to the contract.
+
+Small local models often cannot hold a long markdown format; with constrained decoding they can
+fill a JSON object. The bot renders the canonical markdown from it
+(:func:`bot.audit.contract.render_sections`) and the same checker judges the result, so
+"accepted" means the same thing in both formats. Field names are the ``key`` of each section in
+:data:`bot.audit.contract.SECTIONS` (a test keeps them equal).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bot.audit.contract import NONE, SECTIONS
+from bot.errors import ModelOutputError
+
+__all__ = ["AuditJSON", "Defect", "parse_audit_json"]
+
+
+class Defect(BaseModel):
+    """One verified defect: the line it is on and what is wrong."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    line: int = Field(ge=1)
+    """The 1-based file line the defect is on (must lie in the audited range)."""
+
+    problem: str = Field(min_length=1, max_length=600)
+    """What is wrong and what breaks, in one or two sentences."""
+
+
+class AuditJSON(BaseModel):
+    """The seven sections as structured output (keys = ``Section.key``)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    bottom_line: str = Field(min_length=1, max_length=1200)
+    """One paragraph that names something in the code."""
+    verified_defects: list[Defect] = Field(max_length=20)
+    """Concrete defects visible in the segment; empty when there are none."""
+    non_blocking_risks: list[str] = Field(max_length=20)
+    """Practical risks that do not block; empty when there are none."""
+    assumptions: list[str] = Field(max_length=20)
+    """What was inferred about code outside the segment; empty when nothing."""
+    future_improvements: list[str] = Field(max_length=20)
+    """Optional hardening; empty when nothing."""
+    verdict: Literal["GO", "GO_WITH_NOTES", "FIX"]
+    """FIX when a defect is listed; GO_WITH_NOTES when only risks are; else GO."""
+    confidence: Literal["High", "Medium", "Low"]
+    """How sure the audit is."""
+
+    def bodies(self) -> dict[int, str]:
+        """Section bodies keyed by section number, ready for ``render_sections``."""
+
+        def bullets(items: list[str]) -> str:
+            kept = [" ".join(i.split()) for i in items if i.strip()]
+            return "\n".join(f"- {i}" for i in kept) if kept else NONE
+
+        defects = [f"Line {d.line}: {' '.join(d.problem.split())}" for d in self.verified_defects]
+        values = {
+            "bottom_line": " ".join(self.bottom_line.split()),
+            "verified_defects": bullets(defects),
+            "non_blocking_risks": bullets(self.non_blocking_risks),
+            "assumptions": bullets(self.assumptions),
+            "future_improvements": bullets(self.future_improvements),
+            "verdict": self.verdict,
+            "confidence": self.confidence,
+        }
+        return {s.number: values[s.key] for s in SECTIONS}
+
+
+def parse_audit_json(text: str) -> AuditJSON:
+    """Parse the model's JSON-mode reply.
+
+    Raises:
+        ModelOutputError: not a JSON object of the :class:`AuditJSON` schema.
+    """
+    try:
+        return AuditJSON.model_validate_json(text.strip() or "{}")
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[:3]
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in first)
+        raise ModelOutputError(f"audit JSON does not match the schema: {problems}") from exc
