@@ -8,6 +8,7 @@ point per client (``clients/model_client.py``, ``clients/embedded.py``,
     BotError                              exit 1 unless a subclass says otherwise
     ├── ConfigError                       exit 2  bad flag, missing env var, unreadable setting
     ├── EventError                        exit 3  event file missing/unreadable/malformed payload
+    ├── InvalidRange                      exit 2  a PATH:START-END the audit refuses
     ├── ModelError                        (gate: validator-error label, never an exit)
     │   ├── ModelUnavailable                      unreachable, timeout, 5xx/503 after retries
     │   ├── ModelNotFound                         404: the model is not pulled / GGUF missing
@@ -36,6 +37,7 @@ __all__ = [
     "GitHubNotFound",
     "GitHubRateLimited",
     "GitHubUnavailable",
+    "InvalidRange",
     "ModelCopiedInput",
     "ModelError",
     "ModelLoadError",
@@ -66,6 +68,13 @@ class EventError(BotError):
 
     exit_code = 3
     kind = "event"
+
+
+class InvalidRange(BotError):
+    """A maintainer's ``PATH:START-END`` breaks a path or range rule; the message names it."""
+
+    exit_code = 2
+    kind = "invalid_range"
 
 
 class ModelError(BotError):

@@ -1,0 +1,191 @@
+"""Which changed lines a PR audit looks at (pure).
+
+Rule source: design.md, "PR audit" → Selection. From each changed file's unified-diff ``patch``
+(GitHub's "List pull request files"), take the new-side line numbers of added lines, merge
+ranges that are close, split them into segments of at most ``max_lines`` lines, and skip —
+always with a reason the report shows — removed files, files without a ``patch`` (binary, or too
+large for the diff API), files matching the skip globs (lock, vendored, generated, minified), and
+files with no added lines. A per-PR cap keeps the largest segments.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "DEFAULT_SKIP_GLOBS",
+    "MAX_SEGMENT_LINES",
+    "ChangedFile",
+    "Segment",
+    "Selection",
+    "Skipped",
+    "added_ranges",
+    "merge_ranges",
+    "select_segments",
+    "split_range",
+]
+
+MAX_SEGMENT_LINES = 200
+"""Longest segment one audit call sees (lines; design.md)."""
+
+DEFAULT_SKIP_GLOBS: tuple[str, ...] = (
+    "*.lock", "package-lock.json", "*/package-lock.json", "pnpm-lock.yaml", "*/pnpm-lock.yaml",
+    "go.sum", "*/go.sum", "*.min.js", "*.min.css", "*.map", "*_pb2.py", "*_pb2_grpc.py",
+    "*.pb.go", "*.generated.*", "*.g.dart", "vendor/*", "*/vendor/*", "third_party/*",
+    "*/third_party/*", "node_modules/*", "*/node_modules/*", "dist/*", "build/*",
+)  # fmt: skip
+"""Lock, vendored, generated and minified files (fnmatch; ``*`` also matches ``/``)."""
+
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    """One entry of "List pull request files".
+
+    Attributes:
+        path: ``filename`` (new path for renames).
+        status: ``added``, ``removed``, ``modified``, ``renamed``, ``copied``, ``changed`` …
+        patch: the unified diff, or ``None`` for binary/too-large files.
+        previous_path: ``previous_filename`` for renames.
+    """
+
+    path: str
+    status: str
+    patch: str | None
+    previous_path: str | None = None
+
+
+@dataclass(frozen=True, order=True)
+class Segment:
+    """Lines ``start``–``end`` (1-based, inclusive, new side) of ``path``."""
+
+    path: str
+    start: int
+    end: int
+
+    @property
+    def lines(self) -> int:
+        """Number of lines in the segment."""
+        return self.end - self.start + 1
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.start}-{self.end}"
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Something not audited and why: a whole file (``segment is None``) or one segment."""
+
+    path: str
+    reason: str
+    segment: Segment | None = None
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The audit plan for one PR: segments to audit (path order) and everything skipped."""
+
+    segments: tuple[Segment, ...]
+    skipped: tuple[Skipped, ...]
+
+
+def added_ranges(patch: str) -> list[tuple[int, int]]:
+    """New-side line ranges of added lines in a unified diff (CRLF and ``\\ No newline`` safe).
+
+    Returns:
+        ``[(start, end), ...]`` inclusive, ascending. Malformed lines outside hunks are ignored.
+    """
+    ranges: list[tuple[int, int]] = []
+    new_line = 0
+    in_hunk = False
+    for raw in patch.split("\n"):
+        line = raw.rstrip("\r")
+        header = _HUNK.match(line)
+        if header:
+            new_line = int(header.group(1))
+            in_hunk = True
+            continue
+        if not in_hunk or line.startswith("\\"):
+            continue
+        if line.startswith("+"):
+            if ranges and ranges[-1][1] == new_line - 1:
+                ranges[-1] = (ranges[-1][0], new_line)
+            else:
+                ranges.append((new_line, new_line))
+            new_line += 1
+        elif line.startswith("-"):
+            continue
+        elif line.startswith(" ") or line == "":
+            new_line += 1
+    return ranges
+
+
+def merge_ranges(ranges: Iterable[tuple[int, int]], gap: int) -> list[tuple[int, int]]:
+    """Merge ranges separated by at most ``gap`` unchanged lines."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(ranges):
+        if merged and start - merged[-1][1] - 1 <= gap:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def split_range(start: int, end: int, max_lines: int = MAX_SEGMENT_LINES) -> list[tuple[int, int]]:
+    """Split ``start``–``end`` into consecutive pieces of at most ``max_lines`` lines."""
+    return [(s, min(s + max_lines - 1, end)) for s in range(start, end + 1, max_lines)]
+
+
+def _skip_reason(changed: ChangedFile, globs: Sequence[str]) -> str | None:
+    if changed.status == "removed":
+        return "removed"
+    for pattern in globs:
+        if fnmatch.fnmatchcase(changed.path, pattern):
+            return f"matches skip glob {pattern!r}"
+    if not changed.patch:
+        return "no patch (binary, or too large for the diff API)"
+    return None
+
+
+def select_segments(
+    files: Iterable[ChangedFile],
+    *,
+    skip_globs: Sequence[str] = DEFAULT_SKIP_GLOBS,
+    max_segments: int = 8,
+    merge_gap: int = 3,
+    max_lines: int = MAX_SEGMENT_LINES,
+) -> Selection:
+    """Choose the segments to audit for one PR.
+
+    Args:
+        files: the PR's changed files.
+        skip_globs: fnmatch patterns of files never audited.
+        max_segments: per-PR cap; the largest segments are kept (ties: path order).
+        merge_gap: ranges at most this many unchanged lines apart are merged.
+        max_lines: longest segment (≤ 200, design.md).
+    """
+    segments: list[Segment] = []
+    skipped: list[Skipped] = []
+    for changed in files:
+        reason = _skip_reason(changed, skip_globs)
+        if reason:
+            skipped.append(Skipped(changed.path, reason))
+            continue
+        ranges = merge_ranges(added_ranges(changed.patch or ""), merge_gap)
+        if not ranges:
+            skipped.append(Skipped(changed.path, "no added lines"))
+            continue
+        for start, end in ranges:
+            segments.extend(
+                Segment(changed.path, s, e) for s, e in split_range(start, end, max_lines)
+            )
+    ranked = sorted(segments, key=lambda s: (-s.lines, s.path, s.start))
+    kept, dropped = ranked[:max_segments], ranked[max_segments:]
+    skipped.extend(
+        Skipped(s.path, f"over the per-PR cap of {max_segments} segments", s) for s in dropped
+    )
+    return Selection(segments=tuple(sorted(kept)), skipped=tuple(skipped))
