@@ -33,12 +33,16 @@ from bot.clients.model_client import RoleOptions
 from bot.clients.retry import RetryPolicy
 from bot.errors import ConfigError
 
-__all__ = ["EMBEDDED_N_CTX", "ENV_VARS", "VALIDATOR_OPTIONS", "Settings"]
+__all__ = ["AUDITOR_OPTIONS", "EMBEDDED_N_CTX", "ENV_VARS", "VALIDATOR_OPTIONS", "Settings"]
 
 VALIDATOR_OPTIONS = RoleOptions(temperature=0.0, num_predict=160, num_ctx=4096, seed=42)
 """Validator role (design.md, per-role effort): greedy, ≤ 200 output tokens, small context."""
 
-EMBEDDED_N_CTX = max(VALIDATOR_OPTIONS.num_ctx, 4096)
+AUDITOR_OPTIONS = RoleOptions(temperature=0.2, num_predict=1024, num_ctx=8192, seed=42)
+"""Auditor role: low temperature, room for seven sections, a context that holds a 200-line
+segment, the first reply and the repair turn."""
+
+EMBEDDED_N_CTX = max(VALIDATOR_OPTIONS.num_ctx, AUDITOR_OPTIONS.num_ctx)
 """Context the embedded model is loaded with (tokens): the largest role ``num_ctx``."""
 
 DEFAULT_OLLAMA_MODEL = "gemma3:270m"

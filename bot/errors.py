@@ -17,6 +17,7 @@ point per client (``clients/model_client.py``, ``clients/embedded.py``,
     │   ├── ModelTruncated                        done_reason == "length": never a result
     │   └── ModelOutputError                      empty / unparseable / schema-invalid output
     │       └── ModelCopiedInput                  the verdict's reason is copied from the issue
+    ├── StoreError                        exit 5  the SQLite store cannot be opened or written
     └── GitHubError                       exit 4
         ├── GitHubAuthError                       401, or 403 that is not a rate limit
         ├── GitHubNotFound                        404 (issue deleted, repo renamed, no access)
@@ -46,6 +47,7 @@ __all__ = [
     "ModelRequestRejected",
     "ModelTruncated",
     "ModelUnavailable",
+    "StoreError",
 ]
 
 
@@ -124,6 +126,13 @@ class ModelCopiedInput(ModelOutputError):
     echoed (prompt injection), so the reply is not the model's judgment."""
 
     kind = "copied_from_issue"
+
+
+class StoreError(BotError):
+    """The SQLite store cannot be opened, migrated or written (locked, disk full, corrupt)."""
+
+    exit_code = 5
+    kind = "store"
 
 
 class GitHubError(BotError):

@@ -19,14 +19,26 @@ import re
 import secrets
 import unicodedata
 from dataclasses import dataclass
+from functools import cache
 
-__all__ = ["TITLE_MAX_CHARS", "IssueText", "clean_text", "delimit_issue", "prepare_issue"]
+__all__ = [
+    "TITLE_MAX_CHARS",
+    "IssueText",
+    "clean_text",
+    "delimit_issue",
+    "escape_delimiters",
+    "prepare_issue",
+]
 
 TITLE_MAX_CHARS = 256
 """GitHub's own limit on an issue title (characters)."""
 
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
-_TAG_LIKE = re.compile(r"<(?=\s*/?\s*issue)", re.IGNORECASE)
+
+
+@cache
+def _tag_like(tag: str) -> re.Pattern[str]:
+    return re.compile(rf"<(?=\s*/?\s*{re.escape(tag)})", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -100,9 +112,10 @@ def prepare_issue(title: str | None, body: str | None, *, max_body_chars: int) -
     )
 
 
-def escape_delimiters(text: str) -> str:
-    """Make ``<issue`` / ``</issue`` inside untrusted text inert (``<`` → ``&lt;``)."""
-    return _TAG_LIKE.sub("&lt;", text)
+def escape_delimiters(text: str, tag: str = "issue") -> str:
+    """Make ``<TAG`` / ``</TAG`` (any case, any spacing) inside untrusted text inert
+    (``<`` → ``&lt;``), so the text cannot open or close its delimiter."""
+    return _tag_like(tag).sub("&lt;", text)
 
 
 def delimit_issue(issue: IssueText, *, nonce: str | None = None) -> str:

@@ -1,0 +1,216 @@
+"""The auditor: one segment in, an accepted audit or a rejection out.
+
+Rule source: design.md, "PR audit". Ask for the seven-section response, check it against the
+contract, and on any violation send one repair turn that quotes every violation and asks for the
+whole corrected response; check again. Still invalid → :class:`AuditRejected`, whose text is
+never kept: a rejected audit is never stored and never posted. The "repair once" is pipeline
+logic, written out plainly here, not a transport retry.
+
+A truncated reply (``num_predict`` reached) counts as an invalid attempt and gets the repair
+turn. Any other model fault (unreachable, 404, 5xx after transport retries, load failure) rejects
+the segment at once with its ``error_kind``: there is nothing to repair.
+
+``fmt="json"``: the model fills :class:`~bot.audit.structured.AuditJSON` under constrained
+decoding, the bot renders the canonical markdown, and the same checker judges it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from bot.audit.contract import (
+    DEFAULT_FORBIDDEN,
+    CheckResult,
+    SegmentRef,
+    Violation,
+    check_response,
+    render_sections,
+)
+from bot.audit.prompt import AuditFormat, repair_message, segment_message, system_prompt
+from bot.audit.selection import Segment
+from bot.audit.structured import AuditJSON, parse_audit_json
+from bot.clients.model_client import ChatMessage, ChatModel, RoleOptions
+from bot.errors import ModelError, ModelOutputError, ModelTruncated
+
+__all__ = ["AuditRejected", "AuditResult", "Auditor"]
+
+
+@dataclass(frozen=True)
+class _Usage:
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    duration_ms: float = 0.0
+
+    def __add__(self, other: _Usage) -> _Usage:
+        return _Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.output_tokens + other.output_tokens,
+            self.duration_ms + other.duration_ms,
+        )
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """An accepted audit of one segment.
+
+    Attributes:
+        segment: the audited range.
+        markdown: the canonical seven-section text (passes the checker).
+        sections: section number → body.
+        verdict: ``GO``, ``GO_WITH_NOTES`` or ``FIX``.
+        confidence: ``High``, ``Medium`` or ``Low``.
+        retried: whether the repair turn was needed.
+        model: model name.
+        prompt_version: ``audit-FORMAT@SHA8``.
+        prompt_tokens / output_tokens: summed over attempts (tokens).
+        duration_ms: the model's time summed over attempts (ms).
+    """
+
+    segment: Segment
+    markdown: str
+    sections: dict[int, str]
+    verdict: str
+    confidence: str
+    retried: bool
+    model: str
+    prompt_version: str
+    prompt_tokens: int
+    output_tokens: int
+    duration_ms: float
+
+
+@dataclass(frozen=True)
+class AuditRejected:
+    """A segment that could not be audited. Holds the violations, never the rejected text.
+
+    Attributes:
+        segment: the range.
+        violations: the last attempt's violations (empty on a model fault).
+        error_kind: the model fault's ``BotError.kind``, or ``None`` for a contract failure.
+        retried: whether the repair turn was sent.
+    """
+
+    segment: Segment
+    violations: tuple[Violation, ...]
+    error_kind: str | None
+    retried: bool
+    model: str
+    prompt_version: str
+    prompt_tokens: int
+    output_tokens: int
+    duration_ms: float
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    raw: str
+    check: CheckResult
+    usage: _Usage = field(default_factory=_Usage)
+
+
+class Auditor:
+    """Audits segments with a :class:`ChatModel`.
+
+    Args:
+        model: the backend.
+        options: auditor role options (low temperature, room for seven sections).
+        fmt: ``markdown`` (the model writes the sections) or ``json`` (constrained decoding).
+        forbidden: phrases that reject a response.
+    """
+
+    def __init__(
+        self,
+        model: ChatModel,
+        options: RoleOptions,
+        *,
+        fmt: AuditFormat = "markdown",
+        forbidden: tuple[str, ...] = DEFAULT_FORBIDDEN,
+    ) -> None:
+        self._model = model
+        self._options = options
+        self._fmt: AuditFormat = fmt
+        self._forbidden = forbidden
+
+    def _attempt(self, messages: Sequence[ChatMessage], ref: SegmentRef) -> _Attempt:
+        schema = AuditJSON.model_json_schema() if self._fmt == "json" else None
+        try:
+            result = self._model.chat(messages, options=self._options, schema=schema)
+        except ModelTruncated:
+            cut = Violation("truncated", "The response was cut off; keep every section short.")
+            return _Attempt("", CheckResult((cut,), {}))
+        usage = _Usage(result.prompt_tokens, result.output_tokens, result.duration_ms)
+        text = result.text
+        if self._fmt == "json":
+            try:
+                text = render_sections(parse_audit_json(result.text).bodies())
+            except ModelOutputError as exc:
+                return _Attempt(
+                    result.text, CheckResult((Violation("json_schema", str(exc)),), {}), usage
+                )
+        return _Attempt(result.text, check_response(text, ref, forbidden=self._forbidden), usage)
+
+    def audit(self, segment: Segment, lines: Sequence[str]) -> AuditResult | AuditRejected:
+        """Audit one segment: attempt, check, repair once, check again.
+
+        Args:
+            segment: the range to audit.
+            lines: the file's lines ``segment.start``..``segment.end`` (text only).
+
+        Never raises for model faults: they reject the segment.
+        """
+        system, version = system_prompt(self._fmt)
+        messages = [ChatMessage("system", system), segment_message(segment, lines)]
+        ref = SegmentRef(segment.path, segment.start, segment.end, "\n".join(lines))
+        usage = _Usage()
+        retried = False
+        try:
+            attempt = self._attempt(messages, ref)
+            usage += attempt.usage
+            if not attempt.check.ok:
+                retried = True
+                messages += [
+                    ChatMessage("assistant", attempt.raw),
+                    repair_message(attempt.check.violations, self._fmt),
+                ]
+                attempt = self._attempt(messages, ref)
+                usage += attempt.usage
+        except ModelError as exc:
+            return self._rejected(segment, (), exc.kind, retried, version, usage)
+        if not attempt.check.ok:
+            return self._rejected(segment, attempt.check.violations, None, retried, version, usage)
+        sections = attempt.check.sections
+        return AuditResult(
+            segment=segment,
+            markdown=render_sections(sections),
+            sections=sections,
+            verdict=sections[6],
+            confidence=sections[7].split("\n", 1)[0].strip(),
+            retried=retried,
+            model=self._model.name,
+            prompt_version=version,
+            prompt_tokens=usage.prompt_tokens,
+            output_tokens=usage.output_tokens,
+            duration_ms=usage.duration_ms,
+        )
+
+    def _rejected(
+        self,
+        segment: Segment,
+        violations: tuple[Violation, ...],
+        error_kind: str | None,
+        retried: bool,
+        version: str,
+        usage: _Usage,
+    ) -> AuditRejected:
+        return AuditRejected(
+            segment=segment,
+            violations=violations,
+            error_kind=error_kind,
+            retried=retried,
+            model=self._model.name,
+            prompt_version=version,
+            prompt_tokens=usage.prompt_tokens,
+            output_tokens=usage.output_tokens,
+            duration_ms=usage.duration_ms,
+        )

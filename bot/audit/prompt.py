@@ -1,0 +1,76 @@
+"""Audit prompts: the stable system prompt per format, the delimited segment, the repair turn.
+
+Rule source: design.md, "PR audit" and "Models". The system prompt (rules + the seven sections
+from :data:`bot.audit.contract.SECTIONS`, or their JSON schema) is identical for every segment;
+the user message is only the numbered, delimited code, so the stable prefix stays cacheable.
+Code is untrusted data: comments and strings can carry injections, so ``<untrusted-code`` /
+``</untrusted-code`` inside it are escaped and the opening tag carries a per-request nonce.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Sequence
+from functools import cache
+from typing import Literal
+
+from bot.audit.contract import SECTIONS, Violation, heading
+from bot.audit.selection import Segment
+from bot.audit.structured import AuditJSON
+from bot.clients.model_client import ChatMessage
+from bot.prompts import load_prompt, prompt_version
+from bot.triage.issue_text import escape_delimiters
+
+__all__ = ["AuditFormat", "number_lines", "repair_message", "segment_message", "system_prompt"]
+
+AuditFormat = Literal["markdown", "json"]
+CODE_TAG = "untrusted-code"
+
+
+@cache
+def system_prompt(fmt: AuditFormat) -> tuple[str, str]:
+    """The filled audit system prompt for a format and its version (``audit-FORMAT@SHA8``)."""
+    described = "\n".join(f"{heading(s)}\n<{s.rule}>" for s in SECTIONS)
+    if fmt == "markdown":
+        tail = load_prompt("audit_markdown").replace("{sections}", described)
+    else:
+        keyed = "\n".join(f"- {s.key}: {s.rule}" for s in SECTIONS)
+        schema = json.dumps(AuditJSON.model_json_schema(), separators=(",", ":"))
+        tail = load_prompt("audit_json").replace("{sections}", keyed).replace("{schema}", schema)
+    text = load_prompt("audit").replace("{format}", tail)
+    return text, prompt_version(f"audit-{fmt}", text)
+
+
+def number_lines(lines: Sequence[str], start: int) -> str:
+    """``NUMBER | text`` rows, numbered from ``start`` as in the file."""
+    width = len(str(start + len(lines) - 1))
+    return "\n".join(f"{start + i:>{width}} | {line}" for i, line in enumerate(lines))
+
+
+def segment_message(
+    segment: Segment, lines: Sequence[str], *, nonce: str | None = None
+) -> ChatMessage:
+    """The user message: the segment's lines, numbered and delimited as untrusted data.
+
+    Args:
+        segment: what is audited (path, first and last line).
+        lines: the file's lines ``segment.start``..``segment.end``.
+        nonce: tag id; random when ``None``.
+    """
+    tag_id = nonce or secrets.token_hex(4)
+    body = escape_delimiters(number_lines(lines, segment.start), CODE_TAG)
+    path = escape_delimiters(segment.path, CODE_TAG).replace('"', "'")
+    return ChatMessage(
+        "user",
+        f'<{CODE_TAG} id="{tag_id}" path="{path}" lines="{segment.start}-{segment.end}">\n'
+        f"{body}\n</{CODE_TAG}>",
+    )
+
+
+def repair_message(violations: Sequence[Violation], fmt: AuditFormat) -> ChatMessage:
+    """The repair turn: quotes every violation and asks for the whole corrected response."""
+    listed = "\n".join(f"- {v.message}" for v in violations)
+    name = "repair" if fmt == "markdown" else "repair_json"
+    text = load_prompt(name).replace("{violations}", listed)
+    return ChatMessage("user", text.replace("{first_heading}", heading(SECTIONS[0])))

@@ -1,0 +1,1 @@
+"""Decision history: the SQLite store (migrated on open) and read-only statistics."""

@@ -1,0 +1,172 @@
+"""The SQLite store: opened with WAL and a busy timeout, migrated on open, written atomically.
+
+Rule source: design.md, "Storage". The default path is outside the Actions workspace (the runner
+cleans the workspace between jobs): ``$XDG_DATA_HOME/triage-bot/triage.db``, i.e.
+``~/.local/share/triage-bot/triage.db``; ``--db`` / ``TRIAGE_DB`` override it. Only accepted
+audits are written to ``audits``. This module is where sqlite3 errors become
+:class:`~bot.errors.StoreError`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+from sqlite_utils.db import Table
+
+from bot.errors import StoreError
+from bot.history.migrations import MIGRATIONS
+
+__all__ = ["BUSY_TIMEOUT_MS", "AuditRow", "GateRow", "Store", "default_db_path", "utc_now"]
+
+BUSY_TIMEOUT_MS = 5000
+"""How long a writer waits for another process's lock before failing (ms)."""
+
+
+def default_db_path(env: Mapping[str, str]) -> Path:
+    """``$XDG_DATA_HOME/triage-bot/triage.db``, falling back to ``~/.local/share``."""
+    base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "triage-bot" / "triage.db"
+
+
+def utc_now() -> str:
+    """The current UTC time as ISO 8601 with offset, seconds precision."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    """One accepted audit (columns of ``audits``; ``retried`` stored as 0/1)."""
+
+    repo: str
+    pr: int
+    head_sha: str
+    path: str
+    line_start: int
+    line_end: int
+    verdict: str
+    confidence: str
+    retried: bool
+    audit_format: str
+    model: str
+    prompt_version: str
+    prompt_tokens: int
+    output_tokens: int
+    duration_ms: float
+    markdown: str
+    created_at: str = ""
+
+
+@dataclass(frozen=True)
+class GateRow:
+    """One gate decision (columns of ``gate_decisions``)."""
+
+    repo: str
+    issue: int
+    event: str
+    verdict: str | None
+    label: str
+    reason: str
+    error_kind: str | None
+    model: str
+    prompt_version: str
+    prompt_tokens: int
+    output_tokens: int
+    duration_ms: float
+    created_at: str = ""
+
+
+class Store:
+    """The decision store.
+
+    Args:
+        path: the SQLite file (parent folders are created); ``":memory:"`` for tests.
+
+    Raises:
+        StoreError: the file cannot be created, opened or migrated.
+    """
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = path
+        try:
+            if path != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                self.db = Database(str(path))
+            else:
+                self.db = Database(memory=True)
+            self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            if path != ":memory:":
+                self.db.enable_wal()
+            MIGRATIONS.apply(self.db)
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(f"cannot open the store at {path}: {exc}") from exc
+
+    def _table(self, name: str) -> Table:
+        table = self.db[name]
+        assert isinstance(table, Table)
+        return table
+
+    def _insert(self, table: str, row: dict[str, Any]) -> int:
+        try:
+            with self.db.atomic():
+                inserted = self._table(table).insert(row)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write to {table}: {exc}") from exc
+        if inserted.last_pk is None:
+            raise StoreError(f"the insert into {table} returned no id")
+        return int(inserted.last_pk)
+
+    def record_audit(self, row: AuditRow) -> int:
+        """Insert one accepted audit; returns its id.
+
+        Raises:
+            StoreError: the write failed (locked past the busy timeout, disk full …).
+        """
+        data = asdict(row)
+        data["retried"] = int(row.retried)
+        data["created_at"] = row.created_at or utc_now()
+        return self._insert("audits", data)
+
+    def record_gate(self, row: GateRow) -> int:
+        """Insert one gate decision; returns its id.
+
+        Raises:
+            StoreError: the write failed.
+        """
+        data = asdict(row)
+        data["created_at"] = row.created_at or utc_now()
+        return self._insert("gate_decisions", data)
+
+    def audits(self, repo: str, *, limit: int = 10) -> list[dict[str, Any]]:
+        """The newest accepted audits of a repository, newest first."""
+        return list(
+            self._table("audits").rows_where(
+                "repo = ?", [repo], order_by="created_at desc, id desc", limit=limit
+            )
+        )
+
+    def audits_for(self, repo: str, pr: int, head_sha: str) -> list[dict[str, Any]]:
+        """Accepted audits of one PR at one head SHA, in path and line order."""
+        return list(
+            self._table("audits").rows_where(
+                "repo = ? and pr = ? and head_sha = ?",
+                [repo, pr, head_sha],
+                order_by="path, line_start, id",
+            )
+        )
+
+    def last_gate(self, repo: str, issue: int) -> dict[str, Any] | None:
+        """The bot's last gate decision on an issue, or ``None``."""
+        rows = self._table("gate_decisions").rows_where(
+            "repo = ? and issue = ?", [repo, issue], order_by="id desc", limit=1
+        )
+        return next(iter(rows), None)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.close()

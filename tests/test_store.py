@@ -1,0 +1,107 @@
+"""The store: migrations on open, WAL, accepted rows only, gate decisions, re-opening."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from bot.errors import StoreError
+from bot.history.migrations import MIGRATIONS
+from bot.history.store import AuditRow, GateRow, Store, default_db_path
+
+
+def audit_row(**overrides: object) -> AuditRow:
+    values: dict[str, object] = {
+        "repo": "o/r",
+        "pr": 7,
+        "head_sha": "ec26c3e57ca3a959ca5aad62de7213c562f8c821",
+        "path": "src/app.py",
+        "line_start": 10,
+        "line_end": 40,
+        "verdict": "GO_WITH_NOTES",
+        "confidence": "Medium",
+        "retried": True,
+        "audit_format": "markdown",
+        "model": "m",
+        "prompt_version": "audit-markdown@00000000",
+        "prompt_tokens": 900,
+        "output_tokens": 300,
+        "duration_ms": 1234.5,
+        "markdown": "## 1. Bottom line\n...",
+    }
+    values.update(overrides)
+    return AuditRow(**values)  # type: ignore[arg-type]
+
+
+def test_open_migrates_and_uses_wal(tmp_path: Path) -> None:
+    path = tmp_path / "nested" / "triage.db"
+    store = Store(path)
+    assert {"audits", "gate_decisions", "_sqlite_migrations"} <= set(store.db.table_names())
+    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert [m.name for m in MIGRATIONS.applied(store.db)] == ["m001_audits", "m002_gate_decisions"]
+    store.close()
+    reopened = Store(path)
+    assert len(MIGRATIONS.applied(reopened.db)) == 2
+    reopened.close()
+
+
+def test_audit_rows_round_trip(tmp_path: Path) -> None:
+    store = Store(tmp_path / "t.db")
+    first = store.record_audit(audit_row())
+    second = store.record_audit(audit_row(path="src/b.py", created_at="2030-01-01T00:00:00+00:00"))
+    rows = store.audits("o/r")
+    assert [r["id"] for r in rows] == [second, first]
+    assert rows[1]["retried"] == 1
+    assert rows[1]["created_at"].endswith("+00:00")
+    assert store.audits("other/repo") == []
+    assert [r["path"] for r in store.audits_for("o/r", 7, audit_row().head_sha)] == [
+        "src/app.py",
+        "src/b.py",
+    ]
+
+
+def test_gate_decisions(tmp_path: Path) -> None:
+    store = Store(tmp_path / "t.db")
+    base = {
+        "repo": "o/r", "issue": 3, "event": "issues.opened", "verdict": None,
+        "label": "validator-error", "reason": "down", "error_kind": "model_unavailable",
+        "model": "m", "prompt_version": "validator@0", "prompt_tokens": 0, "output_tokens": 0,
+        "duration_ms": 0.0,
+    }  # fmt: skip
+    store.record_gate(GateRow(**base))  # type: ignore[arg-type]
+    base.update(verdict="VALID", label="ready-for-dev", error_kind=None)
+    store.record_gate(GateRow(**base))  # type: ignore[arg-type]
+    last = store.last_gate("o/r", 3)
+    assert last is not None
+    assert last["label"] == "ready-for-dev"
+    assert store.last_gate("o/r", 4) is None
+
+
+def test_default_path_is_outside_the_workspace(tmp_path: Path) -> None:
+    assert default_db_path({"XDG_DATA_HOME": str(tmp_path)}) == tmp_path / "triage-bot/triage.db"
+    assert default_db_path({}).parts[-4:] == (".local", "share", "triage-bot", "triage.db")
+
+
+def test_unopenable_path_is_a_store_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(StoreError, match="cannot open the store"):
+        Store(blocker / "triage.db")
+
+
+def test_not_a_database_is_a_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "garbage.db"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError):
+        Store(path)
+
+
+def test_file_opens_in_plain_sqlite3(tmp_path: Path) -> None:
+    path = tmp_path / "t.db"
+    store = Store(path)
+    store.record_audit(audit_row())
+    store.close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("select count(*) from audits").fetchone()[0] == 1
