@@ -2,9 +2,10 @@
 
 Library code raises :class:`~bot.errors.BotError`; this module turns it into one ``error:`` line on
 stderr and the error's exit code. Exit codes: 0 done or deliberately skipped (a ``validator-error``
-label is a done run: the label is the defined outcome), 1 unexpected bot error, 2 configuration
-(:class:`~bot.errors.ConfigError`, and click's usage errors), 3 malformed or missing event payload,
-4 GitHub refused or failed after retries.
+label or a rejected audit is a done run: each is a defined outcome), 1 unexpected bot error,
+2 configuration or a refused ``--range`` (:class:`~bot.errors.ConfigError`,
+:class:`~bot.errors.InvalidRange`, click's usage errors), 3 malformed or missing event payload,
+4 GitHub refused or failed after retries, 5 the SQLite store cannot be opened or written.
 
 Imports of the pipeline happen inside the commands so ``triage-bot --help`` stays fast.
 """
@@ -12,6 +13,7 @@ Imports of the pipeline happen inside the commands so ``triage-bot --help`` stay
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -58,6 +60,56 @@ def main() -> None:
     """triage-bot: gate issues and audit pull requests with a local LLM."""
 
 
+def common_options(fn: F) -> F:
+    """Flags every job takes: dry run, store path."""
+    fn = click.option(
+        "--db",
+        "db_path",
+        type=click.Path(path_type=Path, dir_okay=False),
+        help="SQLite store [env TRIAGE_DB; default ~/.local/share/triage-bot/triage.db].",
+    )(fn)
+    fn = click.option(
+        "--dry-run/--no-dry-run",
+        default=None,
+        help="Print the plan (verdict, labels or audits, model, tokens, ms); write nothing.",
+    )(fn)
+    return fn
+
+
+def audit_options(fn: F) -> F:
+    """Flags of the PR audit: format, segment cap, audit model."""
+    fn = click.option(
+        "--audit-model", help="Ollama model tag for the auditor [env TRIAGE_AUDIT_MODEL]."
+    )(fn)
+    fn = click.option(
+        "--max-segments", type=int, help="Per-PR segment cap (default 8) [env TRIAGE_MAX_SEGMENTS]."
+    )(fn)
+    fn = click.option(
+        "--audit-format",
+        type=click.Choice(["markdown", "json"]),
+        help="markdown: the model writes the seven sections; json: it fills their JSON schema "
+        "and the bot renders them [env TRIAGE_AUDIT_FORMAT].",
+    )(fn)
+    return fn
+
+
+def _emit(report: Any, settings: Any) -> None:
+    from bot.action import write_outputs, write_summary
+
+    click.echo(report.text)
+    write_summary(settings.step_summary_path, report.summary)
+    write_outputs(settings.output_path, report.outputs)
+
+
+def _guarded(job: Callable[[], None]) -> None:
+    from bot.errors import BotError
+
+    try:
+        job()
+    except BotError as exc:
+        _fail(exc)
+
+
 @main.command()
 @click.option("--event-name", help="Webhook event name [env GITHUB_EVENT_NAME].")
 @click.option(
@@ -66,65 +118,58 @@ def main() -> None:
     help="Webhook payload JSON [env GITHUB_EVENT_PATH].",
 )
 @click.option(
-    "--dry-run/--no-dry-run",
-    default=None,
-    help="Print the plan (verdict, reason, label changes, model, tokens, ms); write nothing.",
-)
-@click.option(
     "--max-body-chars",
     type=int,
     help="Longest issue body judged, in characters (default 6000) [env TRIAGE_MAX_BODY_CHARS].",
 )
+@common_options
+@audit_options
 @model_options
 def run(**flags: Any) -> None:
     """Handle the webhook event this workflow run was triggered by.
 
     `issues` opened/edited/reopened runs the issue gate (edited only when the title or body
-    changed); every other event is skipped with a one-line reason.
+    changed); `pull_request_target`/`pull_request` opened/synchronize/reopened/ready_for_review
+    runs the PR audit (drafts are skipped); every other event is skipped with a one-line reason.
     """
-    try:
-        _run(flags)
-    except Exception as exc:
-        from bot.errors import BotError
 
-        if not isinstance(exc, BotError):
-            raise
-        _fail(exc)
+    def job() -> None:
+        from bot.config import Settings
+        from bot.runner import run_event
+
+        settings = Settings.resolve(flags, os.environ)
+        _emit(run_event(settings), settings)
+
+    _guarded(job)
 
 
-def _run(flags: dict[str, Any]) -> None:
-    from bot.action import write_outputs, write_summary
-    from bot.clients.factory import make_chat_model, make_github
-    from bot.config import VALIDATOR_OPTIONS, Settings
-    from bot.errors import ConfigError
-    from bot.events import Skip, load_payload, route_event
-    from bot.flows import apply_gate, plan_gate
-    from bot.render import render_gate_plan, render_gate_summary
-    from bot.triage.validator import Validator
+@main.command()
+@click.option("--repo", required=True, help="Repository as OWNER/NAME.")
+@click.option("--pr", "number", required=True, type=click.IntRange(min=1), help="PR number.")
+@click.option(
+    "--range",
+    "requested_range",
+    help="Audit only PATH:START-END (≤ 200 lines of a changed file), e.g. src/app.py:10-80.",
+)
+@common_options
+@audit_options
+@model_options
+def audit(repo: str, number: int, requested_range: str | None, **flags: Any) -> None:
+    """Audit a pull request by hand: selected changed ranges, or one explicit range."""
 
-    settings = Settings.resolve(flags, os.environ)
-    if not settings.event_name:
-        raise ConfigError("no event name: set GITHUB_EVENT_NAME or pass --event-name")
-    if settings.event_path is None:
-        raise ConfigError("no event payload: set GITHUB_EVENT_PATH or pass --event-path")
-    routed = route_event(settings.event_name, load_payload(settings.event_path))
-    if isinstance(routed, Skip):
-        click.echo(f"triage-bot: skipped: {routed.reason}")
-        write_summary(settings.step_summary_path, f"triage-bot skipped: {routed.reason}\n")
-        return
-    github = None if settings.dry_run else make_github(settings)
-    validator = Validator(
-        make_chat_model(settings), VALIDATOR_OPTIONS, max_body_chars=settings.max_body_chars
-    )
-    plan = plan_gate(routed, validator)
-    click.echo(render_gate_plan(plan))
-    if github is not None:
-        applied = apply_gate(plan, github)
-        click.echo(f"applied:  {applied.requests} GitHub write request(s)")
-    else:
-        click.echo("dry run:  nothing written to GitHub")
-    write_summary(settings.step_summary_path, render_gate_summary(plan, applied=github is not None))
-    write_outputs(
-        settings.output_path,
-        {"verdict": plan.decision.verdict or "ERROR", "label": plan.labels.target.name},
-    )
+    def job() -> None:
+        from bot.clients.factory import make_github
+        from bot.config import Settings
+        from bot.errors import ConfigError
+        from bot.runner import run_audit
+
+        settings = Settings.resolve(flags, os.environ)
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
+            raise ConfigError(f"--repo must be OWNER/NAME, got {repo!r}")
+        github = make_github(settings, token_required=not settings.dry_run)
+        pull = github.pull(repo, number)
+        if pull.state != "open":
+            raise ConfigError(f"{repo}#{number} is {pull.state}; only open PRs are audited")
+        _emit(run_audit(pull, settings, github, requested_range=requested_range), settings)
+
+    _guarded(job)

@@ -16,6 +16,11 @@ Nothing below the CLI reads ``os.environ``: the CLI passes the environment mappi
 ``TRIAGE_MODEL_TIMEOUT``    seconds per model request (default 120)
 ``TRIAGE_MAX_BODY_CHARS``   longest issue body judged (default 6000 characters)
 ``TRIAGE_DRY_RUN``          ``true`` prints the plan instead of writing to GitHub
+``TRIAGE_AUDIT_MODEL``      Ollama tag for the auditor role (default: the validator's)
+``TRIAGE_AUDIT_FORMAT``     ``markdown`` (default) or ``json``
+``TRIAGE_MAX_SEGMENTS``     per-PR segment cap (default 8)
+``TRIAGE_SKIP_GLOBS``       extra comma-separated globs of files never audited
+``TRIAGE_DB``               SQLite store (default ``~/.local/share/triage-bot/triage.db``)
 ==========================  ==========================================================
 
 The Action passes its inputs as ``INPUT_<NAME>`` variables (GitHub's convention for actions);
@@ -33,7 +38,14 @@ from bot.clients.model_client import RoleOptions
 from bot.clients.retry import RetryPolicy
 from bot.errors import ConfigError
 
-__all__ = ["AUDITOR_OPTIONS", "EMBEDDED_N_CTX", "ENV_VARS", "VALIDATOR_OPTIONS", "Settings"]
+__all__ = [
+    "AUDITOR_OPTIONS",
+    "EMBEDDED_N_CTX",
+    "ENV_VARS",
+    "VALIDATOR_OPTIONS",
+    "Settings",
+    "default_db_path",
+]
 
 VALIDATOR_OPTIONS = RoleOptions(temperature=0.0, num_predict=160, num_ctx=4096, seed=42)
 """Validator role (design.md, per-role effort): greedy, ≤ 200 output tokens, small context."""
@@ -65,7 +77,19 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "model_timeout_s": ("TRIAGE_MODEL_TIMEOUT",),
     "max_body_chars": ("TRIAGE_MAX_BODY_CHARS",),
     "dry_run": ("INPUT_DRY-RUN", "INPUT_DRY_RUN", "TRIAGE_DRY_RUN"),
+    "audit_model": ("INPUT_AUDIT-MODEL", "INPUT_AUDIT_MODEL", "TRIAGE_AUDIT_MODEL"),
+    "audit_format": ("INPUT_AUDIT-FORMAT", "INPUT_AUDIT_FORMAT", "TRIAGE_AUDIT_FORMAT"),
+    "max_segments": ("INPUT_MAX-SEGMENTS", "INPUT_MAX_SEGMENTS", "TRIAGE_MAX_SEGMENTS"),
+    "skip_globs": ("TRIAGE_SKIP_GLOBS",),
+    "db_path": ("INPUT_DB-PATH", "INPUT_DB_PATH", "TRIAGE_DB"),
 }
+
+
+def default_db_path(env: Mapping[str, str]) -> Path:
+    """The store's default path, outside the Actions workspace (the runner cleans it):
+    ``$XDG_DATA_HOME/triage-bot/triage.db``, falling back to ``~/.local/share``."""
+    base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "triage-bot" / "triage.db"
 
 
 @dataclass(frozen=True)
@@ -88,6 +112,11 @@ class Settings:
         model_retry: transient retry policy for model calls.
         github_retries: PyGithub retry count for idempotent requests.
         github_backoff_s: PyGithub back-off factor (seconds).
+        audit_model: Ollama tag for the auditor (``None``: the validator's).
+        audit_format: ``markdown`` or ``json`` (see bot/audit/structured.py).
+        max_segments: per-PR segment cap.
+        skip_globs: globs of files never audited, added to the built-in list.
+        db_path: the SQLite store; ``None`` = the default outside the workspace.
     """
 
     github_token: str | None = None
@@ -105,6 +134,11 @@ class Settings:
     model_retry: RetryPolicy = field(default_factory=RetryPolicy)
     github_retries: int = 3
     github_backoff_s: float = 1.0
+    audit_model: str | None = None
+    audit_format: str = "markdown"
+    max_segments: int = 8
+    skip_globs: tuple[str, ...] = ()
+    db_path: Path | None = None
 
     @classmethod
     def resolve(cls, flags: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
@@ -123,6 +157,7 @@ class Settings:
         for name, value in flags.items():
             if value is not None:
                 raw[name] = value
+        raw.setdefault("db_path", default_db_path(env))
         return cls()._with(raw)
 
     def _with(self, raw: Mapping[str, Any]) -> Settings:
@@ -140,7 +175,7 @@ _FALSE = {"0", "false", "no", "off", ""}
 
 
 def _convert(name: str, value: Any) -> Any:
-    if name in ("event_path", "step_summary_path", "output_path", "model_path"):
+    if name in ("event_path", "step_summary_path", "output_path", "model_path", "db_path"):
         return Path(value)
     if name == "model_timeout_s":
         number = float(value)
@@ -152,6 +187,19 @@ def _convert(name: str, value: Any) -> Any:
         if count < 200:
             raise ValueError("must be ≥ 200 characters")
         return count
+    if name == "audit_format":
+        if value not in ("markdown", "json"):
+            raise ValueError("expected markdown or json")
+        return value
+    if name == "max_segments":
+        count = int(value)
+        if not 1 <= count <= 50:
+            raise ValueError("must be between 1 and 50")
+        return count
+    if name == "skip_globs":
+        if isinstance(value, tuple):
+            return value
+        return tuple(g.strip() for g in str(value).split(",") if g.strip())
     if name == "dry_run":
         if isinstance(value, bool):
             return value

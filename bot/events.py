@@ -8,6 +8,8 @@ Routing (design.md, "The three pipelines"; issue gate triggers):
 
 * ``issues`` ``opened`` / ``reopened`` → gate;
 * ``issues`` ``edited`` → gate only when ``changes`` has ``title`` or ``body``;
+* ``pull_request_target`` / ``pull_request`` ``opened`` / ``synchronize`` / ``reopened`` /
+  ``ready_for_review`` → audit, unless the PR is a draft or not open;
 * any other event or action → :class:`Skip` with a one-line reason (exit 0).
 
 This module is the choke point where pydantic and JSON errors on payloads become
@@ -19,22 +21,31 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.errors import EventError
 
 __all__ = [
+    "AUDIT_ACTIONS",
+    "AUDIT_EVENTS",
     "GATE_ACTIONS",
     "IssuesEvent",
+    "PullRequestEvent",
     "Skip",
     "load_payload",
     "route_event",
 ]
 
+_P = TypeVar("_P", bound="_Payload")
+
 GATE_ACTIONS = frozenset({"opened", "edited", "reopened"})
 """``issues`` actions that run the gate."""
+
+AUDIT_EVENTS = frozenset({"pull_request_target", "pull_request"})
+AUDIT_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
+"""Pull request actions that run the audit."""
 
 
 class _Payload(BaseModel):
@@ -98,6 +109,28 @@ class IssuesEvent(_Payload):
     changes: IssueChanges | None = None
 
 
+class _Head(_Payload):
+    sha: str = Field(pattern=r"^[0-9a-f]{40}$")
+
+
+class PullRequest(_Payload):
+    """The ``pull_request`` object: number, draft flag, state and head SHA."""
+
+    number: int = Field(gt=0)
+    state: str = "open"
+    draft: bool = False
+    head: _Head
+
+
+class PullRequestEvent(_Payload):
+    """A ``pull_request`` / ``pull_request_target`` webhook event."""
+
+    action: str
+    pull_request: PullRequest
+    repository: Repository
+    sender: User | None = None
+
+
 @dataclass(frozen=True)
 class Skip:
     """An event the bot deliberately does nothing for; ``reason`` is one line for the log."""
@@ -126,32 +159,51 @@ def load_payload(path: Path) -> dict[str, Any]:
     return data
 
 
-def _validate_issues(payload: dict[str, Any]) -> IssuesEvent:
+def _validate(model: type[_P], payload: dict[str, Any], what: str) -> _P:
     try:
-        return IssuesEvent.model_validate(payload)
+        return model.model_validate(payload)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
             for err in exc.errors(include_url=False)[:5]
         )
-        raise EventError(f"malformed issues payload: {problems}") from exc
+        raise EventError(f"malformed {what} payload: {problems}") from exc
 
 
-def route_event(event_name: str, payload: dict[str, Any]) -> IssuesEvent | Skip:
+def _route_pull_request(event_name: str, payload: dict[str, Any]) -> PullRequestEvent | Skip:
+    action = payload.get("action")
+    if action not in AUDIT_ACTIONS:
+        return Skip(
+            f"{event_name}.{action} does not run the audit "
+            "(only opened, synchronize, reopened, ready_for_review)"
+        )
+    event = _validate(PullRequestEvent, payload, event_name)
+    pr = event.pull_request
+    if pr.state != "open":
+        return Skip(f"pull request #{pr.number} is {pr.state}, not open")
+    if pr.draft:
+        return Skip(f"pull request #{pr.number} is a draft")
+    return event
+
+
+def route_event(event_name: str, payload: dict[str, Any]) -> IssuesEvent | PullRequestEvent | Skip:
     """Decide what to do with one webhook event.
 
     Returns:
-        The validated :class:`IssuesEvent` when the gate must run, else a :class:`Skip`.
+        The validated :class:`IssuesEvent` (gate) or :class:`PullRequestEvent` (audit), else a
+        :class:`Skip`.
 
     Raises:
-        EventError: an ``issues`` payload lacks what the gate needs.
+        EventError: a payload lacks what its pipeline needs.
     """
+    if event_name in AUDIT_EVENTS:
+        return _route_pull_request(event_name, payload)
     if event_name != "issues":
-        return Skip(f"event {event_name!r} is not handled by the issue gate")
+        return Skip(f"event {event_name!r} is not handled by triage-bot")
     action = payload.get("action")
     if action not in GATE_ACTIONS:
         return Skip(f"issues.{action} does not run the gate (only opened, edited, reopened)")
-    event = _validate_issues(payload)
+    event = _validate(IssuesEvent, payload, "issues")
     if action == "edited":
         changes = event.changes
         if changes is None or (changes.title is None and changes.body is None):

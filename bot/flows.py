@@ -5,21 +5,42 @@ add and remove, and why) with its dependencies passed in; :func:`apply_gate` the
 plan's writes through the :class:`~bot.clients.github_client.GitHubPort`. ``--dry-run`` prints the
 plan instead of applying it, and tests assert on plans.
 
-Known limit, written down: a gate label a maintainer set by hand is replaced by the next automatic
-run of an ``opened`` / ``edited`` / ``reopened`` event; honouring hand-set labels needs the
-decision store (tracked in the PR-audit issue, which adds it).
+A gate label a maintainer set by hand wins over a later automatic run: the store knows which
+label the bot last applied, and :func:`hand_set_gate_label` finds a different gate label on the
+issue. Only an explicit ``/triage`` (issue "Maintainer commands") overrides it.
+
+The audit reads (PR files, file contents at the head SHA) happen while planning; its writes
+(rows, then the PR comment) happen in :func:`apply_audit`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.clients.github_client import GitHubPort
+from bot.audit.auditor import Auditor, AuditRejected, AuditResult
+from bot.audit.ranges import check_range_in_file, parse_range_spec
+from bot.audit.report import MARKER, render_audit_comment
+from bot.audit.selection import DEFAULT_SKIP_GLOBS, Segment, Selection, Skipped, select_segments
+from bot.clients.github_client import GitHubPort, PullRef
+from bot.errors import GitHubError
 from bot.events import IssuesEvent
-from bot.triage.labels import LabelPlan, plan_labels
+from bot.history.store import AuditRow, GateRow, Store
+from bot.triage.labels import GATE_LABELS, LabelPlan, plan_labels
 from bot.triage.validator import GateDecision, Validator
 
-__all__ = ["AppliedGate", "GatePlan", "apply_gate", "plan_gate"]
+__all__ = [
+    "AppliedAudit",
+    "AppliedGate",
+    "AuditPlan",
+    "GatePlan",
+    "apply_audit",
+    "apply_gate",
+    "gate_row",
+    "hand_set_gate_label",
+    "plan_audit",
+    "plan_gate",
+]
 
 
 @dataclass(frozen=True)
@@ -87,3 +108,183 @@ def apply_gate(plan: GatePlan, github: GitHubPort) -> AppliedGate:
         github.remove_label(plan.repo, plan.number, name)
         requests += 1
     return AppliedGate(plan=plan, requests=requests)
+
+
+def hand_set_gate_label(event: IssuesEvent, last_applied: str | None) -> str | None:
+    """The gate label a human set by hand, if the issue carries one the bot did not apply last.
+
+    Args:
+        event: the routed ``issues`` event (its labels are the issue's current labels).
+        last_applied: the label of the bot's last gate decision on this issue, or ``None``.
+    """
+    if last_applied is None or event.action == "opened":
+        return None
+    gate_names = {label.name.lower() for label in GATE_LABELS}
+    present = [n for n in event.issue.label_names if n.lower() in gate_names]
+    if present and last_applied.lower() not in {n.lower() for n in present}:
+        return present[0]
+    return None
+
+
+def gate_row(plan: GatePlan) -> GateRow:
+    """The store row for a gate plan."""
+    d = plan.decision
+    return GateRow(
+        repo=plan.repo,
+        issue=plan.number,
+        event=plan.event,
+        verdict=d.verdict,
+        label=d.label.name,
+        reason=d.reason,
+        error_kind=d.error_kind,
+        model=d.model,
+        prompt_version=d.prompt_version,
+        prompt_tokens=d.prompt_tokens,
+        output_tokens=d.output_tokens,
+        duration_ms=d.model_ms,
+    )
+
+
+Outcome = AuditResult | AuditRejected
+
+
+@dataclass(frozen=True)
+class AuditPlan:
+    """The audit's plan for one PR at one head SHA.
+
+    Attributes:
+        pull: the PR (repo, number, head SHA).
+        selection: segments audited and everything skipped (with reasons).
+        outcomes: one accepted or rejected outcome per audited segment.
+        rows: store rows for the accepted outcomes only.
+        comment: the PR comment body (marker first).
+        audit_format: ``markdown`` or ``json``.
+    """
+
+    pull: PullRef
+    selection: Selection
+    outcomes: tuple[Outcome, ...]
+    rows: tuple[AuditRow, ...]
+    comment: str
+    audit_format: str
+
+    @property
+    def accepted(self) -> int:
+        """Number of accepted audits."""
+        return len(self.rows)
+
+    @property
+    def rejected(self) -> int:
+        """Number of rejected audits."""
+        return len(self.outcomes) - len(self.rows)
+
+
+@dataclass(frozen=True)
+class AppliedAudit:
+    """What :func:`apply_audit` did: rows written and ``created``/``edited``/``unchanged``."""
+
+    plan: AuditPlan
+    rows_written: int
+    comment: str
+
+
+def _row(pull: PullRef, result: AuditResult, fmt: str) -> AuditRow:
+    return AuditRow(
+        repo=pull.repo,
+        pr=pull.number,
+        head_sha=pull.head_sha,
+        path=result.segment.path,
+        line_start=result.segment.start,
+        line_end=result.segment.end,
+        verdict=result.verdict,
+        confidence=result.confidence,
+        retried=result.retried,
+        audit_format=fmt,
+        model=result.model,
+        prompt_version=result.prompt_version,
+        prompt_tokens=result.prompt_tokens,
+        output_tokens=result.output_tokens,
+        duration_ms=result.duration_ms,
+        markdown=result.markdown,
+    )
+
+
+def plan_audit(
+    pull: PullRef,
+    github: GitHubPort,
+    auditor: Auditor,
+    *,
+    audit_format: str,
+    requested_range: str | None = None,
+    max_segments: int = 8,
+    skip_globs: Sequence[str] = DEFAULT_SKIP_GLOBS,
+) -> AuditPlan:
+    """Select, read and audit a PR's changed lines; plan the rows and the comment.
+
+    Args:
+        pull: the PR at its head SHA.
+        github: reads files and contents (no writes here).
+        auditor: the auditor with its model.
+        audit_format: ``markdown`` or ``json`` (recorded with each row).
+        requested_range: ``PATH:START-END`` from a maintainer, or ``None`` for the selection.
+        max_segments: per-PR segment cap.
+        skip_globs: files never audited.
+
+    Raises:
+        InvalidRange: the requested range breaks a rule.
+        GitHubError: the PR's files or a requested file cannot be read.
+    """
+    files = github.pull_files(pull.repo, pull.number)
+    if requested_range is not None:
+        live = [f.path for f in files if f.status != "removed"]
+        selection = Selection((parse_range_spec(requested_range, live),), ())
+    else:
+        selection = select_segments(files, skip_globs=skip_globs, max_segments=max_segments)
+    contents: dict[str, list[str]] = {}
+    audited: list[Segment] = []
+    skipped = list(selection.skipped)
+    for segment in selection.segments:
+        if segment.path not in contents:
+            try:
+                contents[segment.path] = github.file_lines(pull.repo, segment.path, pull.head_sha)
+            except GitHubError as exc:
+                if requested_range is not None:
+                    raise
+                skipped.append(Skipped(segment.path, f"unreadable at the head SHA: {exc}"))
+                contents[segment.path] = []
+                continue
+        if requested_range is not None:
+            check_range_in_file(segment, len(contents[segment.path]))
+        if contents[segment.path] and segment.end <= len(contents[segment.path]):
+            audited.append(segment)
+        elif contents[segment.path]:
+            skipped.append(Skipped(segment.path, "range past the end of the file", segment))
+    final = Selection(tuple(audited), tuple(skipped))
+    outcomes = tuple(
+        auditor.audit(s, contents[s.path][s.start - 1 : s.end]) for s in final.segments
+    )
+    rows = tuple(_row(pull, o, audit_format) for o in outcomes if isinstance(o, AuditResult))
+    model = outcomes[0].model if outcomes else "no model call"
+    comment = render_audit_comment(
+        head_sha=pull.head_sha, selection=final, outcomes=outcomes, model=model
+    )
+    return AuditPlan(pull, final, outcomes, rows, comment, audit_format)
+
+
+def apply_audit(plan: AuditPlan, github: GitHubPort, store: Store) -> AppliedAudit:
+    """Persist the accepted rows (one transaction), then create or edit the PR comment.
+
+    The comment is found by its hidden marker and edited in place; an identical body is not
+    written again. Rows are written first, so a failed post leaves the audits recorded and the
+    next run re-posts.
+
+    Raises:
+        StoreError: the rows could not be written (nothing is posted then).
+        GitHubError: the comment could not be read or written.
+    """
+    written = store.record_audits(plan.rows)
+    existing = github.find_bot_comment(plan.pull.repo, plan.pull.number, MARKER)
+    if existing is not None and existing.body == plan.comment:
+        return AppliedAudit(plan, written, "unchanged")
+    action = github.upsert_comment(plan.pull.repo, plan.pull.number, existing, plan.comment)
+    return AppliedAudit(plan, written, action)

@@ -5,28 +5,23 @@ Only strings are built here; the CLI and the Action entry decide where they go.
 
 from __future__ import annotations
 
-import re
+from bot.audit.auditor import AuditResult
+from bot.audit.report import coverage_line
+from bot.flows import AuditPlan, GatePlan, Outcome
+from bot.neutralise import neutralise
 
-from bot.flows import GatePlan
+__all__ = [
+    "PUBLIC_WARNING",
+    "render_audit_plan",
+    "render_audit_summary",
+    "render_gate_plan",
+    "render_gate_summary",
+]
 
-__all__ = ["neutralise", "render_gate_plan", "render_gate_summary"]
-
-_MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")
-
-
-def neutralise(text: str, *, max_chars: int = 1000) -> str:
-    """Make model text safe to show in GitHub markdown.
-
-    No @mentions (a zero-width space follows each ``@``), no images (``![`` → ``!\\[``), no
-    raw HTML (``&``, ``<``, ``>`` escaped), one line, at most ``max_chars`` characters (``…``
-    marks a cut).
-    """
-    text = " ".join(text.split())
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = _MENTION.sub("@\u200b", text).replace("![", "!\\[")
-    if len(text) > max_chars:
-        text = text[: max_chars - 1] + "…"
-    return text
+PUBLIC_WARNING = (
+    "\n> [!WARNING]\n> This repository is public. GitHub advises self-hosted runners "
+    "for private repositories only: a public repository's workflows can run untrusted code."
+)
 
 
 def _label_changes(plan: GatePlan) -> str:
@@ -75,8 +70,49 @@ def render_gate_summary(plan: GatePlan, *, applied: bool) -> str:
             "characters before judging."
         )
     if plan.public_repo:
-        out.append(
-            "\n> [!WARNING]\n> This repository is public. GitHub advises self-hosted runners "
-            "for private repositories only: a public repository's workflows can run untrusted code."
+        out.append(PUBLIC_WARNING)
+    return "\n".join(out) + "\n"
+
+
+def _outcome_line(outcome: Outcome) -> str:
+    if isinstance(outcome, AuditResult):
+        return (
+            f"  {outcome.segment!s:40s} ACCEPTED  {outcome.verdict} / {outcome.confidence}  "
+            f"retried: {'yes' if outcome.retried else 'no'}  "
+            f"({outcome.prompt_tokens}+{outcome.output_tokens} tokens, "
+            f"{outcome.duration_ms:.0f} ms)"
         )
+    why = outcome.error_kind or ", ".join(sorted({v.rule for v in outcome.violations}))
+    retried = "yes" if outcome.retried else "no"
+    return f"  {outcome.segment!s:40s} REJECTED  {why}  (retried: {retried})"
+
+
+def render_audit_plan(plan: AuditPlan) -> str:
+    """The audit plan as plain text: selection, per-segment outcome, and the comment."""
+    pull = plan.pull
+    lines = [
+        f"triage-bot: audit {pull.repo}#{pull.number} at {pull.head_sha[:12]} "
+        f"({plan.audit_format} format)",
+        f"selection: {len(plan.selection.segments)} segment(s), "
+        f"{len(plan.selection.skipped)} skipped",
+    ]
+    lines += [_outcome_line(o) for o in plan.outcomes]
+    lines += [f"  skipped {s.segment or s.path}: {s.reason}" for s in plan.selection.skipped]
+    lines.append(f"accepted: {plan.accepted}  rejected: {plan.rejected}")
+    lines.append("comment:")
+    lines.append(plan.comment.rstrip())
+    return "\n".join(lines)
+
+
+def render_audit_summary(plan: AuditPlan, *, applied: bool) -> str:
+    """The step summary for one audit run (the coverage line, never rejected text)."""
+    pull = plan.pull
+    state = "" if applied else " (dry run: nothing stored or posted)"
+    out = [
+        f"### triage-bot: audit of #{pull.number} at `{pull.head_sha[:12]}`{state}",
+        "",
+        coverage_line(plan.selection, plan.outcomes),
+    ]
+    if pull.public_repo:
+        out.append(PUBLIC_WARNING)
     return "\n".join(out) + "\n"

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 CASSETTES = ROOT / "cassettes"
 
-_EXTRA_ENV = ("GITHUB_ACTIONS", "CI", "RUNNER_TEMP")
+_EXTRA_ENV = ("GITHUB_ACTIONS", "CI", "RUNNER_TEMP", "XDG_DATA_HOME")
 
 TIMINGS: list[tuple[str, float]] = []
 """(what, ms) of real-model runs, printed at the end of the test session."""
@@ -34,13 +34,15 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No variable the bot reads leaks in from the developer's shell or CI."""
+def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No variable the bot reads leaks in from the developer's shell or CI, and the default
+    store lands in the test's own folder, never in the developer's home."""
     for variables in ENV_VARS.values():
         for var in variables:
             monkeypatch.delenv(var, raising=False)
     for var in _EXTRA_ENV:
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
 
 
 @dataclass

@@ -117,7 +117,9 @@ def test_malformed_payload_exits_3(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("event", "name", "needle"),
     [
-        ("pull_request", "pull_request.opened.0", "not handled"),
+        ("push", "pull_request.opened.0", "not handled"),
+        ("pull_request_target", "pull_request.closed.3", "does not run the audit"),
+        ("pull_request", "pull_request.converted_to_draft.5", "does not run the audit"),
         ("issues", "issues.labeled.9", "issues.labeled does not run the gate"),
         ("issues", "issues.edited.7", "neither the title nor the body"),
     ],

@@ -37,7 +37,8 @@ def test_edit_of_title_or_body_runs_the_gate(field: str) -> None:
     ("event_name", "name", "needle"),
     [
         ("issues", "issues.labeled.9", "issues.labeled"),
-        ("pull_request", "pull_request.opened.0", "'pull_request'"),
+        ("pull_request", "pull_request.closed.3", "pull_request.closed"),
+        ("pull_request_target", "pull_request.converted_to_draft.5", "converted_to_draft"),
         ("issue_comment", "issue_comment.created.0", "'issue_comment'"),
         ("push", "issues.opened.18", "'push'"),
     ],
@@ -109,3 +110,46 @@ def test_non_utf8_payload(tmp_path: Path) -> None:
 def test_real_payload_round_trips_through_file(tmp_path: Path) -> None:
     path = write_payload(tmp_path, load_webhook("issues.opened.18"))
     assert load_payload(path)["action"] == "opened"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "pull_request.opened.0",
+        "pull_request.synchronize.22",
+        "pull_request.reopened.18",
+        "pull_request.ready_for_review.15",
+    ],
+)
+@pytest.mark.parametrize("event_name", ["pull_request_target", "pull_request"])
+def test_pull_request_actions_run_the_audit(event_name: str, name: str) -> None:
+    from bot.events import PullRequestEvent
+
+    event = route_event(event_name, load_webhook(name))
+    assert isinstance(event, PullRequestEvent)
+    assert event.pull_request.number == 2
+    assert event.pull_request.head.sha == "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
+
+
+def test_draft_pull_request_is_skipped() -> None:
+    payload = load_webhook("pull_request.opened.0")
+    payload["pull_request"]["draft"] = True
+    routed = route_event("pull_request_target", payload)
+    assert isinstance(routed, Skip)
+    assert "draft" in routed.reason
+
+
+@pytest.mark.parametrize(
+    ("mutate", "needle"),
+    [
+        (lambda p: p["pull_request"]["head"].update(sha="not-a-sha"), "pull_request.head.sha"),
+        (lambda p: p["pull_request"].pop("number"), "pull_request.number"),
+        (lambda p: p.pop("pull_request"), "pull_request"),
+    ],
+)
+def test_malformed_pull_request_payload(mutate: object, needle: str) -> None:
+    payload = load_webhook("pull_request.opened.0")
+    mutate(payload)  # type: ignore[operator]
+    with pytest.raises(EventError, match="malformed pull_request_target payload") as info:
+        route_event("pull_request_target", payload)
+    assert needle in str(info.value)

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from bot.config import default_db_path
 from bot.errors import StoreError
 from bot.history.migrations import MIGRATIONS
-from bot.history.store import AuditRow, GateRow, Store, default_db_path
+from bot.history.store import AuditRow, GateRow, Store
 
 
 def audit_row(**overrides: object) -> AuditRow:

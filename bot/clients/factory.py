@@ -7,34 +7,48 @@ default. Heavy imports (llama_cpp) happen only when the embedded model is first 
 
 from __future__ import annotations
 
+from typing import Literal
+
 from bot.clients.embedded import EmbeddedChatModel
 from bot.clients.github_client import PyGithubClient
 from bot.clients.model_client import ChatModel, OllamaChatModel
 from bot.config import EMBEDDED_N_CTX, Settings
 from bot.errors import ConfigError
+from bot.history.store import Store
 
-__all__ = ["make_chat_model", "make_github"]
+__all__ = ["make_chat_model", "make_github", "make_store"]
 
 
-def make_chat_model(settings: Settings) -> ChatModel:
-    """The validator's :class:`ChatModel` for these settings (no I/O until the first call)."""
+def make_chat_model(settings: Settings, role: Literal["validator", "auditor"]) -> ChatModel:
+    """The :class:`ChatModel` for a role (no I/O until the first call).
+
+    With Ollama, the validator uses ``validator_model`` and the auditor ``audit_model`` (falling
+    back to the validator's). The embedded backend serves both roles from one loaded GGUF.
+    """
     if settings.ollama_host:
+        tag = settings.validator_model
+        if role == "auditor" and settings.audit_model:
+            tag = settings.audit_model
         return OllamaChatModel(
             host=settings.ollama_host,
-            model=settings.validator_model,
+            model=tag,
             timeout_s=settings.model_timeout_s,
             retry=settings.model_retry,
         )
     return EmbeddedChatModel(model_path=settings.model_path, n_ctx=EMBEDDED_N_CTX)
 
 
-def make_github(settings: Settings) -> PyGithubClient:
+def make_github(settings: Settings, *, token_required: bool = True) -> PyGithubClient:
     """The GitHub client for these settings.
+
+    Args:
+        token_required: ``False`` for read-only dry runs (public repositories can be read
+            without a token, at GitHub's low anonymous rate limit).
 
     Raises:
         ConfigError: no token (``GITHUB_TOKEN`` or the Action's ``token`` input).
     """
-    if not settings.github_token:
+    if not settings.github_token and token_required:
         raise ConfigError(
             "no GitHub token: set GITHUB_TOKEN (or the action's token input), or use --dry-run"
         )
@@ -44,3 +58,12 @@ def make_github(settings: Settings) -> PyGithubClient:
         retries=settings.github_retries,
         backoff_s=settings.github_backoff_s,
     )
+
+
+def make_store(settings: Settings) -> Store:
+    """Open (and migrate) the store at ``settings.db_path``.
+
+    Raises:
+        StoreError: the file cannot be opened or migrated.
+    """
+    return Store(settings.db_path or ":memory:")

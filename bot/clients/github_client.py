@@ -11,6 +11,12 @@ computed from the payload, so the only requests are the writes themselves:
 ``already_exists`` is success), ``POST /repos/{o}/{r}/issues/{n}/labels`` and, for a stale gate
 label, ``DELETE /repos/{o}/{r}/issues/{n}/labels/{name}``.
 
+PR audit budget (goal ≤ files + 3 requests): ``GET .../pulls/{n}/files`` (100 per page), one
+``GET .../contents/{path}?ref={head_sha}`` per audited file (plus ``GET .../git/blobs/{sha}``
+for files over 1 MB, whose content the contents API leaves empty), ``GET .../issues/{n}/comments``
+to find the bot's comment by its hidden marker, then one ``PATCH`` (edit) or ``POST`` (create).
+PR code is only ever read through the API at the head SHA, never checked out.
+
 Retry policy, chosen on purpose: PyGithub's default ``GithubRetry`` retries POST on 5xx, which can
 double-post a comment. Here its HTTP-level retries cover only idempotent methods (GET, HEAD, PUT,
 PATCH, DELETE) plus its rate-limit handling of 403/429 (bounded by ``max_rate_limit_wait``). The
@@ -20,7 +26,9 @@ changes nothing), so they alone are retried with tenacity on 5xx/transport error
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 import requests
@@ -31,6 +39,7 @@ from github.GithubException import (
     UnknownObjectException,
 )
 
+from bot.audit.selection import ChangedFile
 from bot.clients.retry import RetryPolicy, call_with_retries
 from bot.errors import (
     GitHubAuthError,
@@ -41,7 +50,31 @@ from bot.errors import (
 )
 from bot.triage.labels import GateLabel
 
-__all__ = ["GitHubPort", "PyGithubClient", "translate_github_error"]
+__all__ = ["BotComment", "GitHubPort", "PullRef", "PyGithubClient", "translate_github_error"]
+
+PER_PAGE = 100
+"""Items per page for list endpoints (GitHub's maximum)."""
+
+
+@dataclass(frozen=True)
+class BotComment:
+    """An existing comment of the bot's, found by its hidden marker."""
+
+    id: int
+    body: str
+
+
+@dataclass(frozen=True)
+class PullRef:
+    """What an audit needs to know about a PR: where, which head SHA, and its state."""
+
+    repo: str
+    number: int
+    head_sha: str
+    draft: bool = False
+    state: str = "open"
+    public_repo: bool = True
+
 
 T = TypeVar("T")
 
@@ -67,6 +100,26 @@ class GitHubPort(Protocol):
 
     def remove_label(self, repo: str, number: int, name: str) -> None:
         """Remove one label from an issue; a label that is already gone is not an error."""
+        ...
+
+    def pull(self, repo: str, number: int) -> PullRef:
+        """The PR's head SHA and state (``GET .../pulls/{n}``); used by manual runs."""
+        ...
+
+    def pull_files(self, repo: str, number: int) -> list[ChangedFile]:
+        """The PR's changed files with their patches (``GET .../pulls/{n}/files``)."""
+        ...
+
+    def file_lines(self, repo: str, path: str, ref: str) -> list[str]:
+        """The file's lines at ``ref`` (a head SHA), read through the API, never checked out."""
+        ...
+
+    def find_bot_comment(self, repo: str, number: int, marker: str) -> BotComment | None:
+        """The bot's comment whose body starts with ``marker``, or ``None``."""
+        ...
+
+    def upsert_comment(self, repo: str, number: int, existing: BotComment | None, body: str) -> str:
+        """Edit ``existing`` (PATCH) or create a comment (POST); returns ``edited``/``created``."""
         ...
 
 
@@ -116,7 +169,7 @@ class PyGithubClient:
     """:class:`GitHubPort` over PyGithub.
 
     Args:
-        token: installation or personal token (never logged).
+        token: installation or personal token (never logged); ``None`` reads anonymously.
         base_url: REST base URL (``GITHUB_API_URL``).
         retries: HTTP-level retries for idempotent methods.
         backoff_s: urllib3 back-off factor (seconds).
@@ -129,7 +182,7 @@ class PyGithubClient:
     def __init__(
         self,
         *,
-        token: str,
+        token: str | None,
         base_url: str = "https://api.github.com",
         retries: int = 3,
         backoff_s: float = 1.0,
@@ -146,11 +199,12 @@ class PyGithubClient:
             max_rate_limit_wait=max_rate_limit_wait_s,
         )
         self._gh = Github(
-            auth=Auth.Token(token),
+            auth=Auth.Token(token) if token else None,
             base_url=base_url,
             retry=retry,
             timeout=int(timeout_s),
             lazy=True,
+            per_page=PER_PAGE,
             seconds_between_requests=None,
             seconds_between_writes=(
                 DEFAULT_SECONDS_BETWEEN_WRITES
@@ -205,3 +259,75 @@ class PyGithubClient:
             )
         except GitHubNotFound:
             return
+
+    def pull(self, repo: str, number: int) -> PullRef:
+        """``GET /repos/{repo}/pulls/{number}``."""
+
+        def fetch() -> PullRef:
+            pr = self._gh.get_repo(repo).get_pull(number)
+            return PullRef(
+                repo=repo,
+                number=number,
+                head_sha=pr.head.sha,
+                draft=bool(pr.draft),
+                state=pr.state,
+                public_repo=not pr.base.repo.private,
+            )
+
+        return self._call(f"read pull request {repo}#{number}", fetch, safe_to_repeat=True)
+
+    def pull_files(self, repo: str, number: int) -> list[ChangedFile]:
+        """``GET /repos/{repo}/pulls/{number}/files`` (all pages, 100 per page)."""
+
+        def fetch() -> list[ChangedFile]:
+            files = self._gh.get_repo(repo).get_pull(number).get_files()
+            return [
+                ChangedFile(f.filename, f.status, f.patch or None, f.previous_filename or None)
+                for f in files
+            ]
+
+        return self._call(f"list files of {repo}#{number}", fetch, safe_to_repeat=True)
+
+    def file_lines(self, repo: str, path: str, ref: str) -> list[str]:
+        """``GET /repos/{repo}/contents/{path}?ref={ref}``; the blob endpoint past 1 MB.
+
+        Raises:
+            GitHubNotFound: no such file at ``ref``.
+            GitHubError: the path is a folder or a submodule, not a file.
+        """
+
+        def fetch() -> list[str]:
+            handle = self._gh.get_repo(repo)
+            content = handle.get_contents(path, ref=ref)
+            if isinstance(content, list) or content.type != "file":
+                raise GitHubError(f"{path} at {ref[:12]} is not a file")
+            if content.encoding == "base64" and content.content:
+                raw = content.decoded_content
+            else:
+                raw = base64.b64decode(handle.get_git_blob(content.sha).content)
+            return raw.decode("utf-8", errors="replace").splitlines()
+
+        return self._call(f"read {path} at {ref[:12]} in {repo}", fetch, safe_to_repeat=True)
+
+    def find_bot_comment(self, repo: str, number: int, marker: str) -> BotComment | None:
+        """``GET /repos/{repo}/issues/{number}/comments``: the first comment by a bot account
+        whose body starts with ``marker`` (a human quoting the marker is ignored)."""
+
+        def fetch() -> BotComment | None:
+            for comment in self._gh.get_repo(repo).get_issue(number).get_comments():
+                if comment.body.startswith(marker) and comment.user.type == "Bot":
+                    return BotComment(comment.id, comment.body)
+            return None
+
+        return self._call(f"list comments of {repo}#{number}", fetch, safe_to_repeat=True)
+
+    def upsert_comment(self, repo: str, number: int, existing: BotComment | None, body: str) -> str:
+        """``PATCH /repos/{repo}/issues/comments/{id}`` when ``existing``, else ``POST
+        /repos/{repo}/issues/{number}/comments``. The POST is never retried (no double post)."""
+        issue = self._gh.get_repo(repo).get_issue(number)
+        if existing is not None:
+            comment = issue.get_comment(existing.id)
+            self._call(f"edit comment {existing.id} in {repo}", lambda: comment.edit(body))
+            return "edited"
+        self._call(f"comment on {repo}#{number}", lambda: issue.create_comment(body))
+        return "created"

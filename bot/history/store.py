@@ -2,7 +2,8 @@
 
 Rule source: design.md, "Storage". The default path is outside the Actions workspace (the runner
 cleans the workspace between jobs): ``$XDG_DATA_HOME/triage-bot/triage.db``, i.e.
-``~/.local/share/triage-bot/triage.db``; ``--db`` / ``TRIAGE_DB`` override it. Only accepted
+``~/.local/share/triage-bot/triage.db`` (:func:`bot.config.default_db_path`); ``--db`` /
+``TRIAGE_DB`` override it. Only accepted
 audits are written to ``audits``. This module is where sqlite3 errors become
 :class:`~bot.errors.StoreError`.
 """
@@ -10,7 +11,7 @@ audits are written to ``audits``. This module is where sqlite3 errors become
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,16 +23,10 @@ from sqlite_utils.db import Table
 from bot.errors import StoreError
 from bot.history.migrations import MIGRATIONS
 
-__all__ = ["BUSY_TIMEOUT_MS", "AuditRow", "GateRow", "Store", "default_db_path", "utc_now"]
+__all__ = ["BUSY_TIMEOUT_MS", "AuditRow", "GateRow", "Store", "utc_now"]
 
 BUSY_TIMEOUT_MS = 5000
 """How long a writer waits for another process's lock before failing (ms)."""
-
-
-def default_db_path(env: Mapping[str, str]) -> Path:
-    """``$XDG_DATA_HOME/triage-bot/triage.db``, falling back to ``~/.local/share``."""
-    base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "triage-bot" / "triage.db"
 
 
 def utc_now() -> str:
@@ -131,6 +126,27 @@ class Store:
         data["retried"] = int(row.retried)
         data["created_at"] = row.created_at or utc_now()
         return self._insert("audits", data)
+
+    def record_audits(self, rows: Sequence[AuditRow]) -> int:
+        """Insert accepted audits in one transaction (all or none); returns the count.
+
+        Raises:
+            StoreError: the write failed; no row of the batch is kept.
+        """
+        if not rows:
+            return 0
+        data = []
+        for row in rows:
+            item = asdict(row)
+            item["retried"] = int(row.retried)
+            item["created_at"] = row.created_at or utc_now()
+            data.append(item)
+        try:
+            with self.db.atomic():
+                self._table("audits").insert_all(data)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write to audits: {exc}") from exc
+        return len(data)
 
     def record_gate(self, row: GateRow) -> int:
         """Insert one gate decision; returns its id.

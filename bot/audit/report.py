@@ -1,0 +1,100 @@
+"""The PR comment: one per PR, found again by its hidden marker and edited in place.
+
+Rule source: design.md, "PR audit" → Accepted, and the PR-audit issue's "Post" item. The comment
+holds a summary table (file, lines, verdict, confidence, retried), each accepted audit's seven
+sections in a collapsible block, and a coverage line naming rejected and skipped segments. It
+never holds rejected text. When nothing was accepted, the comment is the coverage line alone.
+Model text and file paths are neutralised (:mod:`bot.neutralise`); the whole comment stays under
+GitHub's 65,536-character limit by dropping detail blocks from the end, with a note.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from bot.audit.auditor import AuditRejected, AuditResult
+from bot.audit.selection import Selection
+from bot.neutralise import code_span, neutralise, neutralise_block
+
+__all__ = ["COMMENT_LIMIT", "MARKER", "coverage_line", "render_audit_comment"]
+
+MARKER = "<!-- triage-bot:audit -->"
+"""Hidden marker at the start of the bot's PR comment."""
+
+COMMENT_LIMIT = 65_536
+"""GitHub's maximum comment body (characters)."""
+
+_HEADING = re.compile(r"^## (\d\. .+)$", re.MULTILINE)
+
+Outcome = AuditResult | AuditRejected
+
+
+def _why_rejected(rejected: AuditRejected) -> str:
+    if rejected.error_kind:
+        return f"model error: {rejected.error_kind}"
+    rules = sorted({v.rule for v in rejected.violations})
+    return "contract not met after one repair (" + ", ".join(rules) + ")"
+
+
+def coverage_line(selection: Selection, outcomes: Sequence[Outcome]) -> str:
+    """One line: how many segments were audited, accepted, rejected (why) and skipped (why)."""
+    accepted = [o for o in outcomes if isinstance(o, AuditResult)]
+    rejected = [o for o in outcomes if isinstance(o, AuditRejected)]
+    parts = [
+        f"**Coverage:** {len(outcomes)} segment(s) audited, {len(accepted)} accepted, "
+        f"{len(rejected)} rejected"
+    ]
+    if rejected:
+        parts.append(
+            "rejected (could not be audited): "
+            + ", ".join(f"{code_span(str(r.segment))} ({_why_rejected(r)})" for r in rejected)
+        )
+    if selection.skipped:
+        parts.append(
+            "skipped: "
+            + ", ".join(
+                f"{code_span(str(s.segment) if s.segment else s.path)} ({neutralise(s.reason)})"
+                for s in selection.skipped
+            )
+        )
+    return "; ".join(parts) + "."
+
+
+def _details(result: AuditResult) -> str:
+    body = neutralise_block(result.markdown)
+    body = _HEADING.sub(r"#### \1", body)
+    summary = f"{code_span(str(result.segment))}: {result.verdict}"
+    return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
+
+
+def render_audit_comment(
+    *, head_sha: str, selection: Selection, outcomes: Sequence[Outcome], model: str
+) -> str:
+    """The full comment body, starting with :data:`MARKER` and at most ``COMMENT_LIMIT`` long."""
+    accepted = [o for o in outcomes if isinstance(o, AuditResult)]
+    title = f"### triage-bot audit of `{head_sha[:12]}` ({neutralise(model, max_chars=80)})"
+    coverage = coverage_line(selection, outcomes)
+    if not accepted:
+        return f"{MARKER}\n{title}\n\n{coverage}\n"
+    table = ["| file | lines | verdict | confidence | retried |", "|---|---|---|---|---|"]
+    for r in accepted:
+        table.append(
+            f"| {code_span(r.segment.path)} | {r.segment.start}-{r.segment.end} | "
+            f"{r.verdict} | {r.confidence} | {'yes' if r.retried else 'no'} |"
+        )
+    head = f"{MARKER}\n{title}\n\n" + "\n".join(table) + "\n\n"
+    details = [_details(r) for r in accepted]
+    omitted = 0
+    while True:
+        note = (
+            f"\n\n_{omitted} audit(s) not shown to stay under GitHub's comment limit; "
+            "`triage-bot history` lists them._"
+            if omitted
+            else ""
+        )
+        body = head + "\n\n".join(details) + "\n\n" + coverage + note + "\n"
+        if len(body) <= COMMENT_LIMIT or not details:
+            return body[:COMMENT_LIMIT]
+        details.pop()
+        omitted += 1

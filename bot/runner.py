@@ -1,0 +1,148 @@
+"""Run one job from settings: the glue between the CLI and the pipelines.
+
+Each function builds its clients from the frozen settings, runs a pipeline's plan, applies it
+unless ``dry_run``, and returns a :class:`RunReport` (text for the log, markdown for the step
+summary, step outputs). Nothing here prints or exits: the CLI does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bot.audit.auditor import Auditor
+from bot.audit.selection import DEFAULT_SKIP_GLOBS
+from bot.clients.factory import make_chat_model, make_github, make_store
+from bot.clients.github_client import GitHubPort, PullRef
+from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS, Settings
+from bot.errors import ConfigError
+from bot.events import IssuesEvent, PullRequestEvent, Skip, load_payload, route_event
+from bot.flows import (
+    apply_audit,
+    apply_gate,
+    gate_row,
+    hand_set_gate_label,
+    plan_audit,
+    plan_gate,
+)
+from bot.render import (
+    render_audit_plan,
+    render_audit_summary,
+    render_gate_plan,
+    render_gate_summary,
+)
+from bot.triage.validator import Validator
+
+__all__ = ["RunReport", "run_audit", "run_event", "run_gate"]
+
+
+@dataclass
+class RunReport:
+    """What a run has to say: ``text`` (log lines), ``summary`` (markdown), ``outputs``."""
+
+    text: str
+    summary: str
+    outputs: dict[str, str] = field(default_factory=dict)
+
+
+def run_event(settings: Settings) -> RunReport:
+    """Handle the webhook event named in the settings (``GITHUB_EVENT_NAME``/``_PATH``).
+
+    Raises:
+        ConfigError: no event name or path, or no token when writing.
+        EventError: the payload is missing or malformed.
+        GitHubError / StoreError: a write failed.
+    """
+    if not settings.event_name:
+        raise ConfigError("no event name: set GITHUB_EVENT_NAME or pass --event-name")
+    if settings.event_path is None:
+        raise ConfigError("no event payload: set GITHUB_EVENT_PATH or pass --event-path")
+    routed = route_event(settings.event_name, load_payload(settings.event_path))
+    if isinstance(routed, Skip):
+        line = f"triage-bot: skipped: {routed.reason}"
+        return RunReport(line, f"triage-bot skipped: {routed.reason}\n")
+    if isinstance(routed, IssuesEvent):
+        return run_gate(routed, settings)
+    return _run_audit_event(routed, settings)
+
+
+def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> RunReport:
+    """Run the issue gate on one event; ``force`` (``/triage``) overrides a hand-set label."""
+    github = None if settings.dry_run else make_github(settings)
+    store = make_store(settings)
+    try:
+        last = store.last_gate(event.repository.full_name, event.issue.number)
+        hand_set = None if force else hand_set_gate_label(event, last["label"] if last else None)
+        if hand_set is not None:
+            reason = f"a maintainer set {hand_set!r} by hand; /triage re-runs the gate"
+            return RunReport(f"triage-bot: skipped: {reason}", f"triage-bot skipped: {reason}\n")
+        validator = Validator(
+            make_chat_model(settings, "validator"),
+            VALIDATOR_OPTIONS,
+            max_body_chars=settings.max_body_chars,
+        )
+        plan = plan_gate(event, validator)
+        text = render_gate_plan(plan)
+        if github is not None:
+            applied = apply_gate(plan, github)
+            store.record_gate(gate_row(plan))
+            text += f"\napplied:  {applied.requests} GitHub write request(s)"
+        else:
+            text += "\ndry run:  nothing written to GitHub or the store"
+    finally:
+        store.close()
+    return RunReport(
+        text,
+        render_gate_summary(plan, applied=github is not None),
+        {"verdict": plan.decision.verdict or "ERROR", "label": plan.labels.target.name},
+    )
+
+
+def _run_audit_event(event: PullRequestEvent, settings: Settings) -> RunReport:
+    pr = event.pull_request
+    pull = PullRef(
+        repo=event.repository.full_name,
+        number=pr.number,
+        head_sha=pr.head.sha,
+        draft=pr.draft,
+        state=pr.state,
+        public_repo=not event.repository.private,
+    )
+    github = make_github(settings, token_required=not settings.dry_run)
+    return run_audit(pull, settings, github)
+
+
+def run_audit(
+    pull: PullRef, settings: Settings, github: GitHubPort, *, requested_range: str | None = None
+) -> RunReport:
+    """Audit one PR at its head SHA; store accepted rows and upsert the comment unless dry run.
+
+    Raises:
+        InvalidRange: ``requested_range`` breaks a rule.
+        GitHubError / StoreError: a read or write failed.
+    """
+    auditor = Auditor(
+        make_chat_model(settings, "auditor"),
+        AUDITOR_OPTIONS,
+        fmt="json" if settings.audit_format == "json" else "markdown",
+    )
+    plan = plan_audit(
+        pull,
+        github,
+        auditor,
+        audit_format=settings.audit_format,
+        requested_range=requested_range,
+        max_segments=settings.max_segments,
+        skip_globs=DEFAULT_SKIP_GLOBS + settings.skip_globs,
+    )
+    text = render_audit_plan(plan)
+    if settings.dry_run:
+        text += "\ndry run:  nothing stored or posted"
+    else:
+        store = make_store(settings)
+        try:
+            applied = apply_audit(plan, github, store)
+        finally:
+            store.close()
+        text += f"\napplied:  {applied.rows_written} row(s) stored; comment {applied.comment}"
+    outputs = {"audits-accepted": str(plan.accepted), "audits-rejected": str(plan.rejected)}
+    return RunReport(text, render_audit_summary(plan, applied=not settings.dry_run), outputs)
