@@ -30,7 +30,12 @@ from bot.audit.contract import (
 from bot.audit.prompt import AuditFormat, repair_message, segment_message, system_prompt
 from bot.audit.selection import Segment
 from bot.audit.structured import AuditJSON, parse_audit_json
-from bot.clients.model_client import ChatMessage, ChatModel, RoleOptions
+from bot.clients.model_client import (
+    ChatMessage,
+    ChatModel,
+    RoleOptions,
+    structured_output_schema,
+)
 from bot.errors import ModelError, ModelOutputError, ModelTruncated
 
 __all__ = ["AuditRejected", "AuditResult", "Auditor"]
@@ -133,7 +138,7 @@ class Auditor:
         self._forbidden = forbidden
 
     def _attempt(self, messages: Sequence[ChatMessage], ref: SegmentRef) -> _Attempt:
-        schema = AuditJSON.model_json_schema() if self._fmt == "json" else None
+        schema = structured_output_schema(AuditJSON) if self._fmt == "json" else None
         try:
             result = self._model.chat(messages, options=self._options, schema=schema)
         except ModelTruncated:

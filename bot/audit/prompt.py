@@ -18,7 +18,7 @@ from typing import Literal
 from bot.audit.contract import SECTIONS, Violation, heading
 from bot.audit.selection import Segment
 from bot.audit.structured import AuditJSON
-from bot.clients.model_client import ChatMessage
+from bot.clients.model_client import ChatMessage, structured_output_schema
 from bot.prompts import load_prompt, prompt_version
 from bot.triage.issue_text import escape_delimiters
 
@@ -36,7 +36,7 @@ def system_prompt(fmt: AuditFormat) -> tuple[str, str]:
         tail = load_prompt("audit_markdown").replace("{sections}", described)
     else:
         keyed = "\n".join(f"- {s.key}: {s.rule}" for s in SECTIONS)
-        schema = json.dumps(AuditJSON.model_json_schema(), separators=(",", ":"))
+        schema = json.dumps(structured_output_schema(AuditJSON), separators=(",", ":"))
         tail = load_prompt("audit_json").replace("{sections}", keyed).replace("{schema}", schema)
     text = load_prompt("audit").replace("{format}", tail)
     return text, prompt_version(f"audit-{fmt}", text)

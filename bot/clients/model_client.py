@@ -24,6 +24,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import httpx
 import ollama
+from pydantic import BaseModel
 
 from bot.clients.retry import RetryPolicy, call_with_retries
 from bot.errors import (
@@ -41,6 +42,7 @@ __all__ = [
     "OllamaChatModel",
     "RoleOptions",
     "is_transient_ollama_error",
+    "structured_output_schema",
     "translate_ollama_error",
 ]
 
@@ -132,6 +134,30 @@ class ChatModel(Protocol):
             ModelError: any subclass; ``ModelTruncated`` when ``num_predict`` was reached.
         """
         ...
+
+
+_BOUNDS = ("maxLength", "minLength", "maxItems", "minItems")
+
+
+def structured_output_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema sent as structured output for a pydantic model, without length bounds.
+
+    Both backends compile the schema to a grammar; a bounded repetition such as
+    ``maxLength: 1200`` becomes 1200 nested grammar rules, and llama.cpp's sampler crashes
+    (SIGSEGV in ``llama_sampler_sample``) on such grammars. Lengths are enforced where they
+    belong anyway: by ``model.model_validate_json`` on the reply (a schema constrains syntax,
+    not values — design.md "Models").
+    """
+
+    def strip(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: strip(v) for k, v in node.items() if k not in _BOUNDS}
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    schema: dict[str, Any] = strip(model.model_json_schema())
+    return schema
 
 
 def is_transient_ollama_error(exc: BaseException) -> bool:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from bot.clients.model_client import structured_output_schema
 from bot.errors import ModelOutputError
 
 __all__ = ["REASON_MAX_CHARS", "Verdict", "VerdictValue", "parse_verdict", "verdict_schema"]
@@ -49,8 +50,9 @@ class Verdict(BaseModel):
 
 
 def verdict_schema() -> dict[str, Any]:
-    """JSON schema sent to the model as structured output (``format`` in Ollama's /api/chat)."""
-    return Verdict.model_json_schema()
+    """JSON schema sent to the model as structured output (``format`` in Ollama's /api/chat);
+    length bounds are left to the parser (see ``structured_output_schema``)."""
+    return structured_output_schema(Verdict)
 
 
 def parse_verdict(text: str) -> Verdict:
