@@ -14,7 +14,7 @@ Nothing below the CLI reads ``os.environ``: the CLI passes the environment mappi
 ``TRIAGE_VALIDATOR_MODEL``  Ollama tag for the validator role
 ``TRIAGE_MODEL_PATH``       GGUF for the embedded backend (default: Gemma 3 270M)
 ``TRIAGE_MODEL_TIMEOUT``    seconds per model request (default 120)
-``TRIAGE_MAX_BODY_CHARS``   longest issue body judged (default 6000 characters)
+``TRIAGE_MAX_BODY_CHARS``   longest issue body judged (default 6000, at least 200 characters)
 ``TRIAGE_DRY_RUN``          ``true`` prints the plan instead of writing to GitHub
 ``TRIAGE_AUDIT_MODEL``      Ollama tag for the auditor role (default: the validator's)
 ``TRIAGE_AUDIT_FORMAT``     ``markdown`` (default) or ``json``
@@ -29,6 +29,8 @@ they rank above the plain variables.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -119,7 +121,7 @@ class Settings:
         db_path: the SQLite store; ``None`` = the default outside the workspace.
     """
 
-    github_token: str | None = None
+    github_token: str | None = field(default=None, repr=False)
     github_api_url: str = "https://api.github.com"
     event_name: str | None = None
     event_path: Path | None = None
@@ -166,22 +168,47 @@ class Settings:
             try:
                 converted[name] = _convert(name, value)
             except (TypeError, ValueError) as exc:
-                raise ConfigError(f"invalid value for {name}: {value!r} ({exc})") from exc
+                where = " / ".join(ENV_VARS.get(name, (name,))[-1:] + _FLAGS.get(name, ()))
+                raise ConfigError(f"invalid value for {where}: {value!r} ({exc})") from exc
         return replace(self, **converted)
 
+
+_FLAGS: dict[str, tuple[str, ...]] = {
+    "event_name": ("--event-name",),
+    "event_path": ("--event-path",),
+    "ollama_host": ("--ollama-host",),
+    "validator_model": ("--model",),
+    "model_path": ("--model-path",),
+    "max_body_chars": ("--max-body-chars",),
+    "dry_run": ("--dry-run",),
+    "audit_model": ("--audit-model",),
+    "audit_format": ("--audit-format",),
+    "max_segments": ("--max-segments",),
+    "db_path": ("--db",),
+}
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
 def _convert(name: str, value: Any) -> Any:
-    if name in ("event_path", "step_summary_path", "output_path", "model_path", "db_path"):
+    if name in ("event_path", "step_summary_path", "output_path", "db_path"):
         return Path(value)
     if name == "model_timeout_s":
         number = float(value)
-        if number <= 0:
-            raise ValueError("must be > 0 seconds")
+        if not math.isfinite(number) or number <= 0:
+            raise ValueError("must be a finite number of seconds > 0")
         return number
+    if name == "ollama_host":
+        text = str(value).strip().rstrip("/")
+        if not re.match(r"^https?://[^\s/]+", text):
+            raise ValueError("must be a URL like http://127.0.0.1:11434")
+        return text
+    if name == "model_path":
+        path = Path(value).expanduser()
+        if not path.is_file():
+            raise ValueError("no such GGUF file")
+        return path
     if name == "max_body_chars":
         count = int(value)
         if count < 200:
@@ -208,7 +235,7 @@ def _convert(name: str, value: Any) -> Any:
             return True
         if text in _FALSE:
             return False
-        raise ValueError("expected true or false")
+        raise ValueError("expected true/false, yes/no, on/off or 1/0")
     if name in ENV_VARS:
         return str(value)
     raise ValueError(f"unknown setting {name}")

@@ -19,6 +19,7 @@ This module is the choke point where pydantic and JSON errors on payloads become
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -39,6 +40,7 @@ __all__ = [
 ]
 
 _P = TypeVar("_P", bound="_Payload")
+_NAME = re.compile(r"^[a-z_]{1,64}$")
 
 GATE_ACTIONS = frozenset({"opened", "edited", "reopened"})
 """``issues`` actions that run the gate."""
@@ -49,7 +51,8 @@ AUDIT_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_revie
 
 
 class _Payload(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    # strict: GitHub sends well-typed JSON, so "number": true or "private": "yes" is malformed
+    model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
 
 
 class Label(_Payload):
@@ -154,6 +157,8 @@ def load_payload(path: Path) -> dict[str, Any]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise EventError(f"event file is not valid JSON: {path}: {exc}") from exc
+    except (ValueError, RecursionError) as exc:
+        raise EventError(f"event file is not usable JSON: {path}: {type(exc).__name__}") from exc
     if not isinstance(data, dict):
         raise EventError(f"event payload must be a JSON object, got {type(data).__name__}")
     return data
@@ -196,11 +201,15 @@ def route_event(event_name: str, payload: dict[str, Any]) -> IssuesEvent | PullR
     Raises:
         EventError: a payload lacks what its pipeline needs.
     """
-    if event_name in AUDIT_EVENTS:
-        return _route_pull_request(event_name, payload)
-    if event_name != "issues":
+    if not _NAME.match(event_name):
+        raise EventError("the event name must be lower-case letters and underscores")
+    if event_name not in AUDIT_EVENTS and event_name != "issues":
         return Skip(f"event {event_name!r} is not handled by triage-bot")
     action = payload.get("action")
+    if not isinstance(action, str) or not _NAME.match(action):
+        raise EventError(f"malformed {event_name} payload: action must be a lower-case word")
+    if event_name in AUDIT_EVENTS:
+        return _route_pull_request(event_name, payload)
     if action not in GATE_ACTIONS:
         return Skip(f"issues.{action} does not run the gate (only opened, edited, reopened)")
     event = _validate(IssuesEvent, payload, "issues")

@@ -86,13 +86,13 @@ def test_applied_run_writes_labels_summary_and_outputs(
             ["run", "--dry-run", "--event-name", "issues", "--event-path", EXAMPLE],
             {"TRIAGE_MODEL_TIMEOUT": "soon"},
             2,
-            "invalid value for model_timeout_s",
+            "invalid value for TRIAGE_MODEL_TIMEOUT",
         ),
         (
             ["run", "--event-name", "issues", "--event-path", EXAMPLE],
             {"TRIAGE_DRY_RUN": "maybe"},
             2,
-            "invalid value for dry_run",
+            "invalid value for TRIAGE_DRY_RUN / --dry-run",
         ),
     ],
 )

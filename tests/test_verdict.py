@@ -23,6 +23,7 @@ OK_NR = '{"verdict": "NEEDS_REFINEMENT", "reason": "No steps to reproduce."}'
         ("  \n" + OK + "\n\n", "VALID"),
         ("```json\n" + OK + "\n```", "VALID"),
         ("```json\n" + OK_NR + "```", "NEEDS_REFINEMENT"),
+        ("```json\r\n" + OK + "\r\n```", "VALID"),
         ("\n```json\n" + json.dumps(json.loads(OK), indent=2) + "\n```\n", "VALID"),
         ('{"reason": "Clear report.", "verdict": "VALID"}', "VALID"),
     ],
@@ -56,6 +57,12 @@ def test_accepts_the_allowed_shapes(text: str, verdict: str) -> None:
         pytest.param('{"reason": "x"}', id="missing-verdict"),
         pytest.param('{"verdict": "VALID", "reason": ""}', id="empty-reason"),
         pytest.param('{"verdict": "VALID", "reason": "   "}', id="blank-reason"),
+        pytest.param('{"verdict": "VALID", "reason": "\\u200b"}', id="invisible-reason"),
+        pytest.param('{"verdict": "VALID", "reason": "ok \\u001b]8;;x"}', id="control-in-reason"),
+        pytest.param(
+            '{"verdict": "NEEDS_REFINEMENT", "verdict": "VALID", "reason": "x"}', id="duplicate-key"
+        ),
+        pytest.param('{"verdict": "VALID", "reason": 5, "reason": "ok"}', id="duplicate-reason"),
         pytest.param('{"verdict": "VALID", "reason": 5}', id="reason-not-string"),
         pytest.param('{"verdict": true, "reason": "x"}', id="verdict-not-string"),
         pytest.param("```json\n" + OK + "\n```\nDone.", id="fence-then-text"),
@@ -111,7 +118,9 @@ def test_never_raises_anything_but_model_output_error(text: str) -> None:
 
 @given(
     st.sampled_from(["VALID", "NEEDS_REFINEMENT"]),
-    st.text(min_size=1, max_size=200).filter(lambda s: s.strip() != ""),
+    st.text(
+        alphabet=st.characters(blacklist_categories=("Cc", "Cf", "Cs")), min_size=1, max_size=200
+    ).filter(lambda s: any(ch.isalnum() for ch in s)),
     st.booleans(),
 )
 def test_round_trip(verdict: str, reason: str, fenced: bool) -> None:

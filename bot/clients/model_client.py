@@ -136,22 +136,29 @@ class ChatModel(Protocol):
         ...
 
 
-_BOUNDS = ("maxLength", "minLength", "maxItems", "minItems")
+_DROPPED = ("maxLength", "minLength", "maxItems", "minItems", "description", "title")
 
 
 def structured_output_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema sent as structured output for a pydantic model, without length bounds.
+    """The JSON schema sent as structured output for a pydantic model: no length bounds, no
+    titles or descriptions.
 
     Both backends compile the schema to a grammar; a bounded repetition such as
     ``maxLength: 1200`` becomes 1200 nested grammar rules, and llama.cpp's sampler crashes
     (SIGSEGV in ``llama_sampler_sample``) on such grammars. Lengths are enforced where they
     belong anyway: by ``model.model_validate_json`` on the reply (a schema constrains syntax,
-    not values — design.md "Models").
+    not values — design.md "Models"). Docstring descriptions are dropped too: small models copy
+    them into their answers, and they are not part of the wire shape.
     """
 
-    def strip(node: Any) -> Any:
+    def strip(node: Any, *, is_map: bool = False) -> Any:
+        # is_map: a "properties"/"$defs" mapping, whose keys are names, not schema keywords
         if isinstance(node, dict):
-            return {k: strip(v) for k, v in node.items() if k not in _BOUNDS}
+            return {
+                k: strip(v, is_map=not is_map and k in ("properties", "$defs"))
+                for k, v in node.items()
+                if is_map or k not in _DROPPED
+            }
         if isinstance(node, list):
             return [strip(v) for v in node]
         return node

@@ -11,6 +11,10 @@ Rule source: design.md, "Issue gate".
   :class:`IssueText` (never silent).
 * The text can never close its delimiter: any ``<issue`` / ``</issue`` (any case, any spacing)
   inside it has its ``<`` replaced by ``&lt;``, and the opening tag carries a per-request nonce.
+* The text can never forge a chat turn: chat-template control tokens written as text
+  (``<start_of_turn>``, ``<end_of_turn>``, ``<|im_start|>``, ``<|eot_id|>``, ``<bos>`` …) would be
+  parsed as real special tokens when the backend tokenizes the prompt, so their ``<`` is escaped
+  too (:func:`escape_special_tokens`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ __all__ = [
     "clean_text",
     "delimit_issue",
     "escape_delimiters",
+    "escape_special_tokens",
     "prepare_issue",
 ]
 
@@ -38,7 +43,32 @@ _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 
 @cache
 def _tag_like(tag: str) -> re.Pattern[str]:
-    return re.compile(rf"<(?=\s*/?\s*{re.escape(tag)})", re.IGNORECASE)
+    # "\s*(?:/\s*)?" rather than "\s*/?\s*": unambiguous, so no quadratic backtracking.
+    return re.compile(rf"<(?=\s*(?:/\s*)?{re.escape(tag)})", re.IGNORECASE)
+
+
+_SPECIAL_TOKEN = re.compile(
+    r"<(?=\|[^<>|\n]{1,40}\|>)"
+    r"|<(?=/?(?:start_of_turn|end_of_turn|start_of_image|end_of_image|bos|eos|pad|unk|mask|s"
+    r"|think|tool_call|tool_response)>)",
+    re.IGNORECASE,
+)
+
+# Invisible characters outside Unicode's Cf/Cc categories: combining grapheme joiner,
+# variation selectors, Hangul fillers, braille blank, Mongolian vowel separator.
+_INVISIBLE_EXTRA = frozenset(
+    (
+        0x034F,
+        0x115F,
+        0x1160,
+        0x180E,
+        0x2800,
+        0x3164,
+        0xFFA0,
+        *range(0xFE00, 0xFE10),
+        *range(0xE0100, 0xE01F0),
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -65,7 +95,9 @@ class IssueText:
 
 
 def _is_invisible(ch: str) -> bool:
-    return ch not in "\n\t" and unicodedata.category(ch) in ("Cf", "Cc")
+    if ch in "\n\t":
+        return False
+    return unicodedata.category(ch) in ("Cf", "Cc", "Cs") or ord(ch) in _INVISIBLE_EXTRA
 
 
 def clean_text(text: str) -> tuple[str, int, int]:
@@ -115,7 +147,12 @@ def prepare_issue(title: str | None, body: str | None, *, max_body_chars: int) -
 def escape_delimiters(text: str, tag: str = "issue") -> str:
     """Make ``<TAG`` / ``</TAG`` (any case, any spacing) inside untrusted text inert
     (``<`` → ``&lt;``), so the text cannot open or close its delimiter."""
-    return _tag_like(tag).sub("&lt;", text)
+    return escape_special_tokens(_tag_like(tag).sub("&lt;", text))
+
+
+def escape_special_tokens(text: str) -> str:
+    """Make chat-template control tokens written as text inert (``<`` → ``&lt;``)."""
+    return _SPECIAL_TOKEN.sub("&lt;", text)
 
 
 def delimit_issue(issue: IssueText, *, nonce: str | None = None) -> str:

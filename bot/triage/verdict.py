@@ -6,13 +6,16 @@ constrains syntax, not values, so every reply is validated here with the same py
 
 Accepted: the bare JSON object, optionally inside exactly one ```` ```json ```` fence, with
 surrounding whitespace. Rejected: prose before or after, a second object, bold or other markdown,
-wrong case, extra keys, an empty or blank reason. No prefix matching and no case folding: a reply
+wrong case, extra or duplicate keys, a reason without visible words or with control characters.
+No prefix matching and no case folding: a reply
 that is not exactly a verdict is a fault (``validator-error``), never a guess.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import unicodedata
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -27,7 +30,7 @@ VerdictValue = Literal["VALID", "NEEDS_REFINEMENT"]
 REASON_MAX_CHARS = 600
 """Upper bound on ``reason`` (characters): one or two sentences, never an essay."""
 
-_FENCE = re.compile(r"\A```json[ \t]*\n(?P<body>.*?)\n?```\Z", re.DOTALL)
+_FENCE = re.compile(r"\A```json[ \t]*\r?\n(?P<body>.*?)\r?\n?```\Z", re.DOTALL)
 
 
 class Verdict(BaseModel):
@@ -43,9 +46,11 @@ class Verdict(BaseModel):
 
     @field_validator("reason")
     @classmethod
-    def _reason_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("reason is blank")
+    def _reason_visible(cls, value: str) -> str:
+        if not any(ch.isalnum() for ch in value):
+            raise ValueError("reason has no visible words")
+        if any(unicodedata.category(ch) in ("Cc", "Cf") and ch not in "\n\t" for ch in value):
+            raise ValueError("reason contains control or invisible characters")
         return value
 
 
@@ -53,6 +58,13 @@ def verdict_schema() -> dict[str, Any]:
     """JSON schema sent to the model as structured output (``format`` in Ollama's /api/chat);
     length bounds are left to the parser (see ``structured_output_schema``)."""
     return structured_output_schema(Verdict)
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    if len(keys) != len(set(keys)):
+        raise ValueError(f"duplicate key in {keys}")
+    return dict(pairs)
 
 
 def parse_verdict(text: str) -> Verdict:
@@ -76,7 +88,11 @@ def parse_verdict(text: str) -> Verdict:
     if not body.startswith("{"):
         raise ModelOutputError("the reply is not a JSON object (prose or markdown around it?)")
     try:
-        return Verdict.model_validate_json(body)
+        data = json.loads(body, object_pairs_hook=_no_duplicate_keys)
+    except (ValueError, RecursionError) as exc:
+        raise ModelOutputError(f"the reply is not one valid JSON object: {exc}") from exc
+    try:
+        return Verdict.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
