@@ -106,3 +106,49 @@ def test_unreachable_host_is_model_unavailable() -> None:
     )
     with pytest.raises(ModelUnavailable, match="unreachable"):
         model.chat([ChatMessage("user", "x")], options=VALIDATOR_OPTIONS)
+
+
+def test_slow_drip_reply_hits_the_wall_clock_deadline() -> None:
+    """A loopback server that sends one byte a second never trips httpx's per-read timeout."""
+    import socket
+    import threading
+    import time
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    stop = threading.Event()
+
+    def drip() -> None:
+        conn, _ = server.accept()
+        conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+        conn.sendall(b"Content-Length: 100000\r\n\r\n{")
+        while not stop.wait(0.5):
+            try:
+                conn.sendall(b" ")
+            except OSError:
+                break
+        conn.close()
+
+    threading.Thread(target=drip, daemon=True).start()
+    host = f"http://127.0.0.1:{server.getsockname()[1]}"
+    model = OllamaChatModel(host=host, model="m", timeout_s=2, retry=RetryPolicy(1, 0, 0))
+    started = time.perf_counter()
+    try:
+        with pytest.raises(ModelUnavailable, match="timed out"):
+            model.chat([ChatMessage("user", "x")], options=VALIDATOR_OPTIONS)
+    finally:
+        stop.set()
+        server.close()
+    assert time.perf_counter() - started < 5
+
+
+def test_credentials_in_the_host_never_reach_messages() -> None:
+    model = OllamaChatModel(
+        host="http://bob:s3cret@127.0.0.1:9", model="m", timeout_s=2, retry=RetryPolicy(1, 0, 0)
+    )
+    with pytest.raises(ModelUnavailable) as info:
+        model.chat([ChatMessage("user", "x")], options=VALIDATOR_OPTIONS)
+    assert "s3cret" not in str(info.value)
+    assert "bob" not in str(info.value)

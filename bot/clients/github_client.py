@@ -225,6 +225,12 @@ class PyGithubClient:
             raise translate_github_error(exc, what=what) from exc
         except requests.RequestException as exc:
             raise translate_github_error(exc, what=what) from exc
+        except ValueError as exc:  # a body that is not JSON (json.JSONDecodeError)
+            raise GitHubUnavailable(
+                f"{what}: GitHub answered with a body that is not JSON"
+            ) from exc
+        except RuntimeError as exc:  # PyGithub refuses a redirect to another host
+            raise GitHubError(f"{what}: unexpected response from GitHub: {exc}") from exc
 
     def ensure_label(self, repo: str, label: GateLabel) -> None:
         """``POST /repos/{repo}/labels``; 422 ``already_exists`` counts as success."""

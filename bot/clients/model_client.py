@@ -11,16 +11,24 @@ output). ``done_reason == "length"`` raises :class:`~bot.errors.ModelTruncated`:
 is an error, never a result.
 
 This module is the one place where ollama and httpx errors become :mod:`bot.errors` classes
-(:func:`translate_ollama_error`). Transient faults (connection refused, timeouts, 5xx such as 503
-"server busy") are retried with tenacity (:mod:`bot.clients.retry`) before they are translated.
+(:func:`translate_ollama_error`). Messages name the host without any ``user:password@``.
+
+httpx's timeout applies per network operation, so a server that drips one byte a second never
+times out; each request therefore also runs against a wall-clock deadline of ``timeout_s``
+(a daemon worker thread; the caller stops waiting at the deadline).
+
+Transient faults (connection refused, timeouts, 5xx such as 503 "server busy") are retried
+with tenacity (:mod:`bot.clients.retry`) before they are translated.
 """
 
 from __future__ import annotations
 
+import re
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 import httpx
 import ollama
@@ -41,12 +49,15 @@ __all__ = [
     "ChatResult",
     "OllamaChatModel",
     "RoleOptions",
+    "call_with_deadline",
     "is_transient_ollama_error",
+    "redact_url",
     "structured_output_schema",
     "translate_ollama_error",
 ]
 
 Role = Literal["system", "user", "assistant"]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -171,13 +182,50 @@ def is_transient_ollama_error(exc: BaseException) -> bool:
     """Whether an ollama/httpx error is worth retrying: unreachable, timeout, 5xx."""
     if isinstance(exc, ollama.ResponseError):
         return exc.status_code >= 500
-    return isinstance(exc, ConnectionError | httpx.TransportError)
+    return isinstance(exc, ConnectionError | httpx.TransportError | _DeadlineExceeded)
+
+
+def redact_url(url: str) -> str:
+    """``url`` without credentials (``http://user:pw@host`` → ``http://host``)."""
+    return re.sub(r"(?<=://)[^/@\s]*@", "", url)
+
+
+class _DeadlineExceeded(Exception):
+    """A request did not complete within its wall-clock deadline (internal; transient)."""
+
+
+def call_with_deadline(fn: Callable[[], T], deadline_s: float) -> T:
+    """Run ``fn`` in a daemon thread and wait at most ``deadline_s`` seconds for it.
+
+    Raises:
+        _DeadlineExceeded: ``fn`` is still running at the deadline (it is abandoned).
+        Whatever ``fn`` raised.
+    """
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # handed to the caller below
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name="model-request", daemon=True)
+    worker.start()
+    worker.join(deadline_s)
+    if worker.is_alive():
+        raise _DeadlineExceeded(f"no complete reply within {deadline_s:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
 
 
 def translate_ollama_error(exc: BaseException, *, model: str, host: str) -> ModelError:
     """Map an ollama/httpx exception to the :mod:`bot.errors` tree (the choke point)."""
+    host = redact_url(host)
     if isinstance(exc, ModelError):
         return exc
+    if isinstance(exc, _DeadlineExceeded):
+        return ModelUnavailable(f"Ollama at {host} timed out: {exc}")
     if isinstance(exc, ollama.ResponseError):
         status = exc.status_code
         detail = str(exc.error)[:200]
@@ -201,7 +249,8 @@ class OllamaChatModel:
     Args:
         host: Ollama base URL, e.g. ``http://127.0.0.1:11434``.
         model: model tag, e.g. ``qwen2.5-coder:1.5b``.
-        timeout_s: httpx timeout for one request (seconds).
+        timeout_s: limit for one request (seconds): httpx's per-operation timeout and a
+            wall-clock deadline for the whole request.
         keep_alive: how long Ollama keeps the model loaded after the call (e.g. ``"30m"``).
         retry: transient-error retry policy.
     """
@@ -216,6 +265,7 @@ class OllamaChatModel:
         retry: RetryPolicy | None = None,
     ) -> None:
         self._host = host
+        self._timeout_s = timeout_s
         self._model = model
         self._keep_alive = keep_alive
         self._retry = retry or RetryPolicy()
@@ -238,14 +288,17 @@ class OllamaChatModel:
         started = time.perf_counter()
         try:
             response = call_with_retries(
-                lambda: self._client.chat(
-                    model=self._model,
-                    messages=wire,
-                    format=schema,
-                    options=options.as_ollama(),
-                    stream=False,
-                    think=False,
-                    keep_alive=self._keep_alive,
+                lambda: call_with_deadline(
+                    lambda: self._client.chat(
+                        model=self._model,
+                        messages=wire,
+                        format=schema,
+                        options=options.as_ollama(),
+                        stream=False,
+                        think=False,
+                        keep_alive=self._keep_alive,
+                    ),
+                    self._timeout_s,
                 ),
                 policy=self._retry,
                 transient=is_transient_ollama_error,

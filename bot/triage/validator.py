@@ -33,7 +33,7 @@ from bot.triage.verdict import VerdictValue, parse_verdict, verdict_schema
 
 __all__ = ["COPY_MIN_CHARS", "GateDecision", "Validator", "reject_copied_reason", "system_prompt"]
 
-COPY_MIN_CHARS = 16
+COPY_MIN_CHARS = 8
 """Shortest reason (characters) checked for being copied from the issue; shorter ones, like a
 quoted identifier, can legitimately appear in both."""
 
