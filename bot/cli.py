@@ -26,11 +26,20 @@ __all__ = ["main"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _redact(text: str) -> str:
+    """Remove the GitHub token from text that may echo a server's message."""
+    for var in ("INPUT_TOKEN", "GITHUB_TOKEN"):
+        secret = os.environ.get(var, "")
+        if len(secret) >= 8:
+            text = text.replace(secret, "***")
+    return text
+
+
 def _fail(exc: Exception) -> None:
     from bot.errors import BotError
 
     code = exc.exit_code if isinstance(exc, BotError) else 1
-    click.echo(f"triage-bot: error: {exc}", err=True)
+    click.echo(_redact(f"triage-bot: error: {exc}"), err=True)
     sys.exit(code)
 
 
@@ -39,12 +48,14 @@ def model_options(fn: F) -> F:
     fn = click.option(
         "--model-path",
         type=click.Path(path_type=Path, dir_okay=False),
-        help="GGUF file for the embedded backend (default: Gemma 3 270M from its PyPI package).",
+        help="GGUF file for the embedded backend (default: Gemma 3 270M from its PyPI package) "
+        "[env TRIAGE_MODEL_PATH].",
     )(fn)
     fn = click.option(
         "--model",
         "validator_model",
-        help="Ollama model tag for the validator [env TRIAGE_VALIDATOR_MODEL].",
+        help="Ollama model tag for the validator (default gemma3:270m) "
+        "[env TRIAGE_VALIDATOR_MODEL].",
     )(fn)
     fn = click.option(
         "--ollama-host",
@@ -71,7 +82,8 @@ def common_options(fn: F) -> F:
     fn = click.option(
         "--dry-run/--no-dry-run",
         default=None,
-        help="Print the plan (verdict, labels or audits, model, tokens, ms); write nothing.",
+        help="Print the plan (verdict, labels or audits, model, tokens, ms); write nothing "
+        "[env TRIAGE_DRY_RUN].",
     )(fn)
     return fn
 
@@ -96,8 +108,14 @@ def audit_options(fn: F) -> F:
 def _emit(report: Any, settings: Any) -> None:
     from bot.action import write_outputs, write_summary
 
-    click.echo(report.text)
-    write_summary(settings.step_summary_path, report.summary)
+    click.echo(_redact(report.text))
+    for warning in report.warnings:
+        # A workflow command annotates the run in GitHub's UI; plain stderr elsewhere.
+        if os.environ.get("GITHUB_ACTIONS") == "true":
+            click.echo(f"::warning title=triage-bot::{_redact(warning)}")
+        else:
+            click.echo(f"triage-bot: warning: {_redact(warning)}", err=True)
+    write_summary(settings.step_summary_path, _redact(report.summary))
     write_outputs(settings.output_path, report.outputs)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bot.audit.auditor import Auditor
+from bot.audit.auditor import Auditor, AuditRejected
 from bot.audit.selection import DEFAULT_SKIP_GLOBS
 from bot.clients.factory import make_chat_model, make_github, make_store
 from bot.clients.github_client import GitHubPort, PullRef
@@ -42,6 +42,23 @@ class RunReport:
     text: str
     summary: str
     outputs: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+SKIPPED_OUTPUTS = {
+    "verdict": "",
+    "label": "",
+    "audits-accepted": "0",
+    "audits-rejected": "0",
+    "skipped": "true",
+}
+"""Outputs of a skipped event: every output is defined, so later steps can test them."""
+
+
+def _skipped(reason: str) -> RunReport:
+    return RunReport(
+        f"triage-bot: skipped: {reason}", f"triage-bot skipped: {reason}\n", dict(SKIPPED_OUTPUTS)
+    )
 
 
 def run_event(settings: Settings) -> RunReport:
@@ -58,8 +75,7 @@ def run_event(settings: Settings) -> RunReport:
         raise ConfigError("no event payload: set GITHUB_EVENT_PATH or pass --event-path")
     routed = route_event(settings.event_name, load_payload(settings.event_path))
     if isinstance(routed, Skip):
-        line = f"triage-bot: skipped: {routed.reason}"
-        return RunReport(line, f"triage-bot skipped: {routed.reason}\n")
+        return _skipped(routed.reason)
     if isinstance(routed, IssuesEvent):
         return run_gate(routed, settings)
     return _run_audit_event(routed, settings)
@@ -73,8 +89,7 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
         last = store.last_gate(event.repository.full_name, event.issue.number)
         hand_set = None if force else hand_set_gate_label(event, last["label"] if last else None)
         if hand_set is not None:
-            reason = f"a maintainer set {hand_set!r} by hand; /triage re-runs the gate"
-            return RunReport(f"triage-bot: skipped: {reason}", f"triage-bot skipped: {reason}\n")
+            return _skipped(f"a maintainer set {hand_set!r} by hand; /triage re-runs the gate")
         validator = Validator(
             make_chat_model(settings, "validator"),
             VALIDATOR_OPTIONS,
@@ -90,10 +105,17 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
             text += "\ndry run:  nothing written to GitHub or the store"
     finally:
         store.close()
+    warnings = []
+    if plan.decision.error_kind:
+        warnings.append(
+            f"validator-error on #{plan.number} ({plan.decision.error_kind}): "
+            f"{' '.join(plan.decision.reason.split())[:300]}"
+        )
     return RunReport(
         text,
         render_gate_summary(plan, applied=github is not None),
         {"verdict": plan.decision.verdict or "ERROR", "label": plan.labels.target.name},
+        warnings,
     )
 
 
@@ -145,4 +167,11 @@ def run_audit(
             store.close()
         text += f"\napplied:  {applied.rows_written} row(s) stored; comment {applied.comment}"
     outputs = {"audits-accepted": str(plan.accepted), "audits-rejected": str(plan.rejected)}
-    return RunReport(text, render_audit_summary(plan, applied=not settings.dry_run), outputs)
+    warnings = [
+        f"{o.segment} could not be audited ({o.error_kind})"
+        for o in plan.outcomes
+        if isinstance(o, AuditRejected) and o.error_kind
+    ]
+    return RunReport(
+        text, render_audit_summary(plan, applied=not settings.dry_run), outputs, warnings
+    )

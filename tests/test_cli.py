@@ -145,3 +145,71 @@ def test_every_command_has_help(args: list[str]) -> None:
     code, out, _ = _run(args)
     assert code == 0
     assert out.strip()
+
+
+def test_skipped_event_defines_every_output(tmp_path: Path) -> None:
+    outputs = tmp_path / "out.txt"
+    path = write_payload(tmp_path, load_webhook("issues.labeled.9"))
+    code, _, _ = _run(
+        ["run", "--event-name", "issues", "--event-path", str(path)],
+        {"GITHUB_OUTPUT": str(outputs)},
+    )
+    assert code == 0
+    assert outputs.read_text().splitlines() == [
+        "verdict=",
+        "label=",
+        "audits-accepted=0",
+        "audits-rejected=0",
+        "skipped=true",
+    ]
+
+
+def test_validator_error_is_annotated_in_actions() -> None:
+    with cassette("ollama_model_404"):
+        code, out, _ = _run(
+            ["run", "--dry-run", "--event-name", "issues", "--event-path", EXAMPLE,
+             "--ollama-host", OLLAMA],
+            {"GITHUB_ACTIONS": "true"},
+        )  # fmt: skip
+    assert code == 0
+    assert "label:    validator-error" in out
+    assert "::warning title=triage-bot::validator-error on #1 (model_not_found)" in out
+
+
+@pytest.mark.parametrize(
+    ("payload_action", "needle"),
+    [({}, "action must be a lower-case word"), (5, "action must be"), (None, "action must")],
+)
+def test_odd_actions_are_malformed_payloads(
+    tmp_path: Path, payload_action: object, needle: str
+) -> None:
+    payload = load_webhook("issues.opened.18")
+    payload["action"] = payload_action
+    path = write_payload(tmp_path, payload)
+    code, _, err = _run(["run", "--dry-run", "--event-name", "issues", "--event-path", str(path)])
+    assert code == 3
+    assert needle in err
+
+
+@pytest.mark.parametrize(
+    ("env", "needle"),
+    [
+        ({"OLLAMA_HOST": "junk"}, "invalid value for OLLAMA_HOST / --ollama-host"),
+        ({"TRIAGE_MODEL_PATH": "/nonexistent.gguf"}, "no such GGUF file"),
+        ({"TRIAGE_MODEL_TIMEOUT": "nan"}, "finite number"),
+        ({"TRIAGE_MODEL_TIMEOUT": "inf"}, "finite number"),
+    ],
+)
+def test_bad_model_settings_fail_the_run(env: dict[str, str], needle: str) -> None:
+    code, _, err = _run(
+        ["run", "--dry-run", "--event-name", "issues", "--event-path", EXAMPLE], env
+    )
+    assert code == 2
+    assert needle in err
+
+
+def test_token_echoed_by_github_is_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot.cli import _redact
+
+    monkeypatch.setenv("GITHUB_TOKEN", "tok-abcdef-123456")
+    assert _redact("Bad credentials for tok-abcdef-123456") == "Bad credentials for ***"

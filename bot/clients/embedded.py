@@ -25,12 +25,13 @@ This module is the one place where llama-cpp-python errors become :mod:`bot.erro
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,27 @@ def default_model_path() -> Path:
         raise ModelLoadError(f"could not assemble the default GGUF: {exc}") from exc
 
 
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Silence file descriptor 2 while llama.cpp loads: it prints context notes (e.g. about its
+    sliding-window cache) straight to stderr whatever the log level. Load failures still reach
+    us as Python exceptions."""
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            try:
+                yield
+            finally:
+                os.dup2(saved, 2)
+    finally:
+        os.close(saved)
+
+
 def _load(path: Path, n_ctx: int, threads: int | None) -> Any:
     """Load (or reuse) a GGUF; the only caller of ``llama_cpp.Llama``."""
     key = (str(path), n_ctx)
@@ -116,13 +138,14 @@ def _load(path: Path, n_ctx: int, threads: int | None) -> Any:
                 "llama-cpp-python is not installed: pip install 'triage-bot[embedded]'"
             ) from exc
         try:
-            llm = Llama(
-                model_path=str(path),
-                n_ctx=n_ctx,
-                n_threads=threads or os.cpu_count() or 1,
-                n_threads_batch=threads or os.cpu_count() or 1,
-                verbose=False,
-            )
+            with _quiet_stderr():
+                llm = Llama(
+                    model_path=str(path),
+                    n_ctx=n_ctx,
+                    n_threads=threads or os.cpu_count() or 1,
+                    n_threads_batch=threads or os.cpu_count() or 1,
+                    verbose=False,
+                )
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelLoadError(f"llama.cpp could not load {path.name}: {exc}") from exc
         # llama.cpp logs context warnings to stderr even with verbose=False: keep errors only.
