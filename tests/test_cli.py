@@ -213,3 +213,32 @@ def test_token_echoed_by_github_is_redacted(monkeypatch: pytest.MonkeyPatch) -> 
 
     monkeypatch.setenv("GITHUB_TOKEN", "tok-abcdef-123456")
     assert _redact("Bad credentials for tok-abcdef-123456") == "Bad credentials for ***"
+
+
+def test_manual_audit_dry_run_prints_selection_outcome_and_comment() -> None:
+    with cassette("e2e_audit_manual_dry_run") as cass:
+        code, out, _ = _run(
+            ["audit", "--dry-run", "--repo", "Codertocat/Hello-World", "--pr", "2",
+             "--ollama-host", OLLAMA],
+        )  # fmt: skip
+    assert code == 0, out
+    assert cass.all_played
+    assert "audit Codertocat/Hello-World#2 at ec26c3e57ca3 (markdown format)" in out
+    assert "src/limits.py:7-18" in out
+    assert "ACCEPTED  FIX / High  retried: no" in out
+    assert "skipped poetry.lock: matches skip glob '*.lock'" in out
+    assert "<!-- triage-bot:audit -->" in out
+    assert "dry run:  nothing stored or posted" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["audit", "--repo", "not a repo", "--pr", "2", "--dry-run"], "--repo must be OWNER/NAME"),
+        (["audit", "--repo", "o/r", "--pr", "2"], "no GitHub token"),
+    ],
+)
+def test_manual_audit_bad_arguments(args: list[str], needle: str) -> None:
+    code, _, err = _run(args)
+    assert code == 2
+    assert needle in err

@@ -1,0 +1,34 @@
+"""The README stays true to the code: the contract table, the exit codes, the env variables."""
+
+from __future__ import annotations
+
+from bot.audit.contract import SECTIONS
+from bot.config import ENV_VARS
+from bot.errors import BotError
+from tests.conftest import ROOT
+
+README = (ROOT / "README.md").read_text("utf-8")
+
+
+def test_contract_table_is_printed_from_the_single_definition() -> None:
+    for section in SECTIONS:
+        assert f"| {section.number} | {section.title} | {section.rule} |" in README
+
+
+def test_every_exit_code_is_documented() -> None:
+    codes = {cls.exit_code for cls in _subclasses(BotError)} | {0}
+    for code in codes:
+        assert f"\n| {code} |" in README, code
+
+
+def test_every_user_facing_env_variable_is_documented() -> None:
+    for variables in ENV_VARS.values():
+        plain = [v for v in variables if not v.startswith("INPUT_")]
+        assert any(f"`{v}`" in README for v in plain), variables
+
+
+def _subclasses(cls: type) -> set[type[BotError]]:
+    found: set[type[BotError]] = set()
+    for sub in cls.__subclasses__():
+        found |= {sub} | _subclasses(sub)
+    return found
