@@ -123,7 +123,19 @@ def test_comment_never_exceeds_githubs_limit(fake_model: FakeChatModel) -> None:
 
     huge = GOOD.replace("None\n\n## 5", "- " + "x" * 7000 + "\n\n## 5")
     results = [
-        AuditResult(Segment(f"f{i}.py", 1, 200), huge, {}, "FIX", "High", False, "m", "v", 1, 1, 1)
+        AuditResult(
+            Segment(f"f{i}.py", 1, 200),
+            False,
+            "m",
+            "v",
+            1,
+            1,
+            1.0,
+            markdown=huge,
+            sections={},
+            verdict="FIX",
+            confidence="High",
+        )
         for i in range(40)
     ]
     body = render_audit_comment(

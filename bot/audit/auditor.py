@@ -38,7 +38,7 @@ from bot.clients.model_client import (
 )
 from bot.errors import ModelError, ModelOutputError, ModelTruncated
 
-__all__ = ["AuditRejected", "AuditResult", "Auditor"]
+__all__ = ["AuditOutcome", "AuditRejected", "AuditResult", "Auditor"]
 
 
 @dataclass(frozen=True)
@@ -56,16 +56,12 @@ class _Usage:
 
 
 @dataclass(frozen=True)
-class AuditResult:
-    """An accepted audit of one segment.
+class AuditOutcome:
+    """What every audit outcome records.
 
     Attributes:
         segment: the audited range.
-        markdown: the canonical seven-section text (passes the checker).
-        sections: section number → body.
-        verdict: ``GO``, ``GO_WITH_NOTES`` or ``FIX``.
-        confidence: ``High``, ``Medium`` or ``Low``.
-        retried: whether the repair turn was needed.
+        retried: whether the repair turn was sent.
         model: model name.
         prompt_version: ``audit-FORMAT@SHA8``.
         prompt_tokens / output_tokens: summed over attempts (tokens).
@@ -73,10 +69,6 @@ class AuditResult:
     """
 
     segment: Segment
-    markdown: str
-    sections: dict[int, str]
-    verdict: str
-    confidence: str
     retried: bool
     model: str
     prompt_version: str
@@ -86,25 +78,33 @@ class AuditResult:
 
 
 @dataclass(frozen=True)
-class AuditRejected:
+class AuditResult(AuditOutcome):
+    """An accepted audit of one segment.
+
+    Attributes:
+        markdown: the canonical seven-section text (passes the checker).
+        sections: section number → body.
+        verdict: ``GO``, ``GO_WITH_NOTES`` or ``FIX``.
+        confidence: ``High``, ``Medium`` or ``Low``.
+    """
+
+    markdown: str
+    sections: dict[int, str]
+    verdict: str
+    confidence: str
+
+
+@dataclass(frozen=True)
+class AuditRejected(AuditOutcome):
     """A segment that could not be audited. Holds the violations, never the rejected text.
 
     Attributes:
-        segment: the range.
         violations: the last attempt's violations (empty on a model fault).
         error_kind: the model fault's ``BotError.kind``, or ``None`` for a contract failure.
-        retried: whether the repair turn was sent.
     """
 
-    segment: Segment
     violations: tuple[Violation, ...]
     error_kind: str | None
-    retried: bool
-    model: str
-    prompt_version: str
-    prompt_tokens: int
-    output_tokens: int
-    duration_ms: float
 
 
 @dataclass(frozen=True)
@@ -186,17 +186,24 @@ class Auditor:
             return self._rejected(segment, attempt.check.violations, None, retried, version, usage)
         sections = attempt.check.sections
         return AuditResult(
-            segment=segment,
+            *self._common(segment, retried, version, usage),
             markdown=render_sections(sections),
             sections=sections,
             verdict=sections[6],
             confidence=sections[7].split("\n", 1)[0].strip(),
-            retried=retried,
-            model=self._model.name,
-            prompt_version=version,
-            prompt_tokens=usage.prompt_tokens,
-            output_tokens=usage.output_tokens,
-            duration_ms=usage.duration_ms,
+        )
+
+    def _common(
+        self, segment: Segment, retried: bool, version: str, usage: _Usage
+    ) -> tuple[Segment, bool, str, str, int, int, float]:
+        return (
+            segment,
+            retried,
+            self._model.name,
+            version,
+            usage.prompt_tokens,
+            usage.output_tokens,
+            usage.duration_ms,
         )
 
     def _rejected(
@@ -209,13 +216,7 @@ class Auditor:
         usage: _Usage,
     ) -> AuditRejected:
         return AuditRejected(
-            segment=segment,
+            *self._common(segment, retried, version, usage),
             violations=violations,
             error_kind=error_kind,
-            retried=retried,
-            model=self._model.name,
-            prompt_version=version,
-            prompt_tokens=usage.prompt_tokens,
-            output_tokens=usage.output_tokens,
-            duration_ms=usage.duration_ms,
         )
