@@ -242,3 +242,44 @@ def test_manual_audit_bad_arguments(args: list[str], needle: str) -> None:
     code, _, err = _run(args)
     assert code == 2
     assert needle in err
+
+
+def test_gate_decision_is_stored_and_a_hand_set_label_wins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bot.clients.github_client as gc
+    from bot.history.store import Store
+
+    monkeypatch.setattr(gc, "DEFAULT_SECONDS_BETWEEN_WRITES", 0.0)
+    db = tmp_path / "triage.db"
+    env = {"GITHUB_TOKEN": "test-token-not-real", "OLLAMA_HOST": OLLAMA, "TRIAGE_DB": str(db)}
+    with cassette("e2e_issues_opened"):
+        code, _, _ = _run(["run", "--event-name", "issues", "--event-path", EXAMPLE], env)
+    assert code == 0
+    last = Store(db).last_gate("Codertocat/Hello-World", 1)
+    assert last is not None
+    assert (last["label"], last["verdict"], last["event"]) == (
+        "ready-for-dev",
+        "VALID",
+        "issues.opened",
+    )
+    edited = load_webhook("issues.edited.7")
+    edited["changes"] = {"body": {"from": "old"}}
+    edited["issue"]["labels"] = [{"name": "bug"}, {"name": "needs-refinement"}]
+    path = write_payload(tmp_path, edited)
+    code, out, _ = _run(["run", "--event-name", "issues", "--event-path", str(path)], env)
+    assert code == 0
+    assert "a maintainer set 'needs-refinement' by hand" in out
+
+
+def test_dry_run_writes_nothing_to_the_store(tmp_path: Path) -> None:
+    from bot.history.store import Store
+
+    db = tmp_path / "triage.db"
+    with cassette("ollama_chat_valid"):
+        code, _, _ = _run(
+            ["run", "--dry-run", "--event-name", "issues", "--event-path", EXAMPLE,
+             "--ollama-host", OLLAMA, "--db", str(db)],
+        )  # fmt: skip
+    assert code == 0
+    assert Store(db).last_gate("Codertocat/Hello-World", 1) is None

@@ -111,3 +111,27 @@ def test_example_event_is_the_real_payload() -> None:
     example = (root / "examples" / "issues.opened.json").read_text("utf-8")
     real = (root / "tests" / "data" / "webhooks" / "issues.opened.18.json").read_text("utf-8")
     assert example == real
+
+
+@pytest.mark.parametrize(
+    ("action", "labels", "last", "expected"),
+    [
+        ("edited", ["needs-refinement"], "ready-for-dev", "needs-refinement"),
+        ("reopened", ["Ready-For-Dev"], "validator-error", "Ready-For-Dev"),
+        ("edited", ["ready-for-dev"], "ready-for-dev", None),
+        ("edited", ["bug"], "ready-for-dev", None),
+        ("edited", ["needs-refinement"], None, None),
+        ("opened", ["needs-refinement"], "ready-for-dev", None),
+    ],
+)
+def test_hand_set_gate_label(
+    action: str, labels: list[str], last: str | None, expected: str | None
+) -> None:
+    from bot.flows import hand_set_gate_label
+
+    payload = load_webhook("issues.edited.7")
+    payload.update(action=action, changes={"body": {"from": "x"}})
+    payload["issue"]["labels"] = [{"name": n} for n in labels]
+    event = route_event("issues", payload)
+    assert isinstance(event, IssuesEvent)
+    assert hand_set_gate_label(event, last) == expected

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.neutralise import code_span, neutralise, neutralise_block
+from bot.neutralise import code_span, neutralise_block
 
 SPAN = re.compile(r"(?<![`\\])`[^`\n]+`(?!`)")
 
