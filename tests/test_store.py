@@ -41,10 +41,15 @@ def test_open_migrates_and_uses_wal(tmp_path: Path) -> None:
     store = Store(path)
     assert {"audits", "gate_decisions", "_sqlite_migrations"} <= set(store.db.table_names())
     assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert [m.name for m in MIGRATIONS.applied(store.db)] == ["m001_audits", "m002_gate_decisions"]
+    assert [m.name for m in MIGRATIONS.applied(store.db)] == [
+        "m001_audits",
+        "m002_gate_decisions",
+        "m003_audit_week",
+        "m004_audit_weeks",
+    ]
     store.close()
     reopened = Store(path)
-    assert len(MIGRATIONS.applied(reopened.db)) == 2
+    assert len(MIGRATIONS.applied(reopened.db)) == 4
     reopened.close()
 
 

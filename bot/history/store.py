@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from sqlite_utils.db import Table
 from bot.errors import StoreError
 from bot.history.migrations import MIGRATIONS
 
-__all__ = ["BUSY_TIMEOUT_MS", "AuditRow", "GateRow", "Store", "utc_now"]
+__all__ = ["BUSY_TIMEOUT_MS", "AuditRow", "GateRow", "Store", "utc_now", "week_of"]
 
 BUSY_TIMEOUT_MS = 5000
 """How long a writer waits for another process's lock before failing (ms)."""
@@ -32,6 +32,12 @@ BUSY_TIMEOUT_MS = 5000
 def utc_now() -> str:
     """The current UTC time as ISO 8601 with offset, seconds precision."""
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def week_of(created_at: str) -> str:
+    """The Monday (``YYYY-MM-DD``, UTC) of the week of an ISO 8601 timestamp."""
+    moment = datetime.fromisoformat(created_at).astimezone(UTC)
+    return (moment - timedelta(days=moment.weekday())).date().isoformat()
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,14 @@ class GateRow:
     output_tokens: int
     duration_ms: float
     created_at: str = ""
+
+
+def _audit_data(row: AuditRow) -> dict[str, Any]:
+    data = asdict(row)
+    data["retried"] = int(row.retried)
+    data["created_at"] = row.created_at or utc_now()
+    data["week"] = week_of(data["created_at"])
+    return data
 
 
 class Store:
@@ -122,10 +136,7 @@ class Store:
         Raises:
             StoreError: the write failed (locked past the busy timeout, disk full …).
         """
-        data = asdict(row)
-        data["retried"] = int(row.retried)
-        data["created_at"] = row.created_at or utc_now()
-        return self._insert("audits", data)
+        return self._insert("audits", _audit_data(row))
 
     def record_audits(self, rows: Sequence[AuditRow]) -> int:
         """Insert accepted audits in one transaction (all or none); returns the count.
@@ -135,12 +146,7 @@ class Store:
         """
         if not rows:
             return 0
-        data = []
-        for row in rows:
-            item = asdict(row)
-            item["retried"] = int(row.retried)
-            item["created_at"] = row.created_at or utc_now()
-            data.append(item)
+        data = [_audit_data(row) for row in rows]
         try:
             with self.db.atomic():
                 self._table("audits").insert_all(data)

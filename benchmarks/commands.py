@@ -1,0 +1,80 @@
+"""Maintainer-command figures: `.venv/bin/python benchmarks/commands.py`.
+
+Prints `/audit_stats` query time over 100,000 synthetic accepted audits (goal ≤ 50 ms), median of
+20 runs on a file store (WAL), plus the `/audit_history` query time.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bot.history.stats import weekly_stats  # noqa: E402
+from bot.history.store import AuditRow, Store  # noqa: E402
+
+ROWS = 100_000
+
+
+def synthetic_rows(count: int, repo: str) -> list[AuditRow]:
+    rng = random.Random(7)
+    now = datetime.now(UTC)
+    rows = []
+    for i in range(count):
+        created = now - timedelta(minutes=rng.randrange(0, 60 * 24 * 7 * 52))
+        rows.append(
+            AuditRow(
+                repo=repo if i % 10 else "other/repo",
+                pr=rng.randrange(1, 5000),
+                head_sha=f"{i:040x}",
+                path=f"src/module_{i % 300}.py",
+                line_start=1,
+                line_end=rng.randrange(1, 200),
+                verdict=rng.choice(["GO", "GO_WITH_NOTES", "FIX"]),
+                confidence=rng.choice(["High", "Medium", "Low"]),
+                retried=rng.random() < 0.2,
+                audit_format="markdown",
+                model="bench",
+                prompt_version="audit-markdown@00000000",
+                prompt_tokens=900,
+                output_tokens=300,
+                duration_ms=1000.0,
+                markdown="",
+                created_at=created.isoformat(timespec="seconds"),
+            )
+        )
+    return rows
+
+
+def timed(fn, runs: int = 20) -> float:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "bench.db")
+        started = time.perf_counter()
+        store.record_audits(synthetic_rows(ROWS, "o/r"))
+        print(f"inserted {ROWS} rows in {time.perf_counter() - started:.1f} s")
+        for weeks in (8, 52):
+            ms = timed(lambda w=weeks: weekly_stats(store, "o/r", w))  # type: ignore[misc]
+            print(f"/audit_stats {weeks:2d} weeks: {ms:6.1f} ms median of 20   (goal <= 50 ms)")
+        ms = timed(lambda: store.audits("o/r", limit=10))
+        print(f"/audit_history 10:   {ms:6.1f} ms median of 20")
+        store.close()
+
+
+if __name__ == "__main__":
+    main()
