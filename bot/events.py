@@ -10,6 +10,7 @@ Routing (design.md, "The three pipelines"; issue gate triggers):
 * ``issues`` ``edited`` → gate only when ``changes`` has ``title`` or ``body``;
 * ``pull_request_target`` / ``pull_request`` ``opened`` / ``synchronize`` / ``reopened`` /
   ``ready_for_review`` → audit, unless the PR is a draft or not open;
+* ``issue_comment`` ``created`` → maintainer commands (:mod:`bot.commands`);
 * any other event or action → :class:`Skip` with a one-line reason (exit 0).
 
 This module is the choke point where pydantic and JSON errors on payloads become
@@ -32,6 +33,7 @@ __all__ = [
     "AUDIT_ACTIONS",
     "AUDIT_EVENTS",
     "GATE_ACTIONS",
+    "IssueCommentEvent",
     "IssuesEvent",
     "PullRequestEvent",
     "Skip",
@@ -77,6 +79,8 @@ class Issue(_Payload):
     state: str = "open"
     labels: list[Label] = Field(default_factory=list)
     user: User | None = None
+    pull_request: dict[str, Any] | None = None
+    """Present (an object) when the issue is a pull request (issue_comment events)."""
 
     @property
     def label_names(self) -> list[str]:
@@ -132,6 +136,35 @@ class PullRequestEvent(_Payload):
     pull_request: PullRequest
     repository: Repository
     sender: User | None = None
+
+
+class Comment(_Payload):
+    """The ``comment`` object of an ``issue_comment`` event."""
+
+    id: int = Field(gt=0)
+    body: str | None = None
+    user: User
+    author_association: str = "NONE"
+
+
+class IssueCommentEvent(_Payload):
+    """An ``issue_comment`` webhook event (on an issue or a pull request)."""
+
+    action: str
+    issue: Issue
+    comment: Comment
+    repository: Repository
+    sender: User
+
+    @property
+    def on_pull_request(self) -> bool:
+        """Whether the comment is on a pull request (GitHub marks it with
+        ``issue.pull_request``)."""
+        return self.issue.pull_request is not None
+
+    def as_issues_event(self) -> IssuesEvent:
+        """The comment's issue as an ``issues`` event, for re-running the gate."""
+        return IssuesEvent(action="edited", issue=self.issue, repository=self.repository)
 
 
 @dataclass(frozen=True)
@@ -191,7 +224,9 @@ def _route_pull_request(event_name: str, payload: dict[str, Any]) -> PullRequest
     return event
 
 
-def route_event(event_name: str, payload: dict[str, Any]) -> IssuesEvent | PullRequestEvent | Skip:
+def route_event(
+    event_name: str, payload: dict[str, Any]
+) -> IssuesEvent | PullRequestEvent | IssueCommentEvent | Skip:
     """Decide what to do with one webhook event.
 
     Returns:
@@ -203,13 +238,17 @@ def route_event(event_name: str, payload: dict[str, Any]) -> IssuesEvent | PullR
     """
     if not _NAME.match(event_name):
         raise EventError("the event name must be lower-case letters and underscores")
-    if event_name not in AUDIT_EVENTS and event_name != "issues":
+    if event_name not in AUDIT_EVENTS and event_name not in ("issues", "issue_comment"):
         return Skip(f"event {event_name!r} is not handled by triage-bot")
     action = payload.get("action")
     if not isinstance(action, str) or not _NAME.match(action):
         raise EventError(f"malformed {event_name} payload: action must be a lower-case word")
     if event_name in AUDIT_EVENTS:
         return _route_pull_request(event_name, payload)
+    if event_name == "issue_comment":
+        if action != "created":
+            return Skip(f"issue_comment.{action} is not a command (only new comments are)")
+        return _validate(IssueCommentEvent, payload, event_name)
     if action not in GATE_ACTIONS:
         return Skip(f"issues.{action} does not run the gate (only opened, edited, reopened)")
     event = _validate(IssuesEvent, payload, "issues")

@@ -13,9 +13,24 @@ from bot.audit.auditor import Auditor, AuditRejected
 from bot.audit.selection import DEFAULT_SKIP_GLOBS
 from bot.clients.factory import make_chat_model, make_github, make_store
 from bot.clients.github_client import GitHubPort, PullRef
+from bot.commands.dispatch import (
+    authorise,
+    history_reply,
+    stats_reply,
+    wrong_place_reply,
+)
+from bot.commands.parser import Command, Malformed, parse_command
+from bot.commands.registry import help_text
 from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS, Settings
-from bot.errors import ConfigError
-from bot.events import IssuesEvent, PullRequestEvent, Skip, load_payload, route_event
+from bot.errors import ConfigError, InvalidRange
+from bot.events import (
+    IssueCommentEvent,
+    IssuesEvent,
+    PullRequestEvent,
+    Skip,
+    load_payload,
+    route_event,
+)
 from bot.flows import (
     apply_audit,
     apply_gate,
@@ -32,7 +47,7 @@ from bot.render import (
 )
 from bot.triage.validator import Validator
 
-__all__ = ["RunReport", "run_audit", "run_event", "run_gate"]
+__all__ = ["RunReport", "run_audit", "run_comment", "run_event", "run_gate"]
 
 
 @dataclass
@@ -78,6 +93,8 @@ def run_event(settings: Settings) -> RunReport:
         return _skipped(routed.reason)
     if isinstance(routed, IssuesEvent):
         return run_gate(routed, settings)
+    if isinstance(routed, IssueCommentEvent):
+        return run_comment(routed, settings)
     return _run_audit_event(routed, settings)
 
 
@@ -175,3 +192,65 @@ def run_audit(
     return RunReport(
         text, render_audit_summary(plan, applied=not settings.dry_run), outputs, warnings
     )
+
+
+def run_comment(event: IssueCommentEvent, settings: Settings) -> RunReport:
+    """Handle an ``issue_comment.created`` event: parse, authorise, react, run, reply.
+
+    With ``dry_run`` the permission is still read (it decides what would happen) but nothing is
+    written: no reaction, no reply, no labels, no audit comment.
+    """
+    parsed = parse_command(event.comment.body)
+    if parsed is None:
+        return _skipped("the comment is not a command")
+    repo, number = event.repository.full_name, event.issue.number
+    github = make_github(settings, token_required=not settings.dry_run)
+    auth = authorise(event, github)
+    if not auth.allowed:
+        report = _skipped(f"command refused: {auth.reason}")
+        report.text = f"triage-bot: refused: {auth.reason}"
+        return report
+    if not settings.dry_run:
+        github.add_reaction(repo, number, event.comment.id, "eyes")
+    name = parsed.name if isinstance(parsed, Command) else "malformed"
+    head = f"triage-bot: /{name} by {event.comment.user.login} ({auth.reason})"
+    reply, ran = _dispatch(parsed, event, settings, github)
+    if ran is not None:
+        ran.text = f"{head}\n{ran.text}"
+        return ran
+    if not settings.dry_run:
+        github.upsert_comment(repo, number, None, reply or "")
+    outputs = dict(SKIPPED_OUTPUTS, skipped="false")
+    return RunReport(f"{head}\nreply:\n{reply}", f"triage-bot: /{name}: replied\n", outputs)
+
+
+def _dispatch(
+    parsed: Command | Malformed, event: IssueCommentEvent, settings: Settings, github: GitHubPort
+) -> tuple[str | None, RunReport | None]:
+    """Run one command; returns ``(reply, None)`` or ``(None, pipeline report)``."""
+    if isinstance(parsed, Malformed):
+        return parsed.reply, None
+    wrong = wrong_place_reply(parsed, event)
+    if wrong is not None:
+        return wrong, None
+    repo = event.repository.full_name
+    if parsed.name == "help":
+        return "triage-bot commands:\n" + help_text(), None
+    if parsed.name == "triage":
+        return None, run_gate(event.as_issues_event(), settings, force=True)
+    if parsed.name == "audit":
+        pull = github.pull(repo, event.issue.number)
+        if pull.state != "open":
+            return f"This pull request is {pull.state}; only open pull requests are audited.", None
+        try:
+            return None, run_audit(pull, settings, github, requested_range=parsed.range)
+        except InvalidRange as exc:
+            return f"Cannot audit that range: {exc}.", None
+    store = make_store(settings)
+    try:
+        count = parsed.count or 1
+        if parsed.name == "audit_history":
+            return history_reply(store, repo, count), None
+        return stats_reply(store, repo, count), None
+    finally:
+        store.close()

@@ -122,6 +122,15 @@ class GitHubPort(Protocol):
         """Edit ``existing`` (PATCH) or create a comment (POST); returns ``edited``/``created``."""
         ...
 
+    def collaborator_permission(self, repo: str, login: str) -> str:
+        """``admin``, ``write``, ``read`` or ``none`` (GitHub's legacy ``permission`` field:
+        maintain reads as write, triage as read)."""
+        ...
+
+    def add_reaction(self, repo: str, number: int, comment_id: int, content: str) -> None:
+        """React to a comment on issue/PR ``number`` (e.g. ``eyes``)."""
+        ...
+
 
 def _is_already_exists(exc: GithubException) -> bool:
     data = exc.data if isinstance(exc.data, dict) else {}
@@ -337,3 +346,26 @@ class PyGithubClient:
             return "edited"
         self._call(f"comment on {repo}#{number}", lambda: issue.create_comment(body))
         return "created"
+
+    def collaborator_permission(self, repo: str, login: str) -> str:
+        """``GET /repos/{repo}/collaborators/{login}/permission``; a 404 (no such user, or not
+        visible to the token) reads as ``none``."""
+        try:
+            permission = self._call(
+                f"read the permission of {login} in {repo}",
+                lambda: self._gh.get_repo(repo).get_collaborator_permission(login),
+                safe_to_repeat=True,
+            )
+        except GitHubNotFound:
+            return "none"
+        return str(permission)
+
+    def add_reaction(self, repo: str, number: int, comment_id: int, content: str) -> None:
+        """``POST /repos/{repo}/issues/comments/{id}/reactions`` (idempotent: GitHub answers 200
+        with the existing reaction when it is already there)."""
+        comment = self._gh.get_repo(repo).get_issue(number).get_comment(comment_id)
+        self._call(
+            f"react to comment {comment_id} in {repo}",
+            lambda: comment.create_reaction(content),
+            safe_to_repeat=True,
+        )

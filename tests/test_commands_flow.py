@@ -1,0 +1,160 @@
+"""Maintainer commands end to end on recorded traffic: authorisation, reaction, rerun, reply."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from bot.cli import main
+from bot.clients.github_client import PyGithubClient
+from bot.commands.dispatch import authorise
+from bot.events import IssueCommentEvent, route_event
+from tests.conftest import cassette, load_webhook, write_payload
+
+OLLAMA = "http://127.0.0.1:11434"
+ROLES = ["admin", "write", "maintain", "triage", "read", "none"]
+ASSOCIATIONS = ["OWNER", "MEMBER", "COLLABORATOR", "CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR", "NONE"]
+
+
+def _event(body: str, *, association: str = "OWNER", bot: bool = False) -> IssueCommentEvent:
+    payload = load_webhook("issue_comment.created.0")
+    payload["comment"]["body"] = body
+    payload["comment"]["author_association"] = association
+    if bot:
+        payload["comment"]["user"]["type"] = "Bot"
+        payload["sender"]["type"] = "Bot"
+    event = route_event("issue_comment", payload)
+    assert isinstance(event, IssueCommentEvent)
+    return event
+
+
+def _github() -> PyGithubClient:
+    return PyGithubClient(token="test-token-not-real", retries=0, seconds_between_writes=0.0)
+
+
+@pytest.mark.parametrize(
+    ("role", "association", "bot"),
+    list(itertools.product(ROLES, ASSOCIATIONS, [False, True])),
+)
+def test_authorisation_matrix(role: str, association: str, bot: bool) -> None:
+    with cassette(f"github_permission_{role}") as cass:
+        auth = authorise(_event("/triage", association=association, bot=bot), _github())
+    if bot:
+        assert not auth.allowed
+        assert cass.play_count == 0
+    else:
+        assert cass.play_count == 1
+        assert auth.allowed == (role in ("admin", "write", "maintain"))
+
+
+def test_the_bots_own_comment_is_ignored_without_a_request() -> None:
+    with cassette("github_permission_admin") as cass:
+        auth = authorise(_event("<!-- triage-bot:audit -->\n/triage"), _github())
+    assert not auth.allowed
+    assert cass.play_count == 0
+
+
+def _run(tmp_path: Path, body: str, env: dict[str, str]) -> tuple[int, str]:
+    payload = load_webhook("issue_comment.created.0")
+    payload["comment"]["body"] = body
+    path = write_payload(tmp_path, payload)
+    result = CliRunner().invoke(
+        main, ["run", "--event-name", "issue_comment", "--event-path", str(path)], env=env
+    )
+    return result.exit_code, result.stdout
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    import bot.clients.github_client as gc
+
+    monkeypatch.setattr(gc, "DEFAULT_SECONDS_BETWEEN_WRITES", 0.0)
+    return {"GITHUB_TOKEN": "test-token-not-real", "OLLAMA_HOST": OLLAMA}
+
+
+def test_triage_command_reacts_then_reruns_the_gate(tmp_path: Path, env: dict[str, str]) -> None:
+    captured: list[Any] = []
+    with cassette("e2e_command_triage", captured) as cass:
+        code, out = _run(tmp_path, "/triage", env)
+    assert code == 0, out
+    assert cass.all_played
+    github_requests = [r for r in captured if "api.github.com" in r.uri]
+    assert len(github_requests) <= 4
+    assert json.loads(captured[1].body) == {"content": "eyes"}
+    assert "triage-bot: /triage by Codertocat (Codertocat has admin permission)" in out
+    assert "changes:  +needs-refinement" in out
+
+
+def test_help_command_replies(tmp_path: Path, env: dict[str, str]) -> None:
+    captured: list[Any] = []
+    with cassette("e2e_command_help", captured) as cass:
+        code, out = _run(tmp_path, "/help", env)
+    assert code == 0, out
+    assert cass.all_played
+    reply = json.loads(captured[-1].body)["body"]
+    assert reply.startswith("triage-bot commands:")
+    assert "`/audit_stats [WEEKS]`" in reply
+
+
+def test_refused_command_does_nothing(tmp_path: Path, env: dict[str, str]) -> None:
+    summary = tmp_path / "summary.md"
+    with cassette("github_permission_read") as cass:
+        code, out = _run(tmp_path, "/triage", env | {"GITHUB_STEP_SUMMARY": str(summary)})
+    assert code == 0
+    assert cass.play_count == 1  # the permission read, and nothing else
+    assert out.startswith("triage-bot: refused: Codertocat has read permission")
+    assert "command refused" in summary.read_text()
+
+
+def test_ordinary_comment_is_skipped_without_requests(tmp_path: Path, env: dict[str, str]) -> None:
+    code, out = _run(tmp_path, "Thanks, looks good to me.", env)
+    assert code == 0
+    assert out.strip() == "triage-bot: skipped: the comment is not a command"
+
+
+def test_history_and_stats_replies(tmp_path: Path) -> None:
+    from bot.commands.dispatch import history_reply, stats_reply
+    from bot.history.store import Store, utc_now
+    from tests.test_store import audit_row
+
+    store = Store(tmp_path / "t.db")
+    assert "No accepted audits" in history_reply(store, "o/r", 10)
+    assert "No accepted audits in the last 8 week(s)" in stats_reply(store, "o/r", 8)
+    store.record_audits(
+        [audit_row(verdict="FIX", created_at=utc_now()), audit_row(verdict="GO", retried=False)]
+    )
+    history = history_reply(store, "o/r", 1)
+    assert history.startswith("Last 1 accepted audit(s):\n```\n#")
+    assert "| confidence: Medium | src/app.py:10-40 | retry:" in history
+    stats = stats_reply(store, "o/r", 8)
+    assert "| 2 | 50% | 0% | 50% |" in stats
+    assert "xychart-beta" in stats
+
+
+@pytest.mark.parametrize(
+    ("body", "on_pr", "needle"),
+    [
+        ("/triage", True, "runs the issue gate on issues"),
+        ("/audit", False, "runs on pull requests"),
+    ],
+)
+def test_commands_in_the_wrong_place_get_a_reply(body: str, on_pr: bool, needle: str) -> None:
+    from bot.commands.dispatch import wrong_place_reply
+    from bot.commands.parser import Command, parse_command
+
+    payload = load_webhook("issue_comment.created.0")
+    payload["comment"]["body"] = body
+    if on_pr:
+        payload["issue"]["pull_request"] = {"url": "https://api.github.com/repos/o/r/pulls/1"}
+    event = route_event("issue_comment", payload)
+    assert isinstance(event, IssueCommentEvent)
+    command = parse_command(body)
+    assert isinstance(command, Command)
+    reply = wrong_place_reply(command, event)
+    assert reply is not None
+    assert needle in reply
