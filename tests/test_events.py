@@ -39,7 +39,7 @@ def test_edit_of_title_or_body_runs_the_gate(field: str) -> None:
         ("issues", "issues.labeled.9", "issues.labeled"),
         ("pull_request", "pull_request.closed.3", "pull_request.closed"),
         ("pull_request_target", "pull_request.converted_to_draft.5", "converted_to_draft"),
-        ("issue_comment", "issue_comment.created.0", "'issue_comment'"),
+        ("issue_comment", "issue_comment.edited.7", "issue_comment.edited is not a command"),
         ("push", "issues.opened.18", "'push'"),
     ],
 )
