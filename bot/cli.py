@@ -191,3 +191,125 @@ def audit(repo: str, number: int, requested_range: str | None, **flags: Any) -> 
         _emit(run_audit(pull, settings, github, requested_range=requested_range), settings)
 
     _guarded(job)
+
+
+def store_options(fn: F) -> F:
+    """``--repo``, ``--db`` and ``--json`` for the read-only store commands."""
+    fn = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")(fn)
+    fn = click.option(
+        "--db",
+        "db_path",
+        type=click.Path(path_type=Path, dir_okay=False),
+        help="SQLite store [env TRIAGE_DB; default ~/.local/share/triage-bot/triage.db].",
+    )(fn)
+    fn = click.option("--repo", required=True, help="Repository as OWNER/NAME.")(fn)
+    return fn
+
+
+@main.command()
+@store_options
+@click.option("--limit", default=10, type=click.IntRange(1, 1000), help="How many rows.")
+def history(repo: str, db_path: Path | None, as_json: bool, limit: int) -> None:
+    """The last accepted audits of a repository (newest first)."""
+
+    def job() -> None:
+        import json
+
+        from rich.console import Console
+        from rich.table import Table
+
+        from bot.clients.factory import make_store
+        from bot.config import Settings
+
+        store = make_store(Settings.resolve({"db_path": db_path}, os.environ))
+        rows = store.audits(repo, limit=limit)
+        store.close()
+        if as_json:
+            click.echo(json.dumps([{k: v for k, v in r.items() if k != "markdown"} for r in rows]))
+            return
+        table = Table(title=f"Accepted audits of {repo}")
+        for column in ("#", "verdict", "confidence", "range", "retry", "UTC time"):
+            table.add_column(column)
+        for r in rows:
+            table.add_row(
+                str(r["id"]), r["verdict"], r["confidence"],
+                f"{r['path']}:{r['line_start']}-{r['line_end']}",
+                "yes" if r["retried"] else "no", r["created_at"],
+            )  # fmt: skip
+        Console().print(table)
+
+    _guarded(job)
+
+
+@main.command()
+@store_options
+@click.option("--weeks", default=8, type=click.IntRange(1, 52), help="How many weeks back.")
+def stats(repo: str, db_path: Path | None, as_json: bool, weeks: int) -> None:
+    """Weekly statistics of accepted audits (verdict shares, retry rate, confidence mix)."""
+
+    def job() -> None:
+        import json
+        from dataclasses import asdict
+
+        from rich.console import Console
+        from rich.table import Table
+
+        from bot.clients.factory import make_store
+        from bot.config import Settings
+        from bot.history.stats import weekly_stats
+
+        store = make_store(Settings.resolve({"db_path": db_path}, os.environ))
+        rows = weekly_stats(store, repo, weeks)
+        store.close()
+        if as_json:
+            click.echo(json.dumps([asdict(s) for s in rows]))
+            return
+        table = Table(title=f"Accepted audits of {repo}, last {weeks} week(s)")
+        for column in ("week", "audits", "GO", "GO_WITH_NOTES", "FIX", "retried", "H/M/L"):
+            table.add_column(column)
+        for s in rows:
+            table.add_row(
+                s.week, str(s.audits), f"{s.share(s.go):.0%}", f"{s.share(s.go_with_notes):.0%}",
+                f"{s.share(s.fix):.0%}", f"{s.share(s.retried):.0%}",
+                f"{s.high}/{s.medium}/{s.low}",
+            )  # fmt: skip
+        Console().print(table)
+
+    _guarded(job)
+
+
+@main.command()
+@click.option("--repo", required=True, help="Repository as OWNER/NAME.")
+@click.option("--limit", default=50, type=click.IntRange(1, 10_000), help="Most issues judged.")
+@click.option(
+    "--max-body-chars", type=int, help="Longest issue body judged (default 6000 characters)."
+)
+@common_options
+@model_options
+def backlog(repo: str, limit: int, **flags: Any) -> None:
+    """Run the gate over open issues that carry no gate label (resumable)."""
+
+    def job() -> None:
+        from rich.progress import Progress
+
+        from bot.clients.factory import make_github
+        from bot.config import Settings
+        from bot.errors import ConfigError
+        from bot.runner import run_backlog
+
+        settings = Settings.resolve(flags, os.environ)
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
+            raise ConfigError(f"--repo must be OWNER/NAME, got {repo!r}")
+        github = make_github(settings, token_required=not settings.dry_run)
+        with Progress(transient=True) as progress:
+            task = progress.add_task("gating issues", total=None)
+            report = run_backlog(
+                repo,
+                settings,
+                github,
+                limit=limit,
+                on_progress=lambda done, total: progress.update(task, completed=done, total=total),
+            )
+        _emit(report, settings)
+
+    _guarded(job)

@@ -7,6 +7,7 @@ summary, step outputs). Nothing here prints or exits: the CLI does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bot.audit.auditor import Auditor, AuditRejected
@@ -45,9 +46,10 @@ from bot.render import (
     render_gate_plan,
     render_gate_summary,
 )
+from bot.triage.labels import GATE_LABELS
 from bot.triage.validator import Validator
 
-__all__ = ["RunReport", "run_audit", "run_comment", "run_event", "run_gate"]
+__all__ = ["RunReport", "run_audit", "run_backlog", "run_comment", "run_event", "run_gate"]
 
 
 @dataclass
@@ -254,3 +256,54 @@ def _dispatch(
         return stats_reply(store, repo, count), None
     finally:
         store.close()
+
+
+def run_backlog(
+    repo: str,
+    settings: Settings,
+    github: GitHubPort,
+    *,
+    limit: int,
+    on_progress: Callable[[int, int], None] = lambda done, total: None,
+) -> RunReport:
+    """Run the gate over open issues that carry no gate label, at most ``limit`` of them.
+
+    Resumable: an issue the store already holds a decision for is not judged again (after a
+    crash, the next run carries on). ``on_progress(done, total)`` is called after each issue.
+    """
+    gate_names = {label.name.lower() for label in GATE_LABELS}
+    store = make_store(settings)
+    try:
+        todo = [
+            issue
+            for issue in github.open_issues(repo)
+            if not {lab["name"].lower() for lab in issue["labels"]} & gate_names
+            and store.last_gate(repo, issue["number"]) is None
+        ][:limit]
+        validator = Validator(
+            make_chat_model(settings, "validator"),
+            VALIDATOR_OPTIONS,
+            max_body_chars=settings.max_body_chars,
+        )
+        lines, counts = [], {label.name: 0 for label in GATE_LABELS}
+        for done, issue in enumerate(todo, start=1):
+            event = IssuesEvent.model_validate(
+                {"action": "opened", "issue": issue, "repository": {"full_name": repo}}
+            )
+            plan = plan_gate(event, validator)
+            if not settings.dry_run:
+                apply_gate(plan, github)
+                store.record_gate(gate_row(plan))
+            counts[plan.labels.target.name] += 1
+            lines.append(
+                f"#{plan.number}: {plan.labels.target.name} ({plan.decision.model_ms:.0f} ms)"
+            )
+            on_progress(done, len(todo))
+    finally:
+        store.close()
+    summary = ", ".join(f"{name}: {count}" for name, count in counts.items())
+    state = " (dry run: nothing written)" if settings.dry_run else ""
+    text = "\n".join(
+        [f"triage-bot: backlog of {repo}: {len(todo)} issue(s){state}", *lines, summary]
+    )
+    return RunReport(text, f"triage-bot backlog of {repo}: {summary}{state}\n")

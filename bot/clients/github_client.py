@@ -29,7 +29,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import requests
 from github import Auth, Github, GithubException, GithubRetry
@@ -129,6 +129,10 @@ class GitHubPort(Protocol):
 
     def add_reaction(self, repo: str, number: int, comment_id: int, content: str) -> None:
         """React to a comment on issue/PR ``number`` (e.g. ``eyes``)."""
+        ...
+
+    def open_issues(self, repo: str) -> list[dict[str, Any]]:
+        """Open issues (not PRs) as payload-shaped dicts: number, title, body, labels, state."""
         ...
 
 
@@ -369,3 +373,23 @@ class PyGithubClient:
             lambda: comment.create_reaction(content),
             safe_to_repeat=True,
         )
+
+    def open_issues(self, repo: str) -> list[dict[str, Any]]:
+        """``GET /repos/{repo}/issues?state=open`` (all pages, 100 per page), pull requests
+        left out; each issue in the shape of a webhook payload's ``issue`` object."""
+
+        def fetch() -> list[dict[str, Any]]:
+            return [
+                {
+                    "number": issue.number,
+                    "title": issue.title,
+                    "body": issue.body,
+                    "state": issue.state,
+                    "labels": [{"name": label.name} for label in issue.labels],
+                }
+                for issue in self._gh.get_repo(repo).get_issues(state="open")
+                # html_url is in the list answer; reading pull_request would cost a GET per issue
+                if "/pull/" not in issue.html_url
+            ]
+
+        return self._call(f"list open issues of {repo}", fetch, safe_to_repeat=True)

@@ -1,0 +1,70 @@
+"""`triage-bot history`, `stats` and `backlog` as a maintainer runs them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bot.cli import main
+from bot.history.store import Store, utc_now
+from tests.conftest import cassette
+from tests.test_store import audit_row
+
+
+def _db(tmp_path: Path) -> Path:
+    db = tmp_path / "t.db"
+    store = Store(db)
+    store.record_audits(
+        [audit_row(verdict="FIX", created_at=utc_now()), audit_row(verdict="GO", retried=False)]
+    )
+    store.close()
+    return db
+
+
+def test_history_table_and_json(tmp_path: Path) -> None:
+    db = _db(tmp_path)
+    table = CliRunner().invoke(main, ["history", "--repo", "o/r", "--db", str(db)])
+    assert table.exit_code == 0
+    assert "Accepted audits of o/r" in table.stdout
+    assert "src/app.py:10-40" in table.stdout
+    raw = CliRunner().invoke(main, ["history", "--repo", "o/r", "--db", str(db), "--json"])
+    rows = json.loads(raw.stdout)
+    assert [r["verdict"] for r in rows] == ["GO", "FIX"] or len(rows) == 2
+    assert "markdown" not in rows[0]
+
+
+def test_stats_table_and_json(tmp_path: Path) -> None:
+    db = _db(tmp_path)
+    raw = CliRunner().invoke(main, ["stats", "--repo", "o/r", "--db", str(db), "--json"])
+    assert raw.exit_code == 0
+    weeks = json.loads(raw.stdout)
+    assert sum(w["audits"] for w in weeks) == 2
+    table = CliRunner().invoke(main, ["stats", "--repo", "o/r", "--db", str(db)])
+    assert "last 8 week(s)" in table.stdout
+
+
+def test_backlog_judges_only_ungated_issues_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bot.clients.github_client as gc
+
+    monkeypatch.setattr(gc, "DEFAULT_SECONDS_BETWEEN_WRITES", 0.0)
+    db = tmp_path / "t.db"
+    args = ["backlog", "--repo", "Codertocat/Hello-World", "--db", str(db),
+            "--ollama-host", "http://127.0.0.1:11434"]  # fmt: skip
+    env = {"GITHUB_TOKEN": "test-token-not-real"}
+    with cassette("e2e_backlog") as cass:
+        first = CliRunner().invoke(main, args, env=env)
+    assert first.exit_code == 0, first.output
+    assert cass.all_played
+    assert "backlog of Codertocat/Hello-World: 2 issue(s)" in first.stdout
+    assert "#3: ready-for-dev" in first.stdout
+    assert "#4: needs-refinement" in first.stdout
+    with cassette("e2e_backlog") as cass:
+        again = CliRunner().invoke(main, args, env=env)
+    assert again.exit_code == 0
+    assert "0 issue(s)" in again.stdout
+    assert cass.play_count == 1  # the issue list only: the store says both are done
