@@ -1,7 +1,8 @@
 """Maintainer-command figures: `.venv/bin/python benchmarks/commands.py`.
 
-Prints `/audit_stats` query time over 100,000 synthetic accepted audits (goal ≤ 50 ms), median of
-20 runs on a file store (WAL), plus the `/audit_history` query time.
+Prints GitHub requests per `/triage` comment, counted on recorded traffic (goal ≤ 4), and
+`/audit_stats` query time over 100,000 synthetic accepted audits (goal ≤ 50 ms), median of 20
+runs on a file store (WAL), plus the `/audit_history` query time.
 """
 
 from __future__ import annotations
@@ -62,7 +63,40 @@ def timed(fn, runs: int = 20) -> float:  # type: ignore[no-untyped-def]
     return statistics.median(times)
 
 
+def triage_requests() -> int:
+    """Run `/triage` from a recorded issue_comment event; count the api.github.com requests."""
+    import json
+
+    from click.testing import CliRunner
+
+    import bot.clients.github_client as gc
+    from bot.cli import main as cli
+    from tests.conftest import cassette
+
+    gc.DEFAULT_SECONDS_BETWEEN_WRITES = 0.0
+    payload = json.loads(
+        (ROOT / "tests" / "data" / "webhooks" / "issue_comment.created.0.json").read_text("utf-8")
+    )
+    payload["comment"]["body"] = "/triage"
+    with tempfile.TemporaryDirectory() as tmp:
+        event = Path(tmp) / "event.json"
+        event.write_text(json.dumps(payload), encoding="utf-8")
+        env = {
+            "GITHUB_TOKEN": "bench-not-real",
+            "OLLAMA_HOST": "http://127.0.0.1:11434",
+            "TRIAGE_DB": str(Path(tmp) / "t.db"),
+        }
+        with cassette("e2e_command_triage") as cass:
+            result = CliRunner().invoke(
+                cli, ["run", "--event-name", "issue_comment", "--event-path", str(event)], env=env
+            )
+        if result.exit_code != 0:
+            raise SystemExit(result.output)
+        return sum(1 for r in cass.requests[: cass.play_count] if "api.github.com" in r.uri)
+
+
 def main() -> None:
+    print(f"/triage: {triage_requests()} GitHub requests   (goal <= 4)")
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "bench.db")
         started = time.perf_counter()

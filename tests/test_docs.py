@@ -32,3 +32,22 @@ def _subclasses(cls: type) -> set[type[BotError]]:
     for sub in cls.__subclasses__():
         found |= {sub} | _subclasses(sub)
     return found
+
+
+def test_every_comment_command_is_in_the_readme() -> None:
+    from bot.commands.registry import COMMANDS, usage_line
+
+    for spec in COMMANDS.values():
+        assert f"| `{usage_line(spec)}` | {spec.where} | {spec.help} |" in README
+
+
+def test_every_cli_command_has_help() -> None:
+    from click.testing import CliRunner
+
+    from bot.cli import main
+
+    for name in main.commands:
+        result = CliRunner().invoke(main, [name, "--help"])
+        assert result.exit_code == 0, name
+        assert "Usage:" in result.stdout
+        assert f"triage-bot {name}" in README or name == "run", name
