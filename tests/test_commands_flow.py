@@ -158,3 +158,23 @@ def test_commands_in_the_wrong_place_get_a_reply(body: str, on_pr: bool, needle:
     reply = wrong_place_reply(command, event)
     assert reply is not None
     assert needle in reply
+
+
+def test_audit_command_on_a_pr_edits_the_bots_comment(tmp_path: Path, env: dict[str, str]) -> None:
+    payload = load_webhook("issue_comment.created.0")
+    payload["comment"]["body"] = "/audit"
+    payload["issue"]["number"] = 2
+    payload["issue"]["pull_request"] = {"url": "https://api.github.com/repos/x/y/pulls/2"}
+    path = write_payload(tmp_path, payload)
+    captured: list[Any] = []
+    with cassette("e2e_command_audit", captured) as cass:
+        result = CliRunner().invoke(
+            main,
+            ["run", "--event-name", "issue_comment", "--event-path", str(path)],
+            env=env | {"TRIAGE_DB": str(tmp_path / "t.db")},
+        )
+    assert result.exit_code == 0, result.output
+    assert cass.all_played
+    assert captured[-1].method == "PATCH"
+    assert "ACCEPTED  FIX / High" in result.stdout
+    assert "comment edited" in result.stdout
