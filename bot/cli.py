@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -206,6 +206,29 @@ def store_options(fn: F) -> F:
     return fn
 
 
+def _show(title: str, columns: Sequence[str], cells: Sequence[Sequence[str]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column)
+    for row in cells:
+        table.add_row(*row)
+    Console().print(table)
+
+
+def _store_rows(db_path: Path | None, read: Callable[[Any], list[Any]]) -> list[Any]:
+    from bot.clients.factory import make_store
+    from bot.config import Settings
+
+    store = make_store(Settings.resolve({"db_path": db_path}, os.environ))
+    try:
+        return read(store)
+    finally:
+        store.close()
+
+
 @main.command()
 @store_options
 @click.option("--limit", default=10, type=click.IntRange(1, 1000), help="How many rows.")
@@ -215,28 +238,18 @@ def history(repo: str, db_path: Path | None, as_json: bool, limit: int) -> None:
     def job() -> None:
         import json
 
-        from rich.console import Console
-        from rich.table import Table
-
-        from bot.clients.factory import make_store
-        from bot.config import Settings
-
-        store = make_store(Settings.resolve({"db_path": db_path}, os.environ))
-        rows = store.audits(repo, limit=limit)
-        store.close()
+        rows = _store_rows(db_path, lambda store: store.audits(repo, limit=limit))
         if as_json:
             click.echo(json.dumps([{k: v for k, v in r.items() if k != "markdown"} for r in rows]))
             return
-        table = Table(title=f"Accepted audits of {repo}")
-        for column in ("#", "verdict", "confidence", "range", "retry", "UTC time"):
-            table.add_column(column)
-        for r in rows:
-            table.add_row(
-                str(r["id"]), r["verdict"], r["confidence"],
-                f"{r['path']}:{r['line_start']}-{r['line_end']}",
-                "yes" if r["retried"] else "no", r["created_at"],
-            )  # fmt: skip
-        Console().print(table)
+        cells = [
+            (str(r["id"]), r["verdict"], r["confidence"],
+             f"{r['path']}:{r['line_start']}-{r['line_end']}",
+             "yes" if r["retried"] else "no", r["created_at"])
+            for r in rows
+        ]  # fmt: skip
+        columns = ("#", "verdict", "confidence", "range", "retry", "UTC time")
+        _show(f"Accepted audits of {repo}", columns, cells)
 
     _guarded(job)
 
@@ -251,29 +264,19 @@ def stats(repo: str, db_path: Path | None, as_json: bool, weeks: int) -> None:
         import json
         from dataclasses import asdict
 
-        from rich.console import Console
-        from rich.table import Table
-
-        from bot.clients.factory import make_store
-        from bot.config import Settings
         from bot.history.stats import weekly_stats
 
-        store = make_store(Settings.resolve({"db_path": db_path}, os.environ))
-        rows = weekly_stats(store, repo, weeks)
-        store.close()
+        rows = _store_rows(db_path, lambda store: weekly_stats(store, repo, weeks))
         if as_json:
             click.echo(json.dumps([asdict(s) for s in rows]))
             return
-        table = Table(title=f"Accepted audits of {repo}, last {weeks} week(s)")
-        for column in ("week", "audits", "GO", "GO_WITH_NOTES", "FIX", "retried", "H/M/L"):
-            table.add_column(column)
-        for s in rows:
-            table.add_row(
-                s.week, str(s.audits), f"{s.share(s.go):.0%}", f"{s.share(s.go_with_notes):.0%}",
-                f"{s.share(s.fix):.0%}", f"{s.share(s.retried):.0%}",
-                f"{s.high}/{s.medium}/{s.low}",
-            )  # fmt: skip
-        Console().print(table)
+        cells = [
+            (s.week, str(s.audits), f"{s.share(s.go):.0%}", f"{s.share(s.go_with_notes):.0%}",
+             f"{s.share(s.fix):.0%}", f"{s.share(s.retried):.0%}", f"{s.high}/{s.medium}/{s.low}")
+            for s in rows
+        ]  # fmt: skip
+        columns = ("week", "audits", "GO", "GO_WITH_NOTES", "FIX", "retried", "H/M/L")
+        _show(f"Accepted audits of {repo}, last {weeks} week(s)", columns, cells)
 
     _guarded(job)
 
