@@ -41,6 +41,7 @@ from bot.flows import (
     plan_gate,
 )
 from bot.render import (
+    PUBLIC_WARNING,
     render_audit_plan,
     render_audit_summary,
     render_gate_plan,
@@ -223,7 +224,10 @@ def run_comment(event: IssueCommentEvent, settings: Settings) -> RunReport:
     if not settings.dry_run:
         github.upsert_comment(repo, number, None, reply or "")
     outputs = dict(SKIPPED_OUTPUTS, skipped="false")
-    return RunReport(f"{head}\nreply:\n{reply}", f"triage-bot: /{name}: replied\n", outputs)
+    summary = f"triage-bot: /{name}: replied\n"
+    if not event.repository.private:
+        summary += PUBLIC_WARNING + "\n"
+    return RunReport(f"{head}\nreply:\n{reply}", summary, outputs)
 
 
 def _dispatch(
