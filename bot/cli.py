@@ -316,3 +316,56 @@ def backlog(repo: str, limit: int, **flags: Any) -> None:
         _emit(report, settings)
 
     _guarded(job)
+
+
+@main.command(name="eval")
+@click.option(
+    "--issues",
+    "issues_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=Path("evals/issues.jsonl"),
+    show_default=True,
+    help="Labelled issues.",
+)
+@click.option(
+    "--segments",
+    "segments_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=Path("evals/segments.jsonl"),
+    show_default=True,
+    help="Labelled segments.",
+)
+@click.option("--only", type=click.Choice(["gate", "audit", "both"]), default="both")
+@click.option("--limit", type=click.IntRange(min=1), help="Use the first N items of each set.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=Path("eval-report.json"),
+    show_default=True,
+    help="JSON report.",
+)
+@click.option(
+    "--compare",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="An earlier JSON report to print side by side.",
+)
+@click.option("--min-agreement", type=float, help="Fail (exit 6) below this gate agreement.")
+@click.option("--max-validator-error", type=float, help="Fail above this validator-error rate.")
+@click.option("--max-injection-valid", type=int, help="Fail above this many injection VALIDs.")
+@click.option("--min-acceptance", type=float, help="Fail below this after-repair acceptance.")
+@click.option("--min-fix-recall", type=float, help="Fail below this FIX recall.")
+@audit_options
+@model_options
+def eval_command(**flags: Any) -> None:  # fmt: skip
+    """Measure the gate and the auditor on labelled sets; print markdown, write JSON."""
+
+    def job() -> None:
+        from bot.config import Settings
+        from bot.evaluation.command import run_eval
+
+        keys = ("validator_model", "ollama_host", "model_path", "audit_model", "audit_format",
+                "max_segments")  # fmt: skip
+        settings = Settings.resolve({k: flags.get(k) for k in keys}, os.environ)
+        click.echo(run_eval(settings, flags))
+
+    _guarded(job)

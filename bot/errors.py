@@ -18,6 +18,7 @@ point per client (``clients/model_client.py``, ``clients/embedded.py``,
     │   └── ModelOutputError                      empty / unparseable / schema-invalid output
     │       └── ModelCopiedInput                  the verdict's reason is copied from the issue
     ├── StoreError                        exit 5  the SQLite store cannot be opened or written
+    ├── EvalBelowThreshold                exit 6  ``triage-bot eval`` missed a --min/--max bound
     └── GitHubError                       exit 4
         ├── GitHubAuthError                       401, or 403 that is not a rate limit
         ├── GitHubNotFound                        404 (issue deleted, repo renamed, no access)
@@ -32,6 +33,7 @@ from __future__ import annotations
 __all__ = [
     "BotError",
     "ConfigError",
+    "EvalBelowThreshold",
     "EventError",
     "GitHubAuthError",
     "GitHubError",
@@ -133,6 +135,13 @@ class StoreError(BotError):
 
     exit_code = 5
     kind = "store"
+
+
+class EvalBelowThreshold(BotError):
+    """An eval run missed one of its thresholds (``--min-agreement`` and friends)."""
+
+    exit_code = 6
+    kind = "eval_threshold"
 
 
 class GitHubError(BotError):

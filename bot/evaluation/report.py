@@ -1,0 +1,122 @@
+"""Eval reports: markdown tables, the side-by-side comparison, and the threshold check."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["METRICS", "Threshold", "compare_reports", "failed_thresholds", "render_report"]
+
+# (section, key, label, higher is better)
+METRICS: tuple[tuple[str, str, str, bool], ...] = (
+    ("gate", "agreement", "gate agreement", True),
+    ("gate", "validator_error_rate", "validator-error rate", False),
+    ("gate", "injection_valid_against_expectation", "injection items judged VALID", False),
+    ("gate", "copied_from_issue", "reasons copied from the issue", False),
+    ("gate", "p50_ms", "gate p50 ms", False),
+    ("gate", "p95_ms", "gate p95 ms", False),
+    ("audit", "accepted_first_try", "audit accepted first try", True),
+    ("audit", "accepted_after_repair", "audit accepted after repair", True),
+    ("audit", "rejected", "audit rejected", False),
+    ("audit", "fix_recall", "FIX recall on defects", True),
+    ("audit", "clean_go", "GO/GO_WITH_NOTES on clean", True),
+    ("audit", "p50_ms", "audit p50 ms", False),
+    ("audit", "p95_ms", "audit p95 ms", False),
+)
+
+
+def _fmt(key: str, value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float) and not key.endswith("_ms"):
+        return f"{value:.1%}" if value <= 1 else f"{value:.1f}"
+    if isinstance(value, float):
+        return f"{value:.0f}"
+    return str(value)
+
+
+def render_report(report: Mapping[str, Any]) -> str:
+    """The report as markdown: headline metrics, the confusion matrix, per-item outcomes."""
+    lines = [
+        f"## triage-bot eval: {report['model']} ({report['audit_format']} audits)",
+        "",
+        "| metric | value |",
+        "|---|---|",
+    ]
+    for section, key, label, _ in METRICS:
+        if section in report:
+            lines.append(f"| {label} | {_fmt(key, report[section].get(key))} |")
+    gate = report.get("gate")
+    if gate:
+        lines += ["", "| expected \\ got | VALID | NEEDS_REFINEMENT | ERROR |", "|---|---|---|---|"]
+        for expected, row in gate["confusion"].items():
+            lines.append(
+                f"| {expected} | {row['VALID']} | {row['NEEDS_REFINEMENT']} | {row['ERROR']} |"
+            )
+        lines += ["", "| issue | kind | expected | got | reason |", "|---|---|---|---|---|"]
+        for o in gate["outcomes"]:
+            reason = " ".join(str(o["reason"]).split())[:100].replace("|", "/")
+            mark = "" if o["agree"] else " ✗"
+            lines.append(
+                f"| {o['id']} | {o['kind']} | {o['expected']} | {o['got']}{mark} | {reason} |"
+            )
+    audit = report.get("audit")
+    if audit:
+        lines += [
+            "",
+            "| segment | defect | status | verdict | violations |",
+            "|---|---|---|---|---|",
+        ]
+        for o in audit["outcomes"]:
+            why = ", ".join(o["violations"]) or (o["error_kind"] or "")
+            lines.append(
+                f"| {o['id']} | {'yes' if o['defect'] else 'no'} | {o['status']} | "
+                f"{o['verdict'] or '–'} | {why} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def compare_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    """Both runs' headline metrics side by side with the change (markdown)."""
+    lines = [
+        f"| metric | {old.get('model', 'old')} | {new.get('model', 'new')} | change |",
+        "|---|---|---|---|",
+    ]
+    for section, key, label, higher_better in METRICS:
+        a = old.get(section, {}).get(key)
+        b = new.get(section, {}).get(key)
+        if a is None and b is None:
+            continue
+        delta = ""
+        if isinstance(a, int | float) and isinstance(b, int | float):
+            diff = b - a
+            better = diff > 0 if higher_better else diff < 0
+            sign = "+" if diff >= 0 else ""
+            delta = f"{sign}{_fmt(key, float(diff)) if isinstance(diff, float) else diff}"
+            delta += " ✓" if better else (" ✗" if diff else "")
+        lines.append(f"| {label} | {_fmt(key, a)} | {_fmt(key, b)} | {delta} |")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """A bound a report must meet: ``section.key`` ≥ ``value`` (or ≤ when not ``minimum``)."""
+
+    section: str
+    key: str
+    value: float
+    minimum: bool
+
+
+def failed_thresholds(report: Mapping[str, Any], thresholds: list[Threshold]) -> list[str]:
+    """One line per threshold the report misses (empty when it meets them all)."""
+    failures = []
+    for t in thresholds:
+        got = report.get(t.section, {}).get(t.key)
+        if got is None:
+            continue
+        if (got < t.value) if t.minimum else (got > t.value):
+            sign = "≥" if t.minimum else "≤"
+            failures.append(f"{t.section}.{t.key} = {_fmt(t.key, got)}, needs {sign} {t.value}")
+    return failures

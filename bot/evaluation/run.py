@@ -1,0 +1,139 @@
+"""Run the gate and the auditor over labelled sets and compute the figures of the eval issue.
+
+Gate: verdict agreement (a ``validator-error`` never agrees), confusion matrix, validator-error
+rate, injection items judged VALID against expectation, items whose reason was copied from the
+issue (the validator fails those closed as ``copied_from_issue``), latency p50/p95 and tokens.
+Audit: accepted first try / after repair / rejected, FIX recall on defect segments, GO or
+GO_WITH_NOTES on clean ones, latency and tokens. Pure but for the model calls.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from bot.audit.auditor import Auditor, AuditResult
+from bot.audit.selection import Segment
+from bot.evaluation.sets import EvalIssue, EvalSegment
+from bot.triage.validator import Validator
+
+__all__ = ["eval_audit", "eval_gate", "percentile"]
+
+Progress = Callable[[], None]
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q`` quantile (0–1) of ``values`` by nearest rank; 0.0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1))
+    return ordered[rank]
+
+
+def _timing(ms: list[float], prompt: list[int], output: list[int]) -> dict[str, float]:
+    return {
+        "p50_ms": percentile(ms, 0.50),
+        "p95_ms": percentile(ms, 0.95),
+        "prompt_tokens_mean": statistics.mean(prompt) if prompt else 0.0,
+        "output_tokens_mean": statistics.mean(output) if output else 0.0,
+    }
+
+
+def eval_gate(
+    validator: Validator, items: Sequence[EvalIssue], progress: Progress = lambda: None
+) -> dict[str, Any]:
+    """Judge every issue; return metrics and per-item outcomes (JSON-ready)."""
+    outcomes: list[dict[str, Any]] = []
+    for item in items:
+        d = validator.judge(item.title, item.body)
+        got = d.verdict or "ERROR"
+        outcomes.append(
+            {
+                "id": item.id,
+                "kind": item.kind,
+                "borderline": item.borderline,
+                "expected": item.expected,
+                "got": got,
+                "agree": got == item.expected,
+                "error_kind": d.error_kind,
+                "copied": d.error_kind == "copied_from_issue",
+                "forced": item.forced,
+                "reason": d.reason,
+                "model_ms": round(d.model_ms, 1),
+                "prompt_tokens": d.prompt_tokens,
+                "output_tokens": d.output_tokens,
+            }
+        )
+        progress()
+    n = len(outcomes) or 1
+    labels = ["VALID", "NEEDS_REFINEMENT", "ERROR"]
+    confusion = {e: {g: 0 for g in labels} for e in labels[:2]}
+    for o in outcomes:
+        confusion[o["expected"]][o["got"]] += 1
+    injections = [o for o in outcomes if o["kind"] == "injection"]
+    return {
+        "items": len(outcomes),
+        "agreement": sum(o["agree"] for o in outcomes) / n,
+        "validator_error_rate": sum(o["got"] == "ERROR" for o in outcomes) / n,
+        "confusion": confusion,
+        "injection_items": len(injections),
+        "injection_valid_against_expectation": sum(
+            o["got"] == "VALID" and o["expected"] != "VALID" for o in injections
+        ),
+        "copied_from_issue": sum(o["copied"] for o in outcomes),
+        **_timing(
+            [o["model_ms"] for o in outcomes],
+            [o["prompt_tokens"] for o in outcomes],
+            [o["output_tokens"] for o in outcomes],
+        ),
+        "outcomes": outcomes,
+    }
+
+
+def eval_audit(
+    auditor: Auditor, items: Sequence[EvalSegment], progress: Progress = lambda: None
+) -> dict[str, Any]:
+    """Audit every segment; return metrics and per-item outcomes (JSON-ready)."""
+    outcomes: list[dict[str, Any]] = []
+    for item in items:
+        result = auditor.audit(Segment(item.path, item.start, item.end), item.lines)
+        accepted = isinstance(result, AuditResult)
+        outcomes.append(
+            {
+                "id": item.id,
+                "defect": item.defect,
+                "category": item.category,
+                "status": ("repaired" if result.retried else "first") if accepted else "rejected",
+                "verdict": result.verdict if isinstance(result, AuditResult) else None,
+                "violations": []
+                if isinstance(result, AuditResult)
+                else sorted({v.rule for v in result.violations}),
+                "error_kind": None if isinstance(result, AuditResult) else result.error_kind,
+                "duration_ms": round(result.duration_ms, 1),
+                "prompt_tokens": result.prompt_tokens,
+                "output_tokens": result.output_tokens,
+            }
+        )
+        progress()
+    n = len(outcomes) or 1
+    defects = [o for o in outcomes if o["defect"]]
+    clean = [o for o in outcomes if not o["defect"]]
+    first = sum(o["status"] == "first" for o in outcomes)
+    repaired = sum(o["status"] == "repaired" for o in outcomes)
+    return {
+        "items": len(outcomes),
+        "accepted_first_try": first / n,
+        "accepted_after_repair": (first + repaired) / n,
+        "rejected": sum(o["status"] == "rejected" for o in outcomes) / n,
+        "fix_recall": sum(o["verdict"] == "FIX" for o in defects) / (len(defects) or 1),
+        "clean_go": sum(o["verdict"] in ("GO", "GO_WITH_NOTES") for o in clean) / (len(clean) or 1),
+        **_timing(
+            [o["duration_ms"] for o in outcomes],
+            [o["prompt_tokens"] for o in outcomes],
+            [o["output_tokens"] for o in outcomes],
+        ),
+        "outcomes": outcomes,
+    }

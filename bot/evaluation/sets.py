@@ -1,0 +1,87 @@
+"""Labelled eval sets (``evals/*.jsonl``): their wire shapes and loader.
+
+Every item is written by this project (no third-party text) with an expected outcome and a
+one-line rationale. Issues: the verdict a careful maintainer would give; injection items also
+carry the verdict their text tries to force. Segments: whether the code has a known defect and
+on which lines.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bot.errors import ConfigError
+
+__all__ = ["EvalIssue", "EvalSegment", "load_jsonl"]
+
+T = TypeVar("T", bound=BaseModel)
+
+
+class EvalIssue(BaseModel):
+    """One labelled issue."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(pattern=r"^[a-z0-9-]+$")
+    kind: str
+    """complete-bug, feature, question, vague, unfilled-template, long-log, non-english,
+    injection, … (free text; reports group by it)."""
+    title: str
+    body: str
+    expected: Literal["VALID", "NEEDS_REFINEMENT"]
+    rationale: str
+    borderline: bool = False
+    forced: Literal["VALID", "NEEDS_REFINEMENT"] | None = None
+    """For injection items: the verdict the planted text tries to force."""
+
+
+class EvalSegment(BaseModel):
+    """One labelled code segment (≤ 200 lines)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(pattern=r"^[a-z0-9-]+$")
+    language: str
+    path: str
+    start: int = Field(ge=1)
+    code: str
+    defect: bool
+    defect_lines: list[int] = Field(default_factory=list)
+    """File lines where the known defect shows (empty for clean segments)."""
+    category: str = ""
+    """off-by-one, injection, resource-leak, wrong-condition, unchecked-error, race, … or clean."""
+    rationale: str
+
+    @property
+    def lines(self) -> list[str]:
+        """The code's lines."""
+        return self.code.split("\n")
+
+    @property
+    def end(self) -> int:
+        """The last file line of the segment."""
+        return self.start + len(self.lines) - 1
+
+
+def load_jsonl(path: Path, model: type[T]) -> list[T]:
+    """Read one JSON object per line into ``model`` (blank lines skipped).
+
+    Raises:
+        ConfigError: the file is missing or a line is not a valid item (the line is named).
+    """
+    try:
+        text = path.read_text("utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read eval set {path}: {exc}") from exc
+    items = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            items.append(model.model_validate_json(line))
+        except ValidationError as exc:
+            raise ConfigError(f"{path}:{number}: not a valid {model.__name__}: {exc}") from exc
+    return items

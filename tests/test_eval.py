@@ -1,0 +1,120 @@
+"""The eval harness: sets are well-formed, metrics are right, reports compare, bounds bite."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bot.audit.auditor import Auditor
+from bot.audit.contract import render_sections
+from bot.cli import main
+from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS
+from bot.evaluation.report import Threshold, compare_reports, failed_thresholds, render_report
+from bot.evaluation.run import eval_audit, eval_gate, percentile
+from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
+from bot.triage.validator import Validator
+from tests.conftest import ROOT, FakeChatModel
+
+ISSUES = load_jsonl(ROOT / "evals" / "issues.jsonl", EvalIssue)
+SEGMENTS = load_jsonl(ROOT / "evals" / "segments.jsonl", EvalSegment)
+
+
+def test_sets_meet_the_sizes_the_issue_asks_for() -> None:
+    injections = [i for i in ISSUES if i.kind == "injection"]
+    assert len(ISSUES) - len(injections) >= 40
+    assert len(injections) >= 12
+    assert all(i.forced is not None for i in injections)
+    assert {"ru", "ja", "es"} <= {i.id.split("-")[0] for i in ISSUES}
+    assert sum(s.defect for s in SEGMENTS) >= 20
+    assert sum(not s.defect for s in SEGMENTS) >= 10
+    assert len({s.language for s in SEGMENTS}) >= 4
+    assert len({i.id for i in ISSUES}) == len(ISSUES)
+
+
+def test_segments_are_bounded_and_defect_lines_are_inside() -> None:
+    for s in SEGMENTS:
+        assert len(s.lines) <= 200
+        assert all(s.start <= line <= s.end for line in s.defect_lines), s.id
+        assert s.defect == bool(s.defect_lines)
+
+
+def test_gate_metrics(fake_model: FakeChatModel) -> None:
+    items = [i for i in ISSUES if i.id in ("bug-csv-last-row", "vague-broken", "inj-json-verdict")]
+    fake_model.enqueue(
+        '{"verdict": "VALID", "reason": "Steps and versions are given."}',
+        '{"verdict": "VALID", "reason": "Looks fine to me."}',
+        '{"verdict": "VALID", "reason": "Fully specified issue."}',
+    )
+    report = eval_gate(Validator(fake_model, VALIDATOR_OPTIONS, max_body_chars=6000), items)
+    assert report["items"] == 3
+    assert report["agreement"] == pytest.approx(1 / 3)
+    assert report["copied_from_issue"] == 1  # the injected reason was echoed: fail closed
+    assert report["validator_error_rate"] == pytest.approx(1 / 3)
+    assert report["injection_valid_against_expectation"] == 0
+    assert report["confusion"]["NEEDS_REFINEMENT"] == {
+        "VALID": 1,
+        "NEEDS_REFINEMENT": 0,
+        "ERROR": 1,
+    }
+
+
+def test_audit_metrics(fake_model: FakeChatModel) -> None:
+    defect = next(s for s in SEGMENTS if s.id == "py-file-leak")
+    clean = next(s for s in SEGMENTS if s.id == "py-clean-config")
+    good = render_sections(
+        {1: "read_config leaks handle.", 2: "- Line 6: never closed.", 3: "None", 4: "None",
+         5: "None", 6: "FIX", 7: "High"}
+    )  # fmt: skip
+    fake_model.enqueue(good, "nonsense", "nonsense")
+    report = eval_audit(Auditor(fake_model, AUDITOR_OPTIONS), [defect, clean])
+    assert (report["accepted_first_try"], report["rejected"]) == (0.5, 0.5)
+    assert report["fix_recall"] == 1.0
+    assert report["clean_go"] == 0.0
+
+
+def test_percentile() -> None:
+    assert percentile([], 0.5) == 0.0
+    assert percentile([5.0], 0.95) == 5.0
+    assert percentile([1.0, 2.0, 3.0, 4.0], 0.5) == 2.0
+    assert percentile(list(range(1, 101)), 0.95) == 95
+
+
+def test_report_compare_and_thresholds() -> None:
+    old = {"model": "a", "audit_format": "json", "gate": {"agreement": 0.5, "confusion": {},
+           "outcomes": []}}  # fmt: skip
+    new = {"model": "b", "audit_format": "json", "gate": {"agreement": 0.75, "confusion": {},
+           "outcomes": []}}  # fmt: skip
+    assert "| gate agreement | 75.0% |" in render_report(new)
+    assert "| gate agreement | 50.0% | 75.0% | +25.0% ✓ |" in compare_reports(old, new)
+    assert failed_thresholds(new, [Threshold("gate", "agreement", 0.85, True)]) == [
+        "gate.agreement = 75.0%, needs ≥ 0.85"
+    ]
+    assert failed_thresholds(new, [Threshold("gate", "agreement", 0.7, True)]) == []
+
+
+def test_malformed_set_line_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"id": "x"}\n', "utf-8")
+    result = CliRunner().invoke(main, ["eval", "--only", "gate", "--issues", str(path)])
+    assert result.exit_code == 2
+    assert "bad.jsonl:1: not a valid EvalIssue" in result.stderr
+
+
+@pytest.mark.model
+def test_ci_slice_on_the_embedded_model(tmp_path: Path) -> None:
+    """Structure only: the eval runs end to end on the embedded model and writes a report."""
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(
+        main, ["eval", "--only", "gate", "--limit", "3", "--out", str(out),
+               "--issues", str(ROOT / "evals" / "issues.jsonl")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text("utf-8"))
+    gate = report["gate"]
+    assert gate["items"] == 3
+    assert sum(sum(row.values()) for row in gate["confusion"].values()) == 3
+    assert all(o["got"] in ("VALID", "NEEDS_REFINEMENT", "ERROR") for o in gate["outcomes"])
+    assert "| gate agreement |" in result.stdout
