@@ -38,11 +38,14 @@ class Verdict(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    verdict: VerdictValue
-    """``VALID``: a developer can start work. ``NEEDS_REFINEMENT``: the author must add detail."""
-
+    # Field order is the order constrained decoding writes the keys in: the reason first, so
+    # the model states what the issue has or lacks before it commits to a verdict. The parser
+    # accepts either order; the contract is the two keys, not their order.
     reason: str = Field(min_length=1, max_length=REASON_MAX_CHARS)
     """One or two sentences that name what the issue has or lacks."""
+
+    verdict: VerdictValue
+    """``VALID``: a developer can start work. ``NEEDS_REFINEMENT``: the author must add detail."""
 
     @field_validator("reason")
     @classmethod
