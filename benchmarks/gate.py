@@ -56,17 +56,24 @@ def github_requests(cassette_name: str, payload: Path) -> int:
 
 
 def fixed_prompt_tokens(model: EmbeddedChatModel, validator: Validator) -> tuple[int, int]:
-    """(system prompt tokens, all fixed tokens of one call), measured on a real call whose issue
-    is empty: its prompt token count minus the two placeholders the empty issue shows."""
+    """(system prompt tokens, all fixed tokens of one call): the chat prompt of an empty issue,
+    rendered with the embedded model's turn format and tokenized, minus the two placeholders
+    the empty issue shows."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    from bot.clients.embedded import GEMMA3_TEMPLATE
+
     llm = model._llm()
-    empty = prepare_issue("", "", max_body_chars=6000)
-    system = validator.messages(empty)[0].content
-    system_tokens = len(llm.tokenize(system.encode(), add_bos=False, special=True))
-    decision = validator.judge("", "")
+    messages = validator.messages(prepare_issue("", "", max_body_chars=6000))
+    system_tokens = len(llm.tokenize(messages[0].content.encode(), add_bos=False, special=True))
+    prompt = Jinja2ChatFormatter(GEMMA3_TEMPLATE, eos_token="<end_of_turn>", bos_token="<bos>")(
+        messages=[{"role": m.role, "content": m.content} for m in messages]
+    ).prompt
+    total = len(llm.tokenize(prompt.encode(), add_bos=False, special=True))
     placeholders = len(llm.tokenize(b"(no title)", add_bos=False)) + len(
         llm.tokenize(b"(empty body)", add_bos=False)
     )
-    return system_tokens, decision.prompt_tokens - placeholders
+    return system_tokens, total - placeholders
 
 
 def wall_vs_model(validator: Validator) -> list[tuple[str, float, float]]:
