@@ -119,6 +119,14 @@ def _emit(report: Any, settings: Any) -> None:
     write_outputs(settings.output_path, report.outputs)
 
 
+def _check_repo(repo: str) -> None:
+    from bot.errors import ConfigError
+    from bot.events import REPO_PATTERN
+
+    if not re.match(REPO_PATTERN, repo):
+        raise ConfigError(f"--repo must be OWNER/NAME, got {repo!r}")
+
+
 def _guarded(job: Callable[[], None]) -> None:
     from bot.errors import BotError
 
@@ -182,8 +190,7 @@ def audit(repo: str, number: int, requested_range: str | None, **flags: Any) -> 
         from bot.runner import run_audit
 
         settings = Settings.resolve(flags, os.environ)
-        if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
-            raise ConfigError(f"--repo must be OWNER/NAME, got {repo!r}")
+        _check_repo(repo)
         github = make_github(settings, token_required=not settings.dry_run)
         pull = github.pull(repo, number)
         if pull.state != "open":
@@ -297,12 +304,10 @@ def backlog(repo: str, limit: int, **flags: Any) -> None:
 
         from bot.clients.factory import make_github
         from bot.config import Settings
-        from bot.errors import ConfigError
         from bot.runner import run_backlog
 
         settings = Settings.resolve(flags, os.environ)
-        if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo):
-            raise ConfigError(f"--repo must be OWNER/NAME, got {repo!r}")
+        _check_repo(repo)
         github = make_github(settings, token_required=not settings.dry_run)
         with Progress(transient=True) as progress:
             task = progress.add_task("gating issues", total=None)

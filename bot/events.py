@@ -33,6 +33,7 @@ __all__ = [
     "AUDIT_ACTIONS",
     "AUDIT_EVENTS",
     "GATE_ACTIONS",
+    "REPO_PATTERN",
     "IssueCommentEvent",
     "IssuesEvent",
     "PullRequestEvent",
@@ -42,6 +43,9 @@ __all__ = [
 ]
 
 _P = TypeVar("_P", bound="_Payload")
+
+REPO_PATTERN = r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"
+"""``owner/name`` as GitHub allows it; used for payloads and ``--repo`` alike."""
 _NAME = re.compile(r"^[a-z_]{1,64}$")
 
 GATE_ACTIONS = frozenset({"opened", "edited", "reopened"})
@@ -91,7 +95,7 @@ class Issue(_Payload):
 class Repository(_Payload):
     """The ``repository`` object: ``full_name`` is ``owner/name``."""
 
-    full_name: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+    full_name: str = Field(pattern=REPO_PATTERN)
     private: bool = False
 
 
