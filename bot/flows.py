@@ -15,25 +15,28 @@ The audit reads (PR files, file contents at the head SHA) happen while planning;
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from bot.audit.auditor import Auditor, AuditRejected, AuditResult
 from bot.audit.ranges import check_range_in_file, parse_range_spec
-from bot.audit.report import MARKER, render_audit_comment
+from bot.audit.report import MARKER, audited_head, render_audit_comment
 from bot.audit.selection import DEFAULT_SKIP_GLOBS, Segment, Selection, Skipped, select_segments
-from bot.clients.github_client import GitHubPort, PullRef
+from bot.clients.github_client import BotComment, GitHubPort, PullRef
 from bot.errors import GitHubError
 from bot.events import IssuesEvent
 from bot.history.store import AuditRow, GateRow, Store
-from bot.triage.labels import GATE_LABELS, LabelPlan, plan_labels
-from bot.triage.validator import GateDecision, Validator
+from bot.triage.issue_text import prepare_issue
+from bot.triage.labels import GATE_LABELS, VALIDATOR_ERROR, LabelPlan, plan_labels
+from bot.triage.validator import GateDecision, Validator, system_prompt
 
 __all__ = [
     "AppliedAudit",
     "AppliedGate",
     "AuditPlan",
     "GatePlan",
+    "already_decided",
     "apply_audit",
     "apply_gate",
     "gate_row",
@@ -72,21 +75,32 @@ class AppliedGate:
     requests: int
 
 
-def plan_gate(event: IssuesEvent, validator: Validator) -> GatePlan:
+def plan_gate(
+    event: IssuesEvent, validator: Validator, *, last_applied: str | None = None
+) -> GatePlan:
     """Judge the event's issue and plan its labels. Never raises for model faults.
+
+    The issue's labels come from the payload (no extra GET). A replayed or late event carries
+    stale labels, so the gate label the bot last applied (from the store) is treated as present
+    too: it is removed when the verdict changes (removing a label that is gone is not an
+    error), and the three gate labels stay mutually exclusive.
 
     Args:
         event: a routed ``issues`` event (see :func:`bot.events.route_event`).
         validator: the validator agent with its model.
+        last_applied: the label of the bot's last decision on this issue, or ``None``.
     """
     decision = validator.judge(event.issue.title, event.issue.body)
+    current = list(event.issue.label_names)
+    if last_applied and last_applied.lower() not in {name.lower() for name in current}:
+        current.append(last_applied)
     return GatePlan(
         event=f"issues.{event.action}",
         repo=event.repository.full_name,
         number=event.issue.number,
         public_repo=not event.repository.private,
         decision=decision,
-        labels=plan_labels(event.issue.label_names, decision.label),
+        labels=plan_labels(current, decision.label),
     )
 
 
@@ -126,6 +140,32 @@ def hand_set_gate_label(event: IssuesEvent, last_applied: str | None) -> str | N
     return None
 
 
+def already_decided(
+    event: IssuesEvent, last: Mapping[str, Any] | None, *, model: str, max_body_chars: int
+) -> bool:
+    """Whether the bot's last decision already judged this exact issue text.
+
+    True when the last stored decision (written only after its labels were applied) has the
+    same judged-text hash, model and validator prompt version, and was not a fault. A replayed
+    or repeated event is then skipped with no model call and no write; ``/triage`` forces.
+
+    Args:
+        event: the routed ``issues`` event.
+        last: the store's last gate row for the issue (see ``Store.last_gate``), or ``None``.
+        model: the validator model's name.
+        max_body_chars: the validator's body cut (the hash is of the text as judged).
+    """
+    if last is None or last.get("error_kind") or last.get("label") == VALIDATOR_ERROR.name:
+        return False
+    issue = prepare_issue(event.issue.title, event.issue.body, max_body_chars=max_body_chars)
+    _, version = system_prompt()
+    return (
+        last.get("content_sha") == issue.content_sha
+        and last.get("prompt_version") == version
+        and last.get("model") == model
+    )
+
+
 def gate_row(plan: GatePlan) -> GateRow:
     """The store row for a gate plan."""
     d = plan.decision
@@ -142,6 +182,7 @@ def gate_row(plan: GatePlan) -> GateRow:
         prompt_tokens=d.prompt_tokens,
         output_tokens=d.output_tokens,
         duration_ms=d.model_ms,
+        content_sha=d.issue.content_sha,
     )
 
 
@@ -159,6 +200,9 @@ class AuditPlan:
         rows: store rows for the accepted outcomes only.
         comment: the PR comment body (marker first).
         audit_format: ``markdown`` or ``json``.
+        existing: the bot's comment on the PR as read while planning, or ``None``.
+        already_audited: the existing comment already audits this head SHA and the run was a
+            replayed or repeated webhook event: nothing was audited and nothing is to be written.
     """
 
     pull: PullRef
@@ -167,6 +211,8 @@ class AuditPlan:
     rows: tuple[AuditRow, ...]
     comment: str
     audit_format: str
+    existing: BotComment | None = None
+    already_audited: bool = False
 
     @property
     def accepted(self) -> int:
@@ -218,8 +264,13 @@ def plan_audit(
     requested_range: str | None = None,
     max_segments: int = 8,
     skip_globs: Sequence[str] = DEFAULT_SKIP_GLOBS,
+    skip_if_audited: bool = False,
 ) -> AuditPlan:
     """Select, read and audit a PR's changed lines; plan the rows and the comment.
+
+    The bot's existing comment is read first. With ``skip_if_audited`` (webhook events, not
+    ``/audit``), a comment whose hidden head line names this head SHA means the work is done:
+    the plan is ``already_audited``, with no model call and nothing to write (idempotent replay).
 
     Args:
         pull: the PR at its head SHA.
@@ -229,11 +280,17 @@ def plan_audit(
         requested_range: ``PATH:START-END`` from a maintainer, or ``None`` for the selection.
         max_segments: per-PR segment cap.
         skip_globs: files never audited.
+        skip_if_audited: return an ``already_audited`` plan when the comment covers the head SHA.
 
     Raises:
         InvalidRange: the requested range breaks a rule.
-        GitHubError: the PR's files or a requested file cannot be read.
+        GitHubError: the PR's files, a requested file or the comments cannot be read.
     """
+    existing = github.find_bot_comment(pull.repo, pull.number, MARKER)
+    if skip_if_audited and existing is not None and audited_head(existing.body) == pull.head_sha:
+        return AuditPlan(
+            pull, Selection((), ()), (), (), existing.body, audit_format, existing, True
+        )
     files = github.pull_files(pull.repo, pull.number)
     if requested_range is not None:
         live = [f.path for f in files if f.status != "removed"]
@@ -268,22 +325,25 @@ def plan_audit(
     comment = render_audit_comment(
         head_sha=pull.head_sha, selection=final, outcomes=outcomes, model=model
     )
-    return AuditPlan(pull, final, outcomes, rows, comment, audit_format)
+    return AuditPlan(pull, final, outcomes, rows, comment, audit_format, existing)
 
 
 def apply_audit(plan: AuditPlan, github: GitHubPort, store: Store) -> AppliedAudit:
     """Persist the accepted rows (one transaction), then create or edit the PR comment.
 
-    The comment is found by its hidden marker and edited in place; an identical body is not
-    written again. Rows are written first, so a failed post leaves the audits recorded and the
-    next run re-posts.
+    The comment found by its hidden marker while planning is edited in place; an identical body
+    is not written again. Rows are written first (replacing earlier rows of the same segments
+    at the same head SHA), so a failed post leaves the audits recorded and the next run audits
+    again, replaces them and posts: never a duplicate row or a second comment.
 
     Raises:
         StoreError: the rows could not be written (nothing is posted then).
         GitHubError: the comment could not be read or written.
     """
+    if plan.already_audited:
+        return AppliedAudit(plan, 0, "unchanged")
     written = store.record_audits(plan.rows)
-    existing = github.find_bot_comment(plan.pull.repo, plan.pull.number, MARKER)
+    existing = plan.existing
     if existing is not None and existing.body == plan.comment:
         return AppliedAudit(plan, written, "unchanged")
     action = github.upsert_comment(plan.pull.repo, plan.pull.number, existing, plan.comment)

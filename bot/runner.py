@@ -33,6 +33,7 @@ from bot.events import (
     route_event,
 )
 from bot.flows import (
+    already_decided,
     apply_audit,
     apply_gate,
     gate_row,
@@ -110,12 +111,21 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
         hand_set = None if force else hand_set_gate_label(event, last["label"] if last else None)
         if hand_set is not None:
             return _skipped(f"a maintainer set {hand_set!r} by hand; /triage re-runs the gate")
+        model = make_chat_model(settings, "validator")
+        if not force and already_decided(
+            event, last, model=model.name, max_body_chars=settings.max_body_chars
+        ):
+            label = last["label"] if last else ""
+            return _skipped(
+                f"#{event.issue.number} is unchanged since the bot's last decision "
+                f"({label}); /triage re-runs the gate"
+            )
         validator = Validator(
-            make_chat_model(settings, "validator"),
+            model,
             VALIDATOR_OPTIONS,
             max_body_chars=settings.max_body_chars,
         )
-        plan = plan_gate(event, validator)
+        plan = plan_gate(event, validator, last_applied=last["label"] if last else None)
         text = render_gate_plan(plan)
         if github is not None:
             applied = apply_gate(plan, github)
@@ -150,13 +160,21 @@ def _run_audit_event(event: PullRequestEvent, settings: Settings) -> RunReport:
         public_repo=not event.repository.private,
     )
     github = make_github(settings, token_required=not settings.dry_run)
-    return run_audit(pull, settings, github)
+    return run_audit(pull, settings, github, skip_if_audited=True)
 
 
 def run_audit(
-    pull: PullRef, settings: Settings, github: GitHubPort, *, requested_range: str | None = None
+    pull: PullRef,
+    settings: Settings,
+    github: GitHubPort,
+    *,
+    requested_range: str | None = None,
+    skip_if_audited: bool = False,
 ) -> RunReport:
     """Audit one PR at its head SHA; store accepted rows and upsert the comment unless dry run.
+
+    ``skip_if_audited`` (webhook events): when the bot's comment already audits this head SHA,
+    report a skip with no model call and no write; ``/audit`` passes ``False`` to force.
 
     Raises:
         InvalidRange: ``requested_range`` breaks a rule.
@@ -175,7 +193,13 @@ def run_audit(
         requested_range=requested_range,
         max_segments=settings.max_segments,
         skip_globs=DEFAULT_SKIP_GLOBS + settings.skip_globs,
+        skip_if_audited=skip_if_audited,
     )
+    if plan.already_audited:
+        return _skipped(
+            f"already audited at {pull.head_sha[:12]} (the bot's comment says so); "
+            "`/audit` re-runs it"
+        )
     text = render_audit_plan(plan)
     if settings.dry_run:
         text += "\ndry run:  nothing stored or posted"

@@ -46,10 +46,11 @@ def test_open_migrates_and_uses_wal(tmp_path: Path) -> None:
         "m002_gate_decisions",
         "m003_audit_week",
         "m004_audit_weeks",
+        "m005_gate_content",
     ]
     store.close()
     reopened = Store(path)
-    assert len(MIGRATIONS.applied(reopened.db)) == 4
+    assert len(MIGRATIONS.applied(reopened.db)) == 5
     reopened.close()
 
 

@@ -17,10 +17,38 @@ from bot.audit.auditor import AuditRejected, AuditResult
 from bot.audit.selection import Selection
 from bot.neutralise import code_span, neutralise, neutralise_block
 
-__all__ = ["COMMENT_LIMIT", "MARKER", "coverage_line", "render_audit_comment"]
+__all__ = [
+    "COMMENT_LIMIT",
+    "MARKER",
+    "audited_head",
+    "coverage_line",
+    "head_marker",
+    "render_audit_comment",
+]
 
 MARKER = "<!-- triage-bot:audit -->"
 """Hidden marker at the start of the bot's PR comment."""
+
+_HEAD_MARKER = re.compile(r"<!-- triage-bot:head=([0-9a-f]{7,64}) -->")
+
+
+def head_marker(head_sha: str) -> str:
+    """The hidden second line naming the head SHA the comment audits."""
+    return f"<!-- triage-bot:head={head_sha} -->"
+
+
+def audited_head(body: str) -> str | None:
+    """The head SHA a comment of the bot's says it audited, or ``None``.
+
+    Only the second line is read: model text further down is neutralised (``<`` escaped) and
+    cannot forge it, and a comment without the line (an older bot version) audits nothing.
+    """
+    lines = body.split("\n", 2)
+    if len(lines) < 2 or lines[0] != MARKER:
+        return None
+    found = _HEAD_MARKER.fullmatch(lines[1])
+    return found.group(1) if found else None
+
 
 COMMENT_LIMIT = 65_536
 """GitHub's maximum comment body (characters)."""
@@ -74,16 +102,17 @@ def render_audit_comment(
     """The full comment body, starting with :data:`MARKER` and at most ``COMMENT_LIMIT`` long."""
     accepted = [o for o in outcomes if isinstance(o, AuditResult)]
     title = f"### triage-bot audit of `{head_sha[:12]}` ({neutralise(model, max_chars=80)})"
+    top = f"{MARKER}\n{head_marker(head_sha)}\n{title}"
     coverage = coverage_line(selection, outcomes)
     if not accepted:
-        return f"{MARKER}\n{title}\n\n{coverage}\n"
+        return f"{top}\n\n{coverage}\n"
     table = ["| file | lines | verdict | confidence | retried |", "|---|---|---|---|---|"]
     for r in accepted:
         table.append(
             f"| {code_span(r.segment.path)} | {r.segment.start}-{r.segment.end} | "
             f"{r.verdict} | {r.confidence} | {'yes' if r.retried else 'no'} |"
         )
-    head = f"{MARKER}\n{title}\n\n" + "\n".join(table) + "\n\n"
+    head = f"{top}\n\n" + "\n".join(table) + "\n\n"
     details = [_details(r) for r in accepted]
     omitted = 0
     while True:

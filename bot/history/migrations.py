@@ -162,3 +162,11 @@ def m004_audit_weeks(db: Database) -> None:
         from audits group by repo, week
         """
     )
+
+
+@MIGRATIONS()
+def m005_gate_content(db: Database) -> None:
+    """The SHA-256 (16 hex digits) of the judged title and body with each gate decision, so a
+    replayed event whose issue text, model and prompt are unchanged is recognised and skipped
+    without a model call or a write. Older rows have none and never match."""
+    _table(db, "gate_decisions").add_column("content_sha", str)

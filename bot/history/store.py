@@ -80,6 +80,7 @@ class GateRow:
     output_tokens: int
     duration_ms: float
     created_at: str = ""
+    content_sha: str = ""
 
 
 def _audit_data(row: AuditRow) -> dict[str, Any]:
@@ -141,15 +142,27 @@ class Store:
     def record_audits(self, rows: Sequence[AuditRow]) -> int:
         """Insert accepted audits in one transaction (all or none); returns the count.
 
+        A row replaces any earlier audit of the same segment at the same head SHA (key: repo,
+        PR, head SHA, path, first and last line), so a replayed event or a repeated ``/audit``
+        leaves one row per segment per head SHA, and the weekly sums (kept by triggers on
+        insert and delete) count it once.
+
         Raises:
-            StoreError: the write failed; no row of the batch is kept.
+            StoreError: the write failed; no row of the batch is kept and none is removed.
         """
         if not rows:
             return 0
         data = [_audit_data(row) for row in rows]
+        table = self._table("audits")
         try:
             with self.db.atomic():
-                self._table("audits").insert_all(data)
+                for row in rows:
+                    table.delete_where(
+                        "repo = ? and pr = ? and head_sha = ? and path = ? "
+                        "and line_start = ? and line_end = ?",
+                        [row.repo, row.pr, row.head_sha, row.path, row.line_start, row.line_end],
+                    )
+                table.insert_all(data)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot write to audits: {exc}") from exc
         return len(data)

@@ -19,6 +19,7 @@ Rule source: design.md, "Issue gate".
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 import unicodedata
@@ -92,6 +93,13 @@ class IssueText:
     truncated: bool
     removed_comments: int
     removed_invisible: int
+
+    @property
+    def content_sha(self) -> str:
+        """First 16 hex digits of the SHA-256 of the judged title and body: equal for two
+        events whose judged text is equal (an edit inside an HTML comment changes nothing)."""
+        digest = hashlib.sha256(f"{self.title}\0{self.body}".encode())
+        return digest.hexdigest()[:16]
 
 
 def _is_invisible(ch: str) -> bool:

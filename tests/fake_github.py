@@ -1,0 +1,125 @@
+"""A stateful in-memory GitHub for replay, crash and fault tests (implements ``GitHubPort``).
+
+It keeps what a repository would keep between runs: each issue's labels, the repository's
+labels, each issue's comments (with authors), PR files and file contents. Every write is logged
+in ``writes``; ``fail`` queues an exception for the next call of a method, so a test can put a
+fault or a crash between any two steps of a pipeline and then run the pipeline again.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.audit.selection import ChangedFile
+from bot.clients.github_client import BotComment, PullRef
+from bot.triage.labels import GateLabel
+
+
+@dataclass
+class StoredComment:
+    """One issue comment as GitHub would keep it."""
+
+    id: int
+    body: str
+    author_type: str = "Bot"
+
+
+@dataclass
+class FakeGitHub:
+    """In-memory :class:`~bot.clients.github_client.GitHubPort` with fault injection."""
+
+    repo_labels: set[str] = field(default_factory=set)
+    issue_labels: dict[int, list[str]] = field(default_factory=lambda: defaultdict(list))
+    comments: dict[int, list[StoredComment]] = field(default_factory=lambda: defaultdict(list))
+    files: dict[int, list[ChangedFile]] = field(default_factory=dict)
+    contents: dict[str, list[str]] = field(default_factory=dict)
+    heads: dict[int, str] = field(default_factory=dict)
+    permissions: dict[str, str] = field(default_factory=dict)
+    writes: list[tuple[str, ...]] = field(default_factory=list)
+    reads: list[tuple[str, ...]] = field(default_factory=list)
+    faults: dict[str, list[BaseException]] = field(default_factory=lambda: defaultdict(list))
+    _next_id: int = 1000
+
+    def fail(self, method: str, exc: BaseException, times: int = 1) -> None:
+        """Make the next ``times`` calls of ``method`` raise ``exc`` (before any effect)."""
+        self.faults[method].extend([exc] * times)
+
+    def _enter(self, method: str) -> None:
+        if self.faults[method]:
+            raise self.faults[method].pop(0)
+
+    def bot_comments(self, number: int) -> list[StoredComment]:
+        """The bot's comments on issue/PR ``number``."""
+        return [c for c in self.comments[number] if c.author_type == "Bot"]
+
+    # --- GitHubPort -------------------------------------------------------------------------
+    def ensure_label(self, repo: str, label: GateLabel) -> None:
+        self._enter("ensure_label")
+        if label.name not in self.repo_labels:
+            self.repo_labels.add(label.name)
+            self.writes.append(("create_label", label.name))
+
+    def add_labels(self, repo: str, number: int, names: Sequence[str]) -> None:
+        self._enter("add_labels")
+        self.writes.append(("add_labels", str(number), *names))
+        for name in names:
+            if name not in self.issue_labels[number]:
+                self.issue_labels[number].append(name)
+
+    def remove_label(self, repo: str, number: int, name: str) -> None:
+        self._enter("remove_label")
+        self.writes.append(("remove_label", str(number), name))
+        if name in self.issue_labels[number]:
+            self.issue_labels[number].remove(name)
+
+    def pull(self, repo: str, number: int) -> PullRef:
+        self._enter("pull")
+        self.reads.append(("pull", str(number)))
+        return PullRef(repo, number, self.heads[number])
+
+    def pull_files(self, repo: str, number: int) -> list[ChangedFile]:
+        self._enter("pull_files")
+        self.reads.append(("pull_files", str(number)))
+        return list(self.files.get(number, []))
+
+    def file_lines(self, repo: str, path: str, ref: str) -> list[str]:
+        self._enter("file_lines")
+        self.reads.append(("file_lines", path))
+        return list(self.contents[path])
+
+    def find_bot_comment(self, repo: str, number: int, marker: str) -> BotComment | None:
+        self._enter("find_bot_comment")
+        self.reads.append(("find_bot_comment", str(number)))
+        for c in self.bot_comments(number):
+            if c.body.startswith(marker):
+                return BotComment(c.id, c.body)
+        return None
+
+    def upsert_comment(self, repo: str, number: int, existing: BotComment | None, body: str) -> str:
+        self._enter("upsert_comment")
+        if existing is not None:
+            for c in self.comments[number]:
+                if c.id == existing.id:
+                    c.body = body
+            self.writes.append(("edit_comment", str(number)))
+            return "edited"
+        self._next_id += 1
+        self.comments[number].append(StoredComment(self._next_id, body))
+        self.writes.append(("create_comment", str(number)))
+        return "created"
+
+    def collaborator_permission(self, repo: str, login: str) -> str:
+        self._enter("collaborator_permission")
+        self.reads.append(("permission", login))
+        return self.permissions.get(login, "none")
+
+    def add_reaction(self, repo: str, number: int, comment_id: int, content: str) -> None:
+        self._enter("add_reaction")
+        self.writes.append(("reaction", str(comment_id), content))
+
+    def open_issues(self, repo: str) -> list[dict[str, Any]]:
+        self._enter("open_issues")
+        return []
