@@ -331,7 +331,10 @@ def plan_audit(
 def apply_audit(plan: AuditPlan, github: GitHubPort, store: Store) -> AppliedAudit:
     """Persist the accepted rows (one transaction), then create or edit the PR comment.
 
-    The comment found by its hidden marker while planning is edited in place; an identical body
+    Nothing accepted and no comment yet: nothing is posted (a rejected or failed audit is never
+    posted; the run's warnings and step summary say why). Nothing accepted but an older comment
+    exists: it is edited to the coverage line, so an audit of an older head SHA never passes for
+    the current one. The comment found by its hidden marker while planning is edited in place; an identical body
     is not written again. Rows are written first (replacing earlier rows of the same segments
     at the same head SHA), so a failed post leaves the audits recorded and the next run audits
     again, replaces them and posts: never a duplicate row or a second comment.
@@ -344,6 +347,8 @@ def apply_audit(plan: AuditPlan, github: GitHubPort, store: Store) -> AppliedAud
         return AppliedAudit(plan, 0, "unchanged")
     written = store.record_audits(plan.rows)
     existing = plan.existing
+    if not plan.rows and existing is None:
+        return AppliedAudit(plan, 0, "not posted (nothing accepted)")
     if existing is not None and existing.body == plan.comment:
         return AppliedAudit(plan, written, "unchanged")
     action = github.upsert_comment(plan.pull.repo, plan.pull.number, existing, plan.comment)

@@ -93,13 +93,14 @@ def test_rejected_audit_leaves_no_row_and_no_text(
     with cassette("github_pr_audit_create", captured):
         github = _github()
         plan = _plan(fake_model.enqueue(bad, bad), github)
-        apply_audit(plan, github, store)
+        applied = apply_audit(plan, github, store)
     assert store.audits("Codertocat/Hello-World") == []
-    posted = json.loads(captured[-1].body)["body"]
-    assert "Here you go" not in posted
-    assert "Bottom line" not in posted
-    assert "1 rejected" in posted
-    assert "`src/limits.py:7-18` (contract not met after one repair (preamble))" in posted
+    assert applied.comment == "not posted (nothing accepted)"
+    assert [r.method for r in captured] == ["GET", "GET", "GET"]  # comments, files, contents
+    assert "Here you go" not in plan.comment
+    assert "Bottom line" not in plan.comment
+    assert "1 rejected" in plan.comment
+    assert "`src/limits.py:7-18` (contract not met after one repair (preamble))" in plan.comment
 
 
 def test_explicit_range_is_checked_against_the_file(fake_model: FakeChatModel) -> None:

@@ -22,11 +22,19 @@ double-post a comment. Here its HTTP-level retries cover only idempotent methods
 PATCH, DELETE) plus its rate-limit handling of 403/429 (bounded by ``max_rate_limit_wait``). The
 two label POSTs are idempotent in effect (adding a present label or creating an existing one
 changes nothing), so they alone are retried with tenacity on 5xx/transport errors.
+
+Rate limits on POST: GitHub does not process a request it answers with a rate-limit 403/429
+(docs.github.com, "Rate limits for the REST API"), so every POST, the comment included, is sent
+again after the wait the answer names (``Retry-After``, else ``X-RateLimit-Reset``), with
+tenacity, when that wait is at most ``max_rate_limit_wait_s``; a longer wait is a
+:class:`~bot.errors.GitHubRateLimited` error at once. A 5xx on the comment POST is never
+retried: the comment may exist, and the next run finds it by its marker and edits it.
 """
 
 from __future__ import annotations
 
 import base64
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -35,6 +43,7 @@ import requests
 from github import Auth, Github, GithubException, GithubRetry
 from github.GithubException import (
     BadCredentialsException,
+    RateLimitExceededExceedsMaxWait,
     RateLimitExceededException,
     UnknownObjectException,
 )
@@ -50,7 +59,14 @@ from bot.errors import (
 )
 from bot.triage.labels import GateLabel
 
-__all__ = ["BotComment", "GitHubPort", "PullRef", "PyGithubClient", "translate_github_error"]
+__all__ = [
+    "BotComment",
+    "GitHubPort",
+    "PullRef",
+    "PyGithubClient",
+    "rate_limit_wait_s",
+    "translate_github_error",
+]
 
 PER_PAGE = 100
 """Items per page for list endpoints (GitHub's maximum)."""
@@ -172,10 +188,36 @@ def translate_github_error(exc: Exception, *, what: str) -> GitHubError:
     return GitHubError(f"{what}: unexpected {type(exc).__name__}: {exc}", None)
 
 
+def _rate_limited(exc: BaseException) -> bool:
+    """A rate-limit answer GitHub did not act on, with a wait we are willing to make."""
+    return isinstance(exc, RateLimitExceededException) and not isinstance(
+        exc, RateLimitExceededExceedsMaxWait
+    )
+
+
 def _transient(exc: BaseException) -> bool:
+    if _rate_limited(exc):
+        return True
     if isinstance(exc, GithubException):
         return exc.status >= 500
     return isinstance(exc, requests.ConnectionError | requests.Timeout)
+
+
+def rate_limit_wait_s(exc: BaseException, *, now_s: float | None = None) -> float | None:
+    """Seconds GitHub asks us to wait before repeating a rate-limited request, or ``None``.
+
+    ``Retry-After`` (seconds) wins; else ``X-RateLimit-Reset`` (epoch seconds) minus now, plus
+    one second as PyGithub does. Rule source: docs.github.com, "Rate limits for the REST API".
+    """
+    headers = {k.lower(): v for k, v in (getattr(exc, "headers", None) or {}).items()}
+    after = str(headers.get("retry-after", "")).strip()
+    if after.isdigit():
+        return float(after)
+    reset = str(headers.get("x-ratelimit-reset", "")).strip()
+    if reset.isdigit():
+        now = time.time() if now_s is None else now_s
+        return max(0.0, int(reset) - now + 1.0)
+    return None
 
 
 class PyGithubClient:
@@ -228,12 +270,22 @@ class PyGithubClient:
         self._write_retry = RetryPolicy(
             attempts=retries + 1, wait_initial_s=backoff_s, wait_max_s=8.0
         )
+        self._max_rate_limit_wait_s = max_rate_limit_wait_s
+
+    def _server_wait(self, exc: BaseException) -> float | None:
+        wait = rate_limit_wait_s(exc) if _rate_limited(exc) else None
+        return None if wait is None else min(wait, self._max_rate_limit_wait_s)
 
     def _call(self, what: str, fn: Callable[[], T], *, safe_to_repeat: bool = False) -> T:
+        """Run one request; ``safe_to_repeat`` retries 5xx/transport faults and rate limits,
+        otherwise only rate limits (which GitHub did not act on) are retried."""
         try:
-            if safe_to_repeat:
-                return call_with_retries(fn, policy=self._write_retry, transient=_transient)
-            return fn()
+            return call_with_retries(
+                fn,
+                policy=self._write_retry,
+                transient=_transient if safe_to_repeat else _rate_limited,
+                server_wait_s=self._server_wait,
+            )
         except GithubException as exc:
             raise translate_github_error(exc, what=what) from exc
         except requests.RequestException as exc:

@@ -12,7 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential,
+)
 
 __all__ = ["RetryPolicy", "call_with_retries"]
 
@@ -39,16 +45,32 @@ def call_with_retries(
     *,
     policy: RetryPolicy,
     transient: Callable[[BaseException], bool],
+    server_wait_s: Callable[[BaseException], float | None] | None = None,
 ) -> T:
     """Call ``fn`` and retry it while it raises an error ``transient`` accepts.
+
+    Args:
+        fn: the call.
+        policy: attempts and exponential back-off (seconds).
+        transient: which errors are worth another try.
+        server_wait_s: the wait (seconds) the server asked for in the error (e.g. GitHub's
+            ``Retry-After``), used instead of the back-off when it returns a number; the caller
+            bounds it.
 
     Raises:
         The last exception ``fn`` raised, unchanged, once attempts are used up or at once when
         the error is not transient; the caller translates it.
     """
+    backoff = wait_exponential(multiplier=policy.wait_initial_s, max=policy.wait_max_s)
+
+    def wait(state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        asked = server_wait_s(exc) if server_wait_s and exc is not None else None
+        return float(backoff(state)) if asked is None else asked
+
     retrying = Retrying(
         stop=stop_after_attempt(max(1, policy.attempts)),
-        wait=wait_exponential(multiplier=policy.wait_initial_s, max=policy.wait_max_s),
+        wait=wait,
         retry=retry_if_exception(transient),
         reraise=True,
     )
