@@ -97,8 +97,11 @@ def write_payload(tmp_path: Path, payload: dict[str, Any], name: str = "event.js
     return path
 
 
-def cassette(name: str, captured: list[Any] | None = None) -> Any:
+def cassette(name: str, captured: list[Any] | None = None, *, repeat: bool = False) -> Any:
     """Replay-only vcrpy context for ``cassettes/<name>.yaml`` (no network, auth filtered).
+
+    ``repeat`` lets one recorded answer serve every request that matches it (a model that
+    answers the repair turn the same way as the first).
 
     ``captured``, when given, receives the live requests the code under test sends, in order,
     so tests can assert on what goes over the wire. vcrpy may present one live request to the
@@ -121,4 +124,4 @@ def cassette(name: str, captured: list[Any] | None = None) -> Any:
         decode_compressed_response=True,
     )
     recorder.register_matcher("live", live)
-    return recorder.use_cassette(f"{name}.yaml", allow_playback_repeats=False)
+    return recorder.use_cassette(f"{name}.yaml", allow_playback_repeats=repeat)

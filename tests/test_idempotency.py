@@ -1,8 +1,6 @@
-"""Replays and crashes (issue 6, "Idempotency" and "nothing half-written").
-
-Each handled event is replayed three times against a stateful in-memory GitHub and one store:
-the labels end the same, there is exactly one bot comment of each kind, and a run with nothing
-changed makes no write. A fault between two steps leaves a state the next run repairs.
+"""Replays that must not be skipped, and the head line that decides a skip (issue 6,
+"Idempotency"). The replay-three-times and crash-between-steps cases are rows of the fault
+matrix (tests/fault_matrix.py, tests/test_fault_matrix.py).
 """
 
 from __future__ import annotations
@@ -18,7 +16,6 @@ from bot.audit.contract import render_sections
 from bot.audit.report import MARKER, audited_head
 from bot.audit.selection import ChangedFile
 from bot.config import Settings
-from bot.errors import GitHubUnavailable
 from bot.history.store import Store
 from tests.conftest import FakeChatModel, load_webhook, write_payload
 from tests.fake_github import FakeGitHub
@@ -78,25 +75,6 @@ def _rows(tmp_path: Path, table: str) -> list[dict[str, Any]]:
         store.close()
 
 
-def test_issue_replayed_three_times_labels_once_and_then_writes_nothing(
-    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
-) -> None:
-    settings = _settings(tmp_path, "issues", load_webhook("issues.opened.18"))
-    model.enqueue(VALID)
-    reports = [runner.run_event(settings) for _ in range(3)]
-    number = json.loads(settings.event_path.read_text())["issue"]["number"]  # type: ignore[union-attr]
-    assert github.issue_labels[number] == ["ready-for-dev"]
-    assert github.writes == [
-        ("create_label", "ready-for-dev"),
-        ("add_labels", str(number), "ready-for-dev"),
-    ]
-    assert len(model.history) == 1
-    assert reports[0].outputs["label"] == "ready-for-dev"
-    assert all(r.outputs["skipped"] == "true" for r in reports[1:])
-    assert "unchanged since the bot's last decision" in reports[2].text
-    assert len(_rows(tmp_path, "gate_decisions")) == 1
-
-
 def test_an_edited_body_is_judged_again(
     tmp_path: Path, github: FakeGitHub, model: FakeChatModel
 ) -> None:
@@ -121,62 +99,10 @@ def test_a_validator_error_is_retried_on_replay(
     assert github.issue_labels[number] == ["ready-for-dev"]  # the stale payload missed it
 
 
-def test_crash_after_labelling_before_the_store_is_repaired_by_the_next_run(
-    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    settings = _settings(tmp_path, "issues", load_webhook("issues.opened.18"))
-    model.enqueue(VALID, VALID)
-
-    def crash(*_: object) -> int:
-        raise KeyboardInterrupt  # stands for the process dying between the two steps
-
-    monkeypatch.setattr(Store, "record_gate", crash)
-    with pytest.raises(KeyboardInterrupt):
-        runner.run_event(settings)
-    monkeypatch.undo()
-    monkeypatch.setattr(runner, "make_github", lambda *a, **k: github)
-    monkeypatch.setattr(runner, "make_chat_model", lambda *a, **k: model)
-    runner.run_event(settings)
-    number = json.loads(settings.event_path.read_text())["issue"]["number"]  # type: ignore[union-attr]
-    assert github.issue_labels[number] == ["ready-for-dev"]
-    assert len(_rows(tmp_path, "gate_decisions")) == 1
-
-
 def _pr_payload() -> dict[str, Any]:
     payload = load_webhook("pull_request.opened.0")
     payload["pull_request"]["head"]["sha"] = "a" * 40
     return payload
-
-
-def test_pr_replayed_three_times_posts_one_comment_and_stores_one_row(
-    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
-) -> None:
-    settings = _settings(tmp_path, "pull_request", _pr_payload())
-    model.enqueue(GOOD_AUDIT)
-    reports = [runner.run_event(settings) for _ in range(3)]
-    assert [w[0] for w in github.writes] == ["create_comment"]
-    (comment,) = github.bot_comments(2)
-    assert comment.body.startswith(MARKER)
-    assert audited_head(comment.body) == "a" * 40
-    assert len(model.history) == 1
-    assert len(_rows(tmp_path, "audits")) == 1
-    assert [r.outputs.get("skipped", "false") for r in reports] == ["false", "true", "true"]
-
-
-def test_failed_post_is_repaired_without_a_duplicate_row(
-    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
-) -> None:
-    settings = _settings(tmp_path, "pull_request", _pr_payload())
-    model.enqueue(GOOD_AUDIT, GOOD_AUDIT)
-    github.fail("upsert_comment", GitHubUnavailable("comment on o/r#2: GitHub answered 502", 502))
-    with pytest.raises(GitHubUnavailable):
-        runner.run_event(settings)
-    assert len(_rows(tmp_path, "audits")) == 1  # rows first: the audit is not lost
-    runner.run_event(settings)
-    assert len(github.bot_comments(2)) == 1
-    assert len(_rows(tmp_path, "audits")) == 1
-    weeks = _rows(tmp_path, "audit_weeks")
-    assert [w["audits"] for w in weeks] == [1]
 
 
 def test_new_head_sha_is_audited_and_edits_the_same_comment(

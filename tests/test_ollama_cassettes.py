@@ -14,6 +14,7 @@ from bot.errors import ModelNotFound, ModelTruncated, ModelUnavailable
 from bot.triage.validator import Validator
 from bot.triage.verdict import verdict_schema
 from tests.conftest import cassette
+from tests.fault_matrix import slow_drip_server
 
 HOST = "http://127.0.0.1:11434"
 FAST = RetryPolicy(attempts=3, wait_initial_s=0.0, wait_max_s=0.0)
@@ -109,38 +110,14 @@ def test_unreachable_host_is_model_unavailable() -> None:
 
 
 def test_slow_drip_reply_hits_the_wall_clock_deadline() -> None:
-    """A loopback server that sends one byte a second never trips httpx's per-read timeout."""
-    import socket
-    import threading
+    """A server that sends one byte every 0.5 s never trips httpx's per-read timeout."""
     import time
 
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(1)
-    stop = threading.Event()
-
-    def drip() -> None:
-        conn, _ = server.accept()
-        conn.recv(65536)
-        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
-        conn.sendall(b"Content-Length: 100000\r\n\r\n{")
-        while not stop.wait(0.5):
-            try:
-                conn.sendall(b" ")
-            except OSError:
-                break
-        conn.close()
-
-    threading.Thread(target=drip, daemon=True).start()
-    host = f"http://127.0.0.1:{server.getsockname()[1]}"
-    model = OllamaChatModel(host=host, model="m", timeout_s=2, retry=RetryPolicy(1, 0, 0))
-    started = time.perf_counter()
-    try:
+    with slow_drip_server() as host:
+        model = OllamaChatModel(host=host, model="m", timeout_s=2, retry=RetryPolicy(1, 0, 0))
+        started = time.perf_counter()
         with pytest.raises(ModelUnavailable, match="timed out"):
             model.chat([ChatMessage("user", "x")], options=VALIDATOR_OPTIONS)
-    finally:
-        stop.set()
-        server.close()
     assert time.perf_counter() - started < 5
 
 
