@@ -169,8 +169,17 @@ class Settings:
                 converted[name] = _convert(name, value)
             except (TypeError, ValueError) as exc:
                 where = " / ".join(ENV_VARS.get(name, (name,))[-1:] + _FLAGS.get(name, ()))
-                raise ConfigError(f"invalid value for {where}: {value!r} ({exc})") from exc
+                shown = _shown(name, value)
+                raise ConfigError(f"invalid value for {where}: {shown!r} ({exc})") from exc
         return replace(self, **converted)
+
+
+def _shown(name: str, value: Any) -> Any:
+    """A rejected value as an error message may echo it: an Ollama URL's credentials never."""
+    text = str(value)
+    if name == "ollama_host" and "@" in text:
+        return "***@" + text.rsplit("@", 1)[1]
+    return value
 
 
 _FLAGS: dict[str, tuple[str, ...]] = {

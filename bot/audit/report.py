@@ -65,6 +65,24 @@ def _why_rejected(rejected: AuditRejected) -> str:
     return "contract not met after one repair (" + ", ".join(rules) + ")"
 
 
+LIST_MAX_CHARS = 16_000
+"""Longest list of rejected or of skipped segments in the coverage line (characters); the rest
+are counted, not named, so a PR of thousands of files still fits GitHub's comment limit."""
+
+
+def _listing(items: Sequence[str]) -> str:
+    shown: list[str] = []
+    size = 0
+    for item in items:
+        size += len(item) + 2
+        if size > LIST_MAX_CHARS:
+            break
+        shown.append(item)
+    more = len(items) - len(shown)
+    note = f" and {more} more (not listed to stay under GitHub's comment limit)" if more else ""
+    return ", ".join(shown) + note
+
+
 def coverage_line(selection: Selection, outcomes: Sequence[Outcome]) -> str:
     """One line: how many segments were audited, accepted, rejected (why) and skipped (why)."""
     accepted = [o for o in outcomes if isinstance(o, AuditResult)]
@@ -76,14 +94,16 @@ def coverage_line(selection: Selection, outcomes: Sequence[Outcome]) -> str:
     if rejected:
         parts.append(
             "rejected (could not be audited): "
-            + ", ".join(f"{code_span(str(r.segment))} ({_why_rejected(r)})" for r in rejected)
+            + _listing([f"{code_span(str(r.segment))} ({_why_rejected(r)})" for r in rejected])
         )
     if selection.skipped:
         parts.append(
             "skipped: "
-            + ", ".join(
-                f"{code_span(str(s.segment) if s.segment else s.path)} ({neutralise(s.reason)})"
-                for s in selection.skipped
+            + _listing(
+                [
+                    f"{code_span(str(s.segment) if s.segment else s.path)} ({neutralise(s.reason)})"
+                    for s in selection.skipped
+                ]
             )
         )
     return "; ".join(parts) + "."

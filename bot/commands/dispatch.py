@@ -16,6 +16,7 @@ pipeline's own writes (``/triage`` labels, ``/audit`` comment).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from bot.clients.github_client import GitHubPort
@@ -87,7 +88,9 @@ def history_reply(store: Store, repo: str, count: int) -> str:
     if not rows:
         return "No accepted audits are recorded for this repository yet."
     lines = "\n".join(history_line(row) for row in rows)
-    return f"Last {len(rows)} accepted audit(s):\n```\n{lines}\n```"
+    # paths come from PR authors: the fence outgrows any backtick run so none can close it
+    fence = "`" * max([3, *(len(run) + 1 for run in re.findall(r"`+", lines))])
+    return f"Last {len(rows)} accepted audit(s):\n{fence}\n{lines}\n{fence}"
 
 
 def stats_reply(store: Store, repo: str, weeks: int) -> str:
