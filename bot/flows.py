@@ -334,10 +334,11 @@ def apply_audit(plan: AuditPlan, github: GitHubPort, store: Store) -> AppliedAud
     Nothing accepted and no comment yet: nothing is posted (a rejected or failed audit is never
     posted; the run's warnings and step summary say why). Nothing accepted but an older comment
     exists: it is edited to the coverage line, so an audit of an older head SHA never passes for
-    the current one. The comment found by its hidden marker while planning is edited in place; an identical body
-    is not written again. Rows are written first (replacing earlier rows of the same segments
-    at the same head SHA), so a failed post leaves the audits recorded and the next run audits
-    again, replaces them and posts: never a duplicate row or a second comment.
+    the current one. The comment found by its hidden marker while planning is edited in place;
+    an identical body is not written again. Rows are written first (replacing earlier rows of
+    the same segments at the same head SHA), so a failed post leaves the audits recorded and
+    the next run audits again, replaces them and posts: never a duplicate row or a second
+    comment.
 
     Raises:
         StoreError: the rows could not be written (nothing is posted then).

@@ -41,6 +41,7 @@ from bot.flows import (
     plan_audit,
     plan_gate,
 )
+from bot.neutralise import neutralise
 from bot.render import (
     PUBLIC_WARNING,
     render_audit_plan,
@@ -275,7 +276,7 @@ def _dispatch(
         try:
             return None, run_audit(pull, settings, github, requested_range=parsed.range)
         except InvalidRange as exc:
-            return f"Cannot audit that range: {exc}.", None
+            return f"Cannot audit that range: {neutralise(str(exc), max_chars=300)}.", None
     store = make_store(settings)
     try:
         count = parsed.count or 1

@@ -127,6 +127,31 @@ def test_chat_template_tokens_in_an_issue_stay_text(validator: Validator) -> Non
     assert tokens.count(end) == 1
 
 
+def test_second_gate_call_evaluates_only_the_issue_tokens() -> None:
+    """Prompt order keeps the stable prefix cacheable (design.md, "Models"; issue 6,
+    "Throughput"): after one call, the next evaluates only the new issue's tokens."""
+    from bot.triage.issue_text import delimit_issue, prepare_issue
+    from bot.triage.verdict import verdict_schema
+
+    model = EmbeddedChatModel(n_ctx=EMBEDDED_N_CTX)
+    validator = Validator(model, VALIDATOR_OPTIONS, max_body_chars=6000)
+    issues = [("Crash on empty input", "`tool parse empty.txt` raises IndexError."),
+              ("Dark mode", "Add a dark theme with a toggle in Settings.")]  # fmt: skip
+    results = []
+    for title, body in issues:
+        messages = validator.messages(prepare_issue(title, body, max_body_chars=6000))
+        results.append(model.chat(messages, options=VALIDATOR_OPTIONS, schema=verdict_schema()))
+    second = results[1]
+    issue_tokens = len(
+        model._llm().tokenize(
+            delimit_issue(prepare_issue(*issues[1], max_body_chars=6000)).encode(), add_bos=False
+        )
+    )
+    assert second.prompt_eval_tokens is not None
+    assert second.prompt_eval_tokens <= issue_tokens + 8  # + the turn markers around it
+    assert second.prompt_tokens > 4 * second.prompt_eval_tokens
+
+
 def test_audit_of_own_code_keeps_the_invariants(tmp_path: Path) -> None:
     """JSON format (constrained decoding) on one of this project's functions, end to end:
     accepted ⇒ passes the checker, has a row and is in the comment; rejected ⇒ no row, no text."""

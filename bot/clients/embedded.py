@@ -176,6 +176,25 @@ def _install_gemma_template(llm: Any) -> None:
     llm.chat_handler = formatter.to_chat_handler()
 
 
+def _reset_perf(llm: Any) -> None:
+    """Zero llama.cpp's per-context perf counters before a call."""
+    import llama_cpp
+
+    with contextlib.suppress(AttributeError):
+        llama_cpp.llama_perf_context_reset(llm._ctx.ctx)
+
+
+def _prompt_eval_tokens(llm: Any) -> int | None:
+    """Prompt tokens llama.cpp evaluated in the last call (``n_p_eval``): llama-cpp-python keeps
+    the previous call's tokens and evaluates only what follows the shared prefix."""
+    import llama_cpp
+
+    try:
+        return int(llama_cpp.llama_perf_context(llm._ctx.ctx).n_p_eval)
+    except AttributeError:
+        return None
+
+
 class EmbeddedChatModel:
     """:class:`~bot.clients.model_client.ChatModel` over llama-cpp-python.
 
@@ -232,6 +251,7 @@ class EmbeddedChatModel:
         }
         if schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
+        _reset_perf(llm)
         started = time.perf_counter()
         try:
             response = llm.create_chat_completion(**kwargs)
@@ -257,4 +277,5 @@ class EmbeddedChatModel:
             prompt_tokens=prompt_tokens,
             output_tokens=int(usage.get("completion_tokens", 0)),
             duration_ms=duration_ms,
+            prompt_eval_tokens=_prompt_eval_tokens(llm),
         )

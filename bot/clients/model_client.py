@@ -108,6 +108,9 @@ class ChatResult:
         output_tokens: tokens generated (Ollama ``eval_count``).
         duration_ms: the model's own time for the call in ms (Ollama ``total_duration``; the
             embedded backend times the llama.cpp call).
+        prompt_eval_tokens: prompt tokens actually run through the model, the rest having come
+            from the prompt cache (embedded: llama.cpp's ``n_p_eval`` perf counter); ``None``
+            when the backend does not report it separately.
     """
 
     text: str
@@ -116,6 +119,7 @@ class ChatResult:
     prompt_tokens: int
     output_tokens: int
     duration_ms: float
+    prompt_eval_tokens: int | None = None
 
 
 @runtime_checkable
@@ -186,8 +190,9 @@ def is_transient_ollama_error(exc: BaseException) -> bool:
 
 
 def redact_url(url: str) -> str:
-    """``url`` without credentials (``http://user:pw@host`` → ``http://host``)."""
-    return re.sub(r"(?<=://)[^/@\s]*@", "", url)
+    """``url`` without credentials (``http://user:pw@host`` → ``http://host``); everything up
+    to the last ``@`` of the authority goes, so an unencoded ``@`` in a password goes too."""
+    return re.sub(r"(?<=://)[^/\s]*@", "", url)
 
 
 class _DeadlineExceeded(Exception):
