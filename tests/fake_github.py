@@ -38,6 +38,7 @@ class FakeGitHub:
     contents: dict[str, list[str]] = field(default_factory=dict)
     heads: dict[int, str] = field(default_factory=dict)
     permissions: dict[str, str] = field(default_factory=dict)
+    open_issue_list: list[dict[str, Any]] = field(default_factory=list)
     writes: list[tuple[str, ...]] = field(default_factory=list)
     reads: list[tuple[str, ...]] = field(default_factory=list)
     faults: dict[str, list[BaseException]] = field(default_factory=lambda: defaultdict(list))
@@ -122,4 +123,5 @@ class FakeGitHub:
 
     def open_issues(self, repo: str) -> list[dict[str, Any]]:
         self._enter("open_issues")
-        return []
+        self.reads.append(("open_issues", repo))
+        return [dict(issue) for issue in self.open_issue_list]

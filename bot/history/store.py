@@ -11,7 +11,8 @@ audits are written to ``audits``. This module is where sqlite3 errors become
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -112,9 +113,32 @@ class Store:
             self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             if path != ":memory:":
                 self.db.enable_wal()
-            MIGRATIONS.apply(self.db)
+            if MIGRATIONS.pending(self.db):
+                with self._write():  # two processes opening a new file migrate it once
+                    MIGRATIONS.apply(self.db)
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot open the store at {path}: {exc}") from exc
+
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        """One write transaction that takes the write lock up front (``BEGIN IMMEDIATE``).
+
+        sqlite-utils' ``atomic()`` opens a deferred transaction whose first statement is a read
+        (``table.exists()``); under WAL, upgrading that read to a write after another process
+        committed fails at once with "database is locked", without waiting for the busy
+        timeout. Taking the lock first makes a second writer wait instead.
+        """
+        self.db.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.rollback()
+            raise
+        try:
+            self.db.conn.execute("COMMIT")
+        except BaseException:
+            self.db.rollback()
+            raise
 
     def _table(self, name: str) -> Table:
         table = self.db[name]
@@ -123,7 +147,7 @@ class Store:
 
     def _insert(self, table: str, row: dict[str, Any]) -> int:
         try:
-            with self.db.atomic():
+            with self._write():
                 inserted = self._table(table).insert(row)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot write to {table}: {exc}") from exc
@@ -155,7 +179,7 @@ class Store:
         data = [_audit_data(row) for row in rows]
         table = self._table("audits")
         try:
-            with self.db.atomic():
+            with self._write():
                 for row in rows:
                     table.delete_where(
                         "repo = ? and pr = ? and head_sha = ? and path = ? "

@@ -1,0 +1,176 @@
+"""Fuzzing figures (issue 6, "Fuzzing"): `.venv/bin/python benchmarks/fuzz.py [--examples N]`.
+
+Runs ``tests/test_fuzz.py`` in a fresh ``python -m pytest`` process with
+``TRIAGE_FUZZ_EXAMPLES=N`` (default 10,000 examples per property, the ``bench`` profile) and
+prints, per target: the examples actually run (counted inside each property and written to a
+JSON report at module teardown), how many of those the target accepted, hypothesis's own count
+of passing examples (``--hypothesis-show-statistics``, as a cross-check), the result and the
+seconds (both from pytest's JUnit XML). :func:`rows` gives the same results as
+``(case, expected, observed)`` strings for the reliability table (``benchmarks/reliability.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DEFAULT_EXAMPLES = 10_000
+TEST_FILE = "tests/test_fuzz.py"
+TARGETS: dict[str, tuple[str, str]] = {
+    "test_fuzz_verdict_parser": ("verdict parser", "verdict"),
+    "test_fuzz_contract_checker": ("contract checker", "contract"),
+    "test_fuzz_command_parser": ("command parser", "commands"),
+    "test_fuzz_selection": ("segment selection", "selection"),
+    "test_fuzz_range_and_path_rules": ("range and path rules", "ranges"),
+}
+"""Test function → (target as printed, counter key in the JSON report)."""
+
+_STATS_TEST = re.compile(r"^\S*::(test_fuzz_\w+):\s*$")
+_STATS_PASSING = re.compile(r"^\s*- (\d+) passing")
+
+
+@dataclass(frozen=True)
+class TargetResult:
+    """One fuzz target's run: examples run and accepted, hypothesis's count, outcome, time."""
+
+    target: str
+    examples: int
+    accepted: int
+    hypothesis_passing: int | None
+    result: str
+    seconds: float
+
+
+def _junit(path: Path) -> dict[str, tuple[str, float, str]]:
+    """Test name → (``passed``/``failed``/``error``/``skipped``, seconds, first message line)."""
+    out: dict[str, tuple[str, float, str]] = {}
+    if not path.exists():
+        return out
+    for case in ET.parse(path).getroot().iter("testcase"):
+        outcome, message = "passed", ""
+        for tag in ("failure", "error", "skipped"):
+            node = case.find(tag)
+            if node is not None:
+                outcome = "failed" if tag == "failure" else tag
+                lines = (node.get("message") or "").strip().splitlines()
+                message = lines[0][:100] if lines else ""
+                break
+        out[case.get("name", "")] = (outcome, float(case.get("time", 0.0)), message)
+    return out
+
+
+def _hypothesis_passing(stdout: str) -> dict[str, int]:
+    """Test name → passing examples, from hypothesis's statistics block."""
+    counts: dict[str, int] = {}
+    current = None
+    for line in stdout.splitlines():
+        test = _STATS_TEST.match(line)
+        if test:
+            current = test.group(1)
+            continue
+        passing = _STATS_PASSING.match(line)
+        if passing and current is not None:
+            counts[current] = counts.get(current, 0) + int(passing.group(1))
+    return counts
+
+
+def run_fuzz(examples: int = DEFAULT_EXAMPLES) -> tuple[list[TargetResult], int, str]:
+    """Run the fuzz suite with ``examples`` per property in a subprocess.
+
+    Returns:
+        (one :class:`TargetResult` per target, pytest's exit code, pytest's output tail).
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        report, junit = Path(tmp) / "counts.json", Path(tmp) / "junit.xml"
+        env = dict(os.environ, TRIAGE_FUZZ_EXAMPLES=str(examples), TRIAGE_FUZZ_REPORT=str(report))
+        proc = subprocess.run(
+            [
+                sys.executable, "-m", "pytest", "-q", TEST_FILE, "-p", "no:cacheprovider",
+                "--hypothesis-show-statistics", f"--junitxml={junit}",
+            ],
+            cwd=ROOT, env=env, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        counts = json.loads(report.read_text("utf-8")) if report.exists() else {}
+        cases = _junit(junit)
+    stats = _hypothesis_passing(proc.stdout)
+    results = []
+    for test, (target, key) in TARGETS.items():
+        outcome, seconds, message = cases.get(test, ("not run", 0.0, ""))
+        results.append(
+            TargetResult(
+                target=target,
+                examples=counts.get("runs", {}).get(key, 0),
+                accepted=counts.get("accepted", {}).get(key, 0),
+                hypothesis_passing=stats.get(test),
+                result=f"{outcome}: {message}" if message else outcome,
+                seconds=seconds,
+            )
+        )
+    tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+    return results, proc.returncode, tail
+
+
+def _observed(result: TargetResult) -> str:
+    verdict = "no crash, no rule broken" if result.result == "passed" else result.result
+    return f"{result.examples} examples, {verdict}"
+
+
+def rows(
+    examples: int = DEFAULT_EXAMPLES, results: list[TargetResult] | None = None
+) -> list[tuple[str, str, str]]:
+    """The fuzz results as ``(case, expected, observed)`` strings for the reliability table.
+
+    Runs the suite with ``examples`` per property unless ``results`` of a run are passed in.
+    ``observed`` carries the examples actually run, so a short run never reads as a full one.
+    """
+    if results is None:
+        results, _, _ = run_fuzz(examples)
+    return [
+        (
+            f"fuzz {r.target}",
+            f"{examples} examples, no crash, no rule broken",
+            _observed(r),
+        )
+        for r in results
+    ]
+
+
+def main() -> None:
+    """Run the fuzz suite once and print the table."""
+    parser = argparse.ArgumentParser(description="Fuzz the parsers and rules (issue 6).")
+    parser.add_argument("--examples", type=int, default=DEFAULT_EXAMPLES, help="per property")
+    args = parser.parse_args()
+    results, code, tail = run_fuzz(args.examples)
+    print(f"== Fuzzing: {args.examples:,} examples per property (hypothesis, profile 'bench')")
+    header = f"{'target':22s} {'examples run':>12s} {'accepted':>9s} {'hyp. passing':>12s}"
+    print(f"{header} {'seconds':>8s}  result")
+    for r in results:
+        passing = "?" if r.hypothesis_passing is None else str(r.hypothesis_passing)
+        print(
+            f"{r.target:22s} {r.examples:>12,} {r.accepted:>9,} {passing:>12s} "
+            f"{r.seconds:>8.1f}  {r.result}"
+        )
+    total = sum(r.examples for r in results)
+    print(f"{'total':22s} {total:>12,}   (pytest exit code {code})")
+    print("accepted: inputs the target accepted; the property re-checks each against the rule.")
+    if code != 0:
+        print("\npytest output (tail):\n" + tail)
+    print("\n== As reliability rows")
+    for case, expected, observed in rows(args.examples, results):
+        mark = "ok  " if observed == expected else "FAIL"
+        print(f"{mark} {case}: {observed}")
+
+
+if __name__ == "__main__":
+    main()
