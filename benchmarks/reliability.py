@@ -1,0 +1,161 @@
+"""Reliability table (issue 6): run with `.venv/bin/python benchmarks/reliability.py`.
+
+Prints one table whose every row states the expected and the observed outcome:
+
+1. Fault matrix (tests/fault_matrix.py): each model fault through the gate and a whole audit,
+   each GitHub fault through PyGithub on recorded answers, crashes between steps, replays.
+2. Hostile input and posting safety (tests/hostile_cases.py), with time and peak memory.
+3. Storage under load (benchmarks/store_load.py): two processes × 1,000 audits, kill -9.
+4. Fuzzing (benchmarks/fuzz.py): hypothesis properties at 10,000 examples each.
+5. Throughput on the embedded model: prefix reuse (prompt tokens evaluated on the second and
+   later gate calls) and `backlog` over 50 issues against the same 50 model-only calls
+   (goal ≥ 0.9).
+
+The rows of 1 and 2 are the same objects the suite asserts (tests/test_fault_matrix.py,
+tests/test_hostile_rows.py). Options: `--fast` uses 1,000 fuzz examples and 10 backlog
+issues; `--no-model` skips 5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from unittest import mock
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import fuzz  # noqa: E402
+import store_load  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from bot import runner  # noqa: E402
+from bot.clients.embedded import EmbeddedChatModel  # noqa: E402
+from bot.config import EMBEDDED_N_CTX, VALIDATOR_OPTIONS, Settings  # noqa: E402
+from bot.runner import run_backlog  # noqa: E402
+from bot.triage.issue_text import prepare_issue  # noqa: E402
+from bot.triage.validator import Validator  # noqa: E402
+from bot.triage.verdict import verdict_schema  # noqa: E402
+from tests.fake_github import FakeGitHub  # noqa: E402
+from tests.fault_matrix import ROWS as FAULT_ROWS  # noqa: E402
+from tests.hostile_cases import ROWS as HOSTILE_ROWS  # noqa: E402
+from tests.reliability import measure  # noqa: E402
+
+EVAL_ISSUES = ROOT / "evals" / "issues.jsonl"
+
+
+def backlog_issues(count: int) -> list[dict[str, object]]:
+    """``count`` open issues in payload shape, from the project's own eval texts (cycled)."""
+    texts = [json.loads(line) for line in EVAL_ISSUES.read_text("utf-8").splitlines() if line]
+    return [
+        {
+            "number": 100 + i,
+            "title": texts[i % len(texts)]["title"],
+            "body": texts[i % len(texts)]["body"],
+            "state": "open",
+            "labels": [],
+        }
+        for i in range(count)
+    ]
+
+
+def prefix_reuse(model: EmbeddedChatModel, issues: list[dict[str, object]]) -> list[str]:
+    """Prompt tokens vs tokens evaluated for the first few gate calls (fresh model state)."""
+    validator = Validator(model, VALIDATOR_OPTIONS, max_body_chars=6000)
+    lines = []
+    for issue in issues:
+        text = prepare_issue(str(issue["title"]), str(issue["body"]), max_body_chars=6000)
+        result = model.chat(
+            validator.messages(text), options=VALIDATOR_OPTIONS, schema=verdict_schema()
+        )
+        lines.append(f"{result.prompt_eval_tokens} of {result.prompt_tokens}")
+    return lines
+
+
+def throughput(model: EmbeddedChatModel, issues: list[dict[str, object]]) -> tuple[float, float]:
+    """Issues per second: model-only (``Validator.judge`` on each issue) and ``backlog`` (the
+    whole handler: plan, label writes to a fake GitHub, a store row per issue)."""
+    validator = Validator(model, VALIDATOR_OPTIONS, max_body_chars=6000)
+    started = time.perf_counter()
+    for issue in issues:
+        validator.judge(str(issue["title"]), str(issue["body"]))
+    model_only = len(issues) / (time.perf_counter() - started)
+    github = FakeGitHub(open_issue_list=issues)
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(github_token="t", db_path=Path(tmp) / "t.db")
+        with mock.patch.object(runner, "make_chat_model", return_value=model):
+            started = time.perf_counter()
+            run_backlog("o/r", settings, github, limit=len(issues))
+            backlog = len(issues) / (time.perf_counter() - started)
+    return model_only, backlog
+
+
+def main() -> None:
+    """Run every part and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--fast", action="store_true", help="smaller load, fuzz and backlog")
+    parser.add_argument("--no-model", action="store_true", help="skip the embedded-model part")
+    args = parser.parse_args()
+    table = Table(title="triage-bot reliability", show_lines=False)
+    for column in ("group", "case", "expected", "observed", "ok", "ms", "peak MiB"):
+        table.add_column(column, overflow="fold")
+    failures = 0
+    for row in [*FAULT_ROWS, *HOSTILE_ROWS]:
+        m = measure(row)
+        failures += not m.ok
+        table.add_row(
+            row.group,
+            row.case,
+            row.expected,
+            m.observed,
+            "yes" if m.ok else "NO",
+            f"{m.ms:.0f}",
+            f"{m.peak_mib:.1f}",
+        )
+    for case, expected, observed in store_load.rows():
+        ok = expected == observed
+        failures += not ok
+        table.add_row("storage", case, expected, observed, "yes" if ok else "NO", "", "")
+    for case, expected, observed in fuzz.rows(examples=1000 if args.fast else 10_000):
+        ok = expected == observed
+        failures += not ok
+        table.add_row("fuzzing", case, expected, observed, "yes" if ok else "NO", "", "")
+    if not args.no_model:
+        count = 10 if args.fast else 50
+        issues = backlog_issues(count)
+        model = EmbeddedChatModel(n_ctx=EMBEDDED_N_CTX)
+        reuse = prefix_reuse(model, issues[:4])
+        table.add_row(
+            "throughput",
+            "gate calls 1-4 on the embedded model: prompt tokens evaluated of total",
+            "calls 2-4 evaluate only the issue's tokens",
+            "; ".join(reuse),
+            "",
+            "",
+            "",
+        )
+        model_only, backlog = throughput(model, issues)
+        ratio = backlog / model_only
+        ok = ratio >= 0.9
+        failures += not ok
+        table.add_row(
+            "throughput",
+            f"backlog of {count} issues vs the same {count} model-only calls",
+            "≥ 0.9",
+            f"{ratio:.2f} ({backlog:.3f} vs {model_only:.3f} issues/s)",
+            "yes" if ok else "NO",
+            "",
+            "",
+        )
+    Console(width=200).print(table)
+    print(f"rows not as expected: {failures}")
+
+
+if __name__ == "__main__":
+    main()
