@@ -142,3 +142,8 @@ def test_never_raises_on_any_patch(patch: str) -> None:
 @pytest.mark.parametrize("status", ["added", "modified", "renamed", "copied", "changed"])
 def test_statuses_with_patches_are_audited(status: str) -> None:
     assert select_segments([_file("f.py", "@@ -0,0 +1 @@\n+x", status)]).segments
+
+
+def test_a_hunk_claiming_line_zero_is_ignored() -> None:
+    """Found by fuzzing: a malformed "+0" hunk with added lines once gave a segment at line 0."""
+    assert added_ranges("@@ -1 +0 @@\n+x\n@@ -5,1 +5,2 @@\n a\n+b") == [(6, 6)]

@@ -97,7 +97,8 @@ def added_ranges(patch: str) -> list[tuple[int, int]]:
     """New-side line ranges of added lines in a unified diff (CRLF and ``\\ No newline`` safe).
 
     Returns:
-        ``[(start, end), ...]`` inclusive, ascending. Malformed lines outside hunks are ignored.
+        ``[(start, end), ...]`` inclusive, ascending, every line ≥ 1. Malformed lines outside
+        hunks, and hunks that claim to start at line 0, are ignored.
     """
     ranges: list[tuple[int, int]] = []
     new_line = 0
@@ -107,7 +108,9 @@ def added_ranges(patch: str) -> list[tuple[int, int]]:
         header = _HUNK.match(line)
         if header:
             new_line = int(header.group(1))
-            in_hunk = True
+            # GitHub writes "+0,0" only for a hunk that adds nothing; a "+0" hunk that adds
+            # lines is malformed and is skipped (a line 0 would break every range rule).
+            in_hunk = new_line >= 1
             continue
         if not in_hunk or line.startswith("\\"):
             continue
