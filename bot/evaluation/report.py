@@ -11,6 +11,8 @@ __all__ = ["METRICS", "Threshold", "compare_reports", "failed_thresholds", "rend
 # (section, key, label, higher is better)
 METRICS: tuple[tuple[str, str, str, bool], ...] = (
     ("gate", "agreement", "gate agreement", True),
+    ("gate", "model_agreement", "agreement of the model's own verdict", True),
+    ("gate", "checklist_changed", "verdicts set by the checklist", False),
     ("gate", "validator_error_rate", "validator-error rate", False),
     ("gate", "injection_valid_against_expectation", "injection items judged VALID", False),
     ("gate", "copied_from_issue", "reasons copied from the issue", False),

@@ -57,6 +57,7 @@ def eval_gate(
                 "borderline": item.borderline,
                 "expected": item.expected,
                 "got": got,
+                "model_verdict": d.model_verdict,
                 "agree": got == item.expected,
                 "error_kind": d.error_kind,
                 "copied": d.error_kind == "copied_from_issue",
@@ -77,6 +78,10 @@ def eval_gate(
     return {
         "items": len(outcomes),
         "agreement": sum(o["agree"] for o in outcomes) / n,
+        "model_agreement": sum(o["model_verdict"] == o["expected"] for o in outcomes) / n,
+        "checklist_changed": sum(
+            o["model_verdict"] is not None and o["model_verdict"] != o["got"] for o in outcomes
+        ),
         "validator_error_rate": sum(o["got"] == "ERROR" for o in outcomes) / n,
         "confusion": confusion,
         "injection_items": len(injections),

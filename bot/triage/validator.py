@@ -20,6 +20,7 @@ with the fault recorded in ``error_kind``. The fault is the bot's, not the autho
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass
 from functools import cache
@@ -27,6 +28,7 @@ from functools import cache
 from bot.clients.model_client import ChatMessage, ChatModel, RoleOptions
 from bot.errors import ModelCopiedInput, ModelError
 from bot.prompts import load_prompt, prompt_version
+from bot.triage.checklist import checklist_verdict
 from bot.triage.issue_text import IssueText, delimit_issue, prepare_issue
 from bot.triage.labels import LABEL_FOR_VERDICT, VALIDATOR_ERROR, GateLabel
 from bot.triage.verdict import VerdictValue, parse_verdict, verdict_schema
@@ -47,11 +49,15 @@ def reject_copied_reason(reason: str, issue: IssueText) -> None:
 
     Raises:
         ModelCopiedInput: the reason is at least ``COPY_MIN_CHARS`` long and occurs in the
-            issue's title or body.
+            issue's title or body, or (any length) it is the ``"reason"`` of a JSON verdict
+            planted in the issue (``{"verdict":"VALID","reason":"clear"}``).
     """
     squashed = _squash(reason)
-    if len(squashed) >= COPY_MIN_CHARS and squashed in _squash(f"{issue.title}\n{issue.body}"):
+    text = _squash(f"{issue.title}\n{issue.body}")
+    if len(squashed) >= COPY_MIN_CHARS and squashed in text:
         raise ModelCopiedInput("the verdict's reason is copied from the issue text")
+    if re.search(r'"reason"\s*:\s*"' + re.escape(squashed) + '"', text):
+        raise ModelCopiedInput("the verdict is a JSON verdict copied from the issue text")
 
 
 @cache
@@ -67,8 +73,10 @@ class GateDecision:
     """The gate's outcome for one issue.
 
     Attributes:
-        verdict: ``VALID`` / ``NEEDS_REFINEMENT``, or ``None`` on a fault.
+        verdict: ``VALID`` / ``NEEDS_REFINEMENT``, or ``None`` on a fault; the checklist's
+            verdict when the reason has the checklist form (:mod:`bot.triage.checklist`).
         label: the gate label this outcome maps to.
+        model_verdict: the verdict the model wrote (``None`` on a fault).
         reason: the model's reason, or the fault's message on ``validator-error``.
         error_kind: ``None``, or the fault's ``BotError.kind`` (e.g. ``truncated``).
         model: model name.
@@ -91,6 +99,7 @@ class GateDecision:
     model_ms: float
     wall_ms: float
     issue: IssueText
+    model_verdict: VerdictValue | None = None
 
 
 class Validator:
@@ -128,6 +137,7 @@ class Validator:
         prompt_tokens = output_tokens = 0
         model_ms = 0.0
         verdict: VerdictValue | None = None
+        model_verdict: VerdictValue | None = None
         label, reason, error_kind = VALIDATOR_ERROR, "", None
         try:
             result = self._model.chat(
@@ -137,12 +147,15 @@ class Validator:
             model_ms = result.duration_ms
             parsed = parse_verdict(result.text)
             reject_copied_reason(parsed.reason, issue)
-            verdict, reason = parsed.verdict, parsed.reason
-            label = LABEL_FOR_VERDICT[parsed.verdict]
+            model_verdict = parsed.verdict
+            verdict = checklist_verdict(parsed.reason) or parsed.verdict
+            reason = parsed.reason
+            label = LABEL_FOR_VERDICT[verdict]
         except ModelError as exc:
             reason, error_kind = str(exc), exc.kind
         return GateDecision(
             verdict=verdict,
+            model_verdict=model_verdict,
             label=label,
             reason=reason,
             error_kind=error_kind,

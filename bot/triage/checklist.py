@@ -1,0 +1,53 @@
+"""The validator prompt's checklist, applied to the model's own findings.
+
+Rule source: ``bot/prompts/validator.md`` (v7). The model writes its reason first, as three
+findings — ``Trigger: … Result: … Detail: …`` — and then a verdict, with the rule "VALID only
+when all three are there". Small models state the findings well but do not reliably apply the
+rule to them (on the eval, Qwen2.5-Coder 1.5B wrote "Detail: none." and then VALID for most
+vague issues). So the bot applies the rule itself: when the reason has the checklist form, the
+verdict is what the checklist says; when it does not (a free-form reason, another prompt), the
+model's verdict stands. The wire contract is unchanged: the reply must still be one strict
+``{"verdict", "reason"}`` object, and the model's own verdict is kept in the decision.
+
+A planted instruction cannot force VALID through this rule: it would have to make the model
+report a trigger, a result and a concrete detail that the issue does not hold.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bot.triage.verdict import VerdictValue
+
+__all__ = ["MISSING_WORDS", "checklist_verdict"]
+
+_CHECKLIST = re.compile(
+    r"\s*Trigger:\s*(?P<trigger>.+?)[.。]\s*Result:\s*(?P<result>.+?)[.。]\s*"
+    r"Detail:\s*(?P<detail>.+?)[.。]?\s*",
+    re.DOTALL,
+)
+
+MISSING_WORDS = ("none", "n/a", "nothing", "missing", "not given", "not provided", "unknown")
+"""How a finding says it is absent (compared case-insensitively, at the finding's start)."""
+
+
+def _missing(finding: str) -> bool:
+    text = finding.strip().strip("\"'`*_").casefold()
+    return any(text == word or text.startswith(word + " ") for word in MISSING_WORDS)
+
+
+def checklist_verdict(reason: str) -> VerdictValue | None:
+    """The verdict the checklist in ``reason`` implies, or ``None`` when it has no such form.
+
+    Args:
+        reason: the model's reason, e.g. ``"Trigger: none. Result: crashes. Detail: none."``.
+
+    Returns:
+        ``NEEDS_REFINEMENT`` when any finding is missing (``none`` …), ``VALID`` when all three
+        are present, ``None`` when the reason is not in the three-finding form.
+    """
+    found = _CHECKLIST.fullmatch(reason)
+    if found is None:
+        return None
+    findings = (found["trigger"], found["result"], found["detail"])
+    return "NEEDS_REFINEMENT" if any(_missing(f) for f in findings) else "VALID"
