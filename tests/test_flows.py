@@ -64,13 +64,17 @@ def _event(labels: list[str]) -> IssuesEvent:
     [
         (
             ["bug"],
-            '{"verdict": "VALID", "reason": "ok"}',
+            '{"verdict": "VALID", "reason": "Steps and the error are given."}',
             [("ensure", "ready-for-dev"), ("add", "ready-for-dev")],
         ),
-        (["bug", "ready-for-dev"], '{"verdict": "VALID", "reason": "ok"}', []),
+        (
+            ["bug", "ready-for-dev"],
+            '{"verdict": "VALID", "reason": "Steps and the error are given."}',
+            [],
+        ),
         (
             ["needs-refinement"],
-            '{"verdict": "VALID", "reason": "ok"}',
+            '{"verdict": "VALID", "reason": "Steps and the error are given."}',
             [("ensure", "ready-for-dev"), ("add", "ready-for-dev"), ("remove", "needs-refinement")],
         ),
         (

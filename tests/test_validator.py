@@ -132,7 +132,7 @@ def test_reason_copied_from_the_issue_fails_closed(fake_model: FakeChatModel, re
 
 
 def test_short_quote_from_the_issue_is_fine(fake_model: FakeChatModel) -> None:
-    fake_model.enqueue('{"verdict": "VALID", "reason": "run it"}')
+    fake_model.enqueue('{"verdict": "VALID", "reason": "Says to run it; KeyError."}')
     decision = _validator(fake_model).judge("Crash on start", "Steps: run it. KeyError.")
     assert decision.verdict == "VALID"
 

@@ -119,7 +119,7 @@ def test_never_raises_anything_but_model_output_error(text: str) -> None:
 @given(
     st.sampled_from(["VALID", "NEEDS_REFINEMENT"]),
     st.text(
-        alphabet=st.characters(blacklist_categories=("Cc", "Cf", "Cs")), min_size=1, max_size=200
+        alphabet=st.characters(blacklist_categories=("Cc", "Cf", "Cs")), min_size=8, max_size=200
     ).filter(lambda s: any(ch.isalnum() for ch in s)),
     st.booleans(),
 )
@@ -139,3 +139,9 @@ def test_any_surrounding_prose_is_rejected(prose: str) -> None:
             continue
         with pytest.raises(ModelOutputError):
             parse_verdict(text)
+
+
+@pytest.mark.parametrize("reason", ["ok", "clear", "none", "1234567"])
+def test_a_bare_word_is_no_reason(reason: str) -> None:
+    with pytest.raises(ModelOutputError, match="at least 8 characters"):
+        parse_verdict(json.dumps({"reason": reason, "verdict": "VALID"}))

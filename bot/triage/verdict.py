@@ -23,9 +23,21 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from bot.clients.model_client import structured_output_schema
 from bot.errors import ModelOutputError
 
-__all__ = ["REASON_MAX_CHARS", "Verdict", "VerdictValue", "parse_verdict", "verdict_schema"]
+__all__ = [
+    "REASON_MAX_CHARS",
+    "REASON_MIN_CHARS",
+    "Verdict",
+    "VerdictValue",
+    "parse_verdict",
+    "verdict_schema",
+]
 
 VerdictValue = Literal["VALID", "NEEDS_REFINEMENT"]
+
+REASON_MIN_CHARS = 8
+"""Shortest reason accepted (characters, after stripping): the contract asks for one or two
+sentences, and a bare "ok", "clear" or "none" is no reason (it is also what an injected fake
+assistant turn tends to carry)."""
 
 REASON_MAX_CHARS = 600
 """Upper bound on ``reason`` (characters): one or two sentences, never an essay."""
@@ -41,7 +53,7 @@ class Verdict(BaseModel):
     # Field order is the order constrained decoding writes the keys in: the reason first, so
     # the model states what the issue has or lacks before it commits to a verdict. The parser
     # accepts either order; the contract is the two keys, not their order.
-    reason: str = Field(min_length=1, max_length=REASON_MAX_CHARS)
+    reason: str = Field(min_length=REASON_MIN_CHARS, max_length=REASON_MAX_CHARS)
     """One or two sentences that name what the issue has or lacks."""
 
     verdict: VerdictValue
