@@ -34,27 +34,25 @@ retried: the comment may exist, and the next run finds it by its marker and edit
 from __future__ import annotations
 
 import base64
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 import requests
 from github import Auth, Github, GithubException, GithubRetry
-from github.GithubException import (
-    BadCredentialsException,
-    RateLimitExceededExceedsMaxWait,
-    RateLimitExceededException,
-    UnknownObjectException,
-)
 
 from bot.audit.selection import ChangedFile
+from bot.clients.github_errors import (
+    is_already_exists,
+    rate_limit_wait_s,
+    rate_limited,
+    transient,
+    translate_github_error,
+)
 from bot.clients.retry import RetryPolicy, call_with_retries
 from bot.errors import (
-    GitHubAuthError,
     GitHubError,
     GitHubNotFound,
-    GitHubRateLimited,
     GitHubUnavailable,
 )
 from bot.triage.labels import GateLabel
@@ -152,74 +150,6 @@ class GitHubPort(Protocol):
         ...
 
 
-def _is_already_exists(exc: GithubException) -> bool:
-    data = exc.data if isinstance(exc.data, dict) else {}
-    errors = data.get("errors") or []
-    return exc.status == 422 and any(
-        isinstance(e, dict) and e.get("code") == "already_exists" for e in errors
-    )
-
-
-def translate_github_error(exc: Exception, *, what: str) -> GitHubError:
-    """Map a PyGithub/requests exception to the :mod:`bot.errors` tree (the choke point).
-
-    Args:
-        exc: the upstream exception.
-        what: the operation, for the message (e.g. ``"add labels to o/r#3"``).
-    """
-    if isinstance(exc, GitHubError):
-        return exc
-    if isinstance(exc, RateLimitExceededException):
-        return GitHubRateLimited(f"{what}: rate limited ({exc.status})", exc.status)
-    if isinstance(exc, BadCredentialsException):
-        return GitHubAuthError(f"{what}: bad credentials (401)", exc.status)
-    if isinstance(exc, UnknownObjectException):
-        return GitHubNotFound(f"{what}: not found (404)", exc.status)
-    if isinstance(exc, GithubException):
-        message = exc.message or (exc.data.get("message") if isinstance(exc.data, dict) else "")
-        detail = f"{what}: GitHub answered {exc.status}: {message}"
-        if exc.status in (401, 403):
-            return GitHubAuthError(detail, exc.status)
-        if exc.status >= 500:
-            return GitHubUnavailable(detail, exc.status)
-        return GitHubError(detail, exc.status)
-    if isinstance(exc, requests.RequestException):
-        return GitHubUnavailable(f"{what}: {type(exc).__name__} talking to GitHub", None)
-    return GitHubError(f"{what}: unexpected {type(exc).__name__}: {exc}", None)
-
-
-def _rate_limited(exc: BaseException) -> bool:
-    """A rate-limit answer GitHub did not act on, with a wait we are willing to make."""
-    return isinstance(exc, RateLimitExceededException) and not isinstance(
-        exc, RateLimitExceededExceedsMaxWait
-    )
-
-
-def _transient(exc: BaseException) -> bool:
-    if _rate_limited(exc):
-        return True
-    if isinstance(exc, GithubException):
-        return exc.status >= 500
-    return isinstance(exc, requests.ConnectionError | requests.Timeout)
-
-
-def rate_limit_wait_s(exc: BaseException, *, now_s: float | None = None) -> float | None:
-    """Seconds GitHub asks us to wait before repeating a rate-limited request, or ``None``.
-
-    ``Retry-After`` (seconds) wins; else ``X-RateLimit-Reset`` (epoch seconds) minus now, plus
-    one second as PyGithub does. Rule source: docs.github.com, "Rate limits for the REST API".
-    """
-    headers = {k.lower(): v for k, v in (getattr(exc, "headers", None) or {}).items()}
-    after = str(headers.get("retry-after", "")).strip()
-    if after.isdigit():
-        return float(after)
-    reset = str(headers.get("x-ratelimit-reset", "")).strip()
-    if reset.isdigit():
-        now = time.time() if now_s is None else now_s
-        return max(0.0, int(reset) - now + 1.0)
-    return None
-
-
 class PyGithubClient:
     """:class:`GitHubPort` over PyGithub.
 
@@ -273,7 +203,7 @@ class PyGithubClient:
         self._max_rate_limit_wait_s = max_rate_limit_wait_s
 
     def _server_wait(self, exc: BaseException) -> float | None:
-        wait = rate_limit_wait_s(exc) if _rate_limited(exc) else None
+        wait = rate_limit_wait_s(exc) if rate_limited(exc) else None
         return None if wait is None else min(wait, self._max_rate_limit_wait_s)
 
     def _call(self, what: str, fn: Callable[[], T], *, safe_to_repeat: bool = False) -> T:
@@ -283,7 +213,7 @@ class PyGithubClient:
             return call_with_retries(
                 fn,
                 policy=self._write_retry,
-                transient=_transient if safe_to_repeat else _rate_limited,
+                transient=transient if safe_to_repeat else rate_limited,
                 server_wait_s=self._server_wait,
             )
         except GithubException as exc:
@@ -304,7 +234,7 @@ class PyGithubClient:
             try:
                 self._gh.get_repo(repo).create_label(label.name, label.color, label.description)
             except GithubException as exc:
-                if not _is_already_exists(exc):
+                if not is_already_exists(exc):
                     raise
 
         self._call(f"create label {label.name!r} in {repo}", create, safe_to_repeat=True)

@@ -1,0 +1,107 @@
+"""GitHub error classification: PyGithub/requests exceptions → :mod:`bot.errors`, which of
+them are worth another try, and how long GitHub asks us to wait.
+
+Rule sources: docs.github.com, "Rate limits for the REST API" (a rate-limited request was not
+acted on; ``Retry-After`` wins over ``X-RateLimit-Reset``) and "Troubleshooting the REST API".
+The retry policy that uses these lives in :mod:`bot.clients.github_client`.
+"""
+
+from __future__ import annotations
+
+import time
+
+import requests
+from github import GithubException
+from github.GithubException import (
+    BadCredentialsException,
+    RateLimitExceededExceedsMaxWait,
+    RateLimitExceededException,
+    UnknownObjectException,
+)
+
+from bot.errors import (
+    GitHubAuthError,
+    GitHubError,
+    GitHubNotFound,
+    GitHubRateLimited,
+    GitHubUnavailable,
+)
+
+__all__ = [
+    "is_already_exists",
+    "rate_limit_wait_s",
+    "rate_limited",
+    "transient",
+    "translate_github_error",
+]
+
+
+def is_already_exists(exc: GithubException) -> bool:
+    """A 422 whose errors say ``already_exists`` (e.g. creating a label another run created)."""
+    data = exc.data if isinstance(exc.data, dict) else {}
+    errors = data.get("errors") or []
+    return exc.status == 422 and any(
+        isinstance(e, dict) and e.get("code") == "already_exists" for e in errors
+    )
+
+
+def translate_github_error(exc: Exception, *, what: str) -> GitHubError:
+    """Map a PyGithub/requests exception to the :mod:`bot.errors` tree (the choke point).
+
+    Args:
+        exc: the upstream exception.
+        what: the operation, for the message (e.g. ``"add labels to o/r#3"``).
+    """
+    if isinstance(exc, GitHubError):
+        return exc
+    if isinstance(exc, RateLimitExceededException):
+        return GitHubRateLimited(f"{what}: rate limited ({exc.status})", exc.status)
+    if isinstance(exc, BadCredentialsException):
+        return GitHubAuthError(f"{what}: bad credentials (401)", exc.status)
+    if isinstance(exc, UnknownObjectException):
+        return GitHubNotFound(f"{what}: not found (404)", exc.status)
+    if isinstance(exc, GithubException):
+        message = exc.message or (exc.data.get("message") if isinstance(exc.data, dict) else "")
+        detail = f"{what}: GitHub answered {exc.status}: {message}"
+        if exc.status in (401, 403):
+            return GitHubAuthError(detail, exc.status)
+        if exc.status >= 500:
+            return GitHubUnavailable(detail, exc.status)
+        return GitHubError(detail, exc.status)
+    if isinstance(exc, requests.RequestException):
+        return GitHubUnavailable(f"{what}: {type(exc).__name__} talking to GitHub", None)
+    return GitHubError(f"{what}: unexpected {type(exc).__name__}: {exc}", None)
+
+
+def rate_limited(exc: BaseException) -> bool:
+    """A rate-limit answer GitHub did not act on, with a wait we are willing to make."""
+    return isinstance(exc, RateLimitExceededException) and not isinstance(
+        exc, RateLimitExceededExceedsMaxWait
+    )
+
+
+def transient(exc: BaseException) -> bool:
+    """Worth another try when the request is safe to repeat: a rate limit we may wait for, a
+    5xx, or a connection error or timeout."""
+    if rate_limited(exc):
+        return True
+    if isinstance(exc, GithubException):
+        return exc.status >= 500
+    return isinstance(exc, requests.ConnectionError | requests.Timeout)
+
+
+def rate_limit_wait_s(exc: BaseException, *, now_s: float | None = None) -> float | None:
+    """Seconds GitHub asks us to wait before repeating a rate-limited request, or ``None``.
+
+    ``Retry-After`` (seconds) wins; else ``X-RateLimit-Reset`` (epoch seconds) minus now, plus
+    one second as PyGithub does. Rule source: docs.github.com, "Rate limits for the REST API".
+    """
+    headers = {k.lower(): v for k, v in (getattr(exc, "headers", None) or {}).items()}
+    after = str(headers.get("retry-after", "")).strip()
+    if after.isdigit():
+        return float(after)
+    reset = str(headers.get("x-ratelimit-reset", "")).strip()
+    if reset.isdigit():
+        now = time.time() if now_s is None else now_s
+        return max(0.0, int(reset) - now + 1.0)
+    return None
