@@ -22,6 +22,8 @@ from tests.conftest import FakeChatModel
         ("Trigger: none. Result: crashes. Detail: none.", "NEEDS_REFINEMENT"),
         ("Trigger: upload. Result: fails. Detail: None given.", "NEEDS_REFINEMENT"),
         ("Trigger: a. Result: N/A. Detail: b.", "NEEDS_REFINEMENT"),
+        ("Trigger: no. Result: no. Detail: no.", "NEEDS_REFINEMENT"),
+        ("Trigger: saving. Result: no message shown. Detail: Profile page.", "VALID"),
         ("Trigger: `a.b` on v1.2. Result: wrong total. Detail: version 1.2.0", "VALID"),
         ("Trigger: 日本語のファイル名。Result: UnicodeEncodeError。Detail: 2.0.4。", "VALID"),
         ("Trigger: nonempty input. Result: crash. Detail: nonce 7.", "VALID"),

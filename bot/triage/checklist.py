@@ -19,7 +19,7 @@ import re
 
 from bot.triage.verdict import VerdictValue
 
-__all__ = ["MISSING_WORDS", "checklist_verdict"]
+__all__ = ["ABSENT_EXACT", "MISSING_WORDS", "checklist_verdict"]
 
 _CHECKLIST = re.compile(
     r"\s*Trigger:\s*(?P<trigger>.+?)[.。]\s*Result:\s*(?P<result>.+?)[.。]\s*"
@@ -31,8 +31,14 @@ MISSING_WORDS = ("none", "n/a", "nothing", "missing", "not given", "not provided
 """How a finding says it is absent (compared case-insensitively, at the finding's start)."""
 
 
+ABSENT_EXACT = ("no", "-", "—", "null", "nil", "not found")
+"""Findings that say "absent" only when they are the whole finding ("no crash" is a result)."""
+
+
 def _missing(finding: str) -> bool:
     text = finding.strip().strip("\"'`*_").casefold()
+    if text in ABSENT_EXACT:
+        return True
     return any(text == word or text.startswith(word + " ") for word in MISSING_WORDS)
 
 
