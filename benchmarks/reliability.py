@@ -81,26 +81,37 @@ def prefix_reuse(model: EmbeddedChatModel, issues: list[dict[str, object]]) -> l
 
 
 class _Timed:
-    """A ChatModel wrapper that sums the backend's own time per call (ms)."""
+    """A ChatModel wrapper that sums the wall time of every model call (ms), failed calls
+    included: a reply cut at ``num_predict`` raises ``ModelTruncated`` after the longest
+    generation of all, and a model-only pass would spend that time too."""
 
     def __init__(self, model: EmbeddedChatModel) -> None:
         self._model = model
         self.name = model.name
         self.model_ms = 0.0
         self.calls = 0
+        self.failed = 0
 
     def chat(self, messages: Any, *, options: Any, schema: Any = None) -> ChatResult:
-        result = self._model.chat(messages, options=options, schema=schema)
-        self.model_ms += result.duration_ms
+        started = time.perf_counter()
         self.calls += 1
-        return result
+        try:
+            return self._model.chat(messages, options=options, schema=schema)
+        except Exception:
+            self.failed += 1
+            raise
+        finally:
+            self.model_ms += (time.perf_counter() - started) * 1000
 
 
-def throughput(model: EmbeddedChatModel, issues: list[dict[str, object]]) -> tuple[float, float]:
+def throughput(
+    model: EmbeddedChatModel, issues: list[dict[str, object]]
+) -> tuple[float, float, _Timed]:
     """Issues per second of ``backlog`` (the whole handler: list, plan, label writes to a fake
     GitHub, a store row per issue) and of the same model calls alone (issues / the backend's
-    summed time for those very calls). Measuring both on one run keeps the model's work
-    identical: a second model-only pass would generate different output lengths."""
+    summed wall time for those very calls, failed ones included). Measuring both on one run
+    keeps the model's work identical: a second model-only pass would generate different output
+    lengths."""
     timed = _Timed(model)
     github = FakeGitHub(open_issue_list=issues)
     with tempfile.TemporaryDirectory() as tmp:
@@ -109,7 +120,7 @@ def throughput(model: EmbeddedChatModel, issues: list[dict[str, object]]) -> tup
             started = time.perf_counter()
             run_backlog("o/r", settings, github, limit=len(issues))
             wall_s = time.perf_counter() - started
-    return len(issues) / wall_s, timed.calls / (timed.model_ms / 1000)
+    return len(issues) / wall_s, len(issues) / (timed.model_ms / 1000), timed
 
 
 def main() -> None:
@@ -158,7 +169,7 @@ def main() -> None:
             "",
             "",
         )
-        backlog, model_only = throughput(model, issues)
+        backlog, model_only, timed = throughput(model, issues)
         ratio = backlog / model_only
         ok = ratio >= 0.9
         failures += not ok
@@ -166,7 +177,8 @@ def main() -> None:
             "throughput",
             f"backlog of {count} issues vs its own {count} model calls alone",
             "≥ 0.9",
-            f"{ratio:.2f} ({backlog:.3f} vs {model_only:.3f} issues/s)",
+            f"{ratio:.2f} ({backlog:.3f} vs {model_only:.3f} issues/s; {timed.calls} calls, "
+            f"{timed.failed} failed)",
             "yes" if ok else "NO",
             "",
             "",

@@ -13,7 +13,7 @@ from bot.audit.contract import render_sections
 from bot.cli import main
 from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS
 from bot.evaluation.report import Threshold, compare_reports, failed_thresholds, render_report
-from bot.evaluation.run import eval_audit, eval_gate, percentile
+from bot.evaluation.run import RecordingModel, eval_audit, eval_gate, percentile
 from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
 from bot.triage.validator import Validator
 from tests.conftest import ROOT, FakeChatModel
@@ -73,6 +73,17 @@ def test_audit_metrics(fake_model: FakeChatModel) -> None:
     assert (report["accepted_first_try"], report["rejected"]) == (0.5, 0.5)
     assert report["fix_recall"] == 1.0
     assert report["clean_go"] == 0.0
+
+
+def test_audit_report_keeps_each_reply_for_diagnosis(fake_model: FakeChatModel) -> None:
+    clean = next(s for s in SEGMENTS if s.id == "py-clean-config")
+    fake_model.enqueue("first try text", "repair text")
+    recorder = RecordingModel(fake_model)
+    report = eval_audit(Auditor(recorder, AUDITOR_OPTIONS), [clean], recorder=recorder)
+    [outcome] = report["outcomes"]
+    assert outcome["status"] == "rejected"
+    assert outcome["replies"] == ["first try text", "repair text"]
+    assert recorder.take() == []
 
 
 def test_percentile() -> None:

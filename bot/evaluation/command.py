@@ -14,7 +14,7 @@ from bot.clients.factory import make_chat_model
 from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS, Settings
 from bot.errors import EvalBelowThreshold
 from bot.evaluation.report import Threshold, compare_reports, failed_thresholds, render_report
-from bot.evaluation.run import eval_audit, eval_gate
+from bot.evaluation.run import RecordingModel, eval_audit, eval_gate
 from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
 from bot.triage.validator import Validator
 
@@ -50,8 +50,11 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
             segments = load_jsonl(flags["segments_path"], EvalSegment)[:limit]
             task = progress.add_task("audit", total=len(segments))
             fmt: AuditFormat = "json" if settings.audit_format == "json" else "markdown"
-            auditor = Auditor(make_chat_model(settings, "auditor"), AUDITOR_OPTIONS, fmt=fmt)
-            report["audit"] = eval_audit(auditor, segments, lambda: progress.advance(task))
+            recorder = RecordingModel(make_chat_model(settings, "auditor"))
+            auditor = Auditor(recorder, AUDITOR_OPTIONS, fmt=fmt)
+            report["audit"] = eval_audit(
+                auditor, segments, lambda: progress.advance(task), recorder
+            )
     flags["out"].write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", "utf-8")
     text = render_report(report)
     if flags.get("compare") is not None:

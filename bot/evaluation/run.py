@@ -16,12 +16,48 @@ from typing import Any
 
 from bot.audit.auditor import Auditor, AuditResult
 from bot.audit.selection import Segment
+from bot.clients.model_client import ChatMessage, ChatModel, ChatResult, RoleOptions
 from bot.evaluation.sets import EvalIssue, EvalSegment
 from bot.triage.validator import Validator
 
-__all__ = ["eval_audit", "eval_gate", "percentile"]
+__all__ = ["RecordingModel", "eval_audit", "eval_gate", "percentile"]
 
 Progress = Callable[[], None]
+
+
+class RecordingModel:
+    """A :class:`ChatModel` wrapper that keeps the text of every reply, for the eval report only.
+
+    The auditor never keeps a rejected audit's text (design: never stored, never posted); an
+    eval needs it to show *why* a model's audits were rejected. :meth:`take` returns the replies
+    since the last call (one or two per segment: first try, repair).
+    """
+
+    def __init__(self, model: ChatModel) -> None:
+        self._model = model
+        self._replies: list[str] = []
+
+    @property
+    def name(self) -> str:
+        """The wrapped model's name."""
+        return self._model.name
+
+    def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        options: RoleOptions,
+        schema: dict[str, Any] | None = None,
+    ) -> ChatResult:
+        """The wrapped call; the reply's text is kept. Raises what the wrapped model raises."""
+        result = self._model.chat(messages, options=options, schema=schema)
+        self._replies.append(result.text)
+        return result
+
+    def take(self) -> list[str]:
+        """The replies since the last ``take`` (oldest first), and forget them."""
+        replies, self._replies = self._replies, []
+        return replies
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -99,9 +135,16 @@ def eval_gate(
 
 
 def eval_audit(
-    auditor: Auditor, items: Sequence[EvalSegment], progress: Progress = lambda: None
+    auditor: Auditor,
+    items: Sequence[EvalSegment],
+    progress: Progress = lambda: None,
+    recorder: RecordingModel | None = None,
 ) -> dict[str, Any]:
-    """Audit every segment; return metrics and per-item outcomes (JSON-ready)."""
+    """Audit every segment; return metrics and per-item outcomes (JSON-ready).
+
+    With ``recorder`` (the auditor's model wrapped in :class:`RecordingModel`), each outcome
+    also lists the model's replies under ``replies``.
+    """
     outcomes: list[dict[str, Any]] = []
     for item in items:
         result = auditor.audit(Segment(item.path, item.start, item.end), item.lines)
@@ -120,6 +163,7 @@ def eval_audit(
                 "duration_ms": round(result.duration_ms, 1),
                 "prompt_tokens": result.prompt_tokens,
                 "output_tokens": result.output_tokens,
+                "replies": recorder.take() if recorder else [],
             }
         )
         progress()
