@@ -126,6 +126,24 @@ def test_json_mode_same_checker_rejects_inconsistent_verdict(fake_model: FakeCha
     assert "verdict_inconsistent" in {v.rule for v in result.violations}
 
 
+def test_json_repair_names_the_field_and_offers_names_from_the_code(
+    fake_model: FakeChatModel,
+) -> None:
+    vague = _json_reply(bottom_line="Looks reasonable overall.")
+    result = _auditor(fake_model.enqueue(vague, _json_reply()), "json").audit(SEG, LINES)
+    assert isinstance(result, AuditResult)
+    repair = fake_model.history[1]["messages"][3].content
+    assert '"bottom_line" must name something in the segment' in repair
+    assert "such as `read_config`, `path`, `handle`" in repair
+    assert "Section 1" not in repair
+
+
+def test_markdown_repair_keeps_section_numbers(fake_model: FakeChatModel) -> None:
+    vague = GOOD.replace("read_config leaks its file handle.", "Looks reasonable overall.")
+    _auditor(fake_model.enqueue(vague, GOOD)).audit(SEG, LINES)
+    assert "Section 1 must name something" in fake_model.history[1]["messages"][3].content
+
+
 def test_json_mode_schema_failure_is_repaired(fake_model: FakeChatModel) -> None:
     result = _auditor(fake_model.enqueue("{}", _json_reply()), "json").audit(SEG, LINES)
     assert isinstance(result, AuditResult)

@@ -26,6 +26,7 @@ quotes them all. Rules, each with a stable code:
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
@@ -184,14 +185,42 @@ def _check_bottom_line(body: str, segment: SegmentRef) -> list[Violation]:
     names = {n.lower() for n in _IDENT.findall(body)}
     basename = segment.path.rsplit("/", 1)[-1].lower()
     if not (names & code_names) and basename not in body.lower():
+        examples = ", ".join(f"`{n}`" for n in _example_names(segment.code))
+        such_as = f" such as {examples}" if examples else ""
         out.append(
             Violation(
                 "bottom_line",
-                "Section 1 must name something in the segment (an identifier from the code "
-                f"or the file {segment.path}).",
+                f"Section 1 must name something in the segment (an identifier from the code"
+                f"{such_as}, or the file {segment.path}).",
             )
         )
     return out
+
+
+_KEYWORDS = frozenset(
+    "func function return import from class const static public private protected void self "
+    "this true false null nil else elif while done then local echo string bool async await "
+    "defer struct interface package final throws throw catch try except raise print".split()
+)
+_DEFINED = re.compile(
+    r"\b(?:def|function|func|fn|class|struct|interface|type|sub)\s+(?:\([^)]*\)\s*)?"
+    r"([A-Za-z_][A-Za-z0-9_]{2,})"
+)
+
+
+def _example_names(code: str, count: int = 3) -> list[str]:
+    """Up to ``count`` names a bottom line could use: what the segment defines (``def x``,
+    ``func (r) x``, ``class X`` ...), else its most frequent identifiers. For the repair turn:
+    a small model fixes "name something in the code" far more often when shown candidates."""
+    defined = list(dict.fromkeys(_DEFINED.findall(code)))
+    if len(defined) < count:
+        frequent = Counter(
+            n
+            for n in _IDENT.findall(code)
+            if len(n) > 3 and n.lower() not in _STOPWORDS | _KEYWORDS
+        )
+        defined += [n for n, _ in frequent.most_common() if n not in defined]
+    return defined[:count]
 
 
 def _check_defects(body: str, segment: SegmentRef) -> list[Violation]:

@@ -10,6 +10,7 @@ Code is untrusted data: comments and strings can carry injections, so ``<untrust
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from collections.abc import Sequence
 from functools import cache
@@ -26,6 +27,7 @@ __all__ = ["AuditFormat", "number_lines", "repair_message", "segment_message", "
 
 AuditFormat = Literal["markdown", "json"]
 CODE_TAG = "untrusted-code"
+_SECTION_REF = re.compile(r"\b[Ss]ection ([1-7])\b")
 
 
 @cache
@@ -69,8 +71,16 @@ def segment_message(
 
 
 def repair_message(violations: Sequence[Violation], fmt: AuditFormat) -> ChatMessage:
-    """The repair turn: quotes every violation and asks for the whole corrected response."""
-    listed = "\n".join(f"- {v.message}" for v in violations)
+    """The repair turn: quotes every violation and asks for the whole corrected response.
+
+    In JSON format a violation's "Section N" becomes the field it means (``"bottom_line"``):
+    the model wrote fields, not numbered sections.
+    """
+    messages = [v.message for v in violations]
+    if fmt == "json":
+        keys = {str(s.number): s.key for s in SECTIONS}
+        messages = [_SECTION_REF.sub(lambda m: f'"{keys[m.group(1)]}"', m) for m in messages]
+    listed = "\n".join(f"- {m}" for m in messages)
     name = "repair" if fmt == "markdown" else "repair_json"
     text = load_prompt(name).replace("{violations}", listed)
     return ChatMessage("user", text.replace("{first_heading}", heading(SECTIONS[0])))
