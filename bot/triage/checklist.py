@@ -35,6 +35,20 @@ ABSENT_EXACT = ("no", "-", "—", "null", "nil", "not found")
 """Findings that say "absent" only when they are the whole finding ("no crash" is a result)."""
 
 
+_FACT = re.compile(
+    r"`[^`\n]+`"  # a code span: command, code, error text
+    r"|\d"  # a number or version
+    r"|\b[\w-]+\.(?:py|js|ts|go|rs|java|c|h|cpp|rb|php|json|ya?ml|toml|ini|cfg|txt|csv|md|sh|"
+    r"log|html|css|sql)\b"  # a file name
+    r"|\b[A-Z]\w*(?:Error|Exception)\b"  # an error's name
+)
+"""A checkable fact as the prompt defines DETAIL (a command, error text, version, number or
+file name). Qwen2.5-Coder 1.5B often quoted the command in its Trigger finding and then wrote
+"Detail: none."; the fact is in the issue all the same, so a Detail finding that is missing
+counts as present when the model's own Trigger or Result finding holds such a fact (and the
+Trigger itself is present)."""
+
+
 def _missing(finding: str) -> bool:
     text = finding.strip().strip("\"'`*_").casefold()
     if text in ABSENT_EXACT:
@@ -50,10 +64,15 @@ def checklist_verdict(reason: str) -> VerdictValue | None:
 
     Returns:
         ``NEEDS_REFINEMENT`` when any finding is missing (``none`` …), ``VALID`` when all three
-        are present, ``None`` when the reason is not in the three-finding form.
+        are present, ``None`` when the reason is not in the three-finding form. A missing
+        Detail counts as present when the Trigger or Result finding quotes a checkable fact
+        (see :data:`_FACT`).
     """
     found = _CHECKLIST.fullmatch(reason)
     if found is None:
         return None
-    findings = (found["trigger"], found["result"], found["detail"])
+    trigger, result, detail = found["trigger"], found["result"], found["detail"]
+    if _missing(detail) and not _missing(trigger) and _FACT.search(f"{trigger} {result}"):
+        detail = "stated in the trigger or result"
+    findings = (trigger, result, detail)
     return "NEEDS_REFINEMENT" if any(_missing(f) for f in findings) else "VALID"
