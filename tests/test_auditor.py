@@ -133,8 +133,8 @@ def test_json_repair_names_the_field_and_offers_names_from_the_code(
     result = _auditor(fake_model.enqueue(vague, _json_reply()), "json").audit(SEG, LINES)
     assert isinstance(result, AuditResult)
     repair = fake_model.history[1]["messages"][3].content
-    assert '"bottom_line" must name something in the segment' in repair
-    assert "such as `read_config`, `path`, `handle`" in repair
+    assert '"bottom_line" must name something in the segment: rewrite' in repair
+    assert "start with one of these names from the code: `read_config`, `path`, `handle`" in repair
     assert "Section 1" not in repair
 
 

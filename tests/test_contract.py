@@ -188,6 +188,38 @@ def test_json_reply_renders_to_an_accepted_response() -> None:
     assert result.sections[3] == "None"
 
 
+def test_json_list_of_only_none_is_an_empty_section_not_a_risk() -> None:
+    audit = AuditJSON(
+        bottom_line="read_config returns the parsed file.",
+        verified_defects=[],
+        non_blocking_risks=["None"],
+        assumptions=["n/a", "parse() is pure."],
+        future_improvements=["none."],
+        verdict="GO",
+        confidence="High",
+    )
+    result = check_response(render_sections(audit.bodies()), SEG)
+    assert result.ok, result.violations
+    assert (result.sections[3], result.sections[5]) == ("None", "None")
+    assert result.sections[4] == "- parse() is pure."
+
+
+def test_fix_without_defects_asks_for_the_defects_or_another_verdict() -> None:
+    audit = AuditJSON(
+        bottom_line="read_config leaks the file handle.",
+        verified_defects=[],
+        non_blocking_risks=[],
+        assumptions=[],
+        future_improvements=[],
+        verdict="FIX",
+        confidence="High",
+    )
+    result = check_response(render_sections(audit.bodies()), SEG)
+    [violation] = result.violations
+    assert violation.rule == "verdict_inconsistent"
+    assert "list each defect you found in Section 2 with its line" in violation.message
+
+
 def test_json_reply_outside_the_schema_is_an_output_error() -> None:
     with pytest.raises(ModelOutputError):
         parse_audit_json('{"bottom_line": "x"}')

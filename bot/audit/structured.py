@@ -18,6 +18,10 @@ from bot.errors import ModelOutputError
 
 __all__ = ["AuditJSON", "Defect", "parse_audit_json"]
 
+_EMPTY_ITEMS = frozenset({"none", "n/a", "na", "nothing", "-", "—", "null", "nil"})
+"""List items that mean "empty": ``["None"]`` is the markdown contract's ``None`` written as a
+list (Qwen2.5-Coder 1.5B does this), so it renders as ``None``, not as one risk named "None"."""
+
 
 class Defect(BaseModel):
     """One verified defect: the line it is on and what is wrong."""
@@ -56,6 +60,7 @@ class AuditJSON(BaseModel):
 
         def bullets(items: list[str]) -> str:
             kept = [" ".join(i.split()) for i in items if i.strip()]
+            kept = [i for i in kept if i.strip(" .").casefold() not in _EMPTY_ITEMS]
             return "\n".join(f"- {i}" for i in kept) if kept else NONE
 
         defects = [f"Line {d.line}: {' '.join(d.problem.split())}" for d in self.verified_defects]
