@@ -132,7 +132,11 @@ def test_json_repair_names_the_field_and_offers_names_from_the_code(
     vague = _json_reply(bottom_line="Looks reasonable overall.")
     result = _auditor(fake_model.enqueue(vague, _json_reply()), "json").audit(SEG, LINES)
     assert isinstance(result, AuditResult)
-    repair = fake_model.history[1]["messages"][3].content
+    sent = fake_model.history[1]["messages"]
+    assert [m.role for m in sent] == ["system", "user"]
+    assert vague not in sent[1].content
+    code, repair = sent[1].content.split("\n\nAn earlier answer to this code broke", 1)
+    assert code == fake_model.history[0]["messages"][1].content
     assert '"bottom_line" must name something in the segment: rewrite' in repair
     assert "start with one of these names from the code: `read_config`, `path`, `handle`" in repair
     assert "Section 1" not in repair

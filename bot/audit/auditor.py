@@ -2,8 +2,9 @@
 
 Rule source: design.md, "PR audit". Ask for the seven-section response, check it against the
 contract, and on any violation send one repair turn that quotes every violation and asks for the
-whole corrected response; check again. Still invalid → :class:`AuditRejected`, whose text is
-never kept: a rejected audit is never stored and never posted. The "repair once" is pipeline
+whole corrected response (in JSON format a fresh answer: see ``Auditor._repair``); check again.
+Still invalid → :class:`AuditRejected`, whose text is never kept: a rejected audit is never
+stored and never posted. The "repair once" is pipeline
 logic, written out plainly here, not a transport retry.
 
 A truncated reply (``num_predict`` reached) counts as an invalid attempt and gets the repair
@@ -174,11 +175,7 @@ class Auditor:
             usage += attempt.usage
             if not attempt.check.ok:
                 retried = True
-                messages += [
-                    ChatMessage("assistant", attempt.raw),
-                    repair_message(attempt.check.violations, self._fmt),
-                ]
-                attempt = self._attempt(messages, ref)
+                attempt = self._attempt(self._repair(messages, attempt), ref)
                 usage += attempt.usage
         except ModelError as exc:
             return self._rejected(segment, (), exc.kind, retried, version, usage)
@@ -192,6 +189,17 @@ class Auditor:
             verdict=sections[6],
             confidence=sections[7].split("\n", 1)[0].strip(),
         )
+
+    def _repair(self, messages: list[ChatMessage], attempt: _Attempt) -> list[ChatMessage]:
+        """The repair conversation. Markdown: the reply as the assistant's turn, then the
+        violations. JSON: one user turn with the code and the violations, without the earlier
+        reply; under constrained decoding Qwen2.5-Coder 1.5B copied its own earlier JSON word
+        for word (every bottom-line repair on the eval failed that way)."""
+        repair = repair_message(attempt.check.violations, self._fmt)
+        if self._fmt == "json":
+            system, code = messages
+            return [system, ChatMessage("user", f"{code.content}\n\n{repair.content}")]
+        return [*messages, ChatMessage("assistant", attempt.raw), repair]
 
     def _common(
         self, segment: Segment, retried: bool, version: str, usage: _Usage
