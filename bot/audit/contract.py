@@ -186,12 +186,12 @@ def _check_bottom_line(body: str, segment: SegmentRef) -> list[Violation]:
     basename = segment.path.rsplit("/", 1)[-1].lower()
     if not (names & code_names) and basename not in body.lower():
         examples = ", ".join(f"`{n}`" for n in _example_names(segment.code))
-        names = f"one of these names from the code: {examples}, or " if examples else ""
+        offered = f"one of these names from the code: {examples}, or " if examples else ""
         out.append(
             Violation(
                 "bottom_line",
                 f"Section 1 must name something in the segment: rewrite it to start with "
-                f"{names}the file {segment.path}.",
+                f"{offered}the file {segment.path}.",
             )
         )
     return out
@@ -315,7 +315,8 @@ def check_response(
                 Violation(
                     "verdict_inconsistent",
                     "The verdict is FIX but Section 2 lists no defect: list each defect you "
-                    "found in Section 2 with its line, or use GO or GO_WITH_NOTES if there is none.",
+                    "found in Section 2 with its line, or use GO or GO_WITH_NOTES if there is "
+                    "none.",
                 )
             )
     risks = bodies.get(3, "")
