@@ -4,8 +4,8 @@ Rule source: design.md, "PR audit". Ask for the seven-section response, check it
 contract, and on any violation send one repair turn that quotes every violation and asks for the
 whole corrected response (in JSON format a fresh answer: see ``Auditor._repair``); check again.
 Still invalid → :class:`AuditRejected`, whose text is never kept: a rejected audit is never
-stored and never posted. The "repair once" is pipeline
-logic, written out plainly here, not a transport retry.
+stored and never posted. The "repair once" is pipeline logic, written out plainly here, not a
+transport retry.
 
 A truncated reply (``num_predict`` reached) counts as an invalid attempt and gets the repair
 turn. Any other model fault (unreachable, 404, 5xx after transport retries, load failure) rejects
