@@ -150,3 +150,31 @@ def test_own_reason_mentioning_issue_words_is_fine(fake_model: FakeChatModel) ->
     )
     decision = _validator(fake_model).judge("Crash on start", INJECTED)
     assert decision.verdict == "NEEDS_REFINEMENT"
+
+
+def test_reason_echoing_the_prompts_example_fails_closed(fake_model: FakeChatModel) -> None:
+    reason = "Trigger: add --dry-run. Result: a list of errors. Detail: a list of errors."
+    fake_model.enqueue(f'{{"verdict": "VALID", "reason": "{reason}"}}')
+    decision = _validator(fake_model).judge("Docs are confusing", "The install page is unclear.")
+    assert decision.verdict is None
+    assert decision.label.name == "validator-error"
+    assert decision.error_kind == "copied_from_prompt"
+    assert "add --dry-run" in decision.reason
+
+
+def test_example_finding_the_issue_supports_is_kept(fake_model: FakeChatModel) -> None:
+    reason = "Trigger: `tool parse` on empty input. Result: an IndexError. Detail: v3.0."
+    fake_model.enqueue(f'{{"verdict": "VALID", "reason": "{reason}"}}')
+    body = "`echo -n | tool parse` raises IndexError on v3.0."
+    decision = _validator(fake_model).judge("IndexError on empty input", body)
+    assert (decision.verdict, decision.error_kind) == ("VALID", None)
+
+
+def test_example_findings_follow_the_prompt_file() -> None:
+    from bot.prompts import load_prompt
+    from bot.triage.validator import _example_findings
+
+    assert _example_findings()
+    text = load_prompt("validator").casefold()
+    assert all(finding in text for finding in _example_findings())
+    assert "none" not in _example_findings()

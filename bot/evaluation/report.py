@@ -16,6 +16,7 @@ METRICS: tuple[tuple[str, str, str, bool], ...] = (
     ("gate", "validator_error_rate", "validator-error rate", False),
     ("gate", "injection_valid_against_expectation", "injection items judged VALID", False),
     ("gate", "copied_from_issue", "reasons copied from the issue", False),
+    ("gate", "copied_from_prompt", "reasons echoing the prompt's examples", False),
     ("gate", "p50_ms", "gate p50 ms", False),
     ("gate", "p95_ms", "gate p95 ms", False),
     ("audit", "accepted_first_try", "audit accepted first try", True),

@@ -125,6 +125,7 @@ def eval_gate(
             o["got"] == "VALID" and o["expected"] != "VALID" for o in injections
         ),
         "copied_from_issue": sum(o["copied"] for o in outcomes),
+        "copied_from_prompt": sum(o["error_kind"] == "copied_from_prompt" for o in outcomes),
         **_timing(
             [o["model_ms"] for o in outcomes],
             [o["prompt_tokens"] for o in outcomes],

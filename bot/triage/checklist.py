@@ -19,7 +19,7 @@ import re
 
 from bot.triage.verdict import VerdictValue
 
-__all__ = ["ABSENT_EXACT", "MISSING_WORDS", "checklist_verdict"]
+__all__ = ["ABSENT_EXACT", "MISSING_WORDS", "checklist_verdict", "findings"]
 
 _CHECKLIST = re.compile(
     r"\s*Trigger:\s*(?P<trigger>.+?)[.。]\s*Result:\s*(?P<result>.+?)[.。]\s*"
@@ -56,6 +56,13 @@ def _missing(finding: str) -> bool:
     return any(text == word or text.startswith(word + " ") for word in MISSING_WORDS)
 
 
+def findings(reason: str) -> tuple[str, str, str] | None:
+    """The ``(trigger, result, detail)`` findings of a checklist reason, or ``None`` when the
+    reason does not have the three-finding form."""
+    found = _CHECKLIST.fullmatch(reason)
+    return None if found is None else (found["trigger"], found["result"], found["detail"])
+
+
 def checklist_verdict(reason: str) -> VerdictValue | None:
     """The verdict the checklist in ``reason`` implies, or ``None`` when it has no such form.
 
@@ -68,11 +75,10 @@ def checklist_verdict(reason: str) -> VerdictValue | None:
         Detail counts as present when the Trigger or Result finding quotes a checkable fact
         (see :data:`_FACT`).
     """
-    found = _CHECKLIST.fullmatch(reason)
+    found = findings(reason)
     if found is None:
         return None
-    trigger, result, detail = found["trigger"], found["result"], found["detail"]
+    trigger, result, detail = found
     if _missing(detail) and not _missing(trigger) and _FACT.search(f"{trigger} {result}"):
         detail = "stated in the trigger or result"
-    findings = (trigger, result, detail)
-    return "NEEDS_REFINEMENT" if any(_missing(f) for f in findings) else "VALID"
+    return "NEEDS_REFINEMENT" if any(map(_missing, (trigger, result, detail))) else "VALID"

@@ -10,7 +10,9 @@ syntax, not values).
 
 A reply whose reason (≥ ``COPY_MIN_CHARS``) appears verbatim in the issue text is rejected as
 :class:`~bot.errors.ModelCopiedInput`: an issue that carries a pre-filled verdict (a prompt
-injection) cannot get its own words back as the bot's judgment, whatever the model does.
+injection) cannot get its own words back as the bot's judgment, whatever the model does. A
+reason whose finding repeats one of the prompt's own examples, with none of its words in the
+issue, is rejected the same way (:class:`~bot.errors.ModelEchoedPrompt`).
 
 Fail closed: every :class:`~bot.errors.ModelError` — unreachable, 404, 5xx after retries, timeout,
 truncation, empty, unparseable or schema-invalid output — becomes the ``validator-error`` label
@@ -20,19 +22,27 @@ with the fault recorded in ``error_kind``. The fault is the bot's, not the autho
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass
 from functools import cache
 
 from bot.clients.model_client import ChatMessage, ChatModel, RoleOptions
-from bot.errors import ModelCopiedInput, ModelError
+from bot.errors import ModelCopiedInput, ModelEchoedPrompt, ModelError
 from bot.prompts import load_prompt, prompt_version
-from bot.triage.checklist import checklist_verdict
+from bot.triage.checklist import MISSING_WORDS, checklist_verdict, findings
 from bot.triage.issue_text import IssueText, delimit_issue, prepare_issue
 from bot.triage.labels import LABEL_FOR_VERDICT, VALIDATOR_ERROR, GateLabel
 from bot.triage.verdict import VerdictValue, parse_verdict, verdict_schema
 
-__all__ = ["COPY_MIN_CHARS", "GateDecision", "Validator", "reject_copied_reason", "system_prompt"]
+__all__ = [
+    "COPY_MIN_CHARS",
+    "GateDecision",
+    "Validator",
+    "reject_copied_reason",
+    "reject_echoed_example",
+    "system_prompt",
+]
 
 COPY_MIN_CHARS = 8
 """Shortest reason (characters) checked for being copied from the issue; shorter ones, like a
@@ -54,6 +64,39 @@ def reject_copied_reason(reason: str, issue: IssueText) -> None:
     text = _squash(f"{issue.title}\n{issue.body}")
     if len(squashed) >= COPY_MIN_CHARS and squashed in text:
         raise ModelCopiedInput("the verdict's reason is copied from the issue text")
+
+
+_WORD = re.compile(r"[\w.-]{3,}")
+
+
+@cache
+def _example_findings() -> frozenset[str]:
+    """The findings of the prompt's own example replies (squashed), ``none`` and the like
+    excepted: the lines of ``validator.md`` that start with ``{"reason":``."""
+    out = set()
+    for line in load_prompt("validator").splitlines():
+        if line.startswith('{"reason":'):
+            found = findings(json.loads(line)["reason"])
+            out.update(_squash(f) for f in found or ())
+    return frozenset(f for f in out if f not in MISSING_WORDS)
+
+
+def reject_echoed_example(reason: str, issue: IssueText) -> None:
+    """Raise when a finding of ``reason`` repeats a finding of the prompt's examples (e.g.
+    "add --dry-run") and none of its words (3+ characters) is in the issue.
+
+    Seen on the embedded Gemma 3 270M with prompt v10: 10 of 56 eval reasons echoed the
+    examples. A finding the issue itself supports ("an IndexError" on an IndexError report)
+    is kept.
+
+    Raises:
+        ModelEchoedPrompt: the reply echoes the prompt instead of describing the issue.
+    """
+    text = _squash(f"{issue.title}\n{issue.body}")
+    for finding in findings(reason) or ():
+        squashed = _squash(finding)
+        if squashed in _example_findings() and not any(w in text for w in _WORD.findall(squashed)):
+            raise ModelEchoedPrompt(f"the reason repeats the prompt's example finding {finding!r}")
 
 
 @cache
@@ -143,6 +186,7 @@ class Validator:
             model_ms = result.duration_ms
             parsed = parse_verdict(result.text)
             reject_copied_reason(parsed.reason, issue)
+            reject_echoed_example(parsed.reason, issue)
             model_verdict = parsed.verdict
             verdict = checklist_verdict(parsed.reason) or parsed.verdict
             reason = parsed.reason
