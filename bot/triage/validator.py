@@ -73,7 +73,7 @@ _WORD = re.compile(r"[\w.-]{3,}")
 def _example_findings() -> frozenset[str]:
     """The findings of the prompt's own example replies (squashed), ``none`` and the like
     excepted: the lines of ``validator.md`` that start with ``{"reason":``."""
-    out = set()
+    out: set[str] = set()
     for line in load_prompt("validator").splitlines():
         if line.startswith('{"reason":'):
             found = findings(json.loads(line)["reason"])
