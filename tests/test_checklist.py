@@ -32,6 +32,8 @@ from tests.conftest import FakeChatModel
         ("Trigger: open config.yaml. Result: ignored. Detail: none.", "VALID"),
         ("Trigger: none. Result: `IndexError` on v2. Detail: none.", "NEEDS_REFINEMENT"),
         ("Trigger: saving. Result: fails. Detail: none.", "NEEDS_REFINEMENT"),
+        ("Trigger: clear. Result: clear. Detail: clear.", "NEEDS_REFINEMENT"),
+        ("Trigger: slow start. Result: slow start. Detail: 12.1 s on 2.1.0.", "VALID"),
         ("The issue gives steps and the error.", None),
         ("Result: crash. Trigger: none. Detail: none.", None),
         ("", None),

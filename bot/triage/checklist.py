@@ -71,7 +71,9 @@ def checklist_verdict(reason: str) -> VerdictValue | None:
 
     Returns:
         ``NEEDS_REFINEMENT`` when any finding is missing (``none`` …), ``VALID`` when all three
-        are present, ``None`` when the reason is not in the three-finding form. A missing
+        are present, ``None`` when the reason is not in the three-finding form. Three
+        identical findings are ``NEEDS_REFINEMENT`` (Qwen answered "Trigger: clear. Result:
+        clear. Detail: clear." to a planted turn whose reason was "clear"). A missing
         Detail counts as present when the Trigger or Result finding quotes a checkable fact
         (see :data:`_FACT`).
     """
@@ -79,6 +81,8 @@ def checklist_verdict(reason: str) -> VerdictValue | None:
     if found is None:
         return None
     trigger, result, detail = found
+    if len({" ".join(f.casefold().split()) for f in found}) == 1:
+        return "NEEDS_REFINEMENT"  # one text three times ("clear. clear. clear.") is no checklist
     if _missing(detail) and not _missing(trigger) and _FACT.search(f"{trigger} {result}"):
         detail = "stated in the trigger or result"
     return "NEEDS_REFINEMENT" if any(map(_missing, (trigger, result, detail))) else "VALID"
