@@ -39,8 +39,7 @@ __all__ = [
     "COPY_MIN_CHARS",
     "GateDecision",
     "Validator",
-    "reject_copied_reason",
-    "reject_echoed_example",
+    "reject_borrowed_reason",
     "system_prompt",
 ]
 
@@ -51,19 +50,6 @@ quoted identifier, can legitimately appear in both."""
 
 def _squash(text: str) -> str:
     return " ".join(text.split()).casefold()
-
-
-def reject_copied_reason(reason: str, issue: IssueText) -> None:
-    """Raise when ``reason`` is a verbatim copy (whitespace and case aside) of issue text.
-
-    Raises:
-        ModelCopiedInput: the reason is at least ``COPY_MIN_CHARS`` long and occurs in the
-            issue's title or body (shorter reasons never parse: ``REASON_MIN_CHARS``).
-    """
-    squashed = _squash(reason)
-    text = _squash(f"{issue.title}\n{issue.body}")
-    if len(squashed) >= COPY_MIN_CHARS and squashed in text:
-        raise ModelCopiedInput("the verdict's reason is copied from the issue text")
 
 
 _WORD = re.compile(r"[\w.-]{3,}")
@@ -81,18 +67,26 @@ def _example_findings() -> frozenset[str]:
     return frozenset(f for f in out if f not in MISSING_WORDS)
 
 
-def reject_echoed_example(reason: str, issue: IssueText) -> None:
-    """Raise when a finding of ``reason`` repeats a finding of the prompt's examples (e.g.
-    "add --dry-run") and none of its words (3+ characters) is in the issue.
+def reject_borrowed_reason(reason: str, issue: IssueText) -> None:
+    """Raise when ``reason`` is not the model's own reading of the issue.
 
-    Seen on the embedded Gemma 3 270M with prompt v10: 10 of 56 eval reasons echoed the
-    examples. A finding the issue itself supports ("an IndexError" on an IndexError report)
-    is kept.
+    Two checks on one squashed copy of the issue text (whitespace and case aside):
+
+    * the whole reason occurs in the issue's title or body (a pre-filled verdict echoed);
+    * a finding repeats a finding of the prompt's own examples (e.g. "add --dry-run") and none
+      of its words (3+ characters) is in the issue. Seen on the embedded Gemma 3 270M with
+      prompt v10: 22 of 56 eval reasons did. A finding the issue supports ("an IndexError" on
+      an IndexError report) is kept.
 
     Raises:
-        ModelEchoedPrompt: the reply echoes the prompt instead of describing the issue.
+        ModelCopiedInput: the reason is at least ``COPY_MIN_CHARS`` long and occurs in the
+            issue (shorter reasons never parse: ``REASON_MIN_CHARS``).
+        ModelEchoedPrompt: the reason echoes the prompt instead of describing the issue.
     """
     text = _squash(f"{issue.title}\n{issue.body}")
+    squashed = _squash(reason)
+    if len(squashed) >= COPY_MIN_CHARS and squashed in text:
+        raise ModelCopiedInput("the verdict's reason is copied from the issue text")
     for finding in findings(reason) or ():
         squashed = _squash(finding)
         if squashed in _example_findings() and not any(w in text for w in _WORD.findall(squashed)):
@@ -185,8 +179,7 @@ class Validator:
             prompt_tokens, output_tokens = result.prompt_tokens, result.output_tokens
             model_ms = result.duration_ms
             parsed = parse_verdict(result.text)
-            reject_copied_reason(parsed.reason, issue)
-            reject_echoed_example(parsed.reason, issue)
+            reject_borrowed_reason(parsed.reason, issue)
             model_verdict = parsed.verdict
             verdict = checklist_verdict(parsed.reason) or parsed.verdict
             reason = parsed.reason
