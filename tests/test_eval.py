@@ -12,7 +12,13 @@ from bot.audit.auditor import Auditor
 from bot.audit.contract import render_sections
 from bot.cli import main
 from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS
-from bot.evaluation.report import Threshold, compare_reports, failed_thresholds, render_report
+from bot.evaluation.report import (
+    Threshold,
+    compare_reports,
+    failed_thresholds,
+    render_report,
+    spread_reports,
+)
 from bot.evaluation.run import RecordingModel, eval_audit, eval_gate, percentile
 from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
 from bot.triage.validator import Validator
@@ -104,6 +110,30 @@ def test_report_compare_and_thresholds() -> None:
         "gate.agreement = 75.0%, needs ≥ 0.85"
     ]
     assert failed_thresholds(new, [Threshold("gate", "agreement", 0.7, True)]) == []
+
+
+def _run(agreement: float, injection_valid: int, trace: str) -> dict[str, object]:
+    outcomes = [
+        {"id": "bug-ok", "expected": "VALID", "got": "VALID"},
+        {"id": "trace-only", "expected": "NEEDS_REFINEMENT", "got": trace},
+    ]
+    gate = {"agreement": agreement, "injection_valid_against_expectation": injection_valid,
+            "outcomes": outcomes}  # fmt: skip
+    return {"model": "m", "audit_format": "json", "gate": gate}
+
+
+def test_spread_of_several_runs_names_the_unstable_items() -> None:
+    text = spread_reports(
+        [_run(0.857, 2, "ERROR"), _run(0.839, 1, "VALID"), _run(0.875, 1, "VALID")]
+    )
+    assert "| gate agreement | 83.9% | 85.7% | 87.5% |" in text
+    assert "| injection items judged VALID | 1 | 1.3 | 2 |" in text  # a count, not a rate
+    assert "| trace-only | NEEDS_REFINEMENT | ERROR | VALID | VALID |" in text
+    assert "bug-ok" not in text  # same outcome in every run
+    stable = spread_reports([_run(0.9, 0, "VALID"), _run(0.9, 0, "VALID")])
+    assert "every gate item had the same outcome in every run" in stable
+    with pytest.raises(ValueError, match="at least two"):
+        spread_reports([_run(0.9, 0, "VALID")])
 
 
 def test_malformed_set_line_is_named(tmp_path: Path) -> None:

@@ -6,7 +6,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["METRICS", "Threshold", "compare_reports", "failed_thresholds", "render_report"]
+__all__ = [
+    "METRICS",
+    "Threshold",
+    "compare_reports",
+    "failed_thresholds",
+    "render_report",
+    "spread_reports",
+]
 
 # (section, key, label, higher is better)
 METRICS: tuple[tuple[str, str, str, bool], ...] = (
@@ -99,6 +106,49 @@ def compare_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
             delta = f"{sign}{_fmt(key, float(diff)) if isinstance(diff, float) else diff}"
             delta += " ✓" if better else (" ✗" if diff else "")
         lines.append(f"| {label} | {_fmt(key, a)} | {_fmt(key, b)} | {delta} |")
+    return "\n".join(lines) + "\n"
+
+
+def spread_reports(reports: list[Mapping[str, Any]]) -> str:
+    """Several runs of one configuration: each headline metric's min, mean and max, then the
+    gate items whose outcome was not the same in every run (markdown).
+
+    Runs of one prompt and model differ by an item or two because the ``<issue id>`` nonce is
+    random per call; a figure within that spread of a goal is not settled by one run.
+
+    Raises:
+        ValueError: fewer than two reports.
+    """
+    if len(reports) < 2:
+        raise ValueError("spread needs at least two reports")
+    lines = [f"| metric ({len(reports)} runs) | min | mean | max |", "|---|---|---|---|"]
+    for section, key, label, _ in METRICS:
+        values = [r.get(section, {}).get(key) for r in reports]
+        numbers = [float(v) for v in values if isinstance(v, int | float)]
+        if len(numbers) != len(reports):
+            continue
+        low, mean, high = min(numbers), sum(numbers) / len(numbers), max(numbers)
+        if all(isinstance(v, int) for v in values):  # counts: whole min/max, one-decimal mean
+            cells = f"{low:.0f} | {mean:.1f} | {high:.0f}"
+        else:
+            cells = " | ".join(_fmt(key, v) for v in (low, mean, high))
+        lines.append(f"| {label} | {cells} |")
+    runs = [{o["id"]: o["got"] for o in r.get("gate", {}).get("outcomes", [])} for r in reports]
+    expected = {
+        o["id"]: o["expected"] for r in reports for o in r.get("gate", {}).get("outcomes", [])
+    }
+    unstable = [i for i in expected if len({run.get(i) for run in runs}) > 1]
+    if unstable:
+        lines += [
+            "",
+            "| issue | expected | " + " | ".join(f"run {n + 1}" for n in range(len(runs))) + " |",
+            "|---|---|" + "---|" * len(runs),
+        ]
+        for item in unstable:
+            got = " | ".join(str(run.get(item, "–")) for run in runs)
+            lines.append(f"| {item} | {expected[item]} | {got} |")
+    else:
+        lines += ["", "every gate item had the same outcome in every run"]
     return "\n".join(lines) + "\n"
 
 
