@@ -16,6 +16,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -42,6 +43,17 @@ def fresh_runs(count: int, model_path: Path | None, out_dir: Path) -> list[Path]
     return paths
 
 
+def load_report(path: Path, parser: argparse.ArgumentParser) -> dict[str, Any]:
+    """One JSON report; a missing, unreadable or non-JSON file is a usage error (exit 2)."""
+    try:
+        report = json.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        parser.error(f"{path}: not a readable JSON report ({exc})")
+    if not isinstance(report, dict):
+        parser.error(f"{path}: not a JSON report (expected an object)")
+    return report
+
+
 def main_() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("reports", nargs="*", type=Path, help="JSON reports of earlier runs")
@@ -51,13 +63,18 @@ def main_() -> None:
     args = parser.parse_args()
     if len(args.reports) + args.runs < 2:
         parser.error("give at least two reports in all (REPORT … and/or --runs N)")
+    reports = [load_report(path, parser) for path in args.reports]  # before any long run
     if args.runs:
         args.out_dir.mkdir(parents=True, exist_ok=True)
-    paths = list(args.reports) + fresh_runs(args.runs, args.model_path, args.out_dir)
-    reports = [json.loads(p.read_text("utf-8")) for p in paths]
-    for n, path in enumerate(paths, 1):
+    fresh = fresh_runs(args.runs, args.model_path, args.out_dir)
+    reports += [load_report(path, parser) for path in fresh]
+    try:
+        text = spread_reports(reports)
+    except ValueError as exc:
+        parser.error(str(exc))
+    for n, path in enumerate([*args.reports, *fresh], 1):
         print(f"run {n}: {path}")
-    print(spread_reports(reports))
+    print(text)
 
 
 if __name__ == "__main__":

@@ -134,6 +134,12 @@ def test_spread_of_several_runs_names_the_unstable_items() -> None:
     assert "every gate item had the same outcome in every run" in stable
     with pytest.raises(ValueError, match="at least two"):
         spread_reports([_run(0.9, 0, "VALID")])
+    audit_only = {"model": "m", "audit_format": "json", "audit": {"accepted_after_repair": 0.9}}
+    with pytest.raises(ValueError, match="run 1: gate; run 2: audit"):
+        spread_reports([_run(0.9, 0, "VALID"), audit_only])
+    audit_spread = spread_reports([audit_only, audit_only])
+    assert "| audit accepted after repair | 90.0% | 90.0% | 90.0% |" in audit_spread
+    assert "gate item" not in audit_spread
 
 
 def test_malformed_set_line_is_named(tmp_path: Path) -> None:

@@ -117,10 +117,15 @@ def spread_reports(reports: list[Mapping[str, Any]]) -> str:
     random per call; a figure within that spread of a goal is not settled by one run.
 
     Raises:
-        ValueError: fewer than two reports.
+        ValueError: fewer than two reports, or reports that do not cover the same parts
+            (``gate``, ``audit``).
     """
     if len(reports) < 2:
         raise ValueError("spread needs at least two reports")
+    parts = [tuple(p for p in ("gate", "audit") if p in r) for r in reports]
+    if not parts[0] or len(set(parts)) > 1:
+        found = "; ".join(f"run {n}: {'+'.join(p) or 'none'}" for n, p in enumerate(parts, 1))
+        raise ValueError(f"the reports must cover the same parts (gate, audit): {found}")
     lines = [f"| metric ({len(reports)} runs) | min | mean | max |", "|---|---|---|---|"]
     for section, key, label, _ in METRICS:
         values = [r.get(section, {}).get(key) for r in reports]
@@ -147,7 +152,7 @@ def spread_reports(reports: list[Mapping[str, Any]]) -> str:
         for item in unstable:
             got = " | ".join(str(run.get(item, "–")) for run in runs)
             lines.append(f"| {item} | {expected[item]} | {got} |")
-    else:
+    elif expected:  # audit-only runs have no gate items to list
         lines += ["", "every gate item had the same outcome in every run"]
     return "\n".join(lines) + "\n"
 
