@@ -50,7 +50,7 @@ _FACT = re.compile(
     r"log|html|css|sql)\b"  # a file name
     r"|\b[A-Z]\w*(?:Error|Exception)\b"  # an error's name
 )
-"""A checkable fact as the prompt defines DETAIL (a command, error text, version, number or
+"""A checkable fact as the prompt defines DETAIL (a command, error, version, number or
 file name). Qwen2.5-Coder 1.5B often quoted the command in its Trigger finding and then wrote
 "Detail: none."; the fact is in the issue all the same, so a Detail finding that is missing
 counts as present when the model's own Trigger or Result finding holds such a fact (and the
