@@ -112,9 +112,22 @@ class ModelLoadError(ModelError):
 
 
 class ModelTruncated(ModelError):
-    """Generation stopped at ``num_predict`` (``done_reason == "length"``): never a result."""
+    """Generation stopped at ``num_predict`` (``done_reason == "length"``): never a result.
+
+    The call still ran, so the error carries what it cost, for the decision row: prompt and
+    output tokens, and the model's time (ms); 0 when the backend did not report them.
+    """
 
     kind = "truncated"
+
+    def __init__(
+        self, message: str, *, prompt_tokens: int = 0, output_tokens: int = 0,
+        duration_ms: float = 0.0,
+    ) -> None:  # fmt: skip
+        super().__init__(message)
+        self.prompt_tokens = prompt_tokens
+        self.output_tokens = output_tokens
+        self.duration_ms = duration_ms
 
 
 class ModelOutputError(ModelError):

@@ -89,8 +89,11 @@ def test_404_is_not_retried() -> None:
 
 
 def test_truncation_raises() -> None:
-    with cassette("ollama_chat_truncated"), pytest.raises(ModelTruncated):
+    with cassette("ollama_chat_truncated"), pytest.raises(ModelTruncated) as caught:
         _model().chat([ChatMessage("user", "x")], options=VALIDATOR_OPTIONS)
+    # the call ran: the error carries the recorded cost (prompt_eval_count, eval_count, ns → ms)
+    assert (caught.value.prompt_tokens, caught.value.output_tokens) == (312, 160)
+    assert caught.value.duration_ms == pytest.approx(912.345678)
 
 
 def test_503_busy_then_ok() -> None:

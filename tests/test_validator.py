@@ -99,6 +99,19 @@ def test_every_fault_fails_closed(
     assert decision.reason
 
 
+def test_a_truncated_call_records_what_it_cost(fake_model: FakeChatModel) -> None:
+    """A reply cut at num_predict is a fault, but the call ran: the decision row keeps its
+    tokens and time (seen on the embedded model: a fault row with 0 prompt tokens)."""
+    fake_model.enqueue(
+        ModelTruncated("stopped at num_predict=160", prompt_tokens=412, output_tokens=160,
+                       duration_ms=20_500.0)
+    )  # fmt: skip
+    decision = _validator(fake_model).judge("t", "b")
+    assert decision.error_kind == "truncated"
+    assert (decision.prompt_tokens, decision.output_tokens) == (412, 160)
+    assert decision.model_ms == 20_500.0
+
+
 def test_long_body_cut_is_recorded(fake_model: FakeChatModel) -> None:
     fake_model.enqueue('{"verdict": "VALID", "reason": "ok"}')
     decision = _validator(fake_model, limit=300).judge("log", "trace line\n" * 500)

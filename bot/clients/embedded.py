@@ -269,7 +269,12 @@ class EmbeddedChatModel:
                 f"exceeds the role's num_ctx {options.num_ctx}"
             )
         if choice.get("finish_reason") == "length":
-            raise ModelTruncated(f"{self.name} stopped at num_predict={options.num_predict} tokens")
+            raise ModelTruncated(
+                f"{self.name} stopped at num_predict={options.num_predict} tokens",
+                prompt_tokens=prompt_tokens,
+                output_tokens=int(usage.get("completion_tokens", 0)),
+                duration_ms=duration_ms,
+            )
         return ChatResult(
             text=choice["message"].get("content") or "",
             done_reason=choice.get("finish_reason") or "stop",

@@ -312,11 +312,14 @@ class OllamaChatModel:
             raise translate_ollama_error(exc, model=self._model, host=self._host) from exc
         wall_ms = (time.perf_counter() - started) * 1000
         done_reason = response.done_reason or "stop"
+        total_ns = response.total_duration
         if done_reason == "length":
             raise ModelTruncated(
-                f"{self._model} stopped at num_predict={options.num_predict} tokens"
+                f"{self._model} stopped at num_predict={options.num_predict} tokens",
+                prompt_tokens=response.prompt_eval_count or 0,
+                output_tokens=response.eval_count or 0,
+                duration_ms=total_ns / 1e6 if total_ns else wall_ms,
             )
-        total_ns = response.total_duration
         return ChatResult(
             text=response.message.content or "",
             done_reason=done_reason,

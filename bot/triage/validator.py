@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from bot.clients.model_client import ChatMessage, ChatModel, RoleOptions
-from bot.errors import ModelCopiedInput, ModelEchoedPrompt, ModelError
+from bot.errors import ModelCopiedInput, ModelEchoedPrompt, ModelError, ModelTruncated
 from bot.prompts import load_prompt, prompt_version
 from bot.triage.checklist import MISSING_WORDS, RULES_VERSION, checklist_verdict, findings
 from bot.triage.issue_text import IssueText, delimit_issue, prepare_issue
@@ -187,6 +187,10 @@ class Validator:
             verdict = checklist_verdict(parsed.reason) or parsed.verdict
             reason = parsed.reason
             label = LABEL_FOR_VERDICT[verdict]
+        except ModelTruncated as exc:  # the call ran to num_predict: record what it cost
+            reason, error_kind = str(exc), exc.kind
+            prompt_tokens, output_tokens = exc.prompt_tokens, exc.output_tokens
+            model_ms = exc.duration_ms
         except ModelError as exc:
             reason, error_kind = str(exc), exc.kind
         return GateDecision(
