@@ -39,17 +39,21 @@ ISSUES = sorted(
 
 
 def github_requests(cassette_name: str, payload: Path) -> int:
-    """Run the CLI on recorded traffic and count the requests that went to api.github.com."""
+    """Run the CLI on recorded traffic and count the requests that went to api.github.com.
+
+    Each run gets a store of its own: with the user's default store, a second benchmark run
+    found its own earlier decision and skipped the event as already decided (0 requests)."""
     import bot.clients.github_client as gc
 
     gc.DEFAULT_SECONDS_BETWEEN_WRITES = 0.0
-    env = {
-        "GITHUB_EVENT_NAME": "issues",
-        "GITHUB_EVENT_PATH": str(payload),
-        "GITHUB_TOKEN": "benchmark-token-not-real",
-        "OLLAMA_HOST": "http://127.0.0.1:11434",
-    }
-    with cassette(cassette_name) as cass:
+    with tempfile.TemporaryDirectory() as tmp, cassette(cassette_name) as cass:
+        env = {
+            "GITHUB_EVENT_NAME": "issues",
+            "GITHUB_EVENT_PATH": str(payload),
+            "GITHUB_TOKEN": "benchmark-token-not-real",
+            "OLLAMA_HOST": "http://127.0.0.1:11434",
+            "TRIAGE_DB": str(Path(tmp) / "triage.db"),
+        }
         result = CliRunner().invoke(main, ["run"], env=env)
     if result.exit_code != 0:
         raise SystemExit(f"run failed: {result.output}")
