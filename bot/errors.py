@@ -82,9 +82,23 @@ class InvalidRange(BotError):
 
 
 class ModelError(BotError):
-    """The model could not produce a usable answer. The gate maps every one to validator-error."""
+    """The model could not produce a usable answer. The gate maps every one to validator-error.
+
+    When the call itself ran (a reply cut at ``num_predict``, a prompt over ``num_ctx`` found
+    after the call), the error carries what it cost, for the decision or audit row: prompt and
+    output tokens, and the model's time (ms); 0 when no call ran or the backend did not say.
+    """
 
     kind = "model"
+
+    def __init__(
+        self, message: str = "", *, prompt_tokens: int = 0, output_tokens: int = 0,
+        duration_ms: float = 0.0,
+    ) -> None:  # fmt: skip
+        super().__init__(message)
+        self.prompt_tokens = prompt_tokens
+        self.output_tokens = output_tokens
+        self.duration_ms = duration_ms
 
 
 class ModelUnavailable(ModelError):
@@ -113,21 +127,9 @@ class ModelLoadError(ModelError):
 
 class ModelTruncated(ModelError):
     """Generation stopped at ``num_predict`` (``done_reason == "length"``): never a result.
-
-    The call still ran, so the error carries what it cost, for the decision row: prompt and
-    output tokens, and the model's time (ms); 0 when the backend did not report them.
-    """
+    The call ran, so the error carries its cost (see :class:`ModelError`)."""
 
     kind = "truncated"
-
-    def __init__(
-        self, message: str, *, prompt_tokens: int = 0, output_tokens: int = 0,
-        duration_ms: float = 0.0,
-    ) -> None:  # fmt: skip
-        super().__init__(message)
-        self.prompt_tokens = prompt_tokens
-        self.output_tokens = output_tokens
-        self.duration_ms = duration_ms
 
 
 class ModelOutputError(ModelError):

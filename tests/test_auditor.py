@@ -68,10 +68,13 @@ def test_invalid_twice_is_rejected_without_text(fake_model: FakeChatModel) -> No
 
 
 def test_truncated_counts_as_invalid(fake_model: FakeChatModel) -> None:
-    result = _auditor(fake_model.enqueue(ModelTruncated("cut"), GOOD)).audit(SEG, LINES)
+    cut = ModelTruncated("cut", prompt_tokens=300, output_tokens=1024, duration_ms=9000.0)
+    result = _auditor(fake_model.enqueue(cut, GOOD)).audit(SEG, LINES)
     assert isinstance(result, AuditResult)
     assert result.retried
     assert "cut off" in fake_model.history[1]["messages"][3].content
+    # the cut call ran: its tokens count with the repair's (100 prompt / 20 output)
+    assert (result.prompt_tokens, result.output_tokens) == (400, 1044)
 
 
 def test_truncated_twice_is_rejected(fake_model: FakeChatModel) -> None:

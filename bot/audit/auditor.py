@@ -48,6 +48,11 @@ class _Usage:
     output_tokens: int = 0
     duration_ms: float = 0.0
 
+    @classmethod
+    def of(cls, exc: ModelError) -> _Usage:
+        """What a failed call cost (0 when no call ran)."""
+        return cls(exc.prompt_tokens, exc.output_tokens, exc.duration_ms)
+
     def __add__(self, other: _Usage) -> _Usage:
         return _Usage(
             self.prompt_tokens + other.prompt_tokens,
@@ -142,9 +147,9 @@ class Auditor:
         schema = structured_output_schema(AuditJSON) if self._fmt == "json" else None
         try:
             result = self._model.chat(messages, options=self._options, schema=schema)
-        except ModelTruncated:
+        except ModelTruncated as exc:
             cut = Violation("truncated", "The response was cut off; keep every section short.")
-            return _Attempt("", CheckResult((cut,), {}))
+            return _Attempt("", CheckResult((cut,), {}), _Usage.of(exc))
         usage = _Usage(result.prompt_tokens, result.output_tokens, result.duration_ms)
         text = result.text
         if self._fmt == "json":
@@ -178,6 +183,7 @@ class Auditor:
                 attempt = self._attempt(self._repair(messages, attempt), ref)
                 usage += attempt.usage
         except ModelError as exc:
+            usage += _Usage.of(exc)
             return self._rejected(segment, (), exc.kind, retried, version, usage)
         if not attempt.check.ok:
             return self._rejected(segment, attempt.check.violations, None, retried, version, usage)

@@ -263,16 +263,20 @@ class EmbeddedChatModel:
         choice = response["choices"][0]
         usage = response.get("usage") or {}
         prompt_tokens = int(usage.get("prompt_tokens", 0))
+        output_tokens = int(usage.get("completion_tokens", 0))
         if prompt_tokens + options.num_predict > options.num_ctx:
             raise ModelRequestRejected(
                 f"prompt of {prompt_tokens} tokens + num_predict {options.num_predict} "
-                f"exceeds the role's num_ctx {options.num_ctx}"
+                f"exceeds the role's num_ctx {options.num_ctx}",
+                prompt_tokens=prompt_tokens,
+                output_tokens=output_tokens,
+                duration_ms=duration_ms,
             )
         if choice.get("finish_reason") == "length":
             raise ModelTruncated(
                 f"{self.name} stopped at num_predict={options.num_predict} tokens",
                 prompt_tokens=prompt_tokens,
-                output_tokens=int(usage.get("completion_tokens", 0)),
+                output_tokens=output_tokens,
                 duration_ms=duration_ms,
             )
         return ChatResult(
@@ -280,7 +284,7 @@ class EmbeddedChatModel:
             done_reason=choice.get("finish_reason") or "stop",
             model=self.name,
             prompt_tokens=prompt_tokens,
-            output_tokens=int(usage.get("completion_tokens", 0)),
+            output_tokens=output_tokens,
             duration_ms=duration_ms,
             prompt_eval_tokens=_prompt_eval_tokens(llm),
         )

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from bot.clients.model_client import ChatMessage, ChatModel, RoleOptions
-from bot.errors import ModelCopiedInput, ModelEchoedPrompt, ModelError, ModelTruncated
+from bot.errors import ModelCopiedInput, ModelEchoedPrompt, ModelError
 from bot.prompts import load_prompt, prompt_version
 from bot.triage.checklist import MISSING_WORDS, RULES_VERSION, checklist_verdict, findings
 from bot.triage.issue_text import IssueText, delimit_issue, prepare_issue
@@ -187,12 +187,11 @@ class Validator:
             verdict = checklist_verdict(parsed.reason) or parsed.verdict
             reason = parsed.reason
             label = LABEL_FOR_VERDICT[verdict]
-        except ModelTruncated as exc:  # the call ran to num_predict: record what it cost
+        except ModelError as exc:  # a call that ran without a result still reports its cost
             reason, error_kind = str(exc), exc.kind
-            prompt_tokens, output_tokens = exc.prompt_tokens, exc.output_tokens
-            model_ms = exc.duration_ms
-        except ModelError as exc:
-            reason, error_kind = str(exc), exc.kind
+            if exc.prompt_tokens:  # else keep a returned reply's figures (unparseable, copied)
+                prompt_tokens, output_tokens = exc.prompt_tokens, exc.output_tokens
+                model_ms = exc.duration_ms
         return GateDecision(
             verdict=verdict,
             model_verdict=model_verdict,
