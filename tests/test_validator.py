@@ -126,14 +126,18 @@ def test_prompt_version_names_the_prompt(fake_model: FakeChatModel) -> None:
     assert len(decision.prompt_version) == len("validator@") + 8
 
 
-def test_a_rule_change_is_a_new_prompt_version(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The rules applied to the reply are part of the version: a replay judged under older
-    rules is judged again, not skipped as already decided."""
+@pytest.mark.parametrize("constant", ["RULES_VERSION", "TEXT_RULES_VERSION"])
+def test_a_rule_change_is_a_new_prompt_version(
+    monkeypatch: pytest.MonkeyPatch, constant: str
+) -> None:
+    """The rules applied to the reply, and those that make the text the model is sent, are part
+    of the version: a replay judged under older rules is judged again, not skipped as already
+    decided."""
     import bot.triage.validator as validator_module
 
     before = system_prompt()
     system_prompt.cache_clear()
-    monkeypatch.setattr(validator_module, "RULES_VERSION", "rules-next")
+    monkeypatch.setattr(validator_module, constant, "rules-next")
     try:
         after = system_prompt()
     finally:

@@ -31,7 +31,7 @@ from bot.clients.model_client import ChatMessage, ChatModel, RoleOptions
 from bot.errors import ModelCopiedInput, ModelEchoedPrompt, ModelError
 from bot.prompts import load_prompt, prompt_version
 from bot.triage.checklist import MISSING_WORDS, RULES_VERSION, checklist_verdict, findings
-from bot.triage.issue_text import IssueText, delimit_issue, prepare_issue
+from bot.triage.issue_text import TEXT_RULES_VERSION, IssueText, delimit_issue, prepare_issue
 from bot.triage.labels import LABEL_FOR_VERDICT, VALIDATOR_ERROR, GateLabel
 from bot.triage.verdict import VerdictValue, parse_verdict, verdict_schema
 
@@ -97,11 +97,13 @@ def reject_borrowed_reason(reason: str, issue: IssueText) -> None:
 def system_prompt() -> tuple[str, str]:
     """The filled validator system prompt and its version (``validator@SHA8``).
 
-    The SHA covers the prompt text and :data:`~bot.triage.checklist.RULES_VERSION`: the rules
-    applied to the reply change the outcome of one reply as much as the prompt does."""
+    The SHA covers the prompt text, :data:`~bot.triage.checklist.RULES_VERSION` and
+    :data:`~bot.triage.issue_text.TEXT_RULES_VERSION`: the rules applied to the reply, and the
+    way the issue is turned into the text the model is sent, change the outcome as much as the
+    prompt does."""
     schema = json.dumps(verdict_schema(), separators=(",", ":"))
     text = load_prompt("validator").replace("{schema}", schema)
-    return text, prompt_version("validator", f"{text}\n{RULES_VERSION}")
+    return text, prompt_version("validator", f"{text}\n{RULES_VERSION}\n{TEXT_RULES_VERSION}")
 
 
 @dataclass(frozen=True)
