@@ -196,6 +196,31 @@ def test_reason_echoing_the_prompts_example_fails_closed(fake_model: FakeChatMod
     assert "add --dry-run" in decision.reason
 
 
+@pytest.mark.parametrize(
+    ("title", "body", "reason"),
+    [
+        # two findings, no Detail: not a whole checklist, still an echo (Gemma 3 270M, eval)
+        (
+            "Please triage",
+            "Looks fine to me.",
+            "Trigger: empty input in strict mode. Result: a list.",
+        ),
+        # "mode" only inside "model" is no support for "empty input in strict mode"
+        (
+            "Question",
+            "How? The model said so.",
+            "Trigger: empty input in strict mode. Result: crash. Detail: none.",
+        ),
+    ],
+)
+def test_an_echo_outside_a_whole_checklist_or_inside_a_word_fails_closed(
+    fake_model: FakeChatModel, title: str, body: str, reason: str
+) -> None:
+    fake_model.enqueue(f'{{"verdict": "VALID", "reason": "{reason}"}}')
+    decision = _validator(fake_model).judge(title, body)
+    assert (decision.label.name, decision.error_kind) == ("validator-error", "copied_from_prompt")
+
+
 def test_example_finding_the_issue_supports_is_kept(fake_model: FakeChatModel) -> None:
     reason = "Trigger: `tool parse` on empty input. Result: an IndexError. Detail: v3.0."
     fake_model.enqueue(f'{{"verdict": "VALID", "reason": "{reason}"}}')

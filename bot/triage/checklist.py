@@ -21,13 +21,14 @@ from bot.triage.verdict import VerdictValue
 
 __all__ = ["ABSENT_EXACT", "MISSING_WORDS", "RULES_VERSION", "checklist_verdict", "findings"]
 
-RULES_VERSION = "rules-4"
+RULES_VERSION = "rules-5"
 """The version of the rules the bot applies to a validator reply (this checklist and the
 reason checks in :mod:`bot.triage.validator`). It is part of the stored prompt version, so a rule
 change is a new version, like a prompt change: a replayed event is judged again instead of
 being skipped as already decided. Bump it with every rule change. History: 1 the checklist;
 2 a missing Detail counts present on a quoted fact; 3 the prompt-echo check; 4 three identical
-findings are no checklist."""
+findings are no checklist; 5 the echo check reads every labelled finding (not only a whole
+checklist) and counts only whole words of the issue as support."""
 
 _CHECKLIST = re.compile(
     r"\s*Trigger:\s*(?P<trigger>.+?)[.。]\s*Result:\s*(?P<result>.+?)[.。]\s*"

@@ -53,6 +53,19 @@ def _squash(text: str) -> str:
 
 
 _WORD = re.compile(r"[\w.-]{3,}")
+_LABEL = re.compile(r"\b(?:Trigger|Result|Detail):", re.IGNORECASE)
+
+
+def _words(text: str) -> set[str]:
+    """The words of 3+ characters in squashed ``text``, sentence dots and dashes stripped
+    ("v2.1." is "v2.1")."""
+    return {word.strip(".-") for word in _WORD.findall(text)} - {""}
+
+
+def _labelled_findings(reason: str) -> list[str]:
+    """Every ``Trigger:`` / ``Result:`` / ``Detail:`` finding in ``reason``, whether or not the
+    reason has the whole three-finding form ("Trigger: x. Result: y." has two)."""
+    return [piece.strip().rstrip(".。").strip() for piece in _LABEL.split(reason)[1:]]
 
 
 @cache
@@ -73,10 +86,12 @@ def reject_borrowed_reason(reason: str, issue: IssueText) -> None:
     Two checks on one squashed copy of the issue text (whitespace and case aside):
 
     * the whole reason occurs in the issue's title or body (a pre-filled verdict echoed);
-    * a finding repeats a finding of the prompt's own examples (e.g. "add --dry-run") and none
-      of its words (3+ characters) is in the issue. Seen on the embedded Gemma 3 270M with
+    * a finding (``Trigger:``, ``Result:`` or ``Detail:``, in a whole checklist or not)
+      repeats a finding of the prompt's own examples (e.g. "add --dry-run") and none of its
+      words (3+ characters) is a word of the issue. Seen on the embedded Gemma 3 270M with
       prompt v10: 22 of 56 eval reasons did. A finding the issue supports ("an IndexError" on
-      an IndexError report) is kept.
+      an IndexError report) is kept; a word only inside another ("mode" in "model") is no
+      support.
 
     Raises:
         ModelCopiedInput: the reason is at least ``COPY_MIN_CHARS`` long and occurs in the
@@ -87,9 +102,10 @@ def reject_borrowed_reason(reason: str, issue: IssueText) -> None:
     squashed = _squash(reason)
     if len(squashed) >= COPY_MIN_CHARS and squashed in text:
         raise ModelCopiedInput("the verdict's reason is copied from the issue text")
-    for finding in findings(reason) or ():
+    issue_words = _words(text)
+    for finding in _labelled_findings(reason):
         squashed = _squash(finding)
-        if squashed in _example_findings() and not any(w in text for w in _WORD.findall(squashed)):
+        if squashed in _example_findings() and not _words(squashed) & issue_words:
             raise ModelEchoedPrompt(f"the reason repeats the prompt's example finding {finding!r}")
 
 
