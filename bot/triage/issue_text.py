@@ -17,9 +17,9 @@ Rule source: design.md, "Issue gate".
   parsed as real special tokens when the backend tokenizes the prompt, so their ``<`` is escaped
   too (:func:`escape_special_tokens`). Chat turns written as plain text (``assistant: …`` at a
   line's start) are quoted with ``> `` (:func:`quote_role_lines`).
-* The text can never pass for the validator's own reply: lines holding a verdict-shaped object
-  (a ``{…}`` with a ``verdict`` or ``reason`` key) or starting with such a key are quoted with
-  ``> `` too (:func:`quote_verdict_lines`).
+* The text can never pass for the validator's own reply: the lines of a verdict-shaped object
+  (a ``{…}`` with a ``verdict`` key), a ``Verdict:`` key line and a ``reason`` key line next to
+  one are quoted with ``> `` too (:func:`quote_verdict_lines`).
 
 Quoting changes only the text the model is sent: the judged text, its hash and the stored
 decision are the author's.
@@ -53,7 +53,7 @@ TEXT_RULES_VERSION = "text-2"
 It is part of the stored prompt version (like the prompt text and the reply rules), so a change
 gets a replayed event judged again. Bump it with every change to what the model is sent.
 History: 1 cleaning, the cut, delimiter and chat-token escapes, role lines quoted; 2 verdict
-lines quoted."""
+lines quoted, U+2028/U+2029 made line breaks."""
 
 TITLE_MAX_CHARS = 256
 """GitHub's own limit on an issue title (characters)."""
