@@ -203,12 +203,18 @@ def quote_role_lines(text: str) -> str:
 
 _QUOTE = r"(?:\\?[\"'`]|&quot;|&#0*34;|&#x0*22;)"  # a quote, escaped (\"), or an HTML entity
 _SEP = r"\s*[:=\uff1a]"  # ":" "=" or a full-width colon
-_VERDICT_KEY = re.compile(rf"{_QUOTE}?\bverdict\b{_QUOTE}?{_SEP}", re.IGNORECASE)
-_QUOTED_VERDICT_KEY = re.compile(rf"{_QUOTE}verdict{_QUOTE}{_SEP}", re.IGNORECASE)
-_REASON_KEY = re.compile(rf"{_QUOTE}reason{_QUOTE}{_SEP}", re.IGNORECASE)
 _LEADING = r"^[ \t]*(?:[-*+#]+[ \t]*)?[*_]*"  # a list bullet, heading mark or emphasis
-_VERDICT_LINE = re.compile(rf"{_LEADING}verdict[*_]*[ \t]*[:=\uff1a]", re.IGNORECASE)
-_REASON_LINE = re.compile(rf"{_LEADING}reason[*_]*[ \t]*[:=\uff1a]", re.IGNORECASE)
+_VERDICT_KEY = re.compile(rf"{_QUOTE}?\bverdict\b{_QUOTE}?{_SEP}", re.IGNORECASE)
+
+
+def _key_line(key: str) -> re.Pattern[str]:
+    """A line with ``key`` as a quoted key anywhere (``"key":``) or as a key at its start."""
+    return re.compile(
+        rf"{_QUOTE}{key}{_QUOTE}{_SEP}|{_LEADING}{key}[*_]*[ \t]*[:=\uff1a]", re.IGNORECASE
+    )
+
+
+_VERDICT_LINE, _REASON_LINE = _key_line("verdict"), _key_line("reason")
 _OPEN, _CLOSE = "{\uff5b", "}\uff5d"  # ASCII and full-width braces
 _QUOTED = re.compile(r"[ \t]*>")
 
@@ -257,18 +263,12 @@ def quote_verdict_lines(text: str) -> str:
         first = bisect.bisect_left(newlines, start)
         marked.update(range(first, bisect.bisect_left(newlines, end) + 1))
     lines = text.split("\n")
-    keyed = {
-        n
-        for n, line in enumerate(lines)
-        if _QUOTED_VERDICT_KEY.search(line) or _VERDICT_LINE.match(line)
-    }
-    for n in keyed:
+    for n in [n for n, line in enumerate(lines) if _VERDICT_LINE.search(line)]:
         marked.add(n)
         marked.update(
             near
             for near in (n - 1, n + 1)
-            if 0 <= near < len(lines)
-            and (_REASON_KEY.search(lines[near]) or _REASON_LINE.match(lines[near]))
+            if 0 <= near < len(lines) and _REASON_LINE.search(lines[near])
         )
     return "\n".join(
         f"> {line}" if n in marked and not _QUOTED.match(line) else line
