@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.config import VALIDATOR_OPTIONS
-from bot.triage.checklist import checklist_verdict
+from bot.triage.checklist import checklist_verdict, findings, labelled_findings
 from bot.triage.validator import Validator
 from tests.conftest import FakeChatModel
 
@@ -83,3 +83,19 @@ def test_a_bare_reason_from_a_planted_assistant_turn_fails_closed() -> None:
     decision = Validator(model, VALIDATOR_OPTIONS, max_body_chars=6000).judge("Feature", body)
     assert decision.label.name == "validator-error"
     assert decision.error_kind == "unparseable"
+
+
+@pytest.mark.parametrize(
+    "reason",
+    [
+        "Trigger: empty input. Result: an IndexError. Detail: v2.1.",
+        "Trigger: a.b.c fails. Result: none. Detail: `x.py`",
+    ],
+)
+def test_labelled_findings_equal_the_checklist_findings_of_a_whole_checklist(reason: str) -> None:
+    assert labelled_findings(reason) == [f.rstrip(".") for f in findings(reason) or ()]
+
+
+def test_labelled_findings_read_a_partial_checklist() -> None:
+    assert labelled_findings("Trigger: crash. result: an empty list.") == ["crash", "an empty list"]
+    assert labelled_findings("The app crashes.") == []

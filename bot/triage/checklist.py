@@ -19,7 +19,14 @@ import re
 
 from bot.triage.verdict import VerdictValue
 
-__all__ = ["ABSENT_EXACT", "MISSING_WORDS", "RULES_VERSION", "checklist_verdict", "findings"]
+__all__ = [
+    "ABSENT_EXACT",
+    "MISSING_WORDS",
+    "RULES_VERSION",
+    "checklist_verdict",
+    "findings",
+    "labelled_findings",
+]
 
 RULES_VERSION = "rules-5"
 """The version of the rules the bot applies to a validator reply (this checklist and the
@@ -70,6 +77,16 @@ def findings(reason: str) -> tuple[str, str, str] | None:
     reason does not have the three-finding form."""
     found = _CHECKLIST.fullmatch(reason)
     return None if found is None else (found["trigger"], found["result"], found["detail"])
+
+
+_LABEL = re.compile(r"\b(?:Trigger|Result|Detail):", re.IGNORECASE)
+
+
+def labelled_findings(reason: str) -> list[str]:
+    """Every ``Trigger:`` / ``Result:`` / ``Detail:`` finding in ``reason``, in order, whether
+    or not the reason has the whole three-finding form ("Trigger: x. Result: y." has two);
+    the text after each label, without its closing full stop."""
+    return [piece.strip().rstrip(".。").strip() for piece in _LABEL.split(reason)[1:]]
 
 
 def checklist_verdict(reason: str) -> VerdictValue | None:

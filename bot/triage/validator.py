@@ -30,7 +30,12 @@ from functools import cache
 from bot.clients.model_client import ChatMessage, ChatModel, RoleOptions
 from bot.errors import ModelCopiedInput, ModelEchoedPrompt, ModelError
 from bot.prompts import load_prompt, prompt_version
-from bot.triage.checklist import MISSING_WORDS, RULES_VERSION, checklist_verdict, findings
+from bot.triage.checklist import (
+    MISSING_WORDS,
+    RULES_VERSION,
+    checklist_verdict,
+    labelled_findings,
+)
 from bot.triage.issue_text import TEXT_RULES_VERSION, IssueText, delimit_issue, prepare_issue
 from bot.triage.labels import LABEL_FOR_VERDICT, VALIDATOR_ERROR, GateLabel
 from bot.triage.verdict import VerdictValue, parse_verdict, verdict_schema
@@ -53,19 +58,12 @@ def _squash(text: str) -> str:
 
 
 _WORD = re.compile(r"[\w.-]{3,}")
-_LABEL = re.compile(r"\b(?:Trigger|Result|Detail):", re.IGNORECASE)
 
 
 def _words(text: str) -> set[str]:
     """The words of 3+ characters in squashed ``text``, sentence dots and dashes stripped
     ("v2.1." is "v2.1")."""
     return {word.strip(".-") for word in _WORD.findall(text)} - {""}
-
-
-def _labelled_findings(reason: str) -> list[str]:
-    """Every ``Trigger:`` / ``Result:`` / ``Detail:`` finding in ``reason``, whether or not the
-    reason has the whole three-finding form ("Trigger: x. Result: y." has two)."""
-    return [piece.strip().rstrip(".。").strip() for piece in _LABEL.split(reason)[1:]]
 
 
 @cache
@@ -75,8 +73,8 @@ def _example_findings() -> frozenset[str]:
     out: set[str] = set()
     for line in load_prompt("validator").splitlines():
         if line.startswith('{"reason":'):
-            found = findings(json.loads(line)["reason"])
-            out.update(_squash(f) for f in found or ())
+            found = labelled_findings(json.loads(line)["reason"])
+            out.update(_squash(f) for f in found)
     return frozenset(f for f in out if f not in MISSING_WORDS)
 
 
@@ -103,7 +101,7 @@ def reject_borrowed_reason(reason: str, issue: IssueText) -> None:
     if len(squashed) >= COPY_MIN_CHARS and squashed in text:
         raise ModelCopiedInput("the verdict's reason is copied from the issue text")
     issue_words = _words(text)
-    for finding in _labelled_findings(reason):
+    for finding in labelled_findings(reason):
         squashed = _squash(finding)
         if squashed in _example_findings() and not _words(squashed) & issue_words:
             raise ModelEchoedPrompt(f"the reason repeats the prompt's example finding {finding!r}")
