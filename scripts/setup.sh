@@ -37,6 +37,9 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
+# Before llama-cpp-python (installed with --no-deps below), so pip has no half-installed
+# package to warn about while it installs the lock.
+.venv/bin/python -m pip install --quiet --require-hashes -r requirements.lock
 
 if ! ls "$wheelhouse"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
   echo "setup: building llama-cpp-python $LLAMA_VERSION (once per machine, ~10 min on 2 cores)..."
@@ -55,7 +58,6 @@ if [ ! -f "$marker" ]; then
     --find-links "$wheelhouse" "llama-cpp-python==$LLAMA_VERSION"
   touch "$marker"
 fi
-.venv/bin/python -m pip install --quiet --require-hashes -r requirements.lock
 .venv/bin/python -m pip install --quiet -e ".[embedded,test]"
 .venv/bin/python -m pip check
 echo "setup: ready (.venv)"
