@@ -87,6 +87,10 @@ main() {
   fi
   cache="${RUNNER_TOOL_CACHE:-$HOME/.cache}/triage-bot"
   venv="$cache/venv-$key"
+  if ! command -v flock > /dev/null; then
+    echo "action_venv: flock is needed (util-linux; on every common Linux distribution)" >&2
+    return 1
+  fi
   mkdir -p "$cache"
   exec 9> "$cache/venv-$key.lock"
   if ! flock -n 9; then
