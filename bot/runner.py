@@ -106,7 +106,7 @@ def run_event(settings: Settings) -> RunReport:
 def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> RunReport:
     """Run the issue gate on one event; ``force`` (``/triage``) overrides a hand-set label."""
     github = None if settings.dry_run else make_github(settings)
-    store = make_store(settings)
+    store = make_store(settings, read_only=settings.dry_run)
     try:
         last = store.last_gate(event.repository.full_name, event.issue.number)
         hand_set = None if force else hand_set_gate_label(event, last["label"] if last else None)
@@ -277,7 +277,7 @@ def _dispatch(
             return None, run_audit(pull, settings, github, requested_range=parsed.range)
         except InvalidRange as exc:
             return f"Cannot audit that range: {neutralise(str(exc), max_chars=300)}.", None
-    store = make_store(settings)
+    store = make_store(settings, read_only=True)  # /audit_history and /audit_stats only read
     try:
         count = parsed.count or 1
         if parsed.name == "audit_history":
@@ -301,7 +301,7 @@ def run_backlog(
     crash, the next run carries on). ``on_progress(done, total)`` is called after each issue.
     """
     gate_names = {label.name.lower() for label in GATE_LABELS}
-    store = make_store(settings)
+    store = make_store(settings, read_only=settings.dry_run)
     try:
         todo = [
             issue

@@ -97,7 +97,7 @@ def test_gate_dry_run_with_the_model_unreachable(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The gate fails closed (validator-error) and its warning names the Ollama host without
-    the password; the store is opened but nothing holds a secret."""
+    the password; nothing holds a secret, and the dry run creates no store."""
     event = _payload(tmp_path, "issues.opened.18")
     code, text, artefacts = _run(
         tmp_path, caplog, ["run", "--dry-run", "--event-name", "issues", "--event-path", event]
@@ -106,7 +106,7 @@ def test_gate_dry_run_with_the_model_unreachable(
     assert "validator-error" in artefacts["stdout"]
     assert "http://127.0.0.1:9" in artefacts["stderr"]  # the host is echoed, redacted
     assert "label=validator-error" in artefacts["outputs.txt"]
-    assert "store/triage.db" in artefacts
+    assert "store/triage.db" not in artefacts  # a dry run writes nothing, the store included
     assert _leaks(artefacts) == []
 
 

@@ -60,10 +60,12 @@ def make_github(settings: Settings, *, token_required: bool = True) -> PyGithubC
     )
 
 
-def make_store(settings: Settings) -> Store:
-    """Open (and migrate) the store at ``settings.db_path``.
+def make_store(settings: Settings, *, read_only: bool = False) -> Store:
+    """Open the store at ``settings.db_path``: for writing (created ``0600`` and migrated), or
+    ``read_only`` (dry runs, ``history``, ``stats``: nothing created, migrated or written; a
+    missing file reads as empty). See :mod:`bot.history.store`.
 
     Raises:
-        StoreError: the file cannot be opened or migrated.
+        StoreError: the file cannot be opened or migrated, or a newer triage-bot wrote it.
     """
-    return Store(settings.db_path or ":memory:")
+    return Store(settings.db_path or ":memory:", read_only=read_only)

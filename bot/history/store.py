@@ -6,10 +6,31 @@ cleans the workspace between jobs): ``$XDG_DATA_HOME/triage-bot/triage.db``, i.e
 ``TRIAGE_DB`` override it. Only accepted
 audits are written to ``audits``. This module is where sqlite3 errors become
 :class:`~bot.errors.StoreError`.
+
+Two ways to open it:
+
+- **For writing** (a run that applies its plan): the data folder is created ``0700`` and a new
+  file ``0600`` (it holds audit texts of possibly private code); an existing file is tightened
+  to ``0600``. SQLite gives the ``-wal`` and ``-shm`` files the database file's mode. WAL is
+  switched on and pending migrations are applied (sqlite-utils ``Migrations``).
+- **Read-only** (``--dry-run``, ``history``, ``stats``): nothing is created, migrated or
+  written. A missing file reads as an empty store. The file is opened with SQLite's
+  ``mode=ro``; a WAL database in a folder the process cannot write fails that way (SQLite
+  must create the ``-shm`` file even to read), so the store then reads it with
+  ``immutable=1``, which is safe only when no ``-wal`` file holds committed changes: when one
+  does, the open fails with a :class:`~bot.errors.StoreError` that says so. A file from an
+  older version (pending migrations) is read through a migrated in-memory copy. (Reading a WAL
+  database, SQLite itself may leave an empty ``-wal`` and the ``-shm`` index beside it where
+  the folder allows, with the file's mode; the database file is never touched.)
+
+Either way, a file whose ``_sqlite_migrations`` names a migration this version does not know was
+written by a newer triage-bot: the open fails with a :class:`~bot.errors.StoreError` (exit 5)
+before anything is written, instead of a write failing later on a changed schema.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -24,10 +45,26 @@ from sqlite_utils.db import Table
 from bot.errors import StoreError
 from bot.history.migrations import MIGRATIONS
 
-__all__ = ["BUSY_TIMEOUT_MS", "AuditRow", "GateRow", "Store", "utc_now", "week_of"]
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "DB_DIR_MODE",
+    "DB_FILE_MODE",
+    "KNOWN_MIGRATIONS",
+    "AuditRow",
+    "GateRow",
+    "Store",
+    "utc_now",
+    "week_of",
+]
 
 BUSY_TIMEOUT_MS = 5000
 """How long a writer waits for another process's lock before failing (ms)."""
+
+DB_FILE_MODE = 0o600
+"""Mode of the store file (and, as SQLite copies it, of its ``-wal``/``-shm`` files)."""
+
+DB_DIR_MODE = 0o700
+"""Mode of the data folder when the store creates it."""
 
 
 def utc_now() -> str:
@@ -96,28 +133,40 @@ class Store:
     """The decision store.
 
     Args:
-        path: the SQLite file (parent folders are created); ``":memory:"`` for tests.
+        path: the SQLite file; ``":memory:"`` for tests.
+        read_only: open without creating, migrating or writing anything (dry runs, ``history``,
+            ``stats``); a missing file is an empty store, and the ``record_*`` methods raise.
 
     Raises:
-        StoreError: the file cannot be created, opened or migrated.
+        StoreError: the file cannot be created, opened or migrated, or was written by a newer
+            triage-bot (its migrations include names this version does not know).
     """
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, read_only: bool = False) -> None:
         self.path = path
+        self.read_only = read_only
         try:
-            if path != ":memory:":
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
-                self.db = Database(str(path))
+            if path == ":memory:":
+                self.db = _migrated(Database(memory=True))
+            elif read_only:
+                self.db = _open_read_only(Path(path))
             else:
-                self.db = Database(memory=True)
-            self.db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            if path != ":memory:":
-                self.db.enable_wal()
-            if MIGRATIONS.pending(self.db):
-                with self._write():  # two processes opening a new file migrate it once
-                    MIGRATIONS.apply(self.db)
+                self.db = self._open_for_writing(Path(path))
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot open the store at {path}: {exc}") from exc
+
+    def _open_for_writing(self, path: Path) -> Database:
+        path.parent.mkdir(mode=DB_DIR_MODE, parents=True, exist_ok=True)
+        _create_private(path)
+        db = Database(str(path))
+        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        _refuse_newer(db, path)  # before the first write: enabling WAL is one
+        db.enable_wal()
+        self.db = db
+        if MIGRATIONS.pending(db):
+            with self._write():  # two processes opening a new file migrate it once
+                MIGRATIONS.apply(db)
+        return db
 
     @contextmanager
     def _write(self) -> Iterator[None]:
@@ -127,7 +176,12 @@ class Store:
         (``table.exists()``); under WAL, upgrading that read to a write after another process
         committed fails at once with "database is locked", without waiting for the busy
         timeout. Taking the lock first makes a second writer wait instead.
+
+        Raises:
+            StoreError: the store was opened read-only.
         """
+        if self.read_only:
+            raise StoreError(f"the store at {self.path} was opened read-only")
         self.db.conn.execute("BEGIN IMMEDIATE")
         try:
             yield
@@ -229,3 +283,106 @@ class Store:
     def close(self) -> None:
         """Close the connection."""
         self.db.close()
+
+
+def _known_migrations() -> frozenset[str]:
+    """The names of the migrations this version defines (those pending on an empty database)."""
+    return frozenset(m.name for m in MIGRATIONS.pending(Database(memory=True)))
+
+
+KNOWN_MIGRATIONS = _known_migrations()
+"""Names of the migrations of this version: a file that records any other name is newer."""
+
+
+def _applied_names(db: Database) -> set[str]:
+    """Migration names recorded in the file, read without writing (``Migrations.applied``
+    would create the migrations table on a file that has none)."""
+    if MIGRATIONS.migrations_table not in db.table_names():
+        return set()
+    rows = db[MIGRATIONS.migrations_table].rows_where("migration_set = ?", [MIGRATIONS.name])
+    return {str(row["name"]) for row in rows}
+
+
+def _refuse_newer(db: Database, path: Path) -> None:
+    """Close ``db`` and raise :class:`StoreError` when the file holds migrations this version
+    does not know (a newer triage-bot wrote it: its schema may differ in ways writes would
+    only find later)."""
+    unknown = sorted(_applied_names(db) - KNOWN_MIGRATIONS)
+    if unknown:
+        db.close()
+        raise StoreError(
+            f"the store at {path} was created by a newer triage-bot (migrations "
+            f"{', '.join(unknown)} are unknown to this version); upgrade triage-bot, or point "
+            "--db / TRIAGE_DB at another file"
+        )
+
+
+def _migrated(db: Database) -> Database:
+    MIGRATIONS.apply(db)
+    return db
+
+
+def _create_private(path: Path) -> None:
+    """Create an empty store file with :data:`DB_FILE_MODE`, or tighten an existing one.
+
+    SQLite itself creates files ``0644`` (less the umask); an empty file is a valid empty
+    database, so creating it first with ``O_EXCL`` fixes the mode without racing another
+    process that opens the same path.
+    """
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, DB_FILE_MODE))
+    except FileExistsError:
+        for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+            try:
+                if name.stat().st_mode & 0o077:
+                    name.chmod(DB_FILE_MODE)
+            except (FileNotFoundError, PermissionError):
+                continue  # gone, or not ours to change: SQLite reports what matters
+
+
+def _connect(uri: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(uri, uri=True)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("select count(*) from sqlite_master").fetchone()  # opening is lazy
+    except sqlite3.Error:
+        conn.close()
+        raise
+    return conn
+
+
+def _open_read_only(path: Path) -> Database:
+    """Open ``path`` for reading only; never create, migrate or write (see the module doc).
+
+    Raises:
+        StoreError: a WAL holds committed changes SQLite cannot read here, or the file was
+            written by a newer triage-bot.
+        sqlite3.Error: the file is not a database or cannot be read.
+    """
+    if not path.exists():
+        return _migrated(Database(memory=True))
+    uri = path.resolve().as_uri()
+    try:
+        conn = _connect(f"{uri}?mode=ro")
+    except sqlite3.OperationalError as exc:
+        wal = Path(f"{path}-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            raise StoreError(
+                f"cannot read the store at {path}: {exc}; its write-ahead log {wal.name} holds "
+                "changes SQLite reads only with write access to the folder (to create "
+                f"{path.name}-shm); run once with write access, or give the folder write access"
+            ) from exc
+        # No -wal: the database file alone holds every committed change, so reading it as
+        # immutable (no locks, no -shm) sees what mode=ro would have seen. immutable assumes
+        # nobody writes the file meanwhile: in a folder this process cannot write, only another
+        # user could, and a dry run or listing that races such a writer may misread or fail.
+        conn = _connect(f"{uri}?mode=ro&immutable=1")
+    db = Database(conn)
+    _refuse_newer(db, path)
+    if _applied_names(db) >= KNOWN_MIGRATIONS:  # read directly: pending() may write
+        return db
+    # An older (or empty) file: migrate an in-memory copy, never the file.
+    memory = sqlite3.connect(":memory:")
+    conn.backup(memory)
+    conn.close()
+    return _migrated(Database(memory))
