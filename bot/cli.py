@@ -229,7 +229,7 @@ def _store_rows(db_path: Path | None, read: Callable[[Any], list[Any]]) -> list[
     from bot.clients.factory import make_store
     from bot.config import Settings
 
-    store = make_store(Settings.resolve({"db_path": db_path}, os.environ))
+    store = make_store(Settings.resolve({"db_path": db_path}, os.environ), read_only=True)
     try:
         return read(store)
     finally:
