@@ -21,6 +21,7 @@ Nothing below the CLI reads ``os.environ``: the CLI passes the environment mappi
 ``TRIAGE_MAX_SEGMENTS``     per-PR segment cap (default 8)
 ``TRIAGE_SKIP_GLOBS``       extra comma-separated globs of files never audited
 ``TRIAGE_DB``               SQLite store (default ``~/.local/share/triage-bot/triage.db``)
+``TRIAGE_BOT_LOGIN``        the login the bot's writes appear as, when not a Bot account
 ==========================  ==========================================================
 
 The Action passes its inputs as ``INPUT_<NAME>`` variables (GitHub's convention for actions);
@@ -84,6 +85,7 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
     "max_segments": ("INPUT_MAX-SEGMENTS", "INPUT_MAX_SEGMENTS", "TRIAGE_MAX_SEGMENTS"),
     "skip_globs": ("TRIAGE_SKIP_GLOBS",),
     "db_path": ("INPUT_DB-PATH", "INPUT_DB_PATH", "TRIAGE_DB"),
+    "bot_login": ("INPUT_BOT-LOGIN", "INPUT_BOT_LOGIN", "TRIAGE_BOT_LOGIN"),
 }
 
 
@@ -119,6 +121,9 @@ class Settings:
         max_segments: per-PR segment cap.
         skip_globs: globs of files never audited, added to the built-in list.
         db_path: the SQLite store; ``None`` = the default outside the workspace.
+        bot_login: the login the bot's label writes appear as when the token is a person's
+            (a PAT): a gate label that login added is the bot's, not hand-set. ``None``: only
+            Bot accounts (``github-actions[bot]``, GitHub Apps) count as the bot.
     """
 
     github_token: str | None = field(default=None, repr=False)
@@ -141,6 +146,7 @@ class Settings:
     max_segments: int = 8
     skip_globs: tuple[str, ...] = ()
     db_path: Path | None = None
+    bot_login: str | None = None
 
     @classmethod
     def resolve(cls, flags: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
@@ -236,6 +242,16 @@ def _convert(name: str, value: Any) -> Any:
         if isinstance(value, tuple):
             return value
         return tuple(g.strip() for g in str(value).split(",") if g.strip())
+    if name == "bot_login":
+        login = str(value).strip()
+        core = login.removesuffix("[bot]")  # a GitHub App's account: name[bot]
+        if not (
+            0 < len(core) <= 39
+            and not core.startswith("-")
+            and all(c.isascii() and (c.isalnum() or c == "-") for c in core)
+        ):
+            raise ValueError("must be a GitHub login (letters, digits, hyphens)")
+        return login
     if name == "dry_run":
         if isinstance(value, bool):
             return value

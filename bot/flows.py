@@ -5,9 +5,16 @@ add and remove, and why) with its dependencies passed in; :func:`apply_gate` the
 plan's writes through the :class:`~bot.clients.github_client.GitHubPort`. ``--dry-run`` prints the
 plan instead of applying it, and tests assert on plans.
 
-A gate label a maintainer set by hand wins over a later automatic run: the store knows which
-label the bot last applied, and :func:`hand_set_gate_label` finds a different gate label on the
-issue. Only an explicit ``/triage`` (issue "Maintainer commands") overrides it.
+A gate label a maintainer set by hand wins over a later automatic run. Who set it is asked of
+GitHub, not of the store: on an ``edited`` or ``reopened`` event whose issue carries a gate label
+(:func:`asks_who_labelled`), the issue's ``labeled`` events are read and
+:func:`hand_set_gate_label` finds a gate label whose newest ``labeled`` event was performed by
+a person. The store cannot be the source of truth for this: a decision row that failed to be
+written after its labels were (a held lock, a full disk) would make the bot's own label look
+hand-set, and an ephemeral runner starts every job with an empty store, where a hand-set label
+would look like nothing at all. Only an explicit ``/triage`` (issue "Maintainer commands")
+overrides a hand-set label. The store keeps what it is right about: the replay skip
+(:func:`already_decided`) and the label the bot last applied, for exclusivity on stale payloads.
 
 The audit reads (PR files, file contents at the head SHA) happen while planning; its writes
 (rows, then the PR comment) happen in :func:`apply_audit`.
@@ -23,7 +30,7 @@ from bot.audit.auditor import Auditor, AuditRejected, AuditResult
 from bot.audit.ranges import check_range_in_file, parse_range_spec
 from bot.audit.report import MARKER, audited_head, render_audit_comment
 from bot.audit.selection import DEFAULT_SKIP_GLOBS, Segment, Selection, Skipped, select_segments
-from bot.clients.github_client import BotComment, GitHubPort, PullRef
+from bot.clients.github_client import BotComment, GitHubPort, LabelEvent, PullRef
 from bot.errors import GitHubError
 from bot.events import IssuesEvent
 from bot.history.store import AuditRow, GateRow, Store
@@ -32,6 +39,7 @@ from bot.triage.labels import GATE_LABELS, VALIDATOR_ERROR, LabelPlan, plan_labe
 from bot.triage.validator import GateDecision, Validator, system_prompt
 
 __all__ = [
+    "HAND_SET_ACTIONS",
     "AppliedAudit",
     "AppliedGate",
     "AuditPlan",
@@ -39,6 +47,7 @@ __all__ = [
     "already_decided",
     "apply_audit",
     "apply_gate",
+    "asks_who_labelled",
     "gate_row",
     "hand_set_gate_label",
     "plan_audit",
@@ -81,9 +90,12 @@ def plan_gate(
     """Judge the event's issue and plan its labels. Never raises for model faults.
 
     The issue's labels come from the payload (no extra GET). A replayed or late event carries
-    stale labels, so the gate label the bot last applied (from the store) is treated as present
-    too: it is removed when the verdict changes (removing a label that is gone is not an
-    error), and the three gate labels stay mutually exclusive.
+    stale labels, so the gate label the bot last applied (from the store) is removed too when
+    the verdict changes (removing a label that is gone is not an error), and the three gate
+    labels stay mutually exclusive. The store's label is never taken as proof that a label is
+    on the issue, so it never saves an add: a decision row can be stale (its successor's
+    write failed after the labels changed), and trusting it would plan "keep the target,
+    remove the rest" on an issue whose target label is gone, leaving no gate label at all.
 
     Args:
         event: a routed ``issues`` event (see :func:`bot.events.route_event`).
@@ -91,16 +103,22 @@ def plan_gate(
         last_applied: the label of the bot's last decision on this issue, or ``None``.
     """
     decision = validator.judge(event.issue.title, event.issue.body)
-    current = list(event.issue.label_names)
-    if last_applied and last_applied.lower() not in {name.lower() for name in current}:
-        current.append(last_applied)
+    labels = plan_labels(event.issue.label_names, decision.label)
+    gate_names = {label.name.lower() for label in GATE_LABELS}
+    if (
+        last_applied
+        and last_applied.lower() in gate_names
+        and last_applied.lower() != decision.label.name.lower()
+        and last_applied.lower() not in {name.lower() for name in labels.remove}
+    ):
+        labels = LabelPlan(labels.target, labels.add, (*labels.remove, last_applied))
     return GatePlan(
         event=f"issues.{event.action}",
         repo=event.repository.full_name,
         number=event.issue.number,
         public_repo=not event.repository.private,
         decision=decision,
-        labels=plan_labels(current, decision.label),
+        labels=labels,
     )
 
 
@@ -124,19 +142,52 @@ def apply_gate(plan: GatePlan, github: GitHubPort) -> AppliedGate:
     return AppliedGate(plan=plan, requests=requests)
 
 
-def hand_set_gate_label(event: IssuesEvent, last_applied: str | None) -> str | None:
-    """The gate label a human set by hand, if the issue carries one the bot did not apply last.
+HAND_SET_ACTIONS = frozenset({"edited", "reopened"})
+"""``issues`` actions on which a hand-set gate label wins (``opened`` is always judged)."""
+
+
+def _gate_labels_on(event: IssuesEvent) -> list[str]:
+    gate_names = {label.name.lower() for label in GATE_LABELS}
+    return [name for name in event.issue.label_names if name.lower() in gate_names]
+
+
+def asks_who_labelled(event: IssuesEvent) -> bool:
+    """Whether the gate must ask GitHub who added the issue's gate label before judging.
+
+    Only when it matters, so the read is spent only there: the action is ``edited`` or
+    ``reopened`` and the payload's issue carries a gate label.
+    """
+    return event.action in HAND_SET_ACTIONS and bool(_gate_labels_on(event))
+
+
+def hand_set_gate_label(
+    event: IssuesEvent, events: Sequence[LabelEvent], *, bot_login: str | None = None
+) -> str | None:
+    """The gate label on the issue that a person added by hand, or ``None``.
+
+    A gate label present on the issue is hand-set when the newest ``labeled`` event that added
+    it (GitHub's "List issue events", oldest first) was performed by a person: actor type
+    ``User`` and a login other than ``bot_login``. The Actions token writes as
+    ``github-actions[bot]`` and a GitHub App as ``NAME[bot]`` (type ``Bot``); with a personal
+    access token the bot's writes appear as that user, hence ``bot_login``. A label with no
+    ``labeled`` event, or one whose actor GitHub does not name, is not shown to be a person's
+    and so is not hand-set. Names and logins compare case-insensitively (GitHub's rule).
 
     Args:
         event: the routed ``issues`` event (its labels are the issue's current labels).
-        last_applied: the label of the bot's last gate decision on this issue, or ``None``.
+        events: the issue's ``labeled`` events, oldest first (``GitHubPort.label_events``).
+        bot_login: the login the bot writes as when it is not a Bot account, or ``None``.
     """
-    if last_applied is None or event.action == "opened":
+    if event.action not in HAND_SET_ACTIONS:
         return None
-    gate_names = {label.name.lower() for label in GATE_LABELS}
-    present = [n for n in event.issue.label_names if n.lower() in gate_names]
-    if present and last_applied.lower() not in {n.lower() for n in present}:
-        return present[0]
+    own = (bot_login or "").lower()
+    for name in _gate_labels_on(event):
+        added = [e for e in events if e.label.lower() == name.lower()]
+        if not added:
+            continue
+        newest = added[-1]
+        if newest.actor_type == "User" and (newest.actor_login or "").lower() != own:
+            return name
     return None
 
 

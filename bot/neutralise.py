@@ -1,56 +1,213 @@
-"""Make untrusted text (model output, file paths) safe to post as GitHub markdown.
+"""The sinks for untrusted text: one function per place text leaves the bot.
 
-Rule source: design.md, "Issue gate" (model text posted to GitHub is neutralised) and issue
-"Break it before users do" (posting safety). After neutralising, text cannot @mention anyone
-(a zero-width space follows each ``@``), embed an image (``![`` → ``!\\[``), inject raw HTML or a
-hidden marker (``&``, ``<``, ``>`` are escaped, so ``<!--`` cannot appear), and is length-capped.
+Rule source: design.md, "Untrusted text leaving the bot", and issue 13 (findings 1, 3, 4).
+Untrusted text is model output, file paths, issue and comment text, label names and exception
+messages that may echo any of those. Each sink makes it inert *by construction* — it never
+decides whether a piece of markdown is dangerous, it rebuilds the text so that no syntax
+survives except what the sink itself writes:
 
-Inline code spans are left as written (GitHub renders neither HTML, mentions nor images inside
-them, and ``&lt;`` would show literally there). Only a span CommonMark is sure to read as code
-is kept: single backticks on one line, not next to another backtick or a backslash; anything
-doubtful is escaped.
+* :func:`neutralise` — inline markdown (a paragraph, a table cell, a list item). Every ASCII
+  punctuation character that CommonMark or GitHub gives a meaning to is backslash-escaped
+  (backticks as ``&#96;``, so no backtick run can form), ``@`` is followed by a zero-width
+  space (no mention, no e-mail autolink), whitespace is collapsed (no line structure). Text
+  between two equal backtick runs is re-emitted by :func:`code_span`, so code stays readable.
+* :func:`neutralise_block` — multi-line markdown. Each line is inline text as above; the only
+  structure kept is the list marker at a line's start and fenced code, re-emitted in a fence
+  longer than any backtick run inside it and always closed (an unclosed fence in model text
+  cannot swallow what the bot writes after it).
+* :func:`code_span` / :func:`code_block` — inline or fenced code whose delimiter is longer
+  than any backtick run in it.
+* :func:`html_text` — text inside raw HTML the bot writes (``<summary>…</summary>``): markdown
+  does not apply there (CommonMark HTML blocks), so it is HTML-escaped instead.
+* :func:`log_value` — a value printed on stdout or stderr of an Actions step: escaped the way
+  GitHub's toolkit escapes command data (``%``, CR, LF as ``%25``, ``%0D``, ``%0A``), other
+  control characters and line separators percent-encoded, and ``##[`` (the runner's older
+  command prefix, matched anywhere in a line) as ``##%5B``; callers never start a line with it.
+
+The oracle for every markdown sink is a real CommonMark renderer with tables and raw HTML on
+(markdown-it-py), in tests/test_neutralise.py and benchmarks/reliability.py.
 """
 
 from __future__ import annotations
 
+import html
 import re
+from collections.abc import Sequence
+from urllib.parse import quote
 
-__all__ = ["code_span", "neutralise", "neutralise_block"]
+__all__ = [
+    "code_block",
+    "code_span",
+    "html_text",
+    "log_value",
+    "neutralise",
+    "neutralise_block",
+]
 
-_MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")
-_CODE_SPAN = re.compile(r"(?<![`\\])`[^`\n]+`(?!`)")
+ZWSP = "\u200b"
+"""Zero-width space: follows every ``@`` so GitHub links no mention and no e-mail address."""
 
+_SYNTAX = frozenset("\\*_[]<>!|~&#$:.()")
+"""ASCII punctuation escaped with a backslash: emphasis, links and images, raw HTML and
+entities, tables, strikethrough, headings and issue references, math, autolinks
+(``http:``, ``www.``), ordered-list markers. Backticks are written as ``&#96;``."""
 
-def _escape_plain(text: str) -> str:
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _MENTION.sub("@\u200b", text).replace("![", "!\\[")
+_LINE_START = frozenset("-+=")
+"""Escaped only at the start of inline text: list markers, setext underlines."""
 
-
-def _escape(text: str) -> str:
-    out, last = [], 0
-    for span in _CODE_SPAN.finditer(text):
-        out += [_escape_plain(text[last : span.start()]), span.group(0)]
-        last = span.end()
-    out.append(_escape_plain(text[last:]))
-    return "".join(out)
+_RUN = re.compile(r"`+")
+_LIST_MARKER = re.compile(r"([-*+]|[0-9]{1,9}[.)])[ \t]+")
+_FENCE = re.compile(r"(`{3,}|~{3,})(.*)$")
+_LANG = re.compile(r"[A-Za-z0-9_+-]{1,30}")
 
 
 def _cap(text: str, max_chars: int) -> str:
     return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
 
-def neutralise(text: str, *, max_chars: int = 1000) -> str:
-    """One line of safe text, at most ``max_chars`` characters (``…`` marks a cut)."""
-    return _cap(_escape(" ".join(text.split())), max_chars)
+def _escape_plain(text: str, *, at_line_start: bool) -> str:
+    out: list[str] = []
+    for at, ch in enumerate(text):
+        if ch == "`":
+            out.append("&#96;")
+        elif ch == "@":
+            out.append("@" + ZWSP)
+        elif ch in _SYNTAX or (at == 0 and at_line_start and ch in _LINE_START):
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _visible(text: str) -> str:
+    """Control characters shown as escapes (``\\n``, ``\\x00``): code spans have no lines."""
+    return "".join(
+        ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode("ascii")
+        for ch in text
+    )
+
+
+def code_span(text: str, *, max_chars: int = 300, table: bool = False) -> str:
+    """Inline code showing ``text`` exactly (control characters as escapes, cut at
+    ``max_chars`` with ``…``): the delimiter is one backtick longer than the longest run
+    inside, padded with a space where CommonMark strips one. ``table=True`` escapes ``|``
+    (GFM splits table cells before it reads code spans)."""
+    content = _visible(_cap(text, max_chars)) or " "
+    longest = max((len(run) for run in _RUN.findall(content)), default=0)
+    fence = "`" * (longest + 1)
+    if content.strip(" ") and (content[0] in "` " or content[-1] in "` "):
+        content = f" {content} "
+    if table:
+        content = content.replace("|", "\\|")
+    return f"{fence}{content}{fence}"
+
+
+def _inline(text: str, *, table: bool, at_line_start: bool) -> str:
+    """Escaped text with equal backtick runs on the line re-emitted as code spans."""
+    out: list[str] = []
+    last = 0
+    runs = list(_RUN.finditer(text))
+    used = -1
+    for i, run in enumerate(runs):
+        if i <= used:
+            continue
+        same = (j for j in range(i + 1, len(runs)) if runs[j].group() == run.group())
+        closing = next(same, None)
+        if closing is None:
+            continue
+        inner = text[run.end() : runs[closing].start()]
+        if not inner.strip(" "):
+            continue
+        head = text[last : run.start()]
+        out.append(_escape_plain(head, at_line_start=at_line_start and not out))
+        out.append(code_span(inner.strip(" "), table=table))
+        last = runs[closing].end()
+        used = closing
+    out.append(_escape_plain(text[last:], at_line_start=at_line_start and not out))
+    return "".join(out)
+
+
+def neutralise(text: str, *, max_chars: int = 1000, table: bool = False) -> str:
+    """One line of inert markdown showing ``text`` (whitespace collapsed, cut at ``max_chars``
+    source characters with ``…``). Safe anywhere inline, at a line's start too; ``table=True``
+    for a GFM table cell."""
+    flat = _cap(" ".join(text.split()), max_chars)
+    return _inline(flat, table=table, at_line_start=True)
+
+
+def code_block(lines: Sequence[str], *, info: str = "") -> str:
+    """Fenced code showing ``lines`` exactly (control characters as escapes): the fence is a
+    backtick run longer than any inside, so no line can close it; ``info`` is kept only when
+    it is a plain language name."""
+    shown = [_visible(line) for line in lines]
+    longest = max((len(r) for line in shown for r in _RUN.findall(line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    lang = _LANG.fullmatch(info.strip().split(" ")[0])
+    return "\n".join([fence + (lang.group() if lang else ""), *shown, fence])
 
 
 def neutralise_block(text: str, *, max_chars: int = 8000) -> str:
-    """Multi-line safe text: line breaks kept (lists still render), each line neutralised."""
-    lines = [_escape(line.rstrip()) for line in text.strip().splitlines()]
-    return _cap("\n".join(lines), max_chars)
+    """Multi-line inert markdown showing ``text`` (cut at ``max_chars`` source characters).
+
+    Kept: line breaks (one blank line at most between paragraphs), a list marker at a line's
+    start with its indentation (``-``, ``*``, ``+``, ``1.``, ``1)``), and fenced code (``` or
+    ~~~, re-emitted in a backtick fence longer than any run inside, closed at the end of the
+    text if the author left it open). Everything else on a line is :func:`neutralise`'d.
+    """
+    out: list[str] = []
+    code: list[str] | None = None
+    closer = info = ""
+    for raw in _cap(text.strip(), max_chars).splitlines():
+        line = raw.rstrip().replace("\t", "    ")
+        stripped = line.lstrip(" ")
+        fence = _FENCE.match(stripped)
+        if code is not None:
+            run, rest = (fence.group(1), fence.group(2)) if fence else ("", "x")
+            if run[:1] == closer[0] and len(run) >= len(closer) and not rest.strip():
+                out.append(code_block(code, info=info))
+                code = None
+                continue
+            code.append(line)
+            continue
+        if fence and not (fence.group(1)[0] == "`" and "`" in fence.group(2)):
+            closer, info, code = fence.group(1), fence.group(2), []
+            continue
+        if not stripped:
+            if out and out[-1]:
+                out.append("")
+            continue
+        marker = _LIST_MARKER.match(stripped)
+        if marker:  # nesting kept: indentation only ever makes a list or literal code
+            indent = " " * min(len(line) - len(stripped), 12)
+            rest = _inline(
+                " ".join(stripped[marker.end() :].split()), table=False, at_line_start=True
+            )
+            out.append(f"{indent}{marker.group(1)} {rest}")
+        else:
+            out.append(_inline(" ".join(stripped.split()), table=False, at_line_start=True))
+    if code is not None:
+        out.append(code_block(code, info=info))
+    return "\n".join(out).strip("\n")
 
 
-def code_span(text: str, *, max_chars: int = 300) -> str:
-    """Inline code for a path or range; backticks and line breaks cannot break out of it."""
-    clean = " ".join(text.replace("`", "'").split())
-    return f"`{_cap(clean, max_chars)}`"
+def html_text(text: str, *, max_chars: int = 300) -> str:
+    """Text for inside raw HTML the bot writes (e.g. ``<summary>``): one line, HTML-escaped
+    (quotes too), ``@`` followed by a zero-width space, cut at ``max_chars``."""
+    flat = _cap(" ".join(_visible(text).split()), max_chars)
+    return html.escape(flat, quote=True).replace("@", "@" + ZWSP)
+
+
+_PERCENT = re.compile("[%\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def log_value(text: str, *, max_chars: int = 2000) -> str:
+    """A value for one line of a step's stdout/stderr: no line break and no workflow command.
+
+    GitHub's toolkit escaping of command data (``%`` → ``%25``, CR → ``%0D``, LF → ``%0A``),
+    every other control character and U+2028/U+2029 percent-encoded too (ANSI escapes cannot
+    restyle the log, no viewer breaks the line), and ``##[`` as ``##%5B``. Callers put a
+    fixed label before it: the runner reads ``::`` commands at a line's start after leading
+    whitespace, and ``##[`` commands anywhere in a line.
+    """
+    escaped = _PERCENT.sub(lambda m: quote(m.group(), safe=""), _cap(text, max_chars))
+    return escaped.replace("##[", "##%5B")

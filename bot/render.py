@@ -1,6 +1,9 @@
-"""Text for people: the dry-run plan, the step summary, and neutralised model text.
+"""Text for people: the dry-run plan (stdout) and the step summary (markdown).
 
-Only strings are built here; the CLI and the Action entry decide where they go.
+Only strings are built here; the CLI and the Action entry decide where they go. Every
+untrusted value passes the sink for its place (:mod:`bot.neutralise`): :func:`log_value` in
+the plan, whose every line starts with the bot's own label (the runner reads workflow commands
+at a line's start), and the markdown sinks in the summary.
 """
 
 from __future__ import annotations
@@ -8,7 +11,7 @@ from __future__ import annotations
 from bot.audit.auditor import AuditResult
 from bot.audit.report import coverage_line
 from bot.flows import AuditPlan, GatePlan, Outcome
-from bot.neutralise import neutralise
+from bot.neutralise import code_span, log_value, neutralise
 
 __all__ = [
     "PUBLIC_WARNING",
@@ -25,6 +28,7 @@ PUBLIC_WARNING = (
 
 
 def _label_changes(plan: GatePlan) -> str:
+    """Plain text; each sink escapes it for its place."""
     parts = [f"+{name}" for name in plan.labels.add] + [f"-{name}" for name in plan.labels.remove]
     return "  ".join(parts) if parts else f"no change ({plan.labels.target.name} already set)"
 
@@ -33,12 +37,12 @@ def render_gate_plan(plan: GatePlan) -> str:
     """The plan as plain text lines (dry-run output and the run log)."""
     d = plan.decision
     lines = [
-        f"triage-bot: {plan.event} {plan.repo}#{plan.number}",
+        f"triage-bot: {plan.event} {log_value(plan.repo)}#{plan.number}",
         f"verdict:  {d.verdict or 'ERROR (' + (d.error_kind or 'unknown') + ')'}",
-        f"reason:   {' '.join(d.reason.split())}",
-        f"label:    {plan.labels.target.name}",
-        f"changes:  {_label_changes(plan)}",
-        f"model:    {d.model} ({d.prompt_version})",
+        f"reason:   {log_value(' '.join(d.reason.split()))}",
+        f"label:    {log_value(plan.labels.target.name)}",
+        f"changes:  {log_value(_label_changes(plan))}",
+        f"model:    {log_value(d.model)} ({d.prompt_version})",
         f"tokens:   {d.prompt_tokens} prompt / {d.output_tokens} output",
         f"time:     {d.model_ms:.0f} ms model / {d.wall_ms:.0f} ms total",
     ]
@@ -59,7 +63,9 @@ def render_gate_summary(plan: GatePlan, *, applied: bool) -> str:
         "",
         "| verdict | label | changes | model | tokens (prompt/output) | model ms |",
         "|---|---|---|---|---|---|",
-        f"| {verdict} | `{plan.labels.target.name}` | {changes} | {d.model} | "
+        f"| {neutralise(verdict, table=True)} | "
+        f"{code_span(plan.labels.target.name, table=True)} | {neutralise(changes, table=True)} | "
+        f"{neutralise(d.model, max_chars=80, table=True)} | "
         f"{d.prompt_tokens}/{d.output_tokens} | {d.model_ms:.0f} |",
         "",
         f"**Reason:** {neutralise(d.reason)}",
@@ -75,32 +81,36 @@ def render_gate_summary(plan: GatePlan, *, applied: bool) -> str:
 
 
 def _outcome_line(outcome: Outcome) -> str:
+    where = log_value(str(outcome.segment), max_chars=300)
     if isinstance(outcome, AuditResult):
         return (
-            f"  {outcome.segment!s:40s} ACCEPTED  {outcome.verdict} / {outcome.confidence}  "
+            f"  segment {where:40s} ACCEPTED  {outcome.verdict} / {outcome.confidence}  "
             f"retried: {'yes' if outcome.retried else 'no'}  "
             f"({outcome.prompt_tokens}+{outcome.output_tokens} tokens, "
             f"{outcome.duration_ms:.0f} ms)"
         )
     why = outcome.error_kind or ", ".join(sorted({v.rule for v in outcome.violations}))
     retried = "yes" if outcome.retried else "no"
-    return f"  {outcome.segment!s:40s} REJECTED  {why}  (retried: {retried})"
+    return f"  segment {where:40s} REJECTED  {log_value(why)}  (retried: {retried})"
 
 
 def render_audit_plan(plan: AuditPlan) -> str:
     """The audit plan as plain text: selection, per-segment outcome, and the comment."""
     pull = plan.pull
     lines = [
-        f"triage-bot: audit {pull.repo}#{pull.number} at {pull.head_sha[:12]} "
-        f"({plan.audit_format} format)",
+        f"triage-bot: audit {log_value(pull.repo)}#{pull.number} at "
+        f"{log_value(pull.head_sha[:12])} ({plan.audit_format} format)",
         f"selection: {len(plan.selection.segments)} segment(s), "
         f"{len(plan.selection.skipped)} skipped",
     ]
     lines += [_outcome_line(o) for o in plan.outcomes]
-    lines += [f"  skipped {s.segment or s.path}: {s.reason}" for s in plan.selection.skipped]
+    lines += [
+        f"  skipped {log_value(str(s.segment or s.path), max_chars=300)}: {log_value(s.reason)}"
+        for s in plan.selection.skipped
+    ]
     lines.append(f"accepted: {plan.accepted}  rejected: {plan.rejected}")
-    lines.append("comment:")
-    lines.append(plan.comment.rstrip())
+    lines.append("comment (as it would be posted):")
+    lines += [f"  | {log_value(line)}" for line in plan.comment.rstrip().split("\n")]
     return "\n".join(lines)
 
 
@@ -109,7 +119,7 @@ def render_audit_summary(plan: AuditPlan, *, applied: bool) -> str:
     pull = plan.pull
     state = "" if applied else " (dry run: nothing stored or posted)"
     out = [
-        f"### triage-bot: audit of #{pull.number} at `{pull.head_sha[:12]}`{state}",
+        f"### triage-bot: audit of #{pull.number} at {code_span(pull.head_sha[:12])}{state}",
         "",
         coverage_line(plan.selection, plan.outcomes),
     ]

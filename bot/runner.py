@@ -36,6 +36,7 @@ from bot.flows import (
     already_decided,
     apply_audit,
     apply_gate,
+    asks_who_labelled,
     gate_row,
     hand_set_gate_label,
     plan_audit,
@@ -104,23 +105,42 @@ def run_event(settings: Settings) -> RunReport:
 
 
 def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> RunReport:
-    """Run the issue gate on one event; ``force`` (``/triage``) overrides a hand-set label."""
+    """Run the issue gate on one event; ``force`` (``/triage``) overrides a hand-set label.
+
+    Order, cheapest first: the store's replay check (no request); then, on an edited or
+    reopened issue that carries a gate label, one read of the issue's events to learn whether a
+    person set that label (:func:`bot.flows.hand_set_gate_label`: GitHub, not the store, says
+    who did, so a lost decision row or an empty store on an ephemeral runner changes nothing);
+    then the model and the label writes; the decision row last. A dry run opens the store
+    read-only and reads GitHub without a token when it has none.
+
+    Raises:
+        ConfigError: no token when writing.
+        GitHubError: the events read or a label write failed.
+        StoreError: the store cannot be opened, or the decision row cannot be written (the
+            labels are on the issue then, and the next run carries on from them).
+    """
     github = None if settings.dry_run else make_github(settings)
     store = make_store(settings, read_only=settings.dry_run)
+    repo, number = event.repository.full_name, event.issue.number
     try:
-        last = store.last_gate(event.repository.full_name, event.issue.number)
-        hand_set = None if force else hand_set_gate_label(event, last["label"] if last else None)
-        if hand_set is not None:
-            return _skipped(f"a maintainer set {hand_set!r} by hand; /triage re-runs the gate")
+        last = store.last_gate(repo, number)
         model = make_chat_model(settings, "validator")
         if not force and already_decided(
             event, last, model=model.name, max_body_chars=settings.max_body_chars
         ):
             label = last["label"] if last else ""
             return _skipped(
-                f"#{event.issue.number} is unchanged since the bot's last decision "
+                f"#{number} is unchanged since the bot's last decision "
                 f"({label}); /triage re-runs the gate"
             )
+        if not force and asks_who_labelled(event):
+            reader = github or make_github(settings, token_required=False)
+            hand_set = hand_set_gate_label(
+                event, reader.label_events(repo, number), bot_login=settings.bot_login
+            )
+            if hand_set is not None:
+                return _skipped(f"a maintainer set {hand_set!r} by hand; /triage re-runs the gate")
         validator = Validator(
             model,
             VALIDATOR_OPTIONS,

@@ -1,9 +1,11 @@
 """A stateful in-memory GitHub for replay, crash and fault tests (implements ``GitHubPort``).
 
 It keeps what a repository would keep between runs: each issue's labels, the repository's
-labels, each issue's comments (with authors), PR files and file contents. Every write is logged
-in ``writes``; ``fail`` queues an exception for the next call of a method, so a test can put a
-fault or a crash between any two steps of a pipeline and then run the pipeline again.
+labels, each issue's comments (with authors), each issue's ``labeled`` events (with the actor:
+the bot's ``add_labels`` records ``github-actions[bot]``, type ``Bot``, as the Actions token
+does; :meth:`FakeGitHub.label_by_hand` records a person), PR files and file contents. Every
+write is logged in ``writes``; ``fail`` queues an exception for the next call of a method, so a
+test can put a fault or a crash between any two steps of a pipeline and then run it again.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.audit.selection import ChangedFile
-from bot.clients.github_client import BotComment, PullRef
+from bot.clients.github_client import BotComment, LabelEvent, PullRef
 from bot.triage.labels import GateLabel
 
 
@@ -39,6 +41,9 @@ class FakeGitHub:
     heads: dict[int, str] = field(default_factory=dict)
     permissions: dict[str, str] = field(default_factory=dict)
     open_issue_list: list[dict[str, Any]] = field(default_factory=list)
+    events: dict[int, list[LabelEvent]] = field(default_factory=lambda: defaultdict(list))
+    bot_login: str = "github-actions[bot]"
+    bot_type: str = "Bot"
     writes: list[tuple[str, ...]] = field(default_factory=list)
     reads: list[tuple[str, ...]] = field(default_factory=list)
     faults: dict[str, list[BaseException]] = field(default_factory=lambda: defaultdict(list))
@@ -51,6 +56,12 @@ class FakeGitHub:
     def _enter(self, method: str) -> None:
         if self.faults[method]:
             raise self.faults[method].pop(0)
+
+    def label_by_hand(self, number: int, name: str, login: str = "octocat") -> None:
+        """A person adds ``name`` to issue ``number`` in GitHub's UI (a ``labeled`` event)."""
+        if name not in self.issue_labels[number]:
+            self.issue_labels[number].append(name)
+            self.events[number].append(LabelEvent(name, login, "User"))
 
     def bot_comments(self, number: int) -> list[StoredComment]:
         """The bot's comments on issue/PR ``number``."""
@@ -67,14 +78,20 @@ class FakeGitHub:
         self._enter("add_labels")
         self.writes.append(("add_labels", str(number), *names))
         for name in names:
-            if name not in self.issue_labels[number]:
+            if name not in self.issue_labels[number]:  # GitHub records no event for a no-op
                 self.issue_labels[number].append(name)
+                self.events[number].append(LabelEvent(name, self.bot_login, self.bot_type))
 
     def remove_label(self, repo: str, number: int, name: str) -> None:
         self._enter("remove_label")
         self.writes.append(("remove_label", str(number), name))
         if name in self.issue_labels[number]:
             self.issue_labels[number].remove(name)
+
+    def label_events(self, repo: str, number: int) -> list[LabelEvent]:
+        self._enter("label_events")
+        self.reads.append(("label_events", str(number)))
+        return list(self.events[number])
 
     def pull(self, repo: str, number: int) -> PullRef:
         self._enter("pull")

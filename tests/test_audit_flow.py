@@ -67,7 +67,7 @@ def test_first_audit_stores_the_row_and_creates_the_comment(
     assert posted == plan.comment
     assert posted.startswith(MARKER)
     assert "| `src/limits.py` | 7-18 | FIX | High | no |" in posted
-    assert "`poetry.lock` (matches skip glob '*.lock')" in posted
+    assert "`poetry.lock` (matches skip glob '\\*\\.lock')" in posted  # inert markdown
     assert "`assets/logo.png` (no patch" in posted
     assert "`old_limits.py` (removed)" in posted
 
@@ -122,7 +122,8 @@ def test_comment_never_exceeds_githubs_limit(fake_model: FakeChatModel) -> None:
     from bot.audit.report import render_audit_comment
     from bot.audit.selection import Segment, Selection
 
-    huge = GOOD.replace("None\n\n## 5", "- " + "x" * 7000 + "\n\n## 5")
+    sections = {1: "f", 2: "- Line 1: x", 3: "- " + "x" * 7000, 4: "None", 5: "None", 6: "FIX",
+                7: "High"}  # fmt: skip
     results = [
         AuditResult(
             Segment(f"f{i}.py", 1, 200),
@@ -132,8 +133,8 @@ def test_comment_never_exceeds_githubs_limit(fake_model: FakeChatModel) -> None:
             1,
             1,
             1.0,
-            markdown=huge,
-            sections={},
+            markdown="",
+            sections=sections,
             verdict="FIX",
             confidence="High",
         )

@@ -266,9 +266,13 @@ def test_gate_decision_is_stored_and_a_hand_set_label_wins(
     edited = load_webhook("issues.edited.7")
     edited["changes"] = {"body": {"from": "old"}}
     edited["issue"]["labels"] = [{"name": "bug"}, {"name": "needs-refinement"}]
+    edited["issue"]["body"] = "It still crashes."  # changed text: not a replay
     path = write_payload(tmp_path, edited)
-    code, out, _ = _run(["run", "--event-name", "issues", "--event-path", str(path)], env)
+    # GitHub, not the store, says who added the label: one read of the issue's events
+    with cassette("github_issue_events_hand_set") as cass:
+        code, out, _ = _run(["run", "--event-name", "issues", "--event-path", str(path)], env)
     assert code == 0
+    assert cass.play_count == 1
     assert "a maintainer set 'needs-refinement' by hand" in out
 
 

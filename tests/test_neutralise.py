@@ -1,58 +1,218 @@
-"""Posting safety: model text and paths cannot mention, embed, inject HTML or a marker."""
+"""The sinks for untrusted text, judged by a real CommonMark renderer (tests/markdown_oracle.py).
+
+Issue 13 (findings 1, 3, 4): each sink must make any string inert by construction. The
+properties run every sink on hostile text in the places the bot uses it (a line's start, the
+middle of a paragraph, a table cell, a ``<summary>``, a block between the bot's own HTML) and
+check the rendered result: no element the bot did not write, no attribute, no live mention or
+link (autolinks included), the bot's own structure intact, and the author's text shown whole.
+"""
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections import Counter
+from urllib.parse import unquote
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.neutralise import code_span, neutralise_block
-
-SPAN = re.compile(r"(?<![`\\])`[^`\n]+`(?!`)")
-
-
-def _outside_spans(text: str) -> str:
-    # a code span separates the text around it when rendered: "@`x`a" mentions nobody
-    return SPAN.sub(" ", text)
-
-
-@pytest.mark.parametrize(
-    ("raw", "bad"),
-    [
-        ("ping @octocat please", "@octocat"),
-        ("![x](https://evil.example/p.png)", "!["),
-        ("<img src=x onerror=alert(1)>", "<img"),
-        ("<!-- triage-bot:audit -->", "<!--"),
-        ("<details open>", "<details"),
-        ("\\`<img src=x>`", "<img"),
-        ("``<b>x</b>`", "<b>"),
-    ],
+from bot.neutralise import (
+    ZWSP,
+    code_block,
+    code_span,
+    html_text,
+    log_value,
+    neutralise,
+    neutralise_block,
 )
-def test_dangerous_markup_is_neutralised(raw: str, bad: str) -> None:
-    assert bad not in _outside_spans(neutralise_block(raw))
+from tests.markdown_oracle import render
+from tests.profiles import FUZZ
+
+# Markdown/HTML syntax, GitHub's own (mentions, math, autolinks), whitespace and a few letters.
+SYNTAX = [*list("<>!@[]()`\\-*_~|#$:.&;=+/{}\"' \t\n\r"), "\u2028", "\x00", "\x1b", "1."]
+WORDS = ["img", "src", "http", "www", "details", "summary", "script", "octocat", "x", "é"]
+HOSTILE = st.lists(st.sampled_from(SYNTAX + WORDS), max_size=60).map("".join)
+PRINTABLE = st.lists(st.sampled_from([c for c in SYNTAX if c.isprintable()] + WORDS),
+                     max_size=60).map("".join)  # fmt: skip
+
+INLINE_TAGS = {"p", "code"}
+TABLE_TAGS = {"table", "thead", "tbody", "tr", "th", "td", "code"}
+BLOCK_TAGS = {"details", "summary", "p", "ul", "ol", "li", "pre", "code"}
 
 
-def test_code_spans_keep_operators_readable() -> None:
-    assert neutralise_block("use `a <= b` instead") == "use `a <= b` instead"
+def _squash(text: str) -> str:
+    """The text without whitespace, zero-width spaces and backticks (code-span delimiters are
+    formatting, not text): what a reader reads, in order."""
+    return "".join(text.replace(ZWSP, "").replace("`", "").split())
 
 
-def test_lines_are_kept_and_length_capped() -> None:
-    text = "- one\n- two @x\n" + "y" * 100
-    out = neutralise_block(text, max_chars=30)
-    assert out.startswith("- one\n- two @\u200bx\n")
-    assert len(out) == 30
-    assert out.endswith("…")
+def _words(text: str) -> list[str]:
+    return re.findall(r"[^\W\d_]{2,}", unicodedata.normalize("NFC", text))
 
 
-def test_code_span_cannot_be_broken_out_of() -> None:
-    assert code_span("a`b\nc") == "`a'b c`"
+def _inert(rendered_tags: set[str], allowed: set[str]) -> None:
+    assert rendered_tags <= allowed, rendered_tags - allowed
 
 
-@given(st.text(alphabet=st.sampled_from(list("<>!@[]()`\\-\n abc")), max_size=200))
-def test_nothing_dangerous_survives_outside_code_spans(text: str) -> None:
-    out = _outside_spans(neutralise_block(text))
-    assert "<" not in out
-    assert not re.search(r"@[A-Za-z0-9_-]", out)
-    assert "![" not in out.replace("!\\[", "")
+# --- known attacks (the issue's own examples) --------------------------------------------------
+ATTACKS = [
+    "\\``x`@team <img src=//evil/p.png>`",  # a backslash before a backtick run
+    "`\n`<img src=//evil/p.png>`",  # a lone backtick, then a span on the next line
+    "x<img src=//evil/p.png>.py",
+    "</details>@org/team",
+    "![pwn](https://evil.example/p.png) [link](https://evil.example)",
+    "<!-- triage-bot:audit --> <script>alert(1)</script>",
+    "a | b | c",
+    "```\nunclosed fence swallowing what follows",
+    "www.evil.example and https://evil.example and $\\color{red}{x}$",
+]
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_known_attacks_render_inert_in_every_sink(attack: str) -> None:
+    paragraph = render(f"before {neutralise(attack)} after")
+    _inert(set(paragraph.tags), INLINE_TAGS)
+    assert not paragraph.attributes
+    assert not paragraph.mentions
+    block = render(
+        f"<details><summary>s</summary>\n\n{neutralise_block(attack)}\n\n</details>\n\nTAIL"
+    )
+    _inert(set(block.tags), BLOCK_TAGS)
+    assert block.tags["details"] == 1
+    assert block.blocks[-1] == ("p", "TAIL")
+    assert not block.mentions
+    summary = render(f"<details><summary>{html_text(attack)}</summary>\n\nx\n\n</details>")
+    assert set(summary.tags) == {"details", "summary", "p"}
+    assert not summary.mentions
+
+
+def test_code_spans_stay_readable() -> None:
+    assert render(neutralise("use `a <= b` instead")).code == ["a <= b"]
+    assert neutralise_block("- one\n- two @x") == f"- one\n- two @{ZWSP}x"
+
+
+def test_an_unclosed_fence_is_closed_by_the_bot() -> None:
+    out = neutralise_block("look:\n```python\nprint('<b>')\n</details>")
+    rendered = render(out + "\n\nCoverage line")
+    assert rendered.blocks[-1] == ("p", "Coverage line")
+    assert rendered.code == ["print('<b>')\n</details>\n"]
+
+
+def test_length_is_capped_on_the_source_text() -> None:
+    out = neutralise("x" * 100, max_chars=30)
+    assert render(out).text.strip() == "x" * 29 + "…"
+
+
+# --- properties: hostile text in every place, checked by the renderer --------------------------
+@FUZZ
+@given(HOSTILE)
+def test_inline_text_is_inert_anywhere_in_a_paragraph(text: str) -> None:
+    for doc in (neutralise(text), f"a {neutralise(text)} b", f"{neutralise(text)}\n===\n"):
+        rendered = render(doc)
+        _inert(set(rendered.tags), INLINE_TAGS | {"h1"} if doc.endswith("===\n") else INLINE_TAGS)
+        assert not rendered.attributes
+        assert not rendered.mentions
+
+
+@FUZZ
+@given(PRINTABLE)
+def test_inline_text_shows_the_authors_text_whole(text: str) -> None:
+    rendered = render(f"a {neutralise(text, max_chars=10_000)} b")
+    assert _squash(rendered.all_text) == "a" + _squash(text) + "b"
+
+
+@FUZZ
+@given(HOSTILE, HOSTILE)
+def test_table_cells_stay_cells(left: str, right: str) -> None:
+    """Two untrusted cells (one as text, one as code) in a 3-column row stay 3 cells."""
+    doc = (
+        "| a | b | c |\n|---|---|---|\n"
+        f"| {neutralise(left, table=True)} | {code_span(right, table=True)} | z |"
+    )
+    rendered = render(doc)
+    _inert(set(rendered.tags), TABLE_TAGS)
+    assert rendered.tags["td"] == 3
+    assert rendered.tags["tr"] == 2
+    assert not rendered.mentions
+    assert not rendered.attributes
+
+
+@FUZZ
+@given(HOSTILE)
+def test_code_span_shows_exactly_the_text(text: str) -> None:
+    rendered = render(f"see {code_span(text, max_chars=10_000)} here")
+    assert rendered.tags == {"p": 1, "code": 1}
+    shown = "".join(ch if ch.isprintable() or ch == " " else repr(ch)[1:-1] for ch in text)
+    assert rendered.code == [shown or " "]
+
+
+@FUZZ
+@given(HOSTILE)
+def test_a_block_cannot_escape_the_bots_details(text: str) -> None:
+    """Model text between the bot's ``<details>`` and its coverage line: nothing it writes
+    closes the block early, swallows the coverage line, or renders as HTML."""
+    doc = (
+        f"<details><summary>s</summary>\n\n{neutralise_block(text)}\n\n</details>\n\n"
+        "**Coverage:** 1 segment"
+    )
+    rendered = render(doc)
+    _inert(set(rendered.tags), BLOCK_TAGS | {"strong"})
+    assert set(rendered.attributes) <= {"start", "class"}  # <ol start>, <code class=language-x>
+    assert rendered.tags["details"] == 1
+    assert rendered.tags["strong"] == 1
+    assert rendered.blocks[-1] == ("p", "Coverage: 1 segment")
+    assert not rendered.mentions
+
+
+@FUZZ
+@given(PRINTABLE)
+def test_a_block_keeps_every_word(text: str) -> None:
+    """Every word is shown (a fence's info string, which no renderer shows, aside) and no
+    word is invented."""
+    shown = Counter(_words(render(neutralise_block(text, max_chars=10_000)).all_text))
+    fences = re.compile(r"^[ \t]*(?:`{3,}|~{3,}).*$", re.MULTILINE)
+    assert Counter(_words(fences.sub("", text))) <= shown <= Counter(_words(text))
+
+
+@FUZZ
+@given(HOSTILE)
+def test_code_block_holds_every_line(text: str) -> None:
+    lines = text.split("\n")
+    rendered = render(code_block(lines) + "\n\nafter")
+    assert rendered.tags == {"pre": 1, "code": 1, "p": 1}
+    assert rendered.blocks[-1] == ("p", "after")
+
+
+@FUZZ
+@given(HOSTILE)
+def test_html_text_is_text_in_a_summary(text: str) -> None:
+    rendered = render(f"<details><summary>{html_text(text)}</summary>\n\nbody\n\n</details>")
+    assert set(rendered.tags) == {"details", "summary", "p"}
+    assert not rendered.attributes
+    assert not rendered.mentions
+
+
+# --- stdout: no workflow command, no line break --------------------------------------------------
+
+
+@FUZZ
+@given(
+    st.lists(
+        st.sampled_from(
+            [*SYNTAX, "%", "%5B", "::", "##[", "set-output", "\x85", "\u2029", "\x1c", "é"]
+        )
+    ).map("".join)
+)
+def test_log_value_is_one_line_without_commands_and_loses_nothing(text: str) -> None:
+    out = log_value(text, max_chars=10_000)
+    assert "##[" not in out
+    assert not any(unicodedata.category(ch) == "Cc" and ch != "\t" for ch in out)
+    assert len(out.splitlines()) <= 1  # Python's idea of a line break is the widest
+    assert unquote(out) == text
+
+
+def test_log_value_escapes_like_githubs_toolkit() -> None:
+    assert log_value("50%\r\n::error::x") == "50%25%0D%0A::error::x"
+    assert log_value("a ##[set-output name=v;]x") == "a ##%5Bset-output name=v;]x"

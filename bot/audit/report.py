@@ -4,8 +4,11 @@ Rule source: design.md, "PR audit" → Accepted, and the PR-audit issue's "Post"
 holds a summary table (file, lines, verdict, confidence, retried), each accepted audit's seven
 sections in a collapsible block, and a coverage line naming rejected and skipped segments. It
 never holds rejected text. When nothing was accepted, the comment is the coverage line alone.
-Model text and file paths are neutralised (:mod:`bot.neutralise`); the whole comment stays under
-GitHub's 65,536-character limit by dropping detail blocks from the end, with a note.
+Every untrusted string goes through the sink for its place (:mod:`bot.neutralise`): paths in
+the table as code with ``|`` escaped, in the ``<summary>`` (raw HTML, where markdown does not
+apply) HTML-escaped, in the coverage line as code; section bodies as inert markdown under the
+bot's own headings. The whole comment stays under GitHub's 65,536-character limit by dropping
+detail blocks from the end, with a note.
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ import re
 from collections.abc import Sequence
 
 from bot.audit.auditor import AuditRejected, AuditResult
-from bot.audit.selection import Selection
-from bot.neutralise import code_span, neutralise, neutralise_block
+from bot.audit.contract import SECTIONS
+from bot.audit.selection import Segment, Selection
+from bot.neutralise import code_span, html_text, neutralise, neutralise_block
 
 __all__ = [
     "COMMENT_LIMIT",
@@ -53,7 +57,9 @@ def audited_head(body: str) -> str | None:
 COMMENT_LIMIT = 65_536
 """GitHub's maximum comment body (characters)."""
 
-_HEADING = re.compile(r"^## (\d\. .+)$", re.MULTILINE)
+PATH_MAX_CHARS = 120
+"""Longest path shown in the table or a summary line (characters); longer ones keep their
+end (the file name) after a ``…``."""
 
 Outcome = AuditResult | AuditRejected
 
@@ -94,14 +100,15 @@ def coverage_line(selection: Selection, outcomes: Sequence[Outcome]) -> str:
     if rejected:
         parts.append(
             "rejected (could not be audited): "
-            + _listing([f"{code_span(str(r.segment))} ({_why_rejected(r)})" for r in rejected])
+            + _listing([f"{code_span(_where(r.segment))} ({_why_rejected(r)})" for r in rejected])
         )
     if selection.skipped:
         parts.append(
             "skipped: "
             + _listing(
                 [
-                    f"{code_span(str(s.segment) if s.segment else s.path)} ({neutralise(s.reason)})"
+                    f"{code_span(_where(s.segment) if s.segment else shown_path(s.path))} "
+                    f"({neutralise(s.reason, max_chars=300)})"
                     for s in selection.skipped
                 ]
             )
@@ -109,10 +116,24 @@ def coverage_line(selection: Selection, outcomes: Sequence[Outcome]) -> str:
     return "; ".join(parts) + "."
 
 
+def shown_path(path: str) -> str:
+    """``path`` as shown in a table or summary: its last :data:`PATH_MAX_CHARS` characters."""
+    return path if len(path) <= PATH_MAX_CHARS else "…" + path[-(PATH_MAX_CHARS - 1) :]
+
+
+def _where(segment: Segment) -> str:
+    return f"{shown_path(segment.path)}:{segment.start}-{segment.end}"
+
+
 def _details(result: AuditResult) -> str:
-    body = neutralise_block(result.markdown)
-    body = _HEADING.sub(r"#### \1", body)
-    summary = f"{code_span(str(result.segment))}: {result.verdict}"
+    """One collapsible block: the bot's own ``<summary>`` and headings around each section's
+    body, each body inert markdown (an accepted audit has every section: the contract)."""
+    parts = [
+        f"#### {s.number}. {s.title}\n\n{neutralise_block(result.sections.get(s.number, ''))}"
+        for s in SECTIONS
+    ]
+    summary = f"{html_text(_where(result.segment))}: {result.verdict}"
+    body = "\n\n".join(parts)
     return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
 
 
@@ -121,7 +142,9 @@ def render_audit_comment(
 ) -> str:
     """The full comment body, starting with :data:`MARKER` and at most ``COMMENT_LIMIT`` long."""
     accepted = [o for o in outcomes if isinstance(o, AuditResult)]
-    title = f"### triage-bot audit of `{head_sha[:12]}` ({neutralise(model, max_chars=80)})"
+    title = (
+        f"### triage-bot audit of {code_span(head_sha[:12])} ({neutralise(model, max_chars=80)})"
+    )
     top = f"{MARKER}\n{head_marker(head_sha)}\n{title}"
     coverage = coverage_line(selection, outcomes)
     if not accepted:
@@ -129,7 +152,8 @@ def render_audit_comment(
     table = ["| file | lines | verdict | confidence | retried |", "|---|---|---|---|---|"]
     for r in accepted:
         table.append(
-            f"| {code_span(r.segment.path)} | {r.segment.start}-{r.segment.end} | "
+            f"| {code_span(shown_path(r.segment.path), table=True)} | "
+            f"{r.segment.start}-{r.segment.end} | "
             f"{r.verdict} | {r.confidence} | {'yes' if r.retried else 'no'} |"
         )
     head = f"{top}\n\n" + "\n".join(table) + "\n\n"

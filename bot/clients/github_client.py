@@ -9,7 +9,11 @@ PyGithub runs with ``lazy=True``, so ``get_repo`` / ``get_issue`` cost nothing; 
 computed from the payload, so the only requests are the writes themselves:
 ``POST /repos/{o}/{r}/labels`` (create the gate label with colour and description; 422
 ``already_exists`` is success), ``POST /repos/{o}/{r}/issues/{n}/labels`` and, for a stale gate
-label, ``DELETE /repos/{o}/{r}/issues/{n}/labels/{name}``.
+label, ``DELETE /repos/{o}/{r}/issues/{n}/labels/{name}``. One read comes first when it
+matters: an ``edited``/``reopened`` event whose issue carries a gate label reads
+``GET /repos/{o}/{r}/issues/{n}/events`` (100 per page, so one request up to 100 events) to
+learn who added that label (:meth:`GitHubPort.label_events`; the rule is in
+:func:`bot.flows.hand_set_gate_label`).
 
 PR audit budget (goal ≤ files + 3 requests): ``GET .../pulls/{n}/files`` (100 per page), one
 ``GET .../contents/{path}?ref={head_sha}`` per audited file (plus ``GET .../git/blobs/{sha}``
@@ -60,6 +64,7 @@ from bot.triage.labels import GateLabel
 __all__ = [
     "BotComment",
     "GitHubPort",
+    "LabelEvent",
     "PullRef",
     "PyGithubClient",
     "rate_limit_wait_s",
@@ -76,6 +81,26 @@ class BotComment:
 
     id: int
     body: str
+
+
+@dataclass(frozen=True)
+class LabelEvent:
+    """One ``labeled`` event of an issue (REST "List issue events"): which label was added,
+    and by whom.
+
+    Attributes:
+        label: the label's name when it was added.
+        actor_login: the login that added it (``github-actions[bot]`` for the Actions token);
+            ``None`` when GitHub gives no actor.
+        actor_type: the actor's account type: ``User``, ``Bot`` or ``Organization``; ``None``
+            when GitHub gives no actor.
+        created_at: when, as GitHub wrote it (ISO 8601, UTC).
+    """
+
+    label: str
+    actor_login: str | None
+    actor_type: str | None
+    created_at: str = ""
 
 
 @dataclass(frozen=True)
@@ -114,6 +139,10 @@ class GitHubPort(Protocol):
 
     def remove_label(self, repo: str, number: int, name: str) -> None:
         """Remove one label from an issue; a label that is already gone is not an error."""
+        ...
+
+    def label_events(self, repo: str, number: int) -> list[LabelEvent]:
+        """The issue's ``labeled`` events, oldest first (``GET .../issues/{n}/events``)."""
         ...
 
     def pull(self, repo: str, number: int) -> PullRef:
@@ -260,6 +289,36 @@ class PyGithubClient:
             )
         except GitHubNotFound:
             return
+
+    def label_events(self, repo: str, number: int) -> list[LabelEvent]:
+        """``GET /repos/{repo}/issues/{number}/events`` (all pages, 100 per page): the issue's
+        ``labeled`` events, oldest first as GitHub lists them; other events are left out.
+
+        Pages are read forward: most issues have fewer than 100 events, so this is one
+        request, where PyGithub's ``.reversed`` always costs two (it reads the first page
+        only to find the last one's link).
+
+        Raises:
+            GitHubError: the events cannot be read (404 for a deleted issue, 5xx after retries).
+        """
+
+        def fetch() -> list[LabelEvent]:
+            found = []
+            for event in self._gh.get_repo(repo).get_issue(number).get_events():
+                if event.event != "labeled" or event.label is None:
+                    continue
+                actor = event.actor
+                found.append(
+                    LabelEvent(
+                        label=event.label.name,
+                        actor_login=actor.login if actor is not None else None,
+                        actor_type=actor.type if actor is not None else None,
+                        created_at=event.created_at.isoformat() if event.created_at else "",
+                    )
+                )
+            return found
+
+        return self._call(f"list events of {repo}#{number}", fetch, safe_to_repeat=True)
 
     def pull(self, repo: str, number: int) -> PullRef:
         """``GET /repos/{repo}/pulls/{number}``."""

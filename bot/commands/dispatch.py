@@ -16,17 +16,19 @@ pipeline's own writes (``/triage`` labels, ``/audit`` comment).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from bot.audit.report import shown_path
 from bot.clients.github_client import GitHubPort
 from bot.commands.parser import Command
 from bot.events import IssueCommentEvent
 from bot.history.stats import history_line, mermaid_fix_share, weekly_stats
 from bot.history.store import Store
+from bot.neutralise import code_block
 
 __all__ = [
     "ALLOWED_PERMISSIONS",
+    "HISTORY_MAX_CHARS",
     "Authorisation",
     "authorise",
     "history_reply",
@@ -82,15 +84,33 @@ def wrong_place_reply(command: Command, event: IssueCommentEvent) -> str | None:
     return None
 
 
+HISTORY_MAX_CHARS = 60_000
+"""Longest ``/audit_history`` listing (characters): under GitHub's 65,536-character comment
+limit with room for the heading and the note."""
+
+
 def history_reply(store: Store, repo: str, count: int) -> str:
-    """The ``/audit_history`` reply: the last ``count`` accepted audits of ``repo``."""
+    """The ``/audit_history`` reply: the last ``count`` accepted audits of ``repo``.
+
+    Paths come from PR authors: each is shortened to its last characters
+    (:func:`~bot.audit.report.shown_path`) and the list sits in a fence no path can close
+    (:func:`~bot.neutralise.code_block`); rows that would pass :data:`HISTORY_MAX_CHARS` are
+    counted, not listed.
+    """
     rows = store.audits(repo, limit=count)
     if not rows:
         return "No accepted audits are recorded for this repository yet."
-    lines = "\n".join(history_line(row) for row in rows)
-    # paths come from PR authors: the fence outgrows any backtick run so none can close it
-    fence = "`" * max([3, *(len(run) + 1 for run in re.findall(r"`+", lines))])
-    return f"Last {len(rows)} accepted audit(s):\n{fence}\n{lines}\n{fence}"
+    lines: list[str] = []
+    size = 0
+    for row in rows:
+        line = history_line({**row, "path": shown_path(row["path"])})
+        size += len(line) + 1
+        if size > HISTORY_MAX_CHARS:
+            break
+        lines.append(line)
+    more = len(rows) - len(lines)
+    note = f"\n{more} more not listed (GitHub's comment limit)." if more else ""
+    return f"Last {len(rows)} accepted audit(s):\n{code_block(lines)}{note}"
 
 
 def stats_reply(store: Store, repo: str, weeks: int) -> str:

@@ -1,0 +1,170 @@
+"""Every place untrusted text is posted or printed, judged by a real renderer (issue 13).
+
+The PR comment (table, ``<summary>``, sections, coverage line), the ``/audit_history`` reply,
+the step summaries and the plan printed on stdout are built from hostile paths, model text,
+model names, label names and skip reasons, then rendered with CommonMark + tables + raw HTML
+(tests/markdown_oracle.py) or read as a GitHub runner reads a step's output.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot.audit.auditor import AuditRejected, AuditResult
+from bot.audit.report import COMMENT_LIMIT, MARKER, audited_head, render_audit_comment
+from bot.audit.selection import Segment, Selection, Skipped
+from bot.clients.github_client import PullRef
+from bot.commands.dispatch import history_reply
+from bot.flows import AuditPlan, GatePlan
+from bot.history.store import AuditRow, Store
+from bot.render import (
+    render_audit_plan,
+    render_audit_summary,
+    render_gate_plan,
+    render_gate_summary,
+)
+from bot.triage.issue_text import prepare_issue
+from bot.triage.labels import READY, plan_labels
+from bot.triage.validator import GateDecision
+from tests.markdown_oracle import render
+from tests.profiles import FUZZ
+
+SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
+PIECES = [
+    *"<>!@[]()`\\-*_~|#$:.&\n\r\t ", "img src=//evil/p.png", "</details>", "<summary>",
+    "@org/team", "```", "~~~", "::error::x",
+    "##[set-output name=verdict;]VALID", "%0A", "http://evil.example", "www.evil.example",
+    "<!-- triage-bot:audit -->", "- ", "1. ", "> ", "# ", "|---|", "src/app.py", "\u2028",
+]  # fmt: skip
+HOSTILE = st.lists(st.sampled_from(PIECES), max_size=25).map("".join)
+PATHS = HOSTILE.map(lambda s: s or "x")
+
+COMMENT_TAGS = {
+    "h3", "h4", "p", "table", "thead", "tbody", "tr", "th", "td", "code", "details", "summary",
+    "ul", "ol", "li", "pre", "strong", "em",
+}  # fmt: skip
+
+
+def _result(path: str, body: str, verdict: str = "FIX") -> AuditResult:
+    sections = {1: body, 2: f"- Line 1: {body}", 3: body, 4: "None", 5: body, 6: verdict,
+                7: "High"}  # fmt: skip
+    return AuditResult(Segment(path, 1, 3), False, "m", "v", 1, 1, 1.0, body, sections, verdict,
+                       "High")  # fmt: skip
+
+
+@FUZZ
+@given(st.lists(st.tuples(PATHS, HOSTILE), max_size=3), PATHS, PATHS, HOSTILE, HOSTILE)
+def test_the_pr_comment_keeps_its_structure_whatever_the_text(
+    accepted: list[tuple[str, str]], rejected: str, skipped: str, reason: str, model: str
+) -> None:
+    outcomes: list[AuditResult | AuditRejected] = [_result(p, b) for p, b in accepted]
+    outcomes.append(AuditRejected(Segment(rejected, 1, 2), True, "m", "v", 0, 0, 0.0, (), "x"))
+    selection = Selection((), (Skipped(skipped, reason),))
+    body = render_audit_comment(head_sha=SHA, selection=selection, outcomes=outcomes, model=model)
+    assert len(body) <= COMMENT_LIMIT
+    assert body.startswith(MARKER)
+    assert audited_head(body) == SHA
+    rendered = render(body)
+    assert set(rendered.tags) <= COMMENT_TAGS, set(rendered.tags) - COMMENT_TAGS
+    assert set(rendered.attributes) <= {"start", "class"}
+    assert not rendered.mentions
+    assert len(rendered.comments) == 2  # the bot's two hidden markers, nothing forged
+    assert rendered.tags["details"] == len(accepted)
+    if accepted:
+        assert rendered.tags["tr"] == len(accepted) + 1
+        assert rendered.tags["td"] == 5 * len(accepted)
+    assert rendered.blocks[-1][0] == "p"
+    assert rendered.blocks[-1][1].startswith("Coverage: ")
+
+
+@FUZZ
+@given(st.lists(PATHS, min_size=1, max_size=4))
+def test_the_history_reply_is_one_code_block(paths: list[str]) -> None:
+    store = Store(":memory:")
+    tail = (False, "markdown", "m", "v", 1, 1, 1.0, "")
+    store.record_audits([AuditRow("o/r", 7, SHA, p, i + 1, i + 2, "GO", "High", *tail)
+                         for i, p in enumerate(paths)])  # fmt: skip
+    reply = history_reply(store, "o/r", 10)
+    store.close()
+    rendered = render(reply)
+    assert rendered.tags == {"p": 1, "pre": 1, "code": 1}
+    assert not rendered.mentions
+
+
+def test_a_50_row_history_of_long_paths_fits_one_comment() -> None:
+    """Issue 13: ``/audit_history 50`` with long paths made a 74,000-character reply."""
+    store = Store(":memory:")
+    tail = (False, "markdown", "m", "v", 1, 1, 1.0, "")
+    store.record_audits(
+        [AuditRow("o/r", 7, SHA, "d/" * 2000 + f"{i}.py", 1, 2, "GO", "High", *tail)
+         for i in range(50)]
+    )  # fmt: skip
+    reply = history_reply(store, "o/r", 50)
+    store.close()
+    assert len(reply) < COMMENT_LIMIT
+    assert reply.count("| GO |") == 50  # paths shortened to their end, every row listed
+
+
+def _gate_plan(reason: str, model: str, label_on_issue: str) -> GatePlan:
+    decision = GateDecision(
+        "VALID", READY, reason, None, model, "validator@x", 1, 1, 1.0, 1.0,
+        prepare_issue("t", "b", max_body_chars=6000),
+    )  # fmt: skip
+    labels = plan_labels([label_on_issue], READY)
+    return GatePlan("issues.opened", "o/r", 1, True, decision, labels)
+
+
+def _audit_plan(path: str, reason: str, body: str) -> AuditPlan:
+    pull = PullRef("o/r", 2, SHA)
+    outcomes = (_result(path, body), AuditRejected(Segment(path, 1, 2), True, "m", "v", 0, 0,
+                                                   0.0, (), "truncated"))  # fmt: skip
+    selection = Selection((), (Skipped(path, reason, Segment(path, 4, 5)),))
+    comment = render_audit_comment(head_sha=SHA, selection=selection, outcomes=outcomes, model="m")
+    return AuditPlan(pull, selection, outcomes, (), comment, "json")
+
+
+@FUZZ
+@given(HOSTILE, HOSTILE, HOSTILE, PATHS)
+def test_step_summaries_render_only_the_bots_markup(
+    reason: str, model: str, label: str, path: str
+) -> None:
+    for summary in (
+        render_gate_summary(_gate_plan(reason, model, label), applied=True),
+        render_audit_summary(_audit_plan(path, reason, model), applied=False),
+    ):
+        rendered = render(summary)
+        assert set(rendered.tags) <= {"h3", "p", "table", "thead", "tbody", "tr", "th", "td",
+                                      "code", "strong", "blockquote"}  # fmt: skip
+        assert not rendered.attributes
+        assert not rendered.mentions
+        assert rendered.tags["td"] in (0, 6)
+
+
+def _command_lines(text: str) -> list[str]:
+    """Lines a GitHub runner would read as workflow commands (``::`` after leading
+    whitespace, or the older ``##[`` anywhere in a line)."""
+    return [line for line in text.splitlines() if line.lstrip().startswith("::") or "##[" in line]
+
+
+@FUZZ
+@given(HOSTILE, HOSTILE, PATHS, HOSTILE)
+def test_the_plan_on_stdout_holds_no_workflow_command(
+    reason: str, model: str, path: str, body: str
+) -> None:
+    """Issue 13, finding 4: a newline in a file name or model text cannot start a line."""
+    gate = render_gate_plan(_gate_plan(reason, model, "x"))
+    audit = render_audit_plan(_audit_plan(path, reason, body))
+    assert _command_lines(gate) == []
+    assert _command_lines(audit) == []
+    assert len(gate.splitlines()) == 8
+    labels = ("triage-bot:", "selection:", "  segment ", "  skipped ", "accepted:", "comment",
+              "  | ")  # fmt: skip
+    assert all(line.startswith(labels) for line in audit.splitlines())
+
+
+def test_a_file_name_with_a_newline_cannot_print_a_command() -> None:
+    """The issue's example: a PR file named ``x\\n::set-output name=verdict::VALID``."""
+    audit = render_audit_plan(_audit_plan("x\n::set-output name=verdict::VALID", "r", "b"))
+    assert _command_lines(audit) == []
+    assert "x%0A::set-output name=verdict::VALID" in audit
