@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from bot.errors import EventError
 
@@ -33,6 +33,8 @@ __all__ = [
     "AUDIT_ACTIONS",
     "AUDIT_EVENTS",
     "GATE_ACTIONS",
+    "MAX_ID",
+    "MAX_PAYLOAD_BYTES",
     "REPO_PATTERN",
     "IssueCommentEvent",
     "IssuesEvent",
@@ -44,8 +46,21 @@ __all__ = [
 
 _P = TypeVar("_P", bound="_Payload")
 
-REPO_PATTERN = r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"
-"""``owner/name`` as GitHub allows it; used for payloads and ``--repo`` alike."""
+REPO_PATTERN = re.compile(
+    r"^[A-Za-z0-9](?:[A-Za-z0-9_]|-(?=[A-Za-z0-9_])){0,38}"  # owner: no leading/double/end '-'
+    r"/(?!\.\.?\Z)[A-Za-z0-9_.-]{1,100}\Z"  # name: letters, digits, '_', '.', '-'; never . or ..
+)
+"""``owner/name`` as GitHub allows it; used for payloads and ``--repo`` alike. GitHub's rules:
+an owner (user or organisation) is 1-39 letters, digits or single hyphens, not at either end
+(``_`` appears in managed-user logins such as ``octocat_corp``); a repository name is 1-100
+letters, digits, ``_``, ``.`` or ``-`` and is never ``.`` or ``..``."""
+
+MAX_ID = 2**53
+"""Largest issue, pull request or comment number/id accepted (JSON's safe integers; GitHub's
+ids are far below). Bigger values are malformed payloads, never a store overflow."""
+
+MAX_PAYLOAD_BYTES = 25 * 2**20
+"""GitHub caps webhook payloads at 25 MB; a bigger event file is refused unread (exit 3)."""
 _NAME = re.compile(r"^[a-z_]{1,64}$")
 
 GATE_ACTIONS = frozenset({"opened", "edited", "reopened"})
@@ -77,7 +92,7 @@ class User(_Payload):
 class Issue(_Payload):
     """The ``issue`` object of an ``issues`` event."""
 
-    number: int = Field(gt=0)
+    number: int = Field(gt=0, le=MAX_ID)
     title: str
     body: str | None = None
     state: str = "open"
@@ -95,7 +110,15 @@ class Issue(_Payload):
 class Repository(_Payload):
     """The ``repository`` object: ``full_name`` is ``owner/name``."""
 
-    full_name: str = Field(pattern=REPO_PATTERN)
+    full_name: str
+
+    @field_validator("full_name")
+    @classmethod
+    def _owner_slash_name(cls, value: str) -> str:
+        if not REPO_PATTERN.match(value):
+            raise ValueError("must be OWNER/NAME as GitHub allows them")
+        return value
+
     private: bool = False
 
 
@@ -127,7 +150,7 @@ class _Head(_Payload):
 class PullRequest(_Payload):
     """The ``pull_request`` object: number, draft flag, state and head SHA."""
 
-    number: int = Field(gt=0)
+    number: int = Field(gt=0, le=MAX_ID)
     state: str = "open"
     draft: bool = False
     head: _Head
@@ -145,7 +168,7 @@ class PullRequestEvent(_Payload):
 class Comment(_Payload):
     """The ``comment`` object of an ``issue_comment`` event."""
 
-    id: int = Field(gt=0)
+    id: int = Field(gt=0, le=MAX_ID)
     body: str | None = None
     user: User
     author_association: str = "NONE"
@@ -181,11 +204,22 @@ class Skip:
 def load_payload(path: Path) -> dict[str, Any]:
     """Read and JSON-decode the payload file.
 
+    At most :data:`MAX_PAYLOAD_BYTES` are read, so ``/dev/zero`` or a runaway file costs no
+    more than GitHub's largest payload.
+
     Raises:
-        EventError: the file is missing, unreadable, not UTF-8 JSON, or not a JSON object.
+        EventError: the file is missing, unreadable, larger than GitHub's 25 MB payload cap,
+            not UTF-8 JSON, or not a JSON object.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_PAYLOAD_BYTES + 1)
+        if len(raw) > MAX_PAYLOAD_BYTES:
+            raise EventError(
+                f"event file is larger than GitHub's {MAX_PAYLOAD_BYTES // 2**20} MB "
+                f"payload cap: {path}"
+            )
+        text = raw.decode("utf-8")
     except FileNotFoundError as exc:
         raise EventError(f"event file not found: {path}") from exc
     except (OSError, UnicodeDecodeError) as exc:

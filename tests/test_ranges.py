@@ -10,7 +10,8 @@ from bot.audit.ranges import check_range_in_file, parse_range_spec
 from bot.audit.selection import Segment
 from bot.errors import InvalidRange
 
-CHANGED = ["src/app.py", "docs/guide.md", "weird:name.txt", "café/menu.py"]
+NFD = "re\u0301sume\u0301.py"  # as a macOS client commits it: decomposed accents
+CHANGED = ["src/app.py", "docs/guide.md", "weird:name.txt", "café/menu.py", "a:b.py", NFD]
 
 
 @pytest.mark.parametrize(
@@ -21,10 +22,20 @@ CHANGED = ["src/app.py", "docs/guide.md", "weird:name.txt", "café/menu.py"]
         ("./src/app.py:5-204", Segment("src/app.py", 5, 204)),
         ("weird:name.txt:3-4", Segment("weird:name.txt", 3, 4)),
         ("cafe\u0301/menu.py:1-2", Segment("café/menu.py", 1, 2)),
+        # issue 13: a colon in the name is not a drive letter; the range is after the last ':'
+        ("a:b.py:1-2", Segment("a:b.py", 1, 2)),
+        # issue 13: typed in NFC, the PR's file is NFD: the segment keeps GitHub's spelling
+        ("résumé.py:1-2", Segment(NFD, 1, 2)),
     ],
 )
 def test_accepted(spec: str, expected: Segment) -> None:
     assert parse_range_spec(spec, CHANGED) == expected
+
+
+def test_the_segment_path_is_githubs_name_byte_for_byte() -> None:
+    """The contents are read under the returned name: it must be the PR's own (NFD here)."""
+    segment = parse_range_spec("r\u00e9sum\u00e9.py:3-4", CHANGED)
+    assert segment.path.encode() == NFD.encode()
 
 
 HOSTILE: list[tuple[str, str]] = [
@@ -54,8 +65,8 @@ HOSTILE: list[tuple[str, str]] = [
     ("/src/app.py:1-5", "absolute"),
     ("/etc/passwd:1-5", "absolute"),
     ("//server/share/app.py:1-5", "absolute"),
-    ("C:/src/app.py:1-5", "absolute"),
-    ("C:src/app.py:1-5", "absolute"),
+    ("C:/src/app.py:1-5", "not one of this pull request's changed files"),
+    ("C:src/app.py:1-5", "not one of this pull request's changed files"),
     ("src\\app.py:1-5", "backslash"),
     ("..\\..\\windows\\win.ini:1-5", "backslash"),
     ("src/app.py\x00.txt:1-5", "NUL"),
@@ -96,5 +107,5 @@ def test_never_raises_anything_else(spec: str) -> None:
         segment = parse_range_spec(spec, CHANGED)
     except InvalidRange:
         return
-    assert segment.path in {"src/app.py", "docs/guide.md", "weird:name.txt", "café/menu.py"}
+    assert segment.path in CHANGED
     assert 1 <= segment.start <= segment.end <= segment.start + 199

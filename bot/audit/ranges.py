@@ -1,12 +1,16 @@
 """Explicit audit ranges: ``PATH:START-END`` from a maintainer, checked before anything is read.
 
-Rule source: design.md, "PR audit" → Explicit range. The path must equal one of the PR's changed
-files after normalisation (Unicode NFC, a leading ``./`` dropped, surrounding whitespace trimmed).
-Refused, each with a message naming the rule: empty path, NUL or control characters,
-backslashes, absolute paths (``/x``, ``C:x``, ``//host``), any ``.`` or ``..`` segment, empty
-segments (``a//b``), URL-encoded characters (``%2e%2e``), a path that is not a changed file,
-ranges that are not two plain decimal numbers, ``START < 1``, ``END < START``, more than 200
-lines, and — once the file is read — ``END`` past the end of the file.
+Rule source: design.md, "PR audit" → Explicit range. The range is the text after the *last*
+``:`` (a file may be named ``a:b.py``). The path must equal one of the PR's changed files after
+normalisation of both (Unicode NFC, a leading ``./`` dropped, surrounding whitespace trimmed);
+the segment then carries the file's name exactly as GitHub sent it (an NFD name stays NFD, so
+the contents are read under the name GitHub knows). Refused, each with a message naming the
+rule: empty path, NUL or control characters, backslashes, absolute paths (``/x``, ``//host``),
+any ``.`` or ``..`` segment, empty segments (``a//b``), URL-encoded characters (``%2e%2e``), a
+path that is not a changed file, ranges that are not two plain decimal numbers, ``START < 1``,
+``END < START``, more than 200 lines, and — once the file is read — ``END`` past the end of the
+file. A drive letter (``C:/x``) is not special: git paths are POSIX, and ``C:`` is a folder
+name that must match a changed file like any other.
 """
 
 from __future__ import annotations
@@ -22,7 +26,6 @@ __all__ = ["check_range_in_file", "normalise_path", "parse_range_spec"]
 
 _RANGE = re.compile(r"^([0-9]{1,9})-([0-9]{1,9})$")
 _ENCODED = re.compile(r"%[0-9A-Fa-f]{2}")
-_DRIVE = re.compile(r"^[A-Za-z]:")
 
 
 def normalise_path(raw: str) -> str:
@@ -40,7 +43,7 @@ def normalise_path(raw: str) -> str:
         raise InvalidRange("the path contains a backslash; use forward slashes")
     if _ENCODED.search(path):
         raise InvalidRange("the path contains URL-encoded characters (%XX)")
-    if path.startswith("/") or _DRIVE.match(path):
+    if path.startswith("/"):
         raise InvalidRange("the path is absolute; give it relative to the repository root")
     while path.startswith("./"):
         path = path[2:]
@@ -81,10 +84,13 @@ def parse_range_spec(spec: str, changed_paths: Iterable[str]) -> Segment:
     if end - start + 1 > MAX_SEGMENT_LINES:
         raise InvalidRange(f"a range covers at most {MAX_SEGMENT_LINES} lines")
     path = normalise_path(raw_path)
-    changed = {unicodedata.normalize("NFC", p) for p in changed_paths}
-    if path not in changed:
+    paths = list(changed_paths)
+    if path in paths:  # the very name GitHub sent (git allows an NFC and an NFD twin)
+        return Segment(path, start, end)
+    by_nfc = {unicodedata.normalize("NFC", p): p for p in paths}
+    if path not in by_nfc:
         raise InvalidRange(f"{path!r} is not one of this pull request's changed files")
-    return Segment(path, start, end)
+    return Segment(by_nfc[path], start, end)
 
 
 def check_range_in_file(segment: Segment, file_lines: int) -> None:

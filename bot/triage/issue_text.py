@@ -48,12 +48,13 @@ __all__ = [
     "quote_verdict_lines",
 ]
 
-TEXT_RULES_VERSION = "text-2"
+TEXT_RULES_VERSION = "text-3"
 """The version of the rules that turn an issue into the text the model is sent (this module).
 It is part of the stored prompt version (like the prompt text and the reply rules), so a change
 gets a replayed event judged again. Bump it with every change to what the model is sent.
 History: 1 cleaning, the cut, delimiter and chat-token escapes, role lines quoted; 2 verdict
-lines quoted, U+2028/U+2029 made line breaks."""
+lines quoted, U+2028/U+2029 made line breaks; 3 chat-template tokens escaped by family pattern
+(DeepSeek, Gemma's unused tokens, Llama 2 and Mistral brackets)."""
 
 TITLE_MAX_CHARS = 256
 """GitHub's own limit on an issue title (characters)."""
@@ -68,11 +69,25 @@ def _tag_like(tag: str) -> re.Pattern[str]:
 
 
 _SPECIAL_TOKEN = re.compile(
-    r"<(?=\|[^<>|\n]{1,40}\|>)"
-    r"|<(?=/?(?:start_of_turn|end_of_turn|start_of_image|end_of_image|bos|eos|pad|unk|mask|s"
-    r"|think|tool_call|tool_response)>)",
+    "|".join(
+        (
+            r"<(?=\|[^<>|\n]{1,40}\|>)",  # ChatML, Llama 3, Phi, Qwen FIM: <|im_start|>
+            r"<(?=\uff5c[^<>\uff5c\n]{1,40}\uff5c>)",  # DeepSeek: <｜begin▁of▁sentence｜>
+            r"<(?=/?[a-z]+(?:_[a-z]+)*_of_[a-z_]+>)",  # Gemma: <start_of_turn>, <end_of_image>
+            r"<(?=unused[0-9]{1,4}>)",  # Gemma's reserved <unused0> … <unused6241>
+            r"<(?=/?(?:s|bos|eos|pad|unk|mask|cls|sep)>)",  # SentencePiece/BERT control tokens
+            r"<(?=/?(?:think|thinking|tool_call|tool_response|tools)>)",  # reasoning/tool tags
+            r"<(?=<\s*/?\s*SYS\s*>>)",  # Llama 2: <<SYS>> <</SYS>>
+            r"\[(?=/?(?:INST|[A-Z]+(?:_[A-Z]+)+)\])",  # Llama 2/Mistral: [INST] [TOOL_CALLS]
+        )
+    ),
     re.IGNORECASE,
 )
+"""Chat-template control tokens by family pattern (not a list of names): what a tokenizer
+could read as a special token when the prompt is tokenised with special tokens parsed. The
+first character is made inert (``<`` → ``&lt;``, ``[`` → ``&#91;``). The Mistral pattern is
+upper-case words joined by ``_`` (``[TOOL_CALLS]``) or ``INST``, so ``[BUG]`` stays as written;
+IGNORECASE applies to it too, which also catches ``[inst]``."""
 
 # Invisible characters outside Unicode's Cf/Cc categories: combining grapheme joiner,
 # variation selectors, Hangul fillers, braille blank, Mongolian vowel separator.
@@ -183,8 +198,10 @@ def escape_delimiters(text: str, tag: str = "issue") -> str:
 
 
 def escape_special_tokens(text: str) -> str:
-    """Make chat-template control tokens written as text inert (``<`` → ``&lt;``)."""
-    return _SPECIAL_TOKEN.sub("&lt;", text)
+    """Make chat-template control tokens written as text inert: their first character
+    becomes an entity (``<`` → ``&lt;``, ``[`` → ``&#91;``), for every family
+    :data:`_SPECIAL_TOKEN` knows."""
+    return _SPECIAL_TOKEN.sub(lambda m: "&lt;" if m.group() == "<" else "&#91;", text)
 
 
 _ROLE_LINE = re.compile(r"(?im)^([ \t]*)(assistant|system|user|model|developer|tool)([ \t]*:)")
