@@ -1,6 +1,8 @@
-"""Fuzzing figures (issue 6, "Fuzzing"): `.venv/bin/python benchmarks/fuzz.py [--examples N]`.
+"""Fuzzing figures (issue 6, "Fuzzing"; issue 13, the CommonMark oracle):
+`.venv/bin/python benchmarks/fuzz.py [--examples N]`.
 
-Runs ``tests/test_fuzz.py`` in a fresh ``python -m pytest`` process with
+Runs ``tests/test_fuzz.py`` and the oracle properties (``tests/test_neutralise.py``,
+``tests/test_posting.py``) in a fresh ``python -m pytest`` process with
 ``TRIAGE_FUZZ_EXAMPLES=N`` (default 10,000 examples per property, the ``bench`` profile) and
 prints, per target: the examples actually run (counted inside each property and written to a
 JSON report at module teardown), how many of those the target accepted, hypothesis's own count
@@ -26,17 +28,32 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 DEFAULT_EXAMPLES = 10_000
-TEST_FILE = "tests/test_fuzz.py"
-TARGETS: dict[str, tuple[str, str]] = {
+TEST_FILES = ("tests/test_fuzz.py", "tests/test_neutralise.py", "tests/test_posting.py")
+TARGETS: dict[str, tuple[str, str | None]] = {
     "test_fuzz_verdict_parser": ("verdict parser", "verdict"),
     "test_fuzz_contract_checker": ("contract checker", "contract"),
     "test_fuzz_command_parser": ("command parser", "commands"),
     "test_fuzz_selection": ("segment selection", "selection"),
     "test_fuzz_range_and_path_rules": ("range and path rules", "ranges"),
+    # issue 13: every sink and every posting place against the CommonMark oracle
+    "test_inline_text_is_inert_anywhere_in_a_paragraph": ("oracle: inline text inert", None),
+    "test_inline_text_shows_the_authors_text_whole": ("oracle: inline text whole", None),
+    "test_table_cells_stay_cells": ("oracle: table cells stay cells", None),
+    "test_code_span_shows_exactly_the_text": ("oracle: code span exact", None),
+    "test_a_block_cannot_escape_the_bots_details": ("oracle: block stays in <details>", None),
+    "test_a_block_keeps_every_word": ("oracle: block keeps every word", None),
+    "test_code_block_holds_every_line": ("oracle: code block holds", None),
+    "test_html_text_is_text_in_a_summary": ("oracle: <summary> text", None),
+    "test_log_value_is_one_line_without_commands_and_loses_nothing": ("stdout: log value", None),
+    "test_the_pr_comment_keeps_its_structure_whatever_the_text": ("oracle: PR comment", None),
+    "test_the_history_reply_is_one_code_block": ("oracle: /audit_history reply", None),
+    "test_step_summaries_render_only_the_bots_markup": ("oracle: step summaries", None),
+    "test_the_plan_on_stdout_holds_no_workflow_command": ("stdout: dry-run plan", None),
 }
-"""Test function → (target as printed, counter key in the JSON report)."""
+"""Test function → (target as printed, counter key in the JSON report; ``None``: the examples
+are hypothesis's own count of passing examples)."""
 
-_STATS_TEST = re.compile(r"^\S*::(test_fuzz_\w+):\s*$")
+_STATS_TEST = re.compile(r"^\S*::(test_\w+):\s*$")
 _STATS_PASSING = re.compile(r"^\s*- (\d+) passing")
 
 
@@ -96,7 +113,7 @@ def run_fuzz(examples: int = DEFAULT_EXAMPLES) -> tuple[list[TargetResult], int,
         env = dict(os.environ, TRIAGE_FUZZ_EXAMPLES=str(examples), TRIAGE_FUZZ_REPORT=str(report))
         proc = subprocess.run(
             [
-                sys.executable, "-m", "pytest", "-q", TEST_FILE, "-p", "no:cacheprovider",
+                sys.executable, "-m", "pytest", "-q", *TEST_FILES, "-p", "no:cacheprovider",
                 "--hypothesis-show-statistics", f"--junitxml={junit}",
             ],
             cwd=ROOT, env=env, capture_output=True, text=True, check=False,
@@ -107,11 +124,12 @@ def run_fuzz(examples: int = DEFAULT_EXAMPLES) -> tuple[list[TargetResult], int,
     results = []
     for test, (target, key) in TARGETS.items():
         outcome, seconds, message = cases.get(test, ("not run", 0.0, ""))
+        counted = stats.get(test, 0) if key is None else counts.get("runs", {}).get(key, 0)
         results.append(
             TargetResult(
                 target=target,
-                examples=counts.get("runs", {}).get(key, 0),
-                accepted=counts.get("accepted", {}).get(key, 0),
+                examples=counted,
+                accepted=counted if key is None else counts.get("accepted", {}).get(key, 0),
                 hypothesis_passing=stats.get(test),
                 result=f"{outcome}: {message}" if message else outcome,
                 seconds=seconds,
@@ -153,16 +171,16 @@ def main() -> None:
     args = parser.parse_args()
     results, code, tail = run_fuzz(args.examples)
     print(f"== Fuzzing: {args.examples:,} examples per property (hypothesis, profile 'bench')")
-    header = f"{'target':22s} {'examples run':>12s} {'accepted':>9s} {'hyp. passing':>12s}"
+    header = f"{'target':34s} {'examples run':>12s} {'accepted':>9s} {'hyp. passing':>12s}"
     print(f"{header} {'seconds':>8s}  result")
     for r in results:
         passing = "?" if r.hypothesis_passing is None else str(r.hypothesis_passing)
         print(
-            f"{r.target:22s} {r.examples:>12,} {r.accepted:>9,} {passing:>12s} "
+            f"{r.target:34s} {r.examples:>12,} {r.accepted:>9,} {passing:>12s} "
             f"{r.seconds:>8.1f}  {r.result}"
         )
     total = sum(r.examples for r in results)
-    print(f"{'total':22s} {total:>12,}   (pytest exit code {code})")
+    print(f"{'total':34s} {total:>12,}   (pytest exit code {code})")
     print("accepted: inputs the target accepted; the property re-checks each against the rule.")
     if code != 0:
         print("\npytest output (tail):\n" + tail)

@@ -4,9 +4,11 @@ Prints one table whose every row states the expected and the observed outcome:
 
 1. Fault matrix (tests/fault_matrix.py): each model fault through the gate and a whole audit,
    each GitHub fault through PyGithub on recorded answers, crashes between steps, replays.
-2. Hostile input and posting safety (tests/hostile_cases.py), with time and peak memory.
+2. Hostile input and posting safety (tests/hostile_cases.py), with time and peak memory, and
+   issue 13's findings, one row each (tests/security_cases.py).
 3. Storage under load (benchmarks/store_load.py): two processes × 1,000 audits, kill -9.
-4. Fuzzing (benchmarks/fuzz.py): hypothesis properties at 10,000 examples each.
+4. Fuzzing (benchmarks/fuzz.py): hypothesis properties at 10,000 examples each, the CommonMark
+   oracle over every posting place included.
 5. Throughput on the embedded model: prefix reuse (prompt tokens evaluated on the second and
    later gate calls) and `backlog` over 50 issues against its own 50 model calls alone, i.e.
    the share of backlog wall time spent in the model (goal ≥ 0.9). Failed calls count as model
@@ -50,6 +52,7 @@ from tests.fake_github import FakeGitHub  # noqa: E402
 from tests.fault_matrix import ROWS as FAULT_ROWS  # noqa: E402
 from tests.hostile_cases import ROWS as HOSTILE_ROWS  # noqa: E402
 from tests.reliability import measure  # noqa: E402
+from tests.security_cases import ROWS as SECURITY_ROWS  # noqa: E402
 
 EVAL_ISSUES = ROOT / "evals" / "issues.jsonl"
 
@@ -136,7 +139,7 @@ def main() -> None:
     for column in ("group", "case", "expected", "observed", "ok", "ms", "peak MiB"):
         table.add_column(column, overflow="fold")
     failures = 0
-    for row in [] if args.only_model else [*FAULT_ROWS, *HOSTILE_ROWS]:
+    for row in [] if args.only_model else [*FAULT_ROWS, *HOSTILE_ROWS, *SECURITY_ROWS]:
         m = measure(row)
         failures += not m.ok
         table.add_row(

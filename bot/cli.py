@@ -13,7 +13,6 @@ Imports of the pipeline happen inside the commands so ``triage-bot --help`` stay
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,20 +25,27 @@ __all__ = ["main"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _secret_forms(raw: str) -> set[str]:
+    """Every form of a token that may be sent or echoed: as set, stripped (what
+    :meth:`Settings.resolve` keeps and the client sends) and each line of it stripped."""
+    forms = {raw, raw.strip(), *(line.strip() for line in raw.splitlines())}
+    return {form for form in forms if len(form) >= 8}
+
+
 def _redact(text: str) -> str:
-    """Remove the GitHub token from text that may echo a server's message."""
+    """Remove the GitHub token, in every form it may take, from text that may echo it."""
     for var in ("INPUT_TOKEN", "GITHUB_TOKEN"):
-        secret = os.environ.get(var, "")
-        if len(secret) >= 8:
+        for secret in sorted(_secret_forms(os.environ.get(var, "")), key=len, reverse=True):
             text = text.replace(secret, "***")
     return text
 
 
 def _fail(exc: Exception) -> None:
     from bot.errors import BotError
+    from bot.neutralise import log_value
 
     code = exc.exit_code if isinstance(exc, BotError) else 1
-    click.echo(_redact(f"triage-bot: error: {exc}"), err=True)
+    click.echo(f"triage-bot: error: {log_value(_redact(str(exc)))}", err=True)
     sys.exit(code)
 
 
@@ -106,15 +112,28 @@ def audit_options(fn: F) -> F:
 
 
 def _emit(report: Any, settings: Any) -> None:
-    from bot.action import write_outputs, write_summary
+    """Print the report; in Actions, inside ``::stop-commands::`` so no line of it can be read
+    as a workflow command (the report's own lines already escape every untrusted value:
+    this is the second wall), then the warnings as annotations."""
+    import secrets
 
+    from bot.action import write_outputs, write_summary
+    from bot.neutralise import log_value
+
+    in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
+    resume = secrets.token_hex(16)
+    if in_actions:
+        click.echo(f"::stop-commands::{resume}")
     click.echo(_redact(report.text))
+    if in_actions:
+        click.echo(f"::{resume}::")
     for warning in report.warnings:
         # A workflow command annotates the run in GitHub's UI; plain stderr elsewhere.
-        if os.environ.get("GITHUB_ACTIONS") == "true":
-            click.echo(f"::warning title=triage-bot::{_redact(warning)}")
+        message = log_value(_redact(warning))
+        if in_actions:
+            click.echo(f"::warning title=triage-bot::{message}")
         else:
-            click.echo(f"triage-bot: warning: {_redact(warning)}", err=True)
+            click.echo(f"triage-bot: warning: {message}", err=True)
     write_summary(settings.step_summary_path, _redact(report.summary))
     write_outputs(settings.output_path, report.outputs)
 
@@ -123,7 +142,7 @@ def _check_repo(repo: str) -> None:
     from bot.errors import ConfigError
     from bot.events import REPO_PATTERN
 
-    if not re.match(REPO_PATTERN, repo):
+    if not REPO_PATTERN.match(repo):
         raise ConfigError(f"--repo must be OWNER/NAME, got {repo!r}")
 
 
@@ -214,14 +233,19 @@ def store_options(fn: F) -> F:
 
 
 def _show(title: str, columns: Sequence[str], cells: Sequence[Sequence[str]]) -> None:
+    """A rich table of store rows: cells are plain text (no rich markup) passed through
+    :func:`~bot.neutralise.log_value` (a stored path may hold a line break or ``##[``)."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=title)
+    from bot.neutralise import log_value
+
+    table = Table(title=Text(log_value(title)))
     for column in columns:
         table.add_column(column)
     for row in cells:
-        table.add_row(*row)
+        table.add_row(*(Text(log_value(cell)) for cell in row))
     Console().print(table)
 
 
@@ -245,6 +269,7 @@ def history(repo: str, db_path: Path | None, as_json: bool, limit: int) -> None:
     def job() -> None:
         import json
 
+        _check_repo(repo)
         rows = _store_rows(db_path, lambda store: store.audits(repo, limit=limit))
         if as_json:
             click.echo(json.dumps([{k: v for k, v in r.items() if k != "markdown"} for r in rows]))
@@ -273,6 +298,7 @@ def stats(repo: str, db_path: Path | None, as_json: bool, weeks: int) -> None:
 
         from bot.history.stats import weekly_stats
 
+        _check_repo(repo)
         rows = _store_rows(db_path, lambda store: weekly_stats(store, repo, weeks))
         if as_json:
             click.echo(json.dumps([asdict(s) for s in rows]))

@@ -31,11 +31,12 @@ they rank above the plain variables.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from pydantic import HttpUrl, TypeAdapter, ValidationError
 
 from bot.clients.model_client import RoleOptions
 from bot.clients.retry import RetryPolicy
@@ -202,6 +203,7 @@ _FLAGS: dict[str, tuple[str, ...]] = {
     "db_path": ("--db",),
 }
 
+_HTTP_URL = TypeAdapter(HttpUrl)
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -216,8 +218,12 @@ def _convert(name: str, value: Any) -> Any:
         return number
     if name == "ollama_host":
         text = str(value).strip().rstrip("/")
-        if not re.match(r"^https?://[^\s/]+", text):
-            raise ValueError("must be a URL like http://127.0.0.1:11434")
+        try:  # pydantic's URL parser: scheme, host and port as the HTTP client will read them
+            _HTTP_URL.validate_python(text)
+        except ValidationError as exc:
+            why = exc.errors(include_url=False)[0]["msg"]
+            # not chained: pydantic's error holds the input, and the URL may hold a password
+            raise ValueError(f"must be a URL like http://127.0.0.1:11434 ({why})") from None
         return text
     if name == "model_path":
         path = Path(value).expanduser()

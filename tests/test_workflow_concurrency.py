@@ -10,60 +10,10 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 from typing import Any
 
-import yaml
-
-from tests.conftest import DATA, ROOT
-
-WORKFLOW = ROOT / ".github" / "workflows" / "triage.yml"
-
-
-def _value(expression: str, event_name: str, payload: dict[str, Any]) -> Any:
-    """Evaluate `path`, `'literal'`, `a == b` and `a || b || c` over the github context."""
-    expression = expression.strip()
-    if "||" in expression:
-        for operand in expression.split("||"):
-            value = _value(operand, event_name, payload)
-            if value not in (None, "", 0, False):
-                return value
-        return value
-    if "==" in expression:
-        left, right = expression.split("==")
-        return _value(left, event_name, payload) == _value(right, event_name, payload)
-    if re.fullmatch(r"'[^']*'", expression):
-        return expression[1:-1]
-    if expression == "github.event_name":
-        return event_name
-    assert expression.startswith("github.event."), f"the evaluator does not know {expression}"
-    value: Any = payload
-    for key in expression.removeprefix("github.event.").split("."):
-        value = value.get(key) if isinstance(value, dict) else None
-    return value
-
-
-def _render(template: Any, event_name: str, payload: dict[str, Any]) -> Any:
-    if not isinstance(template, str):
-        return template
-    whole = re.fullmatch(r"\$\{\{(.*?)\}\}", template.strip())
-    if whole:
-        return _value(whole.group(1), event_name, payload)
-
-    def text(match: re.Match[str]) -> str:
-        value = _value(match.group(1), event_name, payload)
-        assert value not in (None, ""), f"{match.group(0)} is empty for {event_name}"
-        return str(value)
-
-    return re.sub(r"\$\{\{(.*?)\}\}", text, template)
-
-
-def _concurrency(event_name: str, payload: dict[str, Any]) -> tuple[str, bool]:
-    concurrency = yaml.safe_load(WORKFLOW.read_text("utf-8"))["concurrency"]
-    group = _render(concurrency["group"], event_name, payload)
-    cancel = _render(concurrency.get("cancel-in-progress", False), event_name, payload)
-    assert isinstance(cancel, bool), cancel
-    return group, cancel
+from tests.conftest import DATA
+from tests.workflow_expr import concurrency
 
 
 def _payload(name: str) -> dict[str, Any]:
@@ -88,11 +38,11 @@ def test_comments_never_share_a_group_with_audits_issues_or_each_other() -> None
     on_issue = _payload("issue_comment.created.0.json")
     assert on_issue["issue"]["number"] == issue["issue"]["number"]
     runs = {
-        "audit": _concurrency("pull_request_target", pr),
-        "issue": _concurrency("issues", issue),
-        "comment on the issue": _concurrency("issue_comment", on_issue),
-        "comment on the PR": _concurrency("issue_comment", _comment_on_pr(number, 1001)),
-        "another comment on the PR": _concurrency("issue_comment", _comment_on_pr(number, 1002)),
+        "audit": concurrency("pull_request_target", pr),
+        "issue": concurrency("issues", issue),
+        "comment on the issue": concurrency("issue_comment", on_issue),
+        "comment on the PR": concurrency("issue_comment", _comment_on_pr(number, 1001)),
+        "another comment on the PR": concurrency("issue_comment", _comment_on_pr(number, 1002)),
     }
     groups = {what: group for what, (group, _) in runs.items()}
     assert len(set(groups.values())) == len(groups), groups
@@ -102,16 +52,16 @@ def test_only_a_newer_event_of_the_same_pr_supersedes_its_audit() -> None:
     opened = _payload("pull_request.opened.0.json")
     pushed = _payload("pull_request.synchronize.22.json")
     assert opened["number"] == pushed["number"]
-    audit_group, audit_cancels = _concurrency("pull_request_target", opened)
-    assert _concurrency("pull_request_target", pushed) == (audit_group, True)
+    audit_group, audit_cancels = concurrency("pull_request_target", opened)
+    assert concurrency("pull_request_target", pushed) == (audit_group, True)
     assert audit_cancels
     other_pr = copy.deepcopy(pushed)
     other_pr["number"] = other_pr["pull_request"]["number"] = pushed["number"] + 1
-    assert _concurrency("pull_request_target", other_pr)[0] != audit_group
-    comment = _concurrency("issue_comment", _comment_on_pr(opened["number"], 1001))
+    assert concurrency("pull_request_target", other_pr)[0] != audit_group
+    comment = concurrency("issue_comment", _comment_on_pr(opened["number"], 1001))
     assert comment[0] != audit_group
     assert comment[1] is False, "a comment run must not cancel anything in progress"
     for name in ("issues.opened.18.json", "issues.edited.7.json", "issues.reopened.20.json"):
-        group, cancels = _concurrency("issues", _payload(name))
+        group, cancels = concurrency("issues", _payload(name))
         assert cancels is False
-        assert group == _concurrency("issues", _payload("issues.opened.18.json"))[0]
+        assert group == concurrency("issues", _payload("issues.opened.18.json"))[0]

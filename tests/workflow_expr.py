@@ -1,0 +1,65 @@
+"""The example workflow's concurrency, evaluated for a webhook payload (issue 13, finding 6).
+
+A small evaluator of the expression forms the workflow uses (`a || b`, `a == 'b'`, context
+paths, literals), shared by tests/test_workflow_concurrency.py and the reliability rows.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+from tests.conftest import ROOT
+
+__all__ = ["WORKFLOW", "concurrency"]
+
+WORKFLOW = ROOT / ".github" / "workflows" / "triage.yml"
+
+
+def _value(expression: str, event_name: str, payload: dict[str, Any]) -> Any:
+    """Evaluate `path`, `'literal'`, `a == b` and `a || b || c` over the github context."""
+    expression = expression.strip()
+    if "||" in expression:
+        for operand in expression.split("||"):
+            value = _value(operand, event_name, payload)
+            if value not in (None, "", 0, False):
+                return value
+        return value
+    if "==" in expression:
+        left, right = expression.split("==")
+        return _value(left, event_name, payload) == _value(right, event_name, payload)
+    if re.fullmatch(r"'[^']*'", expression):
+        return expression[1:-1]
+    if expression == "github.event_name":
+        return event_name
+    assert expression.startswith("github.event."), f"the evaluator does not know {expression}"
+    value: Any = payload
+    for key in expression.removeprefix("github.event.").split("."):
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def _render(template: Any, event_name: str, payload: dict[str, Any]) -> Any:
+    if not isinstance(template, str):
+        return template
+    whole = re.fullmatch(r"\$\{\{(.*?)\}\}", template.strip())
+    if whole:
+        return _value(whole.group(1), event_name, payload)
+
+    def text(match: re.Match[str]) -> str:
+        value = _value(match.group(1), event_name, payload)
+        assert value not in (None, ""), f"{match.group(0)} is empty for {event_name}"
+        return str(value)
+
+    return re.sub(r"\$\{\{(.*?)\}\}", text, template)
+
+
+def concurrency(event_name: str, payload: dict[str, Any]) -> tuple[str, bool]:
+    """The ``(group, cancel-in-progress)`` GitHub would compute for this event."""
+    spec = yaml.safe_load(WORKFLOW.read_text("utf-8"))["concurrency"]
+    group = _render(spec["group"], event_name, payload)
+    cancel = _render(spec.get("cancel-in-progress", False), event_name, payload)
+    assert isinstance(cancel, bool), cancel
+    return group, cancel
