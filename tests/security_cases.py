@@ -23,6 +23,7 @@ from click.testing import CliRunner
 
 from bot import runner
 from bot.audit.auditor import AuditRejected, AuditResult
+from bot.audit.contract import render_sections
 from bot.audit.ranges import parse_range_spec
 from bot.audit.report import COMMENT_LIMIT, render_audit_comment
 from bot.audit.selection import Segment, Selection, Skipped
@@ -52,7 +53,9 @@ _BOT_TAGS = {"h3", "h4", "p", "table", "thead", "tbody", "tr", "th", "td", "code
 def _result(path: str, body: str) -> AuditResult:
     sections = {1: "allowed()", 2: f"- Line 1: {body}", 3: body, 4: "None", 5: "None", 6: "FIX",
                 7: "High"}  # fmt: skip
-    return AuditResult(Segment(path, 1, 3), False, "m", "v", 1, 1, 1.0, "", sections, "FIX", "High")
+    markdown = render_sections(sections)  # the canonical text, as the auditor keeps it
+    return AuditResult(Segment(path, 1, 3), False, "m", "v", 1, 1, 1.0, markdown, sections, "FIX",
+                       "High")  # fmt: skip
 
 
 def _comment_as_rendered(paths: list[str], body: str = "x") -> str:
