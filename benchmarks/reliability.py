@@ -39,6 +39,7 @@ import fuzz  # noqa: E402
 import store_load  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
+from rich.text import Text  # noqa: E402
 
 from bot import runner  # noqa: E402
 from bot.clients.embedded import EmbeddedChatModel  # noqa: E402
@@ -128,6 +129,12 @@ def throughput(
     return len(issues) / wall_s, len(issues) / (timed.model_ms / 1000), timed
 
 
+def _add(table: Table, *cells: str) -> None:
+    """One row of plain text: case names hold ``[`` (``##[set-output …]``), which rich would
+    read as markup."""
+    table.add_row(*(Text(cell) for cell in cells))
+
+
 def main() -> None:
     """Run every part and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
@@ -142,7 +149,8 @@ def main() -> None:
     for row in [] if args.only_model else [*FAULT_ROWS, *HOSTILE_ROWS, *SECURITY_ROWS]:
         m = measure(row)
         failures += not m.ok
-        table.add_row(
+        _add(
+            table,
             row.group,
             row.case,
             row.expected,
@@ -154,18 +162,19 @@ def main() -> None:
     for case, expected, observed in [] if args.only_model else store_load.rows():
         ok = expected == observed
         failures += not ok
-        table.add_row("storage", case, expected, observed, "yes" if ok else "NO", "", "")
+        _add(table, "storage", case, expected, observed, "yes" if ok else "NO", "", "")
     fuzz_rows = [] if args.only_model else fuzz.rows(examples=1000 if args.fast else 10_000)
     for case, expected, observed in fuzz_rows:
         ok = expected == observed
         failures += not ok
-        table.add_row("fuzzing", case, expected, observed, "yes" if ok else "NO", "", "")
+        _add(table, "fuzzing", case, expected, observed, "yes" if ok else "NO", "", "")
     if not args.no_model:
         count = 10 if args.fast else 50
         issues = backlog_issues(count)
         model = EmbeddedChatModel(n_ctx=EMBEDDED_N_CTX)
         reuse = prefix_reuse(model, issues[:4])
-        table.add_row(
+        _add(
+            table,
             "throughput",
             "gate calls 1-4 on the embedded model: prompt tokens evaluated of total",
             "calls 2-4 evaluate only the issue's tokens",
@@ -178,7 +187,8 @@ def main() -> None:
         ratio = backlog / model_only
         ok = ratio >= 0.9
         failures += not ok
-        table.add_row(
+        _add(
+            table,
             "throughput",
             f"backlog of {count} issues vs its own {count} model calls alone",
             "≥ 0.9",

@@ -49,7 +49,8 @@ def _squash(text: str) -> str:
 
 
 def _words(text: str) -> list[str]:
-    return re.findall(r"[^\W\d_]{2,}", unicodedata.normalize("NFC", text))
+    """Words of 2+ letters; backticks are formatting (``a`b`c`` renders as one word ``abc``)."""
+    return re.findall(r"[^\W\d_]{2,}", unicodedata.normalize("NFC", text.replace("`", "")))
 
 
 def _inert(rendered_tags: set[str], allowed: set[str]) -> None:
