@@ -267,12 +267,12 @@ def history(repo: str, db_path: Path | None, as_json: bool, limit: int) -> None:
     """The last accepted audits of a repository (newest first)."""
 
     def job() -> None:
-        import json
+        from bot.neutralise import json_line
 
         _check_repo(repo)
         rows = _store_rows(db_path, lambda store: store.audits(repo, limit=limit))
         if as_json:
-            click.echo(json.dumps([{k: v for k, v in r.items() if k != "markdown"} for r in rows]))
+            click.echo(json_line([{k: v for k, v in r.items() if k != "markdown"} for r in rows]))
             return
         cells = [
             (str(r["id"]), r["verdict"], r["confidence"],
@@ -293,15 +293,15 @@ def stats(repo: str, db_path: Path | None, as_json: bool, weeks: int) -> None:
     """Weekly statistics of accepted audits (verdict shares, retry rate, confidence mix)."""
 
     def job() -> None:
-        import json
         from dataclasses import asdict
 
         from bot.history.stats import weekly_stats
+        from bot.neutralise import json_line
 
         _check_repo(repo)
         rows = _store_rows(db_path, lambda store: weekly_stats(store, repo, weeks))
         if as_json:
-            click.echo(json.dumps([asdict(s) for s in rows]))
+            click.echo(json_line([asdict(s) for s in rows]))
             return
         cells = [
             (s.week, str(s.audits), f"{s.share(s.go):.0%}", f"{s.share(s.go_with_notes):.0%}",
@@ -367,6 +367,11 @@ def backlog(repo: str, limit: int, **flags: Any) -> None:
     help="Labelled segments.",
 )
 @click.option("--only", type=click.Choice(["gate", "audit", "both"]), default="both")
+@click.option(
+    "--split",
+    is_flag=True,
+    help="Report the development set's fixed halves (tune, check) beside the whole.",
+)
 @click.option("--limit", type=click.IntRange(min=1), help="Use the first N items of each set.")
 @click.option(
     "--out",

@@ -316,6 +316,7 @@ def plan_audit(
     max_segments: int = 8,
     skip_globs: Sequence[str] = DEFAULT_SKIP_GLOBS,
     skip_if_audited: bool = False,
+    bot_login: str | None = None,
 ) -> AuditPlan:
     """Select, read and audit a PR's changed lines; plan the rows and the comment.
 
@@ -332,12 +333,14 @@ def plan_audit(
         max_segments: per-PR segment cap.
         skip_globs: files never audited.
         skip_if_audited: return an ``already_audited`` plan when the comment covers the head SHA.
+        bot_login: the login the bot posts as (``Settings.bot_login``); its comment is the one
+            by that login, else the first by any Bot account with the marker.
 
     Raises:
         InvalidRange: the requested range breaks a rule.
         GitHubError: the PR's files, a requested file or the comments cannot be read.
     """
-    existing = github.find_bot_comment(pull.repo, pull.number, MARKER)
+    existing = github.find_bot_comment(pull.repo, pull.number, MARKER, author=bot_login)
     if skip_if_audited and existing is not None and audited_head(existing.body) == pull.head_sha:
         return AuditPlan(
             pull, Selection((), ()), (), (), existing.body, audit_format, existing, True

@@ -31,14 +31,18 @@ The oracle for every markdown sink is a real CommonMark renderer with tables and
 from __future__ import annotations
 
 import html
+import json
 import re
-from collections.abc import Sequence
+import unicodedata
+from collections.abc import Callable, Sequence
+from typing import Any
 from urllib.parse import quote
 
 __all__ = [
     "code_block",
     "code_span",
     "html_text",
+    "json_line",
     "log_value",
     "neutralise",
     "neutralise_block",
@@ -58,22 +62,44 @@ _LINE_START = frozenset("-+=")
 _RUN = re.compile(r"`+")
 _LIST_MARKER = re.compile(r"([-*+]|[0-9]{1,9}[.)])[ \t]+")
 _FENCE = re.compile(r"(`{3,}|~{3,})(.*)$")
-_LANG = re.compile(r"[A-Za-z0-9_+-]{1,30}")
 
 
 def _cap(text: str, max_chars: int) -> str:
     return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
 
+_GITHUB_LINKS = re.compile(
+    r"(?<=#)(?=[A-Za-z0-9])"  # issue and PR references: #12, owner/repo#12
+    r"|(?<=\bGH)(?=-[0-9])"  # GH-12
+    r"|(?<=:)(?=[a-z0-9_+-]+:)",  # emoji shortcodes :rocket:
+)
+_HEX_RUN = re.compile(r"(?<![0-9A-Za-z])[0-9A-Fa-f]{7,}(?![0-9A-Za-z])")
+
+
+def _unlinked(text: str) -> str:
+    """A zero-width space wherever github.com links or replaces text *after* rendering, so a
+    backslash escape cannot stop it: issue and PR references, ``GH-`` numbers, emoji
+    shortcodes, and hex runs a commit SHA could match (one every six digits)."""
+    text = _GITHUB_LINKS.sub(ZWSP, text)
+    return _HEX_RUN.sub(lambda m: ZWSP.join(re.findall(".{1,6}", m.group())), text)
+
+
+def _hidden(ch: str) -> bool:
+    """Control, format (bidi overrides, zero-width), private-use and unassigned characters."""
+    return unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cn", "Zl", "Zp")
+
+
 def _escape_plain(text: str, *, at_line_start: bool) -> str:
     out: list[str] = []
-    for at, ch in enumerate(text):
+    for at, ch in enumerate(_unlinked(text)):
         if ch == "`":
             out.append("&#96;")
         elif ch == "@":
             out.append("@" + ZWSP)
         elif ch in _SYNTAX or (at == 0 and at_line_start and ch in _LINE_START):
             out.append("\\" + ch)
+        elif ch != ZWSP and _hidden(ch):
+            out.append(_visible(ch))
         else:
             out.append(ch)
     return "".join(out)
@@ -88,11 +114,11 @@ def _visible(text: str) -> str:
 
 
 def code_span(text: str, *, max_chars: int = 300, table: bool = False) -> str:
-    """Inline code showing ``text`` exactly (control characters as escapes, cut at
-    ``max_chars`` with ``…``): the delimiter is one backtick longer than the longest run
+    """Inline code showing ``text`` exactly (control characters as escapes; the shown text
+    cut at ``max_chars`` with ``…``): the delimiter is one backtick longer than the longest run
     inside, padded with a space where CommonMark strips one. ``table=True`` escapes ``|``
     (GFM splits table cells before it reads code spans)."""
-    content = _visible(_cap(text, max_chars)) or " "
+    content = _cap(_visible(text), max_chars) or " "
     longest = max((len(run) for run in _RUN.findall(content)), default=0)
     fence = "`" * (longest + 1)
     if content.strip(" ") and (content[0] in "` " or content[-1] in "` "):
@@ -127,50 +153,53 @@ def _inline(text: str, *, table: bool, at_line_start: bool) -> str:
     return "".join(out)
 
 
+def _fitted(source: str, build: Callable[[str], str], max_chars: int) -> str:
+    """``build(source)``, with ``source`` cut (``…``) until the result is at most ``max_chars``
+    long: escapes make the markdown longer than its text, and the bound is on what is posted."""
+    while True:
+        out = build(source)
+        if len(out) <= max_chars or len(source) <= 1:
+            return out
+        source = _cap(source, max(1, min(len(source) - 1, len(source) * max_chars // len(out))))
+
+
 def neutralise(text: str, *, max_chars: int = 1000, table: bool = False) -> str:
-    """One line of inert markdown showing ``text`` (whitespace collapsed, cut at ``max_chars``
-    source characters with ``…``). Safe anywhere inline, at a line's start too; ``table=True``
-    for a GFM table cell."""
-    flat = _cap(" ".join(text.split()), max_chars)
-    return _inline(flat, table=table, at_line_start=True)
+    """One line of inert markdown showing ``text`` (whitespace collapsed), at most ``max_chars``
+    characters long (the text is cut with ``…`` to fit). Safe anywhere inline, at a line's
+    start too; ``table=True`` for a GFM table cell."""
+    flat = " ".join(text.split())
+    return _fitted(flat, lambda t: _inline(t, table=table, at_line_start=True), max_chars)
 
 
-def code_block(lines: Sequence[str], *, info: str = "") -> str:
+def code_block(lines: Sequence[str]) -> str:
     """Fenced code showing ``lines`` exactly (control characters as escapes): the fence is a
-    backtick run longer than any inside, so no line can close it; ``info`` is kept only when
-    it is a plain language name."""
+    backtick run longer than any inside, so no line can close it. It carries no info string:
+    on github.com ```mermaid, ```geojson, ```topojson, ```stl and ```math fences render as
+    diagrams, maps, models and formulas, which untrusted text must not get."""
     shown = [_visible(line) for line in lines]
     longest = max((len(r) for line in shown for r in _RUN.findall(line)), default=0)
     fence = "`" * max(3, longest + 1)
-    lang = _LANG.fullmatch(info.strip().split(" ")[0])
-    return "\n".join([fence + (lang.group() if lang else ""), *shown, fence])
+    return "\n".join([fence, *shown, fence])
 
 
-def neutralise_block(text: str, *, max_chars: int = 8000) -> str:
-    """Multi-line inert markdown showing ``text`` (cut at ``max_chars`` source characters).
-
-    Kept: line breaks (one blank line at most between paragraphs), a list marker at a line's
-    start with its indentation (``-``, ``*``, ``+``, ``1.``, ``1)``), and fenced code (``` or
-    ~~~, re-emitted in a backtick fence longer than any run inside, closed at the end of the
-    text if the author left it open). Everything else on a line is :func:`neutralise`'d.
-    """
+def _block(text: str) -> str:
     out: list[str] = []
     code: list[str] | None = None
-    closer = info = ""
-    for raw in _cap(text.strip(), max_chars).splitlines():
+    closer = ""
+    for raw in text.splitlines():
         line = raw.rstrip().replace("\t", "    ")
         stripped = line.lstrip(" ")
         fence = _FENCE.match(stripped)
         if code is not None:
             run, rest = (fence.group(1), fence.group(2)) if fence else ("", "x")
             if run[:1] == closer[0] and len(run) >= len(closer) and not rest.strip():
-                out.append(code_block(code, info=info))
+                out.append(code_block(code))
                 code = None
                 continue
             code.append(line)
             continue
         if fence and not (fence.group(1)[0] == "`" and "`" in fence.group(2)):
-            closer, info, code = fence.group(1), fence.group(2), []
+            closer, code = fence.group(1), []
             continue
         if not stripped:
             if out and out[-1]:
@@ -186,18 +215,40 @@ def neutralise_block(text: str, *, max_chars: int = 8000) -> str:
         else:
             out.append(_inline(" ".join(stripped.split()), table=False, at_line_start=True))
     if code is not None:
-        out.append(code_block(code, info=info))
+        out.append(code_block(code))
     return "\n".join(out).strip("\n")
 
 
+def neutralise_block(text: str, *, max_chars: int = 8000) -> str:
+    """Multi-line inert markdown showing ``text``, at most ``max_chars`` characters long (the
+    text is cut with ``…`` to fit).
+
+    Kept: line breaks (one blank line at most between paragraphs), a list marker at a line's
+    start with its indentation (``-``, ``*``, ``+``, ``1.``, ``1)``), and fenced code (``` or
+    ~~~, re-emitted without its info string in a backtick fence longer than any run inside,
+    closed at the end of the text if the author left it open). Everything else on a line is
+    :func:`neutralise`'d.
+    """
+    return _fitted(text.strip(), _block, max_chars)
+
+
 def html_text(text: str, *, max_chars: int = 300) -> str:
-    """Text for inside raw HTML the bot writes (e.g. ``<summary>``): one line, HTML-escaped
-    (quotes too), ``@`` followed by a zero-width space, cut at ``max_chars``."""
+    """Text for inside raw HTML the bot writes (e.g. ``<summary>``): one line, control and
+    invisible characters as escapes, HTML-escaped (quotes too), a zero-width space after
+    ``@`` and where github.com would link a reference, SHA or emoji, cut at ``max_chars``."""
     flat = _cap(" ".join(_visible(text).split()), max_chars)
-    return html.escape(flat, quote=True).replace("@", "@" + ZWSP)
+    linked = _unlinked(flat)
+    return html.escape(linked, quote=True).replace("@", "@" + ZWSP)
 
 
 _PERCENT = re.compile("[%\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def json_line(value: Any) -> str:
+    """One line of JSON for stdout: ``json.dumps`` escapes control characters, line
+    separators and non-ASCII; ``[`` after ``##`` (only ever inside a string) becomes
+    ``\\u005b``, so the runner's ``##[`` commands cannot appear. Still valid JSON."""
+    return json.dumps(value, ensure_ascii=True).replace("##[", "##\\u005b")
 
 
 def log_value(text: str, *, max_chars: int = 2000) -> str:

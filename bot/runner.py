@@ -215,6 +215,7 @@ def run_audit(
         max_segments=settings.max_segments,
         skip_globs=DEFAULT_SKIP_GLOBS + settings.skip_globs,
         skip_if_audited=skip_if_audited,
+        bot_login=settings.bot_login,
     )
     if plan.already_audited:
         return _skipped(

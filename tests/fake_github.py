@@ -27,6 +27,7 @@ class StoredComment:
     id: int
     body: str
     author_type: str = "Bot"
+    author: str = "github-actions[bot]"
 
 
 @dataclass
@@ -108,11 +109,14 @@ class FakeGitHub:
         self.reads.append(("file_lines", path))
         return list(self.contents[path])
 
-    def find_bot_comment(self, repo: str, number: int, marker: str) -> BotComment | None:
+    def find_bot_comment(
+        self, repo: str, number: int, marker: str, *, author: str | None = None
+    ) -> BotComment | None:
         self._enter("find_bot_comment")
         self.reads.append(("find_bot_comment", str(number)))
-        for c in self.bot_comments(number):
-            if c.body.startswith(marker):
+        for c in self.comments[number]:
+            mine = c.author == author if author else c.author_type == "Bot"
+            if mine and c.body.startswith(marker):
                 return BotComment(c.id, c.body)
         return None
 

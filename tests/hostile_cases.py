@@ -391,8 +391,8 @@ ROWS: list[Row] = [
         ("forged <!-- triage-bot:audit --> and <!-- triage-bot:head=... --> markers", "markers",
          "audit markers 1, at start: True; hidden comments 2, names the real head: True"),
     ]),
-    Row(POSTING, "12 accepted audits of ~9,000 chars each (> 65,536 in all)", FITS,
-        lambda: _fits(_comment(audits=12, risk_chars=9000)), 3000, 64),
+    Row(POSTING, "40 accepted audits with 9,000-char sections (each cut to 2,000; > 65,536 in "
+        "all)", FITS, lambda: _fits(_comment(audits=40, risk_chars=9000)), 8000, 64),
     Row(POSTING, "3,000 skipped files with long paths, nothing accepted", FITS,
         lambda: _fits(_comment(audits=0, risk_chars=0, skipped=3000)), 3000, 64),
     Row(POSTING, "/audit_history: a PR file named with ``` fences and an @mention",

@@ -7,9 +7,12 @@ with their attributes), the text outside code, the text inside code, and the top
 blocks. Tests and benchmarks/reliability.py assert safety
 on this, never on the bot's own idea of markdown (issue 13, finding 3).
 
-GitHub-only rules the renderer does not know are checked on its output: a mention is ``@``
-directly followed by a letter, digit or ``-``/``_`` in text outside code (GitHub links none
-inside code).
+GitHub-only rules the renderer does not know are checked on its output, in text outside code
+(GitHub links none inside code), because github.com applies them *after* rendering, where
+backslash escapes are already gone: a mention is ``@`` directly followed by a letter, digit,
+``-`` or ``_``; references are ``#12``, ``owner/repo#12`` and ``GH-12``, commit SHAs 7-40 hex
+digits, emoji shortcodes ``:name:`` (GitHub's "Autolinked references and URLs" and
+"Basic writing and formatting syntax").
 """
 
 from __future__ import annotations
@@ -28,6 +31,13 @@ MD = MarkdownIt("commonmark", {"html": True, "linkify": True}).enable(
 )
 
 _MENTION = re.compile(r"@[A-Za-z0-9_-]")
+_GITHUB_LINK = re.compile(
+    r"(?<![\w/])(?:[\w.-]+/[\w.-]+)?#[0-9]+|\bGH-[0-9]+"
+    r"|(?<![0-9A-Za-z])[0-9A-Fa-f]{7,40}(?![0-9A-Za-z])"
+    r"|:(?:[a-z0-9_+-]*[a-z][a-z0-9_+-]*|[+-]1|100|1234):",  # emoji names hold a letter, or
+    # are one of the few all-digit ones
+    re.IGNORECASE,
+)
 _VOID = frozenset({"br", "hr", "img", "input", "meta", "link", "source", "wbr", "area"})
 
 
@@ -59,6 +69,11 @@ class Rendered:
     def mentions(self) -> list[str]:
         """Live mentions GitHub would link (outside code)."""
         return _MENTION.findall(self.text.replace("\u200b", " "))
+
+    @property
+    def github_links(self) -> list[str]:
+        """References, SHAs and emoji github.com would link or replace (outside code)."""
+        return _GITHUB_LINK.findall(self.text.replace("\u200b", " "))
 
 
 class _Collector(HTMLParser):

@@ -35,7 +35,7 @@ from bot.errors import BotError, InvalidRange, StoreError
 from bot.events import load_payload, route_event
 from bot.flows import AuditPlan
 from bot.history.store import AuditRow, Store
-from bot.neutralise import neutralise
+from bot.neutralise import neutralise, neutralise_block
 from bot.render import render_audit_plan
 from bot.triage.issue_text import escape_special_tokens
 from tests.conftest import ROOT, FakeChatModel, load_webhook, write_payload
@@ -387,4 +387,58 @@ ROWS += [
         _newer_store),
     Row(SECURITY, "low: a new store's folder and files (umask 022)",
         "folder 0o700; files ['0o600']", _private_store),
+]  # fmt: skip
+
+
+# --- a second look: what a security review found after the first fix ---------------------------
+def _links_in_model_text(text: str) -> str:
+    rendered = render(neutralise_block(text))
+    return (
+        f"links {len(rendered.github_links)}; fence languages "
+        f"{sorted(rendered.attributes) or 0}; mentions {len(rendered.mentions)}"
+    )
+
+
+def _history_json() -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "t.db"
+        store = Store(db)
+        tail = (False, "markdown", "m", "v", 1, 1, 1.0, "")
+        path = "x ##[set-output name=verdict;]VALID\n::error::y \x1b[2J"
+        store.record_audits([AuditRow("o/r", 7, SHA, path, 1, 2, "GO", "High", *tail)])
+        store.close()
+        out = CliRunner().invoke(main, ["history", "--repo", "o/r", "--db", str(db), "--json"])
+    commands = [ln for ln in out.stdout.splitlines() if ln.lstrip().startswith("::") or "##[" in ln]
+    same = json.loads(out.stdout)[0]["path"] == path
+    escapes = out.stdout.count(chr(27))
+    return (
+        f"exit {out.exit_code}; command lines {len(commands)}; ESC {escapes}; "
+        f"path read back: {same}"
+    )
+
+
+def _fifty_invisible_paths() -> str:
+    path = "\U000e0041" * 120 + ".py"
+    outcomes: list[AuditResult | AuditRejected] = [_result(f"{i}{path}", "x") for i in range(50)]
+    skipped = tuple(Skipped(f"bin/{i}{path}", "no patch") for i in range(3000))
+    body = render_audit_comment(
+        head_sha=SHA, selection=Selection((), skipped), outcomes=outcomes, model="m"
+    )
+    last = render(body).blocks[-1][1]
+    size = "≤" if len(body) <= COMMENT_LIMIT else ">"
+    return f"{size} {COMMENT_LIMIT}; coverage last: {last.startswith('Coverage: 50')}"
+
+
+ROWS += [
+    Row(SECURITY, "review: model text with #1, owner/repo#3, GH-2, a SHA, :rocket:",
+        "links 0; fence languages 0; mentions 0",
+        lambda: _links_in_model_text("see #1, GH-2, torvalds/linux#3, commit "
+                                     "ec26c3e57ca3a959ca5aad62de7213c562f8c821 :rocket:")),
+    Row(SECURITY, "review: a ```mermaid fence in model text (github.com draws it)",
+        "links 0; fence languages 0; mentions 0",
+        lambda: _links_in_model_text("```mermaid\nflowchart LR\n  A[safe to merge]-->B\n```")),
+    Row(SECURITY, "review: 50 audits of 120 invisible characters per path, 3,000 skipped",
+        f"≤ {COMMENT_LIMIT}; coverage last: True", _fifty_invisible_paths),
+    Row(SECURITY, "review: `history --json` of a path holding ##[, ::error and ESC",
+        "exit 0; command lines 0; ESC 0; path read back: True", _history_json),
 ]  # fmt: skip

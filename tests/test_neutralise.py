@@ -32,9 +32,10 @@ from tests.profiles import FUZZ
 
 # Markdown/HTML syntax, GitHub's own (mentions, math, autolinks), whitespace and a few letters.
 SYNTAX = [*list("<>!@[]()`\\-*_~|#$:.&;=+/{}\"' \t\n\r"), "\u2028", "\x00", "\x1b", "1."]
-WORDS = ["img", "src", "http", "www", "details", "summary", "script", "octocat", "x", "é"]
+WORDS = ["img", "src", "http", "www", "details", "summary", "script", "octocat", "x", "é",
+         "12", "GH-", "ec26c3e5", "rocket", "mermaid", "\u202e", "\u200b"]  # fmt: skip
 HOSTILE = st.lists(st.sampled_from(SYNTAX + WORDS), max_size=60).map("".join)
-PRINTABLE = st.lists(st.sampled_from([c for c in SYNTAX if c.isprintable()] + WORDS),
+PRINTABLE = st.lists(st.sampled_from([c for c in SYNTAX + WORDS if c.isprintable()]),
                      max_size=60).map("".join)  # fmt: skip
 
 INLINE_TAGS = {"p", "code"}
@@ -77,6 +78,7 @@ def test_known_attacks_render_inert_in_every_sink(attack: str) -> None:
     _inert(set(paragraph.tags), INLINE_TAGS)
     assert not paragraph.attributes
     assert not paragraph.mentions
+    assert not paragraph.github_links
     block = render(
         f"<details><summary>s</summary>\n\n{neutralise_block(attack)}\n\n</details>\n\nTAIL"
     )
@@ -84,9 +86,13 @@ def test_known_attacks_render_inert_in_every_sink(attack: str) -> None:
     assert block.tags["details"] == 1
     assert block.blocks[-1] == ("p", "TAIL")
     assert not block.mentions
+    assert not block.github_links
+    assert set(block.attributes) <= {"start"}  # no info string: no ```mermaid or ```math
     summary = render(f"<details><summary>{html_text(attack)}</summary>\n\nx\n\n</details>")
     assert set(summary.tags) == {"details", "summary", "p"}
     assert not summary.mentions
+    assert not summary.github_links
+    assert "\u202e" not in paragraph.all_text + block.all_text + summary.all_text
 
 
 def test_code_spans_stay_readable() -> None:
@@ -99,11 +105,17 @@ def test_an_unclosed_fence_is_closed_by_the_bot() -> None:
     rendered = render(out + "\n\nCoverage line")
     assert rendered.blocks[-1] == ("p", "Coverage line")
     assert rendered.code == ["print('<b>')\n</details>\n"]
+    assert "class" not in rendered.attributes  # the language is dropped (```mermaid renders)
 
 
-def test_length_is_capped_on_the_source_text() -> None:
-    out = neutralise("x" * 100, max_chars=30)
-    assert render(out).text.strip() == "x" * 29 + "…"
+def test_length_is_capped_on_what_is_posted() -> None:
+    """The bound is on the markdown, escapes included: 4,000 backticks (5 characters each as
+    ``&#96;``) still make at most ``max_chars`` characters."""
+    assert render(neutralise("x" * 100, max_chars=30)).text.strip() == "x" * 29 + "…"
+    for sink in (neutralise, neutralise_block):
+        out = sink("` " * 4000, max_chars=2000)
+        assert len(out) <= 2000
+        assert out.endswith("…")
 
 
 # --- properties: hostile text in every place, checked by the renderer --------------------------
@@ -115,6 +127,7 @@ def test_inline_text_is_inert_anywhere_in_a_paragraph(text: str) -> None:
         _inert(set(rendered.tags), INLINE_TAGS | {"h1"} if doc.endswith("===\n") else INLINE_TAGS)
         assert not rendered.attributes
         assert not rendered.mentions
+        assert not rendered.github_links
 
 
 @FUZZ

@@ -57,6 +57,10 @@ def audited_head(body: str) -> str | None:
 COMMENT_LIMIT = 65_536
 """GitHub's maximum comment body (characters)."""
 
+SECTION_MAX_CHARS = 2000
+"""Longest section body in the comment (characters of markdown, escapes included): one audit's
+block stays under ~15,000 characters, so one oversized audit cannot push the others out."""
+
 PATH_MAX_CHARS = 120
 """Longest path shown in the table or a summary line (characters); longer ones keep their
 end (the file name) after a ``…``."""
@@ -129,10 +133,11 @@ def _details(result: AuditResult) -> str:
     """One collapsible block: the bot's own ``<summary>`` and headings around each section's
     body, each body inert markdown (an accepted audit has every section: the contract)."""
     parts = [
-        f"#### {s.number}. {s.title}\n\n{neutralise_block(result.sections.get(s.number, ''))}"
+        f"#### {s.number}. {s.title}\n\n"
+        f"{neutralise_block(result.sections.get(s.number, ''), max_chars=SECTION_MAX_CHARS)}"
         for s in SECTIONS
     ]
-    summary = f"{html_text(_where(result.segment))}: {result.verdict}"
+    summary = f"{html_text(_where(result.segment))} ({result.verdict})"
     body = "\n\n".join(parts)
     return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
 

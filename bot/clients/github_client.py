@@ -157,8 +157,11 @@ class GitHubPort(Protocol):
         """The file's lines at ``ref`` (a head SHA), read through the API, never checked out."""
         ...
 
-    def find_bot_comment(self, repo: str, number: int, marker: str) -> BotComment | None:
-        """The bot's comment whose body starts with ``marker``, or ``None``."""
+    def find_bot_comment(
+        self, repo: str, number: int, marker: str, *, author: str | None = None
+    ) -> BotComment | None:
+        """The bot's comment whose body starts with ``marker``, or ``None``: written by
+        ``author`` when given (the bot's login), else by any Bot account."""
         ...
 
     def upsert_comment(self, repo: str, number: int, existing: BotComment | None, body: str) -> str:
@@ -369,13 +372,19 @@ class PyGithubClient:
 
         return self._call(f"read {path} at {ref[:12]} in {repo}", fetch, safe_to_repeat=True)
 
-    def find_bot_comment(self, repo: str, number: int, marker: str) -> BotComment | None:
-        """``GET /repos/{repo}/issues/{number}/comments``: the first comment by a bot account
-        whose body starts with ``marker`` (a human quoting the marker is ignored)."""
+    def find_bot_comment(
+        self, repo: str, number: int, marker: str, *, author: str | None = None
+    ) -> BotComment | None:
+        """``GET /repos/{repo}/issues/{number}/comments``: the first comment whose body starts
+        with ``marker`` and whose author is ``author`` (the bot's login, ``bot_login``) or,
+        when ``author`` is ``None``, any Bot account. A person quoting the marker is ignored;
+        with ``author`` set, so is another app's comment that forges it."""
 
         def fetch() -> BotComment | None:
             for comment in self._gh.get_repo(repo).get_issue(number).get_comments():
-                if comment.body.startswith(marker) and comment.user.type == "Bot":
+                by = comment.user
+                mine = by.login == author if author else by.type == "Bot"
+                if comment.body.startswith(marker) and mine:
                     return BotComment(comment.id, comment.body)
             return None
 

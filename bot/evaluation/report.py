@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from bot.neutralise import log_value
+
 __all__ = [
     "METRICS",
     "Threshold",
@@ -18,6 +20,11 @@ __all__ = [
 # (section, key, label, higher is better)
 METRICS: tuple[tuple[str, str, str, bool], ...] = (
     ("gate", "agreement", "gate agreement", True),
+    ("gate", "agreement_non_borderline", "gate agreement, non-borderline items", True),
+    ("gate", "nr_precision", "NEEDS_REFINEMENT precision", True),
+    ("gate", "nr_recall", "NEEDS_REFINEMENT recall", True),
+    ("gate", "valid_precision", "VALID precision", True),
+    ("gate", "valid_recall", "VALID recall", True),
     ("gate", "model_agreement", "agreement of the model's own verdict", True),
     ("gate", "checklist_changed", "verdicts set by the checklist", False),
     ("gate", "validator_error_rate", "validator-error rate", False),
@@ -58,6 +65,8 @@ def render_report(report: Mapping[str, Any]) -> str:
         if section in report:
             lines.append(f"| {label} | {_fmt(key, report[section].get(key))} |")
     gate = report.get("gate")
+    if gate and gate.get("halves"):
+        lines += ["", _halves_table(gate["halves"])]
     if gate:
         lines += ["", "| expected \\ got | VALID | NEEDS_REFINEMENT | ERROR |", "|---|---|---|---|"]
         for expected, row in gate["confusion"].items():
@@ -66,7 +75,9 @@ def render_report(report: Mapping[str, Any]) -> str:
             )
         lines += ["", "| issue | kind | expected | got | reason |", "|---|---|---|---|---|"]
         for o in gate["outcomes"]:
-            reason = " ".join(str(o["reason"]).split())[:100].replace("|", "/")
+            # model text in a terminal: no escape sequence or workflow command (log_value)
+            reason = log_value(" ".join(str(o["reason"]).split()), max_chars=100)
+            reason = reason.replace("|", "/")
             mark = "" if o["agree"] else " ✗"
             lines.append(
                 f"| {o['id']} | {o['kind']} | {o['expected']} | {o['got']}{mark} | {reason} |"
@@ -85,6 +96,31 @@ def render_report(report: Mapping[str, Any]) -> str:
                 f"{o['verdict'] or '–'} | {why} |"
             )
     return "\n".join(lines) + "\n"
+
+
+HALF_METRICS = (
+    ("agreement", "agreement"),
+    ("agreement_non_borderline", "non-borderline"),
+    ("nr_precision", "NR precision"),
+    ("nr_recall", "NR recall"),
+    ("valid_precision", "VALID precision"),
+    ("valid_recall", "VALID recall"),
+    ("validator_error_rate", "validator-error"),
+)
+"""The per-half figures of a development-set run (issue 14: report both halves every time)."""
+
+
+def _halves_table(halves: Mapping[str, Mapping[str, Any]]) -> str:
+    names = list(halves)
+    lines = [
+        "| half | items | " + " | ".join(label for _, label in HALF_METRICS) + " |",
+        "|---|---|" + "---|" * len(HALF_METRICS),
+    ]
+    for name in names:
+        h = halves[name]
+        cells = " | ".join(_fmt(key, h.get(key)) for key, _ in HALF_METRICS)
+        lines.append(f"| {name} | {h.get('items', 0)} | {cells} |")
+    return "\n".join(lines)
 
 
 def compare_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
