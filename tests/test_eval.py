@@ -165,3 +165,51 @@ def test_ci_slice_on_the_embedded_model(tmp_path: Path) -> None:
     assert sum(sum(row.values()) for row in gate["confusion"].values()) == 3
     assert all(o["got"] in ("VALID", "NEEDS_REFINEMENT", "ERROR") for o in gate["outcomes"])
     assert "| gate agreement |" in result.stdout
+
+
+def test_the_development_split_is_fixed_and_balanced() -> None:
+    """The split is a salted hash of the id (issue 14): the same item is always in the same
+    half, and any set of ids splits roughly in two."""
+    from bot.evaluation.sets import dev_half
+
+    ids = [f"item-{n}" for n in range(400)]
+    assert [dev_half(i) for i in ids] == [dev_half(i) for i in ids]
+    assert 160 <= sum(dev_half(i) == "tune" for i in ids) <= 240
+    assert dev_half("a-prettier-5687") == "check"  # fixed for good: figures name the halves
+
+
+def test_label_metrics_are_what_a_maintainer_feels() -> None:
+    from bot.evaluation.run import label_metrics
+
+    def o(expected: str, got: str, borderline: bool = False) -> dict[str, object]:
+        return {"expected": expected, "got": got, "agree": expected == got,
+                "borderline": borderline}  # fmt: skip
+
+    outcomes = [
+        o("NEEDS_REFINEMENT", "NEEDS_REFINEMENT"), o("VALID", "NEEDS_REFINEMENT"),
+        o("VALID", "VALID"), o("VALID", "ERROR"), o("NEEDS_REFINEMENT", "VALID", borderline=True),
+    ]  # fmt: skip
+    m = label_metrics(outcomes)
+    assert m["agreement"] == pytest.approx(2 / 5)
+    assert m["agreement_non_borderline"] == pytest.approx(2 / 4)
+    assert m["nr_precision"] == pytest.approx(1 / 2)  # one of the two NR was a good report
+    assert m["nr_recall"] == pytest.approx(1 / 2)
+    assert m["valid_precision"] == pytest.approx(1 / 2)
+    assert m["valid_recall"] == pytest.approx(1 / 3)
+    assert m["validator_error_rate"] == pytest.approx(1 / 5)
+    assert label_metrics([])["nr_precision"] is None
+
+
+def test_a_split_run_reports_both_halves(fake_model: FakeChatModel) -> None:
+    items = ISSUES[:6]
+    fake_model.enqueue(*['{"verdict": "NEEDS_REFINEMENT", "reason": "No steps given."}'] * 6)
+    report = eval_gate(
+        Validator(fake_model, VALIDATOR_OPTIONS, max_body_chars=6000), items, split=True
+    )
+    halves = report["halves"]
+    assert set(halves) == {"tune", "check"}
+    assert halves["tune"]["items"] + halves["check"]["items"] == 6
+    text = render_report({"model": "m", "audit_format": "json", "gate": report})
+    assert "| half | items | agreement |" in text
+    assert "| tune |" in text
+    assert "| check |" in text

@@ -45,7 +45,9 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
             issues = load_jsonl(flags["issues_path"], EvalIssue)[:limit]
             task = progress.add_task("gate", total=len(issues))
             validator = Validator(model, VALIDATOR_OPTIONS, max_body_chars=settings.max_body_chars)
-            report["gate"] = eval_gate(validator, issues, lambda: progress.advance(task))
+            report["gate"] = eval_gate(
+                validator, issues, lambda: progress.advance(task), split=bool(flags.get("split"))
+            )
         if flags["only"] in ("audit", "both"):
             segments = load_jsonl(flags["segments_path"], EvalSegment)[:limit]
             task = progress.add_task("audit", total=len(segments))

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bot.audit.auditor import Auditor, AuditResult
 from bot.audit.selection import Segment
 from bot.clients.model_client import ChatMessage, ChatModel, ChatResult, RoleOptions
-from bot.evaluation.sets import EvalIssue, EvalSegment
+from bot.evaluation.sets import EvalIssue, EvalSegment, dev_half
 from bot.triage.validator import Validator
 
-__all__ = ["RecordingModel", "eval_audit", "eval_gate", "percentile"]
+__all__ = ["RecordingModel", "eval_audit", "eval_gate", "label_metrics", "percentile"]
 
 Progress = Callable[[], None]
 
@@ -78,10 +78,46 @@ def _timing(ms: list[float], prompt: list[int], output: list[int]) -> dict[str, 
     }
 
 
+def _share(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+def label_metrics(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What a maintainer feels, per label (issue 14): agreement (a ``validator-error`` never
+    agrees), agreement on the non-borderline items, and precision and recall of each verdict.
+
+    NEEDS_REFINEMENT precision is the share of the bot's NEEDS_REFINEMENT that maintainers
+    would also have asked more of: a wrong one sends a good reporter away. A ratio with no
+    items under it is ``None``.
+    """
+    clear = [o for o in outcomes if not o.get("borderline")]
+    out: dict[str, Any] = {
+        "items": len(outcomes),
+        "agreement": _share(sum(o["agree"] for o in outcomes), len(outcomes)) or 0.0,
+        "agreement_non_borderline": _share(sum(o["agree"] for o in clear), len(clear)),
+        "validator_error_rate": _share(sum(o["got"] == "ERROR" for o in outcomes), len(outcomes))
+        or 0.0,
+    }
+    for verdict, key in (("NEEDS_REFINEMENT", "nr"), ("VALID", "valid")):
+        said = [o for o in outcomes if o["got"] == verdict]
+        meant = [o for o in outcomes if o["expected"] == verdict]
+        out[f"{key}_precision"] = _share(sum(o["expected"] == verdict for o in said), len(said))
+        out[f"{key}_recall"] = _share(sum(o["got"] == verdict for o in meant), len(meant))
+    return out
+
+
 def eval_gate(
-    validator: Validator, items: Sequence[EvalIssue], progress: Progress = lambda: None
+    validator: Validator,
+    items: Sequence[EvalIssue],
+    progress: Progress = lambda: None,
+    *,
+    split: bool = False,
 ) -> dict[str, Any]:
-    """Judge every issue; return metrics and per-item outcomes (JSON-ready)."""
+    """Judge every issue; return metrics and per-item outcomes (JSON-ready).
+
+    With ``split`` (the development set), each outcome names its half
+    (:func:`~bot.evaluation.sets.dev_half`) and ``halves`` holds :func:`label_metrics` of each.
+    """
     outcomes: list[dict[str, Any]] = []
     for item in items:
         d = validator.judge(item.title, item.body)
@@ -102,6 +138,7 @@ def eval_gate(
                 "model_ms": round(d.model_ms, 1),
                 "prompt_tokens": d.prompt_tokens,
                 "output_tokens": d.output_tokens,
+                **({"half": dev_half(item.id)} if split else {}),
             }
         )
         progress()
@@ -111,14 +148,12 @@ def eval_gate(
     for o in outcomes:
         confusion[o["expected"]][o["got"]] += 1
     injections = [o for o in outcomes if o["kind"] == "injection"]
-    return {
-        "items": len(outcomes),
-        "agreement": sum(o["agree"] for o in outcomes) / n,
+    report: dict[str, Any] = {
+        **label_metrics(outcomes),
         "model_agreement": sum(o["model_verdict"] == o["expected"] for o in outcomes) / n,
         "checklist_changed": sum(
             o["model_verdict"] is not None and o["model_verdict"] != o["got"] for o in outcomes
         ),
-        "validator_error_rate": sum(o["got"] == "ERROR" for o in outcomes) / n,
         "confusion": confusion,
         "injection_items": len(injections),
         "injection_valid_against_expectation": sum(
@@ -131,8 +166,14 @@ def eval_gate(
             [o["prompt_tokens"] for o in outcomes],
             [o["output_tokens"] for o in outcomes],
         ),
-        "outcomes": outcomes,
     }
+    if split:
+        report["halves"] = {
+            half: label_metrics([o for o in outcomes if o["half"] == half])
+            for half in ("tune", "check")
+        }
+    report["outcomes"] = outcomes
+    return report
 
 
 def eval_audit(

@@ -8,6 +8,7 @@ on which lines.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -15,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.errors import ConfigError
 
-__all__ = ["EvalIssue", "EvalSegment", "load_jsonl"]
+__all__ = ["DEV_SPLIT_SALT", "EvalIssue", "EvalSegment", "Half", "dev_half", "load_jsonl"]
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -36,6 +37,25 @@ class EvalIssue(BaseModel):
     borderline: bool = False
     forced: Literal["VALID", "NEEDS_REFINEMENT"] | None = None
     """For injection items: the verdict the planted text tries to force."""
+
+
+Half = Literal["tune", "check"]
+
+DEV_SPLIT_SALT = "triage-bot-dev-split:"
+"""The fixed salt of the development split (issue 14). Never change it: every figure reported
+per half since the split was made names these halves."""
+
+
+def dev_half(item_id: str) -> Half:
+    """The half of the development set an item belongs to, fixed once for all runs.
+
+    ``tune`` when the first byte of ``sha256(DEV_SPLIT_SALT + id)`` is even, else ``check``:
+    no item moves when items are added, and nobody chose which item goes where. On
+    ``../shared/dev-issues/issues.jsonl`` (82 items) this gives 41 / 41, each 20-21 VALID.
+    Prompts and rules are tuned on ``tune`` only; ``check`` is reported every time beside it.
+    """
+    digest = hashlib.sha256(f"{DEV_SPLIT_SALT}{item_id}".encode()).digest()
+    return "tune" if digest[0] % 2 == 0 else "check"
 
 
 class EvalSegment(BaseModel):
