@@ -71,7 +71,7 @@ def _cap(text: str, max_chars: int) -> str:
 _GITHUB_LINKS = re.compile(
     r"(?<=#)(?=[A-Za-z0-9])"  # issue and PR references: #12, owner/repo#12
     r"|(?<=\bGH)(?=-[0-9])"  # GH-12
-    r"|(?<=:)(?=[a-z0-9_+-]+:)",  # emoji shortcodes :rocket:
+    r"|(?<=:)(?=[A-Za-z0-9_+-]+:)",  # emoji shortcodes :rocket: (any case, to be safe)
 )
 _HEX_RUN = re.compile(r"(?<![0-9A-Za-z])[0-9A-Fa-f]{7,}(?![0-9A-Za-z])")
 
