@@ -186,7 +186,9 @@ def test_audit_of_own_code_keeps_the_invariants(tmp_path: Path) -> None:
         def file_lines(self, repo: str, p: str, ref: str) -> list[str]:
             return source
 
-        def find_bot_comment(self, repo: str, number: int, marker: str) -> BotComment | None:
+        def find_bot_comment(
+            self, repo: str, number: int, marker: str, *, author: str | None = None
+        ) -> BotComment | None:
             return None
 
         def upsert_comment(self, repo: str, number: int, existing: object, body: str) -> str:
