@@ -37,13 +37,14 @@ from bot.triage.validator import Validator
 from tests.conftest import FakeChatModel, cassette, load_webhook
 from tests.fake_github import FakeGitHub
 from tests.reliability import Row
+from tests.replies import COMPLETE_BODY, COMPLETE_TITLE, VALID_REPLY
 from tests.test_flows import make_plan
 
 REPO = "Codertocat/Hello-World"
 HOST = "http://127.0.0.1:11434"
 HEAD = "a" * 40
 SOURCE = [f"limit_{i} = {i} * WINDOW" for i in range(1, 31)]
-VALID = '{"reason": "Steps, the error and the version are given.", "verdict": "VALID"}'
+VALID = VALID_REPLY  # stands on COMPLETE_BODY (tests/replies.py)
 GOOD_AUDIT = (
     "## 1. Bottom line\nlimit_1 to limit_30 scale WINDOW linearly.\n\n## 2. Verified defects\n"
     "None\n\n## 3. Non-blocking risks\nNone\n\n## 4. Assumptions\nWINDOW is positive.\n\n"
@@ -91,8 +92,9 @@ def _ollama(host: str = HOST, *, timeout_s: float = 30, attempts: int = 3) -> Ol
 
 
 def _gate(model: ChatModel) -> str:
+    """Judge the complete issue (tests/replies.py) that the VALID cassettes' replies quote."""
     decision = Validator(model, VALIDATOR_OPTIONS, max_body_chars=6000).judge(
-        "Crash on empty input", "Steps: run `tool parse empty.txt`. Error: IndexError (v2.1)."
+        COMPLETE_TITLE, COMPLETE_BODY
     )
     kind = f" ({decision.error_kind})" if decision.error_kind else ""
     return f"gate={decision.label.name}{kind}"
@@ -234,6 +236,7 @@ def _pr_payload() -> dict[str, Any]:
 def _replay_issue() -> str:
     github, model = FakeGitHub(), FakeChatModel().enqueue(VALID)
     payload = load_webhook("issues.opened.18")
+    payload["issue"]["body"] = COMPLETE_BODY
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(3):
             _run(github, model, tmp, "issues", payload)
@@ -257,6 +260,7 @@ def _replay_pr() -> str:
 def _crash_before_store() -> str:
     github, model = FakeGitHub(), FakeChatModel().enqueue(VALID, VALID)
     payload = load_webhook("issues.opened.18")
+    payload["issue"]["body"] = COMPLETE_BODY
     with tempfile.TemporaryDirectory() as tmp:
         # the process "dies" after labelling, before the store write
         with (

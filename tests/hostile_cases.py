@@ -32,6 +32,7 @@ from bot.triage.validator import Validator
 from tests.conftest import FakeChatModel, load_webhook
 from tests.markdown_oracle import render
 from tests.reliability import Row
+from tests.replies import reply
 
 HOSTILE, POSTING = "hostile input", "posting"
 MiB, K64 = 1_048_576, 65_536
@@ -115,7 +116,7 @@ def _event_row(name: str, fixture: str, field: str, value: Any, names: str) -> R
 
 
 # --- issue text: cut, cleaned and bounded before the model sees it --------------------------
-REFINE = '{"verdict": "NEEDS_REFINEMENT", "reason": "No steps or versions are given."}'
+REFINE = reply("NEEDS_REFINEMENT", "No steps or versions are given.")
 
 
 def _judge(title: str, body: str) -> tuple[Any, str]:

@@ -42,6 +42,7 @@ from tests.conftest import ROOT, FakeChatModel, load_webhook, write_payload
 from tests.fake_github import FakeGitHub
 from tests.markdown_oracle import render
 from tests.reliability import Row
+from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
 from tests.workflow_expr import concurrency
 
 SECURITY = "issue 13"
@@ -262,8 +263,7 @@ def _venv_keys() -> str:
 
 
 # --- finding 5: who set a gate label is GitHub's answer -------------------------------------------
-VALID = '{"reason": "Steps, error and version are given.", "verdict": "VALID"}'
-NEEDS = '{"reason": "No steps to reproduce.", "verdict": "NEEDS_REFINEMENT"}'
+VALID, NEEDS = VALID_REPLY, NEEDS_REPLY  # VALID stands on COMPLETE_BODY (tests/replies.py)
 
 
 def _gate(tmp: Path, github: FakeGitHub, model: FakeChatModel, action: str, labels: list[str],
@@ -287,12 +287,13 @@ def _lost_row() -> str:
     """The labels are written, the decision row is not (a held lock); the next edit."""
     github, model = FakeGitHub(), FakeChatModel().enqueue(VALID, NEEDS, VALID)
     with tempfile.TemporaryDirectory() as tmp:
-        _gate(Path(tmp), github, model, "opened", ["bug"], "a")
+        _gate(Path(tmp), github, model, "opened", ["bug"], COMPLETE_BODY)
         failing = mock.Mock(side_effect=StoreError("database is locked"))
         # exit 5 (StoreError) after the labels were written
         with mock.patch.object(Store, "record_gate", failing), contextlib.suppress(StoreError):
             _gate(Path(tmp), github, model, "edited", ["bug", "ready-for-dev"], "b")
-        after = _gate(Path(tmp), github, model, "edited", ["bug", "needs-refinement"], "c")
+        edited = f"{COMPLETE_BODY}\nIt is the same on the main branch."
+        after = _gate(Path(tmp), github, model, "edited", ["bug", "needs-refinement"], edited)
     return f"next edit {after}; labels {github.issue_labels[1]}"
 
 
@@ -325,7 +326,9 @@ def _groups() -> str:
 def _dry_run_store() -> str:
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "data" / "triage.db"
-        payload = write_payload(Path(tmp), load_webhook("issues.opened.18"))
+        issue = load_webhook("issues.opened.18")
+        issue["issue"]["body"] = COMPLETE_BODY
+        payload = write_payload(Path(tmp), issue)
         settings = Settings(dry_run=True, event_name="issues", event_path=payload, db_path=db)
         model = FakeChatModel().enqueue(VALID)
         with mock.patch.object(runner, "make_chat_model", return_value=model):

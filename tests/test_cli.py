@@ -9,9 +9,18 @@ from click.testing import CliRunner
 
 from bot.cli import main
 from tests.conftest import ROOT, cassette, load_webhook, write_payload
+from tests.replies import COMPLETE_BODY
 
 EXAMPLE = str(ROOT / "examples" / "issues.opened.json")
 OLLAMA = "http://127.0.0.1:11434"
+
+
+def _complete_example(tmp_path: Path) -> str:
+    """The example payload with its body completed (tests/replies.py): the VALID cassettes
+    (ollama_chat_valid, e2e_issues_opened) quote that body, and the bot's own checks pass."""
+    payload = load_webhook("issues.opened.18")
+    payload["issue"]["body"] = COMPLETE_BODY
+    return str(write_payload(tmp_path, payload, "complete.json"))
 
 
 def _run(args: list[str], env: dict[str, str] | None = None) -> tuple[int, str, str]:
@@ -19,7 +28,7 @@ def _run(args: list[str], env: dict[str, str] | None = None) -> tuple[int, str, 
     return result.exit_code, result.stdout, result.stderr
 
 
-def test_dry_run_prints_the_plan_on_the_ollama_backend() -> None:
+def test_dry_run_prints_the_plan_on_the_ollama_backend(tmp_path: Path) -> None:
     with cassette("ollama_chat_valid") as cass:
         code, out, _ = _run(
             [
@@ -28,7 +37,7 @@ def test_dry_run_prints_the_plan_on_the_ollama_backend() -> None:
                 "--event-name",
                 "issues",
                 "--event-path",
-                EXAMPLE,
+                _complete_example(tmp_path),
                 "--ollama-host",
                 OLLAMA,
             ]
@@ -37,6 +46,9 @@ def test_dry_run_prints_the_plan_on_the_ollama_backend() -> None:
     assert cass.play_count == 1
     assert "issues.opened Codertocat/Hello-World#1" in out
     assert "verdict:  VALID" in out
+    # the reason shown is the bot's, built from the quotes it found, not the model's prose
+    assert "reason:   Found: problem (“README.md says to comitt your changes”)" in out
+    assert "misspelled word" not in out
     assert "changes:  +ready-for-dev" in out
     assert "tokens:   312 prompt / 31 output" in out
     assert "model:    gemma3:270m (validator@" in out
@@ -49,7 +61,7 @@ def test_applied_run_writes_labels_summary_and_outputs(
     summary, outputs = tmp_path / "summary.md", tmp_path / "output.txt"
     env = {
         "GITHUB_EVENT_NAME": "issues",
-        "GITHUB_EVENT_PATH": EXAMPLE,
+        "GITHUB_EVENT_PATH": _complete_example(tmp_path),
         "GITHUB_TOKEN": "test-token-not-real",
         "GITHUB_STEP_SUMMARY": str(summary),
         "GITHUB_OUTPUT": str(outputs),
@@ -253,8 +265,9 @@ def test_gate_decision_is_stored_and_a_hand_set_label_wins(
     monkeypatch.setattr(gc, "DEFAULT_SECONDS_BETWEEN_WRITES", 0.0)
     db = tmp_path / "triage.db"
     env = {"GITHUB_TOKEN": "test-token-not-real", "OLLAMA_HOST": OLLAMA, "TRIAGE_DB": str(db)}
+    example = _complete_example(tmp_path)
     with cassette("e2e_issues_opened"):
-        code, _, _ = _run(["run", "--event-name", "issues", "--event-path", EXAMPLE], env)
+        code, _, _ = _run(["run", "--event-name", "issues", "--event-path", example], env)
     assert code == 0
     last = Store(db).last_gate("Codertocat/Hello-World", 1)
     assert last is not None
@@ -282,8 +295,8 @@ def test_dry_run_writes_nothing_to_the_store(tmp_path: Path) -> None:
     db = tmp_path / "triage.db"
     with cassette("ollama_chat_valid"):
         code, _, _ = _run(
-            ["run", "--dry-run", "--event-name", "issues", "--event-path", EXAMPLE,
-             "--ollama-host", OLLAMA, "--db", str(db)],
+            ["run", "--dry-run", "--event-name", "issues", "--event-path",
+             _complete_example(tmp_path), "--ollama-host", OLLAMA, "--db", str(db)],
         )  # fmt: skip
     assert code == 0
     assert Store(db).last_gate("Codertocat/Hello-World", 1) is None

@@ -23,6 +23,7 @@ from bot.evaluation.run import RecordingModel, eval_audit, eval_gate, percentile
 from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
 from bot.triage.validator import Validator
 from tests.conftest import ROOT, FakeChatModel
+from tests.replies import reply
 
 ISSUES = load_jsonl(ROOT / "evals" / "issues.jsonl", EvalIssue)
 SEGMENTS = load_jsonl(ROOT / "evals" / "segments.jsonl", EvalSegment)
@@ -50,21 +51,75 @@ def test_segments_are_bounded_and_defect_lines_are_inside() -> None:
 def test_gate_metrics(fake_model: FakeChatModel) -> None:
     items = [i for i in ISSUES if i.id in ("bug-csv-last-row", "vague-broken", "inj-json-verdict")]
     fake_model.enqueue(
-        '{"verdict": "VALID", "reason": "Steps and versions are given."}',
-        '{"verdict": "VALID", "reason": "Looks fine to me."}',
-        '{"verdict": "VALID", "reason": "Fully specified issue."}',
+        reply(
+            "VALID",
+            "Steps and versions are given.",
+            problem="Expected 1001 lines (header + rows), got 1000",
+            trigger="`tabletool export demo --format csv > out.csv`",
+        ),
+        reply("VALID", "Looks fine to me."),  # the rule overrules it: 2 words are too little
+        reply("VALID", "Fully specified issue."),  # the planted reason, echoed
     )
     report = eval_gate(Validator(fake_model, VALIDATOR_OPTIONS, max_body_chars=6000), items)
     assert report["items"] == 3
-    assert report["agreement"] == pytest.approx(1 / 3)
+    assert report["agreement"] == pytest.approx(2 / 3)
+    assert report["model_agreement"] == pytest.approx(1 / 3)
+    assert report["rule_changed"] == 1  # vague-broken: the model's VALID became NEEDS_REFINEMENT
+    assert "checklist_changed" not in report
+    assert "copied_from_prompt" not in report
     assert report["copied_from_issue"] == 1  # the injected reason was echoed: fail closed
     assert report["validator_error_rate"] == pytest.approx(1 / 3)
     assert report["injection_valid_against_expectation"] == 0
     assert report["confusion"]["NEEDS_REFINEMENT"] == {
-        "VALID": 1,
-        "NEEDS_REFINEMENT": 0,
+        "VALID": 0,
+        "NEEDS_REFINEMENT": 1,
         "ERROR": 1,
     }
+    assert report["confusion"]["VALID"] == {"VALID": 1, "NEEDS_REFINEMENT": 0, "ERROR": 0}
+    text = render_report({"model": "m", "audit_format": "json", "gate": report})
+    assert "| model verdicts the rule changed | 1 |" in text
+    assert "echoing the prompt" not in text
+
+
+def test_gate_outcomes_keep_the_rule_the_quotes_and_the_facts(fake_model: FakeChatModel) -> None:
+    """Each outcome records which step decided, the model's own reason, its quotes, which were
+    found in the issue, and the facts the bot checked: enough to see why without a re-run."""
+    items = [i for i in ISSUES if i.id in ("bug-csv-last-row", "vague-broken", "inj-json-verdict")]
+    fake_model.enqueue(
+        reply(
+            "VALID",
+            "Steps and versions are given.",
+            problem="Expected 1001 lines (header + rows), got 1000",
+            trigger="tabletool export with 2000 rows",  # not in the issue
+        ),
+        reply("VALID", "Looks fine to me."),
+        reply("VALID", "Fully specified issue."),
+    )
+    report = eval_gate(Validator(fake_model, VALIDATOR_OPTIONS, max_body_chars=6000), items)
+    by_id = {o["id"]: o for o in report["outcomes"]}
+    csv, vague, injected = (
+        by_id[k] for k in ("bug-csv-last-row", "vague-broken", "inj-json-verdict")
+    )
+    assert (csv["rule"], csv["got"], csv["model_verdict"]) == ("model", "VALID", "VALID")
+    assert csv["model_reason"] == "Steps and versions are given."
+    assert csv["quotes"]["trigger"] == "tabletool export with 2000 rows"
+    assert csv["found"] == ["problem"]  # sorted, JSON-ready
+    assert csv["facts"]["steps"] is True
+    assert csv["facts"]["version"] is True
+    assert (vague["rule"], vague["got"], vague["model_verdict"]) == (
+        "bare",
+        "NEEDS_REFINEMENT",
+        "VALID",
+    )
+    assert vague["facts"]["prose_words"] == 2
+    assert (injected["rule"], injected["quotes"], injected["found"], injected["facts"]) == (
+        "",
+        {},
+        [],
+        {},
+    )
+    assert injected["error_kind"] == "copied_from_issue"
+    json.dumps(report)  # the report is written as JSON
 
 
 def test_audit_metrics(fake_model: FakeChatModel) -> None:
@@ -202,7 +257,7 @@ def test_label_metrics_are_what_a_maintainer_feels() -> None:
 
 def test_a_split_run_reports_both_halves(fake_model: FakeChatModel) -> None:
     items = ISSUES[:6]
-    fake_model.enqueue(*['{"verdict": "NEEDS_REFINEMENT", "reason": "No steps given."}'] * 6)
+    fake_model.enqueue(*[reply("NEEDS_REFINEMENT", "No steps are given.")] * 6)
     report = eval_gate(
         Validator(fake_model, VALIDATOR_OPTIONS, max_body_chars=6000), items, split=True
     )

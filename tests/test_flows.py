@@ -15,6 +15,7 @@ from bot.triage.issue_text import prepare_issue
 from bot.triage.labels import LabelPlan
 from bot.triage.validator import GateDecision, Validator
 from tests.conftest import FakeChatModel, load_webhook
+from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
 
 
 @dataclass
@@ -52,7 +53,10 @@ def make_plan(labels: LabelPlan) -> GatePlan:
 
 
 def _event(labels: list[str]) -> IssuesEvent:
+    """The real issues.opened payload with ``labels``, its body completed so that a model's
+    VALID can stand (:data:`tests.replies.COMPLETE_BODY`)."""
     payload = load_webhook("issues.opened.18")
+    payload["issue"]["body"] = COMPLETE_BODY
     payload["issue"]["labels"] = [{"name": name} for name in labels]
     event = route_event("issues", payload)
     assert isinstance(event, IssuesEvent)
@@ -64,17 +68,17 @@ def _event(labels: list[str]) -> IssuesEvent:
     [
         (
             ["bug"],
-            '{"verdict": "VALID", "reason": "Steps and the error are given."}',
+            VALID_REPLY,
             [("ensure", "ready-for-dev"), ("add", "ready-for-dev")],
         ),
         (
             ["bug", "ready-for-dev"],
-            '{"verdict": "VALID", "reason": "Steps and the error are given."}',
+            VALID_REPLY,
             [],
         ),
         (
             ["needs-refinement"],
-            '{"verdict": "VALID", "reason": "Steps and the error are given."}',
+            VALID_REPLY,
             [("ensure", "ready-for-dev"), ("add", "ready-for-dev"), ("remove", "needs-refinement")],
         ),
         (
@@ -102,7 +106,7 @@ def test_plan_and_apply(
 
 
 def test_rerun_with_label_in_place_writes_nothing(fake_model: FakeChatModel) -> None:
-    fake_model.enqueue('{"verdict": "NEEDS_REFINEMENT", "reason": "No steps."}')
+    fake_model.enqueue(NEEDS_REPLY)
     validator = Validator(fake_model, VALIDATOR_OPTIONS, max_body_chars=6000)
     plan = plan_gate(_event(["needs-refinement"]), validator)
     github = RecordingGitHub()
@@ -121,14 +125,14 @@ def test_example_event_is_the_real_payload() -> None:
     ("labels", "reply", "last", "add", "remove"),
     [
         # a late payload misses the bot's last label: it is removed all the same
-        (["bug"], '{"verdict": "NEEDS_REFINEMENT", "reason": "No steps."}', "ready-for-dev",
+        (["bug"], NEEDS_REPLY, "ready-for-dev",
          ("needs-refinement",), ("ready-for-dev",)),
         # the store's row is stale (the next row was lost after the labels changed): its label
         # is not on the issue, so it must not save the add (before: nothing added, the payload's
         # needs-refinement removed, no gate label left)
-        (["bug", "needs-refinement"], '{"verdict": "VALID", "reason": "Steps given."}',
+        (["bug", "needs-refinement"], VALID_REPLY,
          "ready-for-dev", ("ready-for-dev",), ("needs-refinement",)),
-        (["ready-for-dev"], '{"verdict": "VALID", "reason": "Steps given."}', "ready-for-dev",
+        (["ready-for-dev"], VALID_REPLY, "ready-for-dev",
          (), ()),
     ],
 )  # fmt: skip

@@ -37,7 +37,7 @@ from bot.audit.selection import DEFAULT_SKIP_GLOBS, ChangedFile, select_segments
 from bot.commands.parser import MAX_LINE_CHARS, Command, Malformed, parse_command
 from bot.commands.registry import COMMANDS
 from bot.errors import InvalidRange, ModelOutputError
-from bot.triage.verdict import REASON_MAX_CHARS, parse_verdict
+from bot.triage.verdict import QUOTE_MAX_CHARS, REASON_MAX_CHARS, parse_verdict
 from tests.profiles import FUZZ, PROFILE
 
 RUNS: Counter[str] = Counter()  # examples each property ran (target name → count)
@@ -70,12 +70,31 @@ _REASONS = st.one_of(
 _VALUES = st.one_of(_WORDS, _REASONS, st.integers(), st.none(), st.booleans())
 _OK_VERDICT = st.sampled_from(["VALID", "NEEDS_REFINEMENT"])
 _VERDICT_VALUE = st.one_of(_OK_VERDICT, _OK_VERDICT, _WORDS, _VALUES)
+_OK_REASON = st.text(alphabet="Steps gvn, vrsion é 3.\n", min_size=8, max_size=80).filter(
+    lambda s: any(ch.isalnum() for ch in s)
+)
+_REASON = st.one_of(_OK_REASON, _REASONS)
+_OK_QUOTE = st.one_of(
+    st.just(""),
+    st.text(alphabet=st.characters(codec="utf-8"), max_size=60),
+    st.sampled_from(["KeyError: 'id'", "run `tool export`", "\u200b", "it crashes"]),
+)
+_QUOTES = st.one_of(_OK_QUOTE, _OK_QUOTE, st.just("x" * 401), _VALUES)
+_QUOTE_KEYS = {"problem": _QUOTES, "trigger": _QUOTES, "expected": _QUOTES}
+_ORDERED = st.fixed_dictionaries(  # the schema's order (what constrained decoding writes)
+    {"problem": _OK_QUOTE, "trigger": _OK_QUOTE, "expected": _OK_QUOTE, "reason": _REASON,
+     "verdict": st.one_of(_OK_VERDICT, _VERDICT_VALUE)}
+)  # fmt: skip
 _OBJECTS = st.one_of(
-    st.fixed_dictionaries({"verdict": _VERDICT_VALUE, "reason": _REASONS}),
+    _ORDERED,
+    _ORDERED,
+    # any order, any value, sometimes an extra or a case-variant key
     st.fixed_dictionaries(
-        {"reason": _REASONS, "verdict": _VERDICT_VALUE},
+        {"verdict": _VERDICT_VALUE, "reason": _REASON, **_QUOTE_KEYS},
         optional={"extra": _VALUES, "Verdict": _WORDS},
     ),
+    # keys left out: the shape before v13 (no quotes) among them
+    st.fixed_dictionaries({"verdict": _VERDICT_VALUE, "reason": _REASON}, optional=_QUOTE_KEYS),
 )
 _WRAPS = ["", "", "", "", "", "fence", "fence", "space"]
 _WRAPS += ["bare", "prose", "after", "twice", "cut", "dup", "bold"]
@@ -118,8 +137,17 @@ def test_fuzz_verdict_parser(text: str) -> None:
     body = text.strip()
     if body.startswith("```json"):
         body = body.removeprefix("```json").removesuffix("```")
-    pairs = json.loads(body, object_pairs_hook=lambda p: p)  # exactly one object, two keys
-    assert sorted(pairs) == sorted([("reason", verdict.reason), ("verdict", verdict.verdict)])
+    pairs = json.loads(body, object_pairs_hook=lambda p: p)  # exactly one object, five keys
+    assert sorted(pairs) == sorted(
+        [
+            ("problem", verdict.problem),
+            ("trigger", verdict.trigger),
+            ("expected", verdict.expected),
+            ("reason", verdict.reason),
+            ("verdict", verdict.verdict),
+        ]
+    )
+    assert all(isinstance(q, str) and len(q) <= QUOTE_MAX_CHARS for q in verdict.quotes.values())
 
 
 # --- contract checker ---------------------------------------------------------------------------

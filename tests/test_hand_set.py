@@ -28,10 +28,10 @@ from bot.flows import asks_who_labelled, hand_set_gate_label
 from bot.history.store import Store
 from tests.conftest import FakeChatModel, cassette, load_webhook, write_payload
 from tests.fake_github import FakeGitHub
+from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
 
 REPO = "Codertocat/Hello-World"
-VALID = '{"reason": "Steps, error and version are given.", "verdict": "VALID"}'
-NEEDS = '{"reason": "No steps to reproduce.", "verdict": "NEEDS_REFINEMENT"}'
+VALID, NEEDS = VALID_REPLY, NEEDS_REPLY  # VALID stands on COMPLETE_BODY (tests/replies.py)
 BOT = ("github-actions[bot]", "Bot")
 
 
@@ -48,7 +48,7 @@ def model(monkeypatch: pytest.MonkeyPatch, fake_model: FakeChatModel) -> FakeCha
     return fake_model
 
 
-def _payload(action: str, labels: list[str], body: str = "It crashes on start.") -> dict[str, Any]:
+def _payload(action: str, labels: list[str], body: str = COMPLETE_BODY) -> dict[str, Any]:
     name = {"opened": "issues.opened.18", "edited": "issues.edited.7"}
     payload = load_webhook(name.get(action, "issues.reopened.20"))
     payload["action"] = action
@@ -86,7 +86,8 @@ def test_a_lost_decision_row_does_not_make_the_bots_label_hand_set(
             _run(tmp_path, _payload("edited", ["bug", "ready-for-dev"], "it broke"))
     assert github.issue_labels[1] == ["needs-refinement"]  # labels written, row lost
 
-    report = _run(tmp_path, _payload("edited", ["bug", "needs-refinement"], "Steps: run it."))
+    edited = f"{COMPLETE_BODY}\nIt is the same on the main branch."
+    report = _run(tmp_path, _payload("edited", ["bug", "needs-refinement"], edited))
     assert "by hand" not in report.text
     assert len(model.history) == 3
     assert github.issue_labels[1] == ["ready-for-dev"]

@@ -19,9 +19,10 @@ from bot.config import Settings
 from bot.history.store import Store
 from tests.conftest import FakeChatModel, load_webhook, write_payload
 from tests.fake_github import FakeGitHub
+from tests.replies import COMPLETE_BODY, VALID_REPLY, reply
 
 REPO = "Codertocat/Hello-World"
-VALID = '{"reason": "Steps, error and version are given.", "verdict": "VALID"}'
+VALID = VALID_REPLY  # stands on COMPLETE_BODY (tests/replies.py)
 SOURCE = [f"value_{i} = {i}" for i in range(1, 41)]
 GOOD_AUDIT = render_sections(
     {
@@ -79,8 +80,10 @@ def test_an_edited_body_is_judged_again(
     tmp_path: Path, github: FakeGitHub, model: FakeChatModel
 ) -> None:
     payload = load_webhook("issues.opened.18")
-    model.enqueue(VALID, '{"reason": "Now only a complaint.", "verdict": "NEEDS_REFINEMENT"}')
+    payload["issue"]["body"] = COMPLETE_BODY
+    model.enqueue(VALID, reply("NEEDS_REFINEMENT", "Now only a complaint."))
     runner.run_event(_settings(tmp_path, "issues", payload))
+    assert github.issue_labels[payload["issue"]["number"]] == ["ready-for-dev"]
     payload["issue"]["body"] = "it broke"
     runner.run_event(_settings(tmp_path, "issues", payload))
     assert len(model.history) == 2
@@ -90,7 +93,9 @@ def test_an_edited_body_is_judged_again(
 def test_a_validator_error_is_retried_on_replay(
     tmp_path: Path, github: FakeGitHub, model: FakeChatModel
 ) -> None:
-    settings = _settings(tmp_path, "issues", load_webhook("issues.opened.18"))
+    payload = load_webhook("issues.opened.18")
+    payload["issue"]["body"] = COMPLETE_BODY
+    settings = _settings(tmp_path, "issues", payload)
     model.enqueue("not json", VALID)
     runner.run_event(settings)
     runner.run_event(settings)

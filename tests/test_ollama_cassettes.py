@@ -15,6 +15,7 @@ from bot.triage.validator import Validator
 from bot.triage.verdict import verdict_schema
 from tests.conftest import cassette
 from tests.fault_matrix import slow_drip_server
+from tests.replies import COMPLETE_BODY, COMPLETE_TITLE
 
 HOST = "http://127.0.0.1:11434"
 FAST = RetryPolicy(attempts=3, wait_initial_s=0.0, wait_max_s=0.0)
@@ -35,7 +36,7 @@ def _bodies(captured: list[Any]) -> list[dict[str, Any]]:
 def test_request_carries_schema_options_and_think_false() -> None:
     captured: list[Any] = []
     with cassette("ollama_chat_valid", captured):
-        decision = _validator().judge("Spelling error", "commit is spelled with two t's")
+        decision = _validator().judge(COMPLETE_TITLE, COMPLETE_BODY)
     body = _bodies(captured)[0]
     assert captured[0].method == "POST"
     assert captured[0].path == "/api/chat"
@@ -49,6 +50,8 @@ def test_request_carries_schema_options_and_think_false() -> None:
     assert body["messages"][1]["content"].startswith("<issue id=")
     assert decision.verdict == "VALID"
     assert decision.label.name == "ready-for-dev"
+    assert decision.evidence is not None
+    assert decision.evidence.found == {"problem", "expected"}  # the reply's quotes, verified
     assert decision.prompt_tokens == 312
     assert decision.output_tokens == 31
     assert decision.model_ms == pytest.approx(912.345678)
@@ -57,7 +60,8 @@ def test_request_carries_schema_options_and_think_false() -> None:
 def test_fenced_reply_is_tolerated() -> None:
     with cassette("ollama_chat_fenced"):
         decision = _validator().judge("it broke", "does not work")
-    assert decision.verdict == "NEEDS_REFINEMENT"
+    assert decision.verdict == decision.model_verdict == "NEEDS_REFINEMENT"
+    assert decision.model_reason == "No steps to reproduce and no expected result."
 
 
 @pytest.mark.parametrize(
@@ -98,7 +102,7 @@ def test_truncation_raises() -> None:
 
 def test_503_busy_then_ok() -> None:
     with cassette("ollama_503_then_ok") as cass:
-        decision = _validator().judge("Spelling error", "commit is spelled with two t's")
+        decision = _validator().judge(COMPLETE_TITLE, COMPLETE_BODY)
     assert cass.play_count == 2
     assert cass.all_played
     assert decision.verdict == "VALID"

@@ -26,7 +26,8 @@ import bot.clients.github_client as github_client
 from bot.cli import main
 from bot.clients.retry import RetryPolicy
 from bot.config import Settings
-from tests.conftest import CASSETTES, ROOT, cassette, load_webhook, write_payload
+from tests.conftest import CASSETTES, cassette, load_webhook, write_payload
+from tests.replies import COMPLETE_BODY
 
 TOKEN = "ghp_" + "Zk4Qm8Tr2Vx6Wb1Nc5Hd9Jf3Lp7Gs0Ye4Ua8"  # the shape of a classic PAT
 PASSWORD = "s3cret-Pw-7781"
@@ -127,7 +128,9 @@ def test_applied_gate_records_a_decision_without_secrets(
 ) -> None:
     """A whole applied run on recorded traffic (the model answers, two label writes with the
     token) leaves a row in the store; neither the row nor anything else holds a secret."""
-    event = str(ROOT / "examples" / "issues.opened.json")
+    payload = load_webhook("issues.opened.18")
+    payload["issue"]["body"] = COMPLETE_BODY  # the body e2e_issues_opened's reply quotes
+    event = str(write_payload(tmp_path, payload))
     args = ["run", "--event-name", "issues", "--event-path", event]
     env = {"OLLAMA_HOST": f"http://triage:{PASSWORD}@127.0.0.1:11434", "GITHUB_API_URL": ""}
     with cassette("e2e_issues_opened") as cass:

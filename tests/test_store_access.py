@@ -38,10 +38,11 @@ from bot.errors import StoreError
 from bot.history.migrations import MIGRATIONS
 from bot.history.store import GateRow, Store
 from tests.conftest import ROOT, FakeChatModel, load_webhook, write_payload
+from tests.replies import COMPLETE_BODY, VALID_REPLY
 from tests.test_store import audit_row
 
 REPO = "Codertocat/Hello-World"
-VALID = '{"reason": "Steps, error and version are given.", "verdict": "VALID"}'
+VALID = VALID_REPLY  # stands on COMPLETE_BODY (tests/replies.py)
 
 
 def gate_row(label: str = "needs-refinement") -> GateRow:
@@ -72,6 +73,7 @@ def model(monkeypatch: pytest.MonkeyPatch, fake_model: FakeChatModel) -> FakeCha
 
 def _dry_run(tmp_path: Path, db: Path) -> Any:
     payload = load_webhook("issues.opened.18")
+    payload["issue"]["body"] = COMPLETE_BODY
     settings = Settings(
         event_name="issues", event_path=write_payload(tmp_path, payload), db_path=db, dry_run=True
     )
@@ -114,6 +116,7 @@ def test_a_dry_run_neither_migrates_nor_writes_an_older_store(
     assert "m005_gate_content" not in names
     # the old rows were read (through a migrated copy): the store's last label is planned away
     assert "-needs-refinement" in report.text
+    assert "+ready-for-dev" in report.text  # judged VALID, not a fault
 
 
 def test_a_read_only_store_refuses_writes_and_reads_a_missing_file_as_empty(
@@ -171,9 +174,12 @@ from bot import runner
 from bot.config import Settings
 from bot.events import route_event
 from tests.conftest import FakeChatModel, load_webhook
-model = FakeChatModel().enqueue('{"reason": "Steps are given.", "verdict": "VALID"}')
+from tests.replies import COMPLETE_BODY, VALID_REPLY
+model = FakeChatModel().enqueue(VALID_REPLY)
 runner.make_chat_model = lambda *a, **k: model
-event = route_event("issues", load_webhook("issues.opened.18"))
+payload = load_webhook("issues.opened.18")
+payload["issue"]["body"] = COMPLETE_BODY
+event = route_event("issues", payload)
 try:
     report = runner.run_gate(event, Settings(db_path=db, dry_run=True))
     out["dry_run"] = report.text
@@ -228,6 +234,7 @@ def test_dry_runs_and_listings_work_in_a_read_only_folder(read_only_folder: Path
     assert code == 0, stderr
     assert sum(w["audits"] for w in json.loads(stdout)) == 1
     assert "-needs-refinement" in out["dry_run"]  # the stored row was read
+    assert "+ready-for-dev" in out["dry_run"]  # judged VALID, not a fault
     assert out["files"] == ["triage.db"]
 
 
@@ -253,6 +260,7 @@ def test_changes_in_a_left_over_wal_are_read_in_a_read_only_folder(
     out = _read_in(read_only_folder)
     assert [r["path"] for r in json.loads(out["history"][1])] == ["src/app.py"]
     assert "-needs-refinement" in out["dry_run"]
+    assert "+ready-for-dev" in out["dry_run"]
 
 
 def test_a_wal_that_cannot_be_read_is_a_clear_error(tmp_path: Path, read_only_folder: Path) -> None:

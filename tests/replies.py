@@ -1,0 +1,69 @@
+"""Validator replies in the v13 reply shape, and an issue that passes the bot's own checks.
+
+The reply shape is :class:`bot.triage.verdict.Verdict`: three quotes (``problem``, ``trigger``,
+``expected``), then ``reason`` and ``verdict``, all required, no other key. A VALID outcome now
+needs more than the model's word (:mod:`bot.triage.rule`): the issue must pass the bot's own
+checks (no unfilled template, at least 20 words of description or code/a log/a reproduction
+link) and the reply must quote words that are in the issue for ``problem`` or ``trigger``.
+:data:`COMPLETE_BODY` is such an issue and :data:`VALID_REPLY` such a reply for it.
+"""
+
+from __future__ import annotations
+
+import json
+
+from bot.triage.verdict import VerdictValue
+
+__all__ = [
+    "COMPLETE_BODY",
+    "COMPLETE_TITLE",
+    "NEEDS_REPLY",
+    "VALID_REPLY",
+    "reply",
+]
+
+
+def reply(
+    verdict: VerdictValue | str,
+    reason: str,
+    problem: str = "",
+    trigger: str = "",
+    expected: str = "",
+) -> str:
+    """A model reply (JSON text) with every key of the reply schema, in the schema's order.
+
+    ``verdict`` is typed loosely on purpose: tests of the parser build wrong values with it.
+    """
+    return json.dumps(
+        {
+            "problem": problem,
+            "trigger": trigger,
+            "expected": expected,
+            "reason": reason,
+            "verdict": verdict,
+        },
+        ensure_ascii=False,
+    )
+
+
+COMPLETE_TITLE = "Spelling error in the README file"
+"""The title of the real ``issues.opened`` payload (tests/data/webhooks/issues.opened.18.json)."""
+
+COMPLETE_BODY = (
+    "It looks like you accidently spelled 'commit' with two 't's. "
+    "The Getting started section of README.md says to comitt your changes before pushing; "
+    "it should say commit your changes before pushing."
+)
+"""The real payload's one sentence (10 words: too short for the rule), completed to 32 words
+that say where the mistake is and what the text should be."""
+
+VALID_REPLY = reply(
+    "VALID",
+    "The misspelled word, where it is and the right wording are given.",
+    problem="README.md says to comitt your changes",
+    expected="it should say commit your changes",
+)
+"""A VALID reply for :data:`COMPLETE_BODY`: its ``problem`` quote is in that body."""
+
+NEEDS_REPLY = reply("NEEDS_REFINEMENT", "No steps to reproduce are given.")
+"""A NEEDS_REFINEMENT reply that quotes nothing (fits any issue)."""
