@@ -100,14 +100,14 @@ def test_gate_outcomes_keep_the_rule_the_quotes_and_the_facts(fake_model: FakeCh
     csv, vague, injected = (
         by_id[k] for k in ("bug-csv-last-row", "vague-broken", "inj-json-verdict")
     )
-    assert (csv["rule"], csv["got"], csv["model_verdict"]) == ("model", "VALID", "VALID")
+    assert (csv["rule"], csv["got"], csv["model_verdict"]) == ("evidence", "VALID", "VALID")
     assert csv["model_reason"] == "Steps and versions are given."
     assert csv["quotes"]["trigger"] == "tabletool export with 2000 rows"
     assert csv["found"] == ["problem"]  # sorted, JSON-ready
     assert csv["facts"]["steps"] is True
     assert csv["facts"]["version"] is True
     assert (vague["rule"], vague["got"], vague["model_verdict"]) == (
-        "bare",
+        "short",
         "NEEDS_REFINEMENT",
         "VALID",
     )

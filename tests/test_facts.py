@@ -258,10 +258,12 @@ def test_words_of_the_body_and_the_title() -> None:
     assert f.title_words == 3  # numbers are not words
 
 
-def test_cjk_text_counts_one_word_per_two_characters() -> None:
-    f = facts("设置页面在重新加载后丢失所有更改", title="导出为空")  # 16 characters, no spaces
-    assert f.prose_words == 8
-    assert f.title_words == 2
+def test_cjk_text_counts_two_words_per_three_characters() -> None:
+    """A script written without spaces is not "one word": a Chinese word averages about 1.5
+    characters."""
+    f = facts("设置页面在重新加载后丢失所有更改", title="导出为空")  # 16 and 4 characters
+    assert f.prose_words == 11
+    assert f.title_words == 3
     assert f.non_ascii_share == 1.0
 
 
@@ -269,6 +271,17 @@ def test_mixed_scripts() -> None:
     f = facts("保存ボタン does nothing")  # 5 wide characters → 3 words, plus 2
     assert f.prose_words == 5
     assert 0 < f.non_ascii_share < 1
+
+
+def test_a_bare_url_is_a_link_not_words() -> None:
+    """github.com links a bare URL (CommonMark does not): a link, like ``[text](url)``."""
+    f = facts("See https://example.com/docs/export-options for it")
+    assert (f.links, f.prose_words) == (1, 3)
+
+
+def test_a_version_a_number_or_a_url_fills_a_section() -> None:
+    f = facts("### Version\n\n2.3.1\n\n### Rows\n\n1000\n\n### Link\n\nhttps://example.com/a\n")
+    assert (f.sections, f.empty_sections, f.prose_words) == (3, 0, 0)
 
 
 def test_a_question() -> None:
