@@ -54,7 +54,8 @@ def model_options(fn: F) -> F:
     fn = click.option(
         "--model-path",
         type=click.Path(path_type=Path, dir_okay=False),
-        help="GGUF file for the embedded backend (default: Gemma 3 270M from its PyPI package) "
+        help="GGUF file for the embedded backend (default: Qwen2.5-Coder 1.5B, which "
+        "scripts/setup.sh fetches into ~/.cache/triage-bot/models or TRIAGE_MODELS) "
         "[env TRIAGE_MODEL_PATH].",
     )(fn)
     fn = click.option(

@@ -12,7 +12,8 @@ Nothing below the CLI reads ``os.environ``: the CLI passes the environment mappi
 ``GITHUB_OUTPUT``           file the step outputs are appended to
 ``OLLAMA_HOST``             Ollama base URL; when set, the Ollama backend is used
 ``TRIAGE_VALIDATOR_MODEL``  Ollama tag for the validator role
-``TRIAGE_MODEL_PATH``       GGUF for the embedded backend (default: Gemma 3 270M)
+``TRIAGE_MODEL_PATH``       GGUF for the embedded backend (default: Qwen2.5-Coder 1.5B, set up)
+``TRIAGE_MODELS``           folder of the embedded default (``~/.cache/triage-bot/models``)
 ``TRIAGE_MODEL_TIMEOUT``    seconds per model request (default 120)
 ``TRIAGE_MAX_BODY_CHARS``   longest issue body judged (default 6000, at least 200 characters)
 ``TRIAGE_DRY_RUN``          ``true`` prints the plan instead of writing to GitHub
@@ -38,6 +39,7 @@ from typing import Any
 
 from pydantic import HttpUrl, TypeAdapter, ValidationError
 
+from bot.clients.embedded import default_models_dir
 from bot.clients.model_client import RoleOptions
 from bot.clients.retry import RetryPolicy
 from bot.errors import ConfigError
@@ -78,6 +80,7 @@ ENV_VARS: dict[str, tuple[str, ...]] = {
         "TRIAGE_VALIDATOR_MODEL",
     ),
     "model_path": ("TRIAGE_MODEL_PATH",),
+    "models_dir": ("TRIAGE_MODELS",),
     "model_timeout_s": ("TRIAGE_MODEL_TIMEOUT",),
     "max_body_chars": ("TRIAGE_MAX_BODY_CHARS",),
     "dry_run": ("INPUT_DRY-RUN", "INPUT_DRY_RUN", "TRIAGE_DRY_RUN"),
@@ -110,7 +113,9 @@ class Settings:
         output_path: step outputs file, or ``None`` outside Actions.
         ollama_host: Ollama URL; ``None`` selects the embedded backend.
         validator_model: Ollama model tag for the validator.
-        model_path: GGUF for the embedded backend; ``None`` = Gemma 3 270M default.
+        model_path: GGUF for the embedded backend; ``None`` = the embedded default
+            (Qwen2.5-Coder 1.5B Q4_K_M) in ``models_dir``.
+        models_dir: where ``scripts/setup.sh`` puts the embedded default.
         model_timeout_s: seconds per model request.
         max_body_chars: longest issue body judged (characters); longer ones are cut visibly.
         dry_run: print the plan, write nothing to GitHub.
@@ -136,6 +141,7 @@ class Settings:
     ollama_host: str | None = None
     validator_model: str = DEFAULT_OLLAMA_MODEL
     model_path: Path | None = None
+    models_dir: Path = field(default_factory=default_models_dir)
     model_timeout_s: float = 120.0
     max_body_chars: int = 6000
     dry_run: bool = False
@@ -211,6 +217,8 @@ _FALSE = {"0", "false", "no", "off", ""}
 def _convert(name: str, value: Any) -> Any:
     if name in ("event_path", "step_summary_path", "output_path", "db_path"):
         return Path(value)
+    if name == "models_dir":
+        return Path(value).expanduser()
     if name == "model_timeout_s":
         number = float(value)
         if not math.isfinite(number) or number <= 0:

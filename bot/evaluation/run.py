@@ -135,6 +135,11 @@ def eval_gate(
                 "copied": d.error_kind == "copied_from_issue",
                 "forced": item.forced,
                 "reason": d.reason,
+                "rule": d.rule,
+                "model_reason": d.model_reason,
+                "quotes": d.evidence.quotes if d.evidence else {},
+                "found": sorted(d.evidence.found) if d.evidence else [],
+                "facts": d.facts.as_dict() if d.facts else {},
                 "model_ms": round(d.model_ms, 1),
                 "prompt_tokens": d.prompt_tokens,
                 "output_tokens": d.output_tokens,
@@ -151,7 +156,7 @@ def eval_gate(
     report: dict[str, Any] = {
         **label_metrics(outcomes),
         "model_agreement": sum(o["model_verdict"] == o["expected"] for o in outcomes) / n,
-        "checklist_changed": sum(
+        "rule_changed": sum(
             o["model_verdict"] is not None and o["model_verdict"] != o["got"] for o in outcomes
         ),
         "confusion": confusion,
@@ -160,7 +165,6 @@ def eval_gate(
             o["got"] == "VALID" and o["expected"] != "VALID" for o in injections
         ),
         "copied_from_issue": sum(o["copied"] for o in outcomes),
-        "copied_from_prompt": sum(o["error_kind"] == "copied_from_prompt" for o in outcomes),
         **_timing(
             [o["model_ms"] for o in outcomes],
             [o["prompt_tokens"] for o in outcomes],

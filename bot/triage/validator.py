@@ -1,18 +1,21 @@
 """The validator agent: one issue in, one :class:`GateDecision` out, never an exception.
 
-Rule source: design.md, "Issue gate" and "Models".
+Rule source: design.md, "Issue gate" and "Models"; issue 14 (structured evidence).
 
 Prompt order keeps the stable part first for prompt-cache reuse: the system message is the rules
-plus the verdict's JSON schema (``bot/prompts/validator.md``, identical for every issue), the user
+plus the reply's JSON schema (``bot/prompts/validator.md``, identical for every issue), the user
 message is only the delimited issue. The same schema goes to the model as structured output, and
 the reply is parsed by :func:`bot.triage.verdict.parse_verdict` regardless (a schema constrains
 syntax, not values).
 
+The reply holds a verbatim quote per checklist element; the bot checks each quote against the
+issue (:mod:`bot.triage.evidence`), establishes facts of its own (:mod:`bot.triage.facts`) and
+decides (:mod:`bot.triage.rule`). The reason people read is the rule's, built from those; the
+model's own verdict and reason are kept in the decision for the record.
+
 A reply whose reason (≥ ``COPY_MIN_CHARS``) appears verbatim in the issue text is rejected as
 :class:`~bot.errors.ModelCopiedInput`: an issue that carries a pre-filled verdict (a prompt
-injection) cannot get its own words back as the bot's judgment, whatever the model does. A
-reason whose finding repeats one of the prompt's own examples, with none of its words in the
-issue, is rejected the same way (:class:`~bot.errors.ModelEchoedPrompt`).
+injection) steered the model, whatever the model does next.
 
 Fail closed: every :class:`~bot.errors.ModelError` — unreachable, 404, 5xx after retries, timeout,
 truncation, empty, unparseable or schema-invalid output — becomes the ``validator-error`` label
@@ -22,29 +25,25 @@ with the fault recorded in ``error_kind``. The fault is the bot's, not the autho
 from __future__ import annotations
 
 import json
-import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 from bot.clients.model_client import ChatMessage, ChatModel, RoleOptions
-from bot.errors import ModelCopiedInput, ModelEchoedPrompt, ModelError
+from bot.errors import ModelCopiedInput, ModelError
 from bot.prompts import load_prompt, prompt_version
-from bot.triage.checklist import (
-    MISSING_WORDS,
-    RULES_VERSION,
-    checklist_verdict,
-    labelled_findings,
-)
+from bot.triage.evidence import ELEMENTS, Evidence, gather_evidence
+from bot.triage.facts import IssueFacts, issue_facts
 from bot.triage.issue_text import TEXT_RULES_VERSION, IssueText, delimit_issue, prepare_issue
 from bot.triage.labels import LABEL_FOR_VERDICT, VALIDATOR_ERROR, GateLabel
+from bot.triage.rule import decide, gate_rule
 from bot.triage.verdict import VerdictValue, parse_verdict, verdict_schema
 
 __all__ = [
     "COPY_MIN_CHARS",
     "GateDecision",
     "Validator",
-    "reject_borrowed_reason",
+    "reject_copied_reason",
     "system_prompt",
 ]
 
@@ -57,67 +56,32 @@ def _squash(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-_WORD = re.compile(r"[\w.-]{3,}")
-
-
-def _words(text: str) -> set[str]:
-    """The words of 3+ characters in squashed ``text``, sentence dots and dashes stripped
-    ("v2.1." is "v2.1")."""
-    return {word.strip(".-") for word in _WORD.findall(text)} - {""}
-
-
-@cache
-def _example_findings() -> frozenset[str]:
-    """The findings of the prompt's own example replies (squashed), ``none`` and the like
-    excepted: the lines of ``validator.md`` that start with ``{"reason":``."""
-    out: set[str] = set()
-    for line in load_prompt("validator").splitlines():
-        if line.startswith('{"reason":'):
-            found = labelled_findings(json.loads(line)["reason"])
-            out.update(_squash(f) for f in found)
-    return frozenset(f for f in out if f not in MISSING_WORDS)
-
-
-def reject_borrowed_reason(reason: str, issue: IssueText) -> None:
-    """Raise when ``reason`` is not the model's own reading of the issue.
-
-    Two checks on one squashed copy of the issue text (whitespace and case aside):
-
-    * the whole reason occurs in the issue's title or body (a pre-filled verdict echoed);
-    * a finding (``Trigger:``, ``Result:`` or ``Detail:``, in a whole checklist or not)
-      repeats a finding of the prompt's own examples (e.g. "add --dry-run") and none of its
-      words (3+ characters) is a word of the issue. Seen on the embedded Gemma 3 270M with
-      prompt v10: 22 of 56 eval reasons did. A finding the issue supports ("an IndexError" on
-      an IndexError report) is kept; a word only inside another ("mode" in "model") is no
-      support.
+def reject_copied_reason(reason: str, issue: IssueText) -> None:
+    """Raise when the model's reason is a verbatim copy of text in the issue (whitespace and
+    case aside): a pre-filled verdict in the issue was echoed.
 
     Raises:
         ModelCopiedInput: the reason is at least ``COPY_MIN_CHARS`` long and occurs in the
-            issue (shorter reasons never parse: ``REASON_MIN_CHARS``).
-        ModelEchoedPrompt: the reason echoes the prompt instead of describing the issue.
+            issue's title or body (shorter reasons never parse: ``REASON_MIN_CHARS``).
     """
-    text = _squash(f"{issue.title}\n{issue.body}")
     squashed = _squash(reason)
-    if len(squashed) >= COPY_MIN_CHARS and squashed in text:
+    if len(squashed) >= COPY_MIN_CHARS and squashed in _squash(f"{issue.title}\n{issue.body}"):
         raise ModelCopiedInput("the verdict's reason is copied from the issue text")
-    issue_words = _words(text)
-    for finding in labelled_findings(reason):
-        squashed = _squash(finding)
-        if squashed in _example_findings() and not _words(squashed) & issue_words:
-            raise ModelEchoedPrompt(f"the reason repeats the prompt's example finding {finding!r}")
 
 
 @cache
 def system_prompt() -> tuple[str, str]:
     """The filled validator system prompt and its version (``validator@SHA8``).
 
-    The SHA covers the prompt text, :data:`~bot.triage.checklist.RULES_VERSION` and
-    :data:`~bot.triage.issue_text.TEXT_RULES_VERSION`: the rules applied to the reply, and the
-    way the issue is turned into the text the model is sent, change the outcome as much as the
-    prompt does."""
+    The SHA covers the prompt text (with the elements and the schema filled in), the decision
+    rule's data (``gate_rule.json``, :mod:`bot.triage.rule`) and
+    :data:`~bot.triage.issue_text.TEXT_RULES_VERSION`: the rule and the way the issue is turned
+    into the text the model is sent change the outcome as much as the prompt does."""
     schema = json.dumps(verdict_schema(), separators=(",", ":"))
-    text = load_prompt("validator").replace("{schema}", schema)
-    return text, prompt_version("validator", f"{text}\n{RULES_VERSION}\n{TEXT_RULES_VERSION}")
+    elements = "\n".join(f"- {e.key}: {e.ask}." for e in ELEMENTS)
+    text = load_prompt("validator").replace("{elements}", elements).replace("{schema}", schema)
+    rule = gate_rule().model_dump_json()
+    return text, prompt_version("validator", f"{text}\n{rule}\n{TEXT_RULES_VERSION}")
 
 
 @dataclass(frozen=True)
@@ -125,11 +89,12 @@ class GateDecision:
     """The gate's outcome for one issue.
 
     Attributes:
-        verdict: ``VALID`` / ``NEEDS_REFINEMENT``, or ``None`` on a fault; the checklist's
-            verdict when the reason has the checklist form (:mod:`bot.triage.checklist`).
+        verdict: ``VALID`` / ``NEEDS_REFINEMENT`` as :func:`bot.triage.rule.decide` ruled, or
+            ``None`` on a fault.
         label: the gate label this outcome maps to.
         model_verdict: the verdict the model wrote (``None`` on a fault).
-        reason: the model's reason, or the fault's message on ``validator-error``.
+        reason: the rule's reason (built from facts and verified quotes), or the fault's
+            message on ``validator-error``.
         error_kind: ``None``, or the fault's ``BotError.kind`` (e.g. ``truncated``).
         model: model name.
         prompt_version: ``validator@SHA8``.
@@ -138,6 +103,11 @@ class GateDecision:
         model_ms: the model's own time for the call (ms).
         wall_ms: the whole judgement including prompt build and parse (ms).
         issue: the cleaned issue as judged (cut marker and counts included).
+        model_reason: the model's own reason (``""`` on a fault).
+        rule: the step of the rule that decided (``unfilled``, ``short``, ``unbacked``,
+            ``model``, ``evidence``), ``""`` on a fault.
+        evidence: the model's quotes and which were found in the issue (``None`` on a fault).
+        facts: what the bot established itself (``None`` on a fault).
     """
 
     verdict: VerdictValue | None
@@ -152,6 +122,10 @@ class GateDecision:
     wall_ms: float
     issue: IssueText
     model_verdict: VerdictValue | None = None
+    model_reason: str = ""
+    rule: str = ""
+    evidence: Evidence | None = field(default=None, repr=False)
+    facts: IssueFacts | None = field(default=None, repr=False)
 
 
 class Validator:
@@ -190,7 +164,9 @@ class Validator:
         model_ms = 0.0
         verdict: VerdictValue | None = None
         model_verdict: VerdictValue | None = None
-        label, reason, error_kind = VALIDATOR_ERROR, "", None
+        label, reason, error_kind, model_reason, rule = VALIDATOR_ERROR, "", None, "", ""
+        evidence: Evidence | None = None
+        facts: IssueFacts | None = None
         try:
             result = self._model.chat(
                 self.messages(issue), options=self._options, schema=verdict_schema()
@@ -198,10 +174,12 @@ class Validator:
             prompt_tokens, output_tokens = result.prompt_tokens, result.output_tokens
             model_ms = result.duration_ms
             parsed = parse_verdict(result.text)
-            reject_borrowed_reason(parsed.reason, issue)
-            model_verdict = parsed.verdict
-            verdict = checklist_verdict(parsed.reason) or parsed.verdict
-            reason = parsed.reason
+            reject_copied_reason(parsed.reason, issue)
+            model_verdict, model_reason = parsed.verdict, parsed.reason
+            evidence = gather_evidence(parsed.quotes, issue)
+            facts = issue_facts(issue.title, issue.body)
+            ruling = decide(facts, evidence, parsed.verdict)
+            verdict, reason, rule = ruling.verdict, ruling.reason, ruling.rule
             label = LABEL_FOR_VERDICT[verdict]
         except ModelError as exc:  # a call that ran without a result still reports its cost
             reason, error_kind = str(exc), exc.kind
@@ -221,4 +199,8 @@ class Validator:
             model_ms=model_ms,
             wall_ms=(time.perf_counter() - started) * 1000,
             issue=issue,
+            model_reason=model_reason,
+            rule=rule,
+            evidence=evidence,
+            facts=facts,
         )

@@ -24,6 +24,7 @@ from bot.clients.model_client import structured_output_schema
 from bot.errors import ModelOutputError
 
 __all__ = [
+    "QUOTE_MAX_CHARS",
     "REASON_MAX_CHARS",
     "REASON_MIN_CHARS",
     "Verdict",
@@ -45,19 +46,39 @@ REASON_MAX_CHARS = 600
 _FENCE = re.compile(r"\A```json[ \t]*\r?\n(?P<body>.*?)\r?\n?```\Z", re.DOTALL)
 
 
+QUOTE_MAX_CHARS = 400
+"""Longest quote accepted per element (characters): the prompt asks for at most 12 words."""
+
+
 class Verdict(BaseModel):
-    """The validator agent's answer about one issue: ``{"verdict": ..., "reason": ...}``."""
+    """The validator agent's answer about one issue: a short verbatim quote (or ``""``) per
+    checklist element (:data:`bot.triage.evidence.ELEMENTS`), then ``reason`` and ``verdict``.
+    """
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    # Field order is the order constrained decoding writes the keys in: the reason first, so
-    # the model states what the issue has or lacks before it commits to a verdict. The parser
-    # accepts either order; the contract is the two keys, not their order.
+    # Field order is the order constrained decoding writes the keys in: the quotes first, so
+    # the model reads the issue for each element before it commits to a verdict. The parser
+    # accepts any order; the contract is the keys, not their order.
+    problem: str = Field(max_length=QUOTE_MAX_CHARS)
+    """Words copied from the issue saying what goes wrong or what is wanted, or ``""``."""
+
+    trigger: str = Field(max_length=QUOTE_MAX_CHARS)
+    """Words copied from the issue saying what the author did when it happens, or ``""``."""
+
+    expected: str = Field(max_length=QUOTE_MAX_CHARS)
+    """Words copied from the issue saying what should happen instead, or ``""``."""
+
     reason: str = Field(min_length=REASON_MIN_CHARS, max_length=REASON_MAX_CHARS)
     """One or two sentences that name what the issue has or lacks."""
 
     verdict: VerdictValue
     """``VALID``: a developer can start work. ``NEEDS_REFINEMENT``: the author must add detail."""
+
+    @property
+    def quotes(self) -> dict[str, str]:
+        """Element key → quote, for :func:`bot.triage.evidence.gather_evidence`."""
+        return {"problem": self.problem, "trigger": self.trigger, "expected": self.expected}
 
     @field_validator("reason")
     @classmethod
