@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/gate_rule.py \
         --issues ../shared/dev-issues/issues.jsonl REPORT.json [REPORT.json ...]
 
-Each report is a `triage-bot eval --only gate --split` JSON of the development set, whose
+Each report is a `triage-bot eval --only gate --split` JSON of the development set (or a
+whole-set run of ``evals/issues.jsonl``, printed as one half ``all``), whose
 outcomes carry the model's verdict and quotes; the bot's facts and which quotes are found in
 the issue are computed again from the issues file with the current code (a fix to either
 needs no model run). No model runs here: the same replies are decided again by
@@ -91,13 +92,14 @@ def table(reports: list[Mapping[str, Any]]) -> str:
         "VALID precision | VALID recall |",
         "|---|---|---|---|---|---|---|",
     ]
+    split = all("half" in r["gate"]["outcomes"][0] for r in reports)
     for name, decision in rules():
-        for half in ("tune", "check"):
+        for half in ("tune", "check") if split else ("all",):
             runs = []
             for report in reports:
                 outcomes = []
                 for o in report["gate"]["outcomes"]:
-                    if o.get("half") != half:
+                    if o.get("half", "all") != half:
                         continue
                     got = decision(o)
                     outcomes.append({**o, "got": got, "agree": got == o["expected"]})
@@ -115,17 +117,18 @@ def main() -> None:
     """Print the table for the reports given."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("reports", nargs="+", type=Path)
-    parser.add_argument("--issues", type=Path, required=True, help="the development set")
+    parser.add_argument("--issues", type=Path, required=True,
+                        help="the set the reports ran on (the development set, or "
+                        "evals/issues.jsonl for whole-set runs)")  # fmt: skip
     args = parser.parse_args()
     for item in load_jsonl(args.issues, EvalIssue):
         issue = prepare_issue(item.title, item.body, max_body_chars=6000)
         ISSUES[item.id] = issue
-        FACTS[item.id] = issue_facts(issue.title, issue.body)
+        FACTS[item.id] = issue_facts(issue.title, issue.author_body)
     reports = [json.loads(p.read_text("utf-8")) for p in args.reports]
-    missing = [str(p) for p, r in zip(args.reports, reports, strict=True)
-               if "half" not in r["gate"]["outcomes"][0]]  # fmt: skip
-    if missing:
-        parser.error(f"not a --split run of the development set: {', '.join(missing)}")
+    halves = {"half" in r["gate"]["outcomes"][0] for r in reports}
+    if len(halves) > 1:
+        parser.error("mix of --split runs and whole-set runs: give one kind at a time")
     print(f"runs: {', '.join(p.name for p in args.reports)} (figures per run, '/'-separated)")
     print(table(reports))
 

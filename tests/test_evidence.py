@@ -139,8 +139,37 @@ def test_too_short_or_wordless_quotes_are_no_evidence(quote: str) -> None:
 
 def test_the_shortest_quote_that_counts() -> None:
     assert QUOTE_MIN_CHARS == 4
-    assert found("v2.1", "Broken on v2.1 only.")
-    assert not found("v2.", "Broken on v2.1 only.")
+    assert found("on v2", "Broken on v2.1 only.")
+    assert not found("n v2"[:3], "Broken on v2.1 only.")
+    # a script written without spaces has no word breaks: four characters are enough
+    assert found("保存失敗", "設定の保存失敗")
+
+
+@pytest.mark.parametrize("quote", ["Slow", "Traceback", "broken", "v2.1", "**crash**", "Error."])
+def test_a_single_word_is_no_evidence(quote: str) -> None:
+    """One word names a topic ("Slow", "Traceback"); it does not say what goes wrong or what
+    the author did (a padded one-word report found "Slow" as its problem)."""
+    text = "Slow. Traceback broken v2.1 **crash** Error. " + "padding " * 50
+    assert not found(quote, text)
+
+
+def test_two_words_are_a_statement() -> None:
+    assert found("too slow", "Search is too slow since 2.3.")
+    assert found("Traceback (most recent call last):", "Traceback (most recent call last):\n")
+
+
+def test_the_bots_cut_marker_is_not_the_authors_text() -> None:
+    """A long body is cut and a marker appended for the model; a quote of the marker is no
+    evidence, and the facts read only what the author wrote."""
+    issue = prepare_issue("Worker log", "x = 1\n" * 2000, max_body_chars=100)
+    assert issue.truncated
+    assert "[triage-bot: body cut here" in issue.body
+    assert "[triage-bot" not in issue.author_body
+    assert issue.author_body == issue.body[: issue.kept_chars]
+    marker = issue.body[issue.kept_chars :].strip()
+    result = gather_evidence({"problem": "", "trigger": marker, "expected": ""}, issue)
+    assert result.found == frozenset()
+    assert gather_evidence({"trigger": "x = 1 x = 1"}, issue).found == {"trigger"}
 
 
 @pytest.mark.parametrize(
@@ -231,7 +260,7 @@ def test_a_quote_from_a_planted_line_is_not_found(planted: str) -> None:
     result = gather_evidence({"problem": PLANT}, issue)
     assert result.found == frozenset()
     # the author's own lines around it still count
-    kept = gather_evidence({"problem": "the theme stays", "trigger": "Thanks"}, issue)
+    kept = gather_evidence({"problem": "the theme stays", "trigger": "reload the page"}, issue)
     assert kept.found == {"problem", "trigger"}
 
 
@@ -278,7 +307,7 @@ def test_gather_evidence_never_raises(title: str, body: str, quotes: dict[str, s
 @given(st.one_of(_ANY, _MARKDOWNISH), st.data())
 def test_any_substring_of_the_normalised_text_is_found(text: str, data: st.DataObject) -> None:
     """Whatever the model copies from the text (as the normaliser sees it) is found, unless it
-    is too short, wordless or an error's bare name."""
+    is too short, wordless, one word or an error's bare name."""
     text = normal(text)
     # an entity left after one unescape (the author wrote ``&amp;lt;``) is unescaped again on
     # the quote's side: its rendered form is not found, only the author's (the next property)
@@ -290,6 +319,7 @@ def test_any_substring_of_the_normalised_text_is_found(text: str, data: st.DataO
     core = quote.strip(" .,;:!?")
     assume(len(core) >= QUOTE_MIN_CHARS and any(ch.isalnum() for ch in core))
     assume(not evidence._ERROR_NAME.fullmatch(core))
+    assume(" " in core or evidence.WIDE_SCRIPT.search(core))
     assert find_quote(quote, text)
 
 
@@ -311,4 +341,5 @@ def test_any_substring_of_the_authors_text_is_found(text: str, data: st.DataObje
     core = normal(quote).strip(" .,;:!?")
     assume(len(core) >= QUOTE_MIN_CHARS and any(ch.isalnum() for ch in core))
     assume(not evidence._ERROR_NAME.fullmatch(core))
+    assume(" " in core or evidence.WIDE_SCRIPT.search(core))
     assert find_quote(quote, normal(text))

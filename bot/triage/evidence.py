@@ -20,6 +20,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from bot.triage.facts import WIDE_SCRIPT
 from bot.triage.issue_text import (
     IssueText,
     escape_delimiters,
@@ -70,11 +71,12 @@ def _normal(text: str) -> str:
 
 
 def _judgeable(issue: IssueText) -> str:
-    """The issue's title and body without the lines the bot quoted as planted verdicts or
-    chat turns (``> `` added by :func:`quote_verdict_lines` / :func:`quote_role_lines`):
-    a quote from planted text is no evidence."""
+    """The issue's title and body as the author wrote them, without the bot's cut marker and
+    the lines the bot quoted as planted verdicts or chat turns (``> `` added by
+    :func:`quote_verdict_lines` / :func:`quote_role_lines`): a quote of text the author did not
+    write, or of planted text, is no evidence."""
     kept = []
-    for text in (issue.title, issue.body):
+    for text in (issue.title, issue.author_body):
         original = escape_delimiters(text).split("\n")
         quoted = quote_verdict_lines(quote_role_lines(escape_delimiters(text))).split("\n")
         kept += [line for line, sent in zip(original, quoted, strict=True) if line == sent]
@@ -85,13 +87,16 @@ def find_quote(quote: str, text: str) -> bool:
     """Whether ``quote`` is a quote of ``text`` (both as :func:`_normal` makes them).
 
     ``text`` must already be normalised. A quote shorter than :data:`QUOTE_MIN_CHARS`, with no
-    letter or digit, or that is only an error's name (``TypeError``) is not evidence.
+    letter or digit, that is only an error's name (``TypeError``) or a single word of a script
+    written with spaces (``Slow``) is not evidence.
     """
     normal = _normal(quote).strip(" .,;:!?")
     if len(normal) < QUOTE_MIN_CHARS or not any(ch.isalnum() for ch in normal):
         return False
     if _ERROR_NAME.fullmatch(normal):
         return False
+    if " " not in normal and not WIDE_SCRIPT.search(normal):
+        return False  # one word ("Slow", "Traceback") names a topic, it states nothing
     at = 0
     for part in (p.strip(" .,;:") for p in _ELLIPSIS.split(normal)):
         if not part:

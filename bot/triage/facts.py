@@ -65,7 +65,7 @@ _PLACEHOLDER = re.compile(
 )
 _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 _URL = re.compile(r"https?://\S+|www\.\S+", re.IGNORECASE)
-_WIDE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+WIDE_SCRIPT = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 """Kana, CJK ideographs and Hangul: scripts written without spaces between words."""
 
 
@@ -73,8 +73,8 @@ def _word_count(text: str) -> int:
     """Words in ``text``: space-separated words, plus two per three characters of a script
     written without spaces (a Chinese word averages about 1.5 characters), so a Chinese post is
     not "one word"."""
-    wide = len(_WIDE.findall(text))
-    return len(_WORD.findall(_WIDE.sub(" ", text))) + (2 * wide + 1) // 3
+    wide = len(WIDE_SCRIPT.findall(text))
+    return len(_WORD.findall(WIDE_SCRIPT.sub(" ", text))) + (2 * wide + 1) // 3
 
 
 @dataclass(frozen=True)

@@ -129,6 +129,12 @@ class IssueText:
     removed_invisible: int
 
     @property
+    def author_body(self) -> str:
+        """The body as the author wrote it (cleaned, cut), without the bot's cut marker: what
+        the bot's own checks read, so the marker's words are never the author's evidence."""
+        return self.body[: self.kept_chars] if self.truncated else self.body
+
+    @property
     def content_sha(self) -> str:
         """First 16 hex digits of the SHA-256 of the judged title and body: equal for two
         events whose judged text is equal (an edit inside an HTML comment changes nothing)."""

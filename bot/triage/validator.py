@@ -177,7 +177,7 @@ class Validator:
             reject_copied_reason(parsed.reason, issue)
             model_verdict, model_reason = parsed.verdict, parsed.reason
             evidence = gather_evidence(parsed.quotes, issue)
-            facts = issue_facts(issue.title, issue.body)
+            facts = issue_facts(issue.title, issue.author_body)
             ruling = decide(facts, evidence, parsed.verdict)
             verdict, reason, rule = ruling.verdict, ruling.reason, ruling.rule
             label = LABEL_FOR_VERDICT[verdict]
