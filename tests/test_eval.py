@@ -207,10 +207,14 @@ def test_malformed_set_line_is_named(tmp_path: Path) -> None:
 
 @pytest.mark.model
 def test_ci_slice_on_the_embedded_model(tmp_path: Path) -> None:
-    """Structure only: the eval runs end to end on the embedded model and writes a report."""
+    """The eval runs end to end on a real embedded model (the smoke model: the suite's model
+    tests use Gemma 3 270M, not the 1.1 GB default) and writes a report that adds up."""
+    from bot.clients.embedded import smoke_model_path
+
     out = tmp_path / "report.json"
     result = CliRunner().invoke(
         main, ["eval", "--only", "gate", "--limit", "3", "--out", str(out),
+               "--model-path", str(smoke_model_path()),
                "--issues", str(ROOT / "evals" / "issues.jsonl")],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
