@@ -1,4 +1,5 @@
-"""Text for people: the dry-run plan (stdout) and the step summary (markdown).
+"""Text for people: the dry-run plan (stdout), the step summary (markdown), and the
+:class:`RunReport` that carries both with the step outputs.
 
 Only strings are built here; the CLI and the Action entry decide where they go. Every
 untrusted value passes the sink for its place (:mod:`bot.neutralise`): :func:`log_value` in
@@ -8,6 +9,8 @@ at a line's start), and the markdown sinks in the summary.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from bot.audit.auditor import AuditResult
 from bot.audit.report import coverage_line
 from bot.flows import AuditPlan, GatePlan, Outcome
@@ -15,16 +18,47 @@ from bot.neutralise import code_span, log_value, neutralise
 
 __all__ = [
     "PUBLIC_WARNING",
+    "SKIPPED_OUTPUTS",
+    "RunReport",
     "render_audit_plan",
     "render_audit_summary",
     "render_gate_plan",
     "render_gate_summary",
+    "skipped_report",
 ]
 
 PUBLIC_WARNING = (
     "\n> [!WARNING]\n> This repository is public. GitHub advises self-hosted runners "
     "for private repositories only: a public repository's workflows can run untrusted code."
 )
+
+
+@dataclass
+class RunReport:
+    """What a run has to say: ``text`` (log lines), ``summary`` (markdown), ``outputs`` (step
+    outputs, name → value), ``warnings`` (one line each: annotations in Actions, else stderr)."""
+
+    text: str
+    summary: str
+    outputs: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+SKIPPED_OUTPUTS = {
+    "verdict": "",
+    "label": "",
+    "audits-accepted": "0",
+    "audits-rejected": "0",
+    "skipped": "true",
+}
+"""Outputs of a skipped event: every output is defined, so later steps can test them."""
+
+
+def skipped_report(reason: str) -> RunReport:
+    """The report of a run that did nothing on purpose; ``reason`` is one line for the log."""
+    return RunReport(
+        f"triage-bot: skipped: {reason}", f"triage-bot skipped: {reason}\n", dict(SKIPPED_OUTPUTS)
+    )
 
 
 def _label_changes(plan: GatePlan) -> str:

@@ -1,29 +1,25 @@
 """Run one job from settings: the glue between the CLI and the pipelines.
 
 Each function builds its clients from the frozen settings, runs a pipeline's plan, applies it
-unless ``dry_run``, and returns a :class:`RunReport` (text for the log, markdown for the step
-summary, step outputs). Nothing here prints or exits: the CLI does.
+unless ``dry_run``, and returns a :class:`~bot.render.RunReport` (text for the log, markdown for
+the step summary, step outputs). Nothing here prints or exits: the CLI does. A comment event
+goes to :func:`bot.commands.comment.run_comment`, which reaches the clients and the pipelines
+here only through the :class:`~bot.commands.spec.Services` the runner hands it, so the
+commands never import this module.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from bot.audit.auditor import Auditor, AuditRejected
 from bot.audit.selection import DEFAULT_SKIP_GLOBS
 from bot.clients.factory import make_chat_model, make_github, make_store
 from bot.clients.github_client import GitHubPort, PullRef
-from bot.commands.dispatch import (
-    authorise,
-    history_reply,
-    stats_reply,
-    wrong_place_reply,
-)
-from bot.commands.parser import Command, Malformed, parse_command
-from bot.commands.registry import help_text
+from bot.commands.comment import run_comment
 from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS, Settings
-from bot.errors import ConfigError, InvalidRange
+from bot.errors import ConfigError
 from bot.events import (
     IssueCommentEvent,
     IssuesEvent,
@@ -42,44 +38,19 @@ from bot.flows import (
     plan_audit,
     plan_gate,
 )
-from bot.neutralise import neutralise
+from bot.history.store import Store
 from bot.render import (
-    PUBLIC_WARNING,
+    RunReport,
     render_audit_plan,
     render_audit_summary,
     render_gate_plan,
     render_gate_summary,
+    skipped_report,
 )
 from bot.triage.labels import GATE_LABELS
 from bot.triage.validator import Validator
 
-__all__ = ["RunReport", "run_audit", "run_backlog", "run_comment", "run_event", "run_gate"]
-
-
-@dataclass
-class RunReport:
-    """What a run has to say: ``text`` (log lines), ``summary`` (markdown), ``outputs``."""
-
-    text: str
-    summary: str
-    outputs: dict[str, str] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-
-
-SKIPPED_OUTPUTS = {
-    "verdict": "",
-    "label": "",
-    "audits-accepted": "0",
-    "audits-rejected": "0",
-    "skipped": "true",
-}
-"""Outputs of a skipped event: every output is defined, so later steps can test them."""
-
-
-def _skipped(reason: str) -> RunReport:
-    return RunReport(
-        f"triage-bot: skipped: {reason}", f"triage-bot skipped: {reason}\n", dict(SKIPPED_OUTPUTS)
-    )
+__all__ = ["run_audit", "run_backlog", "run_event", "run_gate"]
 
 
 def run_event(settings: Settings) -> RunReport:
@@ -96,11 +67,11 @@ def run_event(settings: Settings) -> RunReport:
         raise ConfigError("no event payload: set GITHUB_EVENT_PATH or pass --event-path")
     routed = route_event(settings.event_name, load_payload(settings.event_path))
     if isinstance(routed, Skip):
-        return _skipped(routed.reason)
+        return skipped_report(routed.reason)
     if isinstance(routed, IssuesEvent):
         return run_gate(routed, settings)
     if isinstance(routed, IssueCommentEvent):
-        return run_comment(routed, settings)
+        return run_comment(routed, settings, _CommandServices(settings))
     return _run_audit_event(routed, settings)
 
 
@@ -130,7 +101,7 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
             event, last, model=model.name, max_body_chars=settings.max_body_chars
         ):
             label = last["label"] if last else ""
-            return _skipped(
+            return skipped_report(
                 f"#{number} is unchanged since the bot's last decision "
                 f"({label}); /triage re-runs the gate"
             )
@@ -140,7 +111,9 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
                 event, reader.label_events(repo, number), bot_login=settings.bot_login
             )
             if hand_set is not None:
-                return _skipped(f"a maintainer set {hand_set!r} by hand; /triage re-runs the gate")
+                return skipped_report(
+                    f"a maintainer set {hand_set!r} by hand; /triage re-runs the gate"
+                )
         validator = Validator(
             model,
             VALIDATOR_OPTIONS,
@@ -218,7 +191,7 @@ def run_audit(
         bot_login=settings.bot_login,
     )
     if plan.already_audited:
-        return _skipped(
+        return skipped_report(
             f"already audited at {pull.head_sha[:12]} (the bot's comment says so); "
             "`/audit` re-runs it"
         )
@@ -243,69 +216,24 @@ def run_audit(
     )
 
 
-def run_comment(event: IssueCommentEvent, settings: Settings) -> RunReport:
-    """Handle an ``issue_comment.created`` event: parse, authorise, react, run, reply.
+@dataclass(frozen=True)
+class _CommandServices:
+    """The runner's side of :class:`bot.commands.spec.Services`: clients from the settings,
+    and the gate and audit pipelines above, for the comment commands."""
 
-    With ``dry_run`` the permission is still read (it decides what would happen) but nothing is
-    written: no reaction, no reply, no labels, no audit comment.
-    """
-    parsed = parse_command(event.comment.body)
-    if parsed is None:
-        return _skipped("the comment is not a command")
-    repo, number = event.repository.full_name, event.issue.number
-    github = make_github(settings, token_required=not settings.dry_run)
-    auth = authorise(event, github)
-    if not auth.allowed:
-        report = _skipped(f"command refused: {auth.reason}")
-        report.text = f"triage-bot: refused: {auth.reason}"
-        return report
-    if not settings.dry_run:
-        github.add_reaction(repo, number, event.comment.id, "eyes")
-    name = parsed.name if isinstance(parsed, Command) else "malformed"
-    head = f"triage-bot: /{name} by {event.comment.user.login} ({auth.reason})"
-    reply, ran = _dispatch(parsed, event, settings, github)
-    if ran is not None:
-        ran.text = f"{head}\n{ran.text}"
-        return ran
-    if not settings.dry_run:
-        github.upsert_comment(repo, number, None, reply or "")
-    outputs = dict(SKIPPED_OUTPUTS, skipped="false")
-    summary = f"triage-bot: /{name}: replied\n"
-    if not event.repository.private:
-        summary += PUBLIC_WARNING + "\n"
-    return RunReport(f"{head}\nreply:\n{reply}", summary, outputs)
+    settings: Settings
 
+    def github(self) -> GitHubPort:
+        return make_github(self.settings, token_required=not self.settings.dry_run)
 
-def _dispatch(
-    parsed: Command | Malformed, event: IssueCommentEvent, settings: Settings, github: GitHubPort
-) -> tuple[str | None, RunReport | None]:
-    """Run one command; returns ``(reply, None)`` or ``(None, pipeline report)``."""
-    if isinstance(parsed, Malformed):
-        return parsed.reply, None
-    wrong = wrong_place_reply(parsed, event)
-    if wrong is not None:
-        return wrong, None
-    repo = event.repository.full_name
-    if parsed.name == "help":
-        return "triage-bot commands:\n" + help_text(), None
-    if parsed.name == "triage":
-        return None, run_gate(event.as_issues_event(), settings, force=True)
-    if parsed.name == "audit":
-        pull = github.pull(repo, event.issue.number)
-        if pull.state != "open":
-            return f"This pull request is {pull.state}; only open pull requests are audited.", None
-        try:
-            return None, run_audit(pull, settings, github, requested_range=parsed.range)
-        except InvalidRange as exc:
-            return f"Cannot audit that range: {neutralise(str(exc), max_chars=300)}.", None
-    store = make_store(settings, read_only=True)  # /audit_history and /audit_stats only read
-    try:
-        count = parsed.count or 1
-        if parsed.name == "audit_history":
-            return history_reply(store, repo, count), None
-        return stats_reply(store, repo, count), None
-    finally:
-        store.close()
+    def read_store(self) -> Store:
+        return make_store(self.settings, read_only=True)
+
+    def rerun_gate(self, event: IssuesEvent) -> RunReport:
+        return run_gate(event, self.settings, force=True)
+
+    def audit(self, pull: PullRef, github: GitHubPort, requested_range: str | None) -> RunReport:
+        return run_audit(pull, self.settings, github, requested_range=requested_range)
 
 
 def run_backlog(

@@ -29,7 +29,7 @@ from bot.audit.report import COMMENT_LIMIT, render_audit_comment
 from bot.audit.selection import Segment, Selection, Skipped
 from bot.cli import main
 from bot.clients.github_client import PullRef
-from bot.commands.dispatch import history_reply
+from bot.commands.handlers import history_reply
 from bot.config import Settings
 from bot.errors import BotError, InvalidRange, StoreError
 from bot.events import load_payload, route_event

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from bot.cli import main
 from bot.clients.github_client import PyGithubClient
-from bot.commands.dispatch import authorise
+from bot.commands.comment import authorise
 from bot.events import IssueCommentEvent, route_event
 from tests.conftest import cassette, load_webhook, write_payload
 
@@ -118,7 +118,7 @@ def test_ordinary_comment_is_skipped_without_requests(tmp_path: Path, env: dict[
 
 
 def test_history_and_stats_replies(tmp_path: Path) -> None:
-    from bot.commands.dispatch import history_reply, stats_reply
+    from bot.commands.handlers import history_reply, stats_reply
     from bot.history.store import Store, utc_now
     from tests.test_store import audit_row
 
@@ -137,15 +137,20 @@ def test_history_and_stats_replies(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("body", "on_pr", "needle"),
+    ("body", "on_pr", "expected"),
     [
-        ("/triage", True, "runs the issue gate on issues"),
-        ("/audit", False, "runs on pull requests"),
+        (
+            "/triage",
+            True,
+            "`/triage` runs the issue gate on issues; on a pull request use `/audit`.",
+        ),
+        ("/audit", False, "`/audit` runs on pull requests; on an issue use `/triage`."),
     ],
 )
-def test_commands_in_the_wrong_place_get_a_reply(body: str, on_pr: bool, needle: str) -> None:
-    from bot.commands.dispatch import wrong_place_reply
+def test_commands_in_the_wrong_place_get_a_reply(body: str, on_pr: bool, expected: str) -> None:
+    from bot.commands.comment import wrong_place_reply
     from bot.commands.parser import Command, parse_command
+    from bot.commands.registry import COMMANDS
 
     payload = load_webhook("issue_comment.created.0")
     payload["comment"]["body"] = body
@@ -155,9 +160,7 @@ def test_commands_in_the_wrong_place_get_a_reply(body: str, on_pr: bool, needle:
     assert isinstance(event, IssueCommentEvent)
     command = parse_command(body)
     assert isinstance(command, Command)
-    reply = wrong_place_reply(command, event)
-    assert reply is not None
-    assert needle in reply
+    assert wrong_place_reply(COMMANDS[command.name], event) == expected
 
 
 def test_audit_command_on_a_pr_edits_the_bots_comment(tmp_path: Path, env: dict[str, str]) -> None:

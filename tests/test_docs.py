@@ -35,7 +35,8 @@ def _subclasses(cls: type) -> set[type[BotError]]:
 
 
 def test_every_comment_command_is_in_the_readme() -> None:
-    from bot.commands.registry import COMMANDS, usage_line
+    from bot.commands.registry import COMMANDS
+    from bot.commands.spec import usage_line
 
     for spec in COMMANDS.values():
         assert f"| `{usage_line(spec)}` | {spec.where} | {spec.help} |" in README

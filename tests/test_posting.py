@@ -15,7 +15,7 @@ from bot.audit.auditor import AuditRejected, AuditResult
 from bot.audit.report import COMMENT_LIMIT, MARKER, audited_head, render_audit_comment
 from bot.audit.selection import Segment, Selection, Skipped
 from bot.clients.github_client import PullRef
-from bot.commands.dispatch import history_reply
+from bot.commands.handlers import history_reply
 from bot.flows import AuditPlan, GatePlan
 from bot.history.store import AuditRow, Store
 from bot.render import (

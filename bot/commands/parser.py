@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.commands.registry import COMMANDS, usage_line
+from bot.commands.registry import COMMANDS
+from bot.commands.spec import Command, usage_line
 
 __all__ = ["MAX_LINE_CHARS", "Command", "Malformed", "parse_command"]
 
@@ -24,15 +25,6 @@ MAX_LINE_CHARS = 1000
 
 _WORD = re.compile(r"^/([A-Za-z_][A-Za-z0-9_-]{0,39})(?=\s|$)")
 _COUNT = re.compile(r"^[0-9]{1,6}$")
-
-
-@dataclass(frozen=True)
-class Command:
-    """A well-formed command: ``name`` from the registry, ``count`` or ``range`` when given."""
-
-    name: str
-    count: int | None = None
-    range: str | None = None
 
 
 @dataclass(frozen=True)

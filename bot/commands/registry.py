@@ -1,64 +1,34 @@
-"""The comment commands, as data: name → arguments, usage and help.
+"""The comment commands, as data: name → arguments, place, help and handler.
 
 Rule source: design.md, "Maintainer commands", and the maintainer-commands issue. The parser,
-``/help``, the README table and the tests all read :data:`COMMANDS`.
+the dispatch (``COMMANDS[name].handler(ctx)``, no default branch), the wrong-place reply,
+``/help``, the README table (``tests/test_docs.py``) and the tests all read :data:`COMMANDS`.
+A new command is one entry here, its handler in :mod:`bot.commands.handlers`, and its README
+row.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from bot.commands import handlers
+from bot.commands.spec import CommandSpec
 
-__all__ = ["COMMANDS", "CommandSpec", "help_text", "usage_line"]
-
-ArgKind = Literal["none", "range", "count"]
-
-
-@dataclass(frozen=True)
-class CommandSpec:
-    """One comment command.
-
-    Attributes:
-        name: the command word without the slash, e.g. ``audit_history``.
-        arg: ``none``; ``range`` (optional ``PATH:START-END``); ``count`` (optional integer).
-        arg_name: how usage shows the argument (e.g. ``N``).
-        default: the count used when none is given.
-        minimum / maximum: bounds of a count.
-        where: ``issue``, ``pr`` or ``any``: where the command applies.
-        help: one line for ``/help`` and the README.
-    """
-
-    name: str
-    arg: ArgKind
-    help: str
-    where: Literal["issue", "pr", "any"] = "any"
-    arg_name: str = ""
-    default: int = 0
-    minimum: int = 1
-    maximum: int = 1
-
+__all__ = ["COMMANDS"]
 
 COMMANDS: dict[str, CommandSpec] = {
     spec.name: spec
     for spec in (
         CommandSpec("triage", "none", "re-run the issue gate (overrides a hand-set gate label)",
-                    where="issue"),
+                    handlers.rerun_gate, where="issue",
+                    wrong_place="runs the issue gate on issues; on a pull request use `/audit`"),
         CommandSpec("audit", "range", "re-run the PR audit, or audit one range of a changed file",
-                    where="pr", arg_name="PATH:START-END"),
+                    handlers.rerun_audit, where="pr",
+                    wrong_place="runs on pull requests; on an issue use `/triage`",
+                    arg_name="PATH:START-END"),
         CommandSpec("audit_history", "count", "list the last N accepted audits of this repository",
-                    arg_name="N", default=10, maximum=50),
+                    handlers.list_history, arg_name="N", default=10, maximum=50),
         CommandSpec("audit_stats", "count", "weekly audit statistics for the last WEEKS weeks",
-                    arg_name="WEEKS", default=8, maximum=52),
-        CommandSpec("help", "none", "list the commands"),
+                    handlers.show_stats, arg_name="WEEKS", default=8, maximum=52),
+        CommandSpec("help", "none", "list the commands", handlers.list_commands),
     )
 }  # fmt: skip
-
-
-def usage_line(spec: CommandSpec) -> str:
-    """``/name [ARG]`` as shown to users."""
-    return f"/{spec.name}" + (f" [{spec.arg_name}]" if spec.arg_name else "")
-
-
-def help_text() -> str:
-    """The ``/help`` reply: one line per command."""
-    return "\n".join(f"- `{usage_line(s)}`: {s.help}" for s in COMMANDS.values())
+"""Every command, in ``/help`` and README order; keys are the command words (lower case)."""

@@ -1,0 +1,134 @@
+"""What each comment command does: one handler per entry of the registry.
+
+Rule source: design.md, "Maintainer commands", and the maintainer-commands issue. A handler
+takes a :class:`~bot.commands.spec.CommandContext` (the command is authorised, used in a place
+it applies to, and reacted to) and returns an :data:`~bot.commands.spec.Answer`: a reply the
+comment flow posts (``/help``, ``/audit_history``, ``/audit_stats``, and ``/audit``'s refusals)
+or the report of a pipeline that made its own writes (``/triage`` labels, ``/audit`` comment).
+Untrusted text reaches a reply only through :mod:`bot.neutralise`.
+"""
+
+from __future__ import annotations
+
+from bot.audit.report import shown_path
+from bot.commands.spec import Answer, CommandContext, help_text
+from bot.errors import InvalidRange
+from bot.history.stats import history_line, mermaid_fix_share, weekly_stats
+from bot.history.store import Store
+from bot.neutralise import code_block, neutralise
+
+__all__ = [
+    "HISTORY_MAX_CHARS",
+    "history_reply",
+    "list_commands",
+    "list_history",
+    "rerun_audit",
+    "rerun_gate",
+    "show_stats",
+    "stats_reply",
+]
+
+
+def rerun_gate(ctx: CommandContext) -> Answer:
+    """``/triage``: run the issue gate on the comment's issue, overriding a hand-set label."""
+    return ctx.services.rerun_gate(ctx.event.as_issues_event())
+
+
+def rerun_audit(ctx: CommandContext) -> Answer:
+    """``/audit [PATH:START-END]``: audit the open PR now, or one range of a changed file.
+
+    A closed or merged PR and a range that breaks a rule (:mod:`bot.audit.ranges`) get a reply;
+    the range's text is the commenter's, so the reply passes it through :func:`neutralise`.
+
+    Raises:
+        GitHubError / StoreError: a read or write of the audit failed.
+    """
+    pull = ctx.github.pull(ctx.repo, ctx.event.issue.number)
+    if pull.state != "open":
+        return f"This pull request is {pull.state}; only open pull requests are audited."
+    try:
+        return ctx.services.audit(pull, ctx.github, ctx.command.range)
+    except InvalidRange as exc:
+        return f"Cannot audit that range: {neutralise(str(exc), max_chars=300)}."
+
+
+def list_history(ctx: CommandContext) -> Answer:
+    """``/audit_history [N]``: the last N accepted audits (the store is opened read-only).
+
+    Raises:
+        StoreError: the store cannot be opened or read.
+    """
+    store = ctx.services.read_store()
+    try:
+        return history_reply(store, ctx.repo, ctx.command.count or 1)
+    finally:
+        store.close()
+
+
+def show_stats(ctx: CommandContext) -> Answer:
+    """``/audit_stats [WEEKS]``: weekly statistics (the store is opened read-only).
+
+    Raises:
+        StoreError: the store cannot be opened or read.
+    """
+    store = ctx.services.read_store()
+    try:
+        return stats_reply(store, ctx.repo, ctx.command.count or 1)
+    finally:
+        store.close()
+
+
+def list_commands(ctx: CommandContext) -> Answer:
+    """``/help``: one line per command of the registry the command came from."""
+    return "triage-bot commands:\n" + help_text(ctx.commands)
+
+
+HISTORY_MAX_CHARS = 60_000
+"""Longest ``/audit_history`` listing (characters): under GitHub's 65,536-character comment
+limit with room for the heading and the note."""
+
+
+def history_reply(store: Store, repo: str, count: int) -> str:
+    """The ``/audit_history`` reply: the last ``count`` accepted audits of ``repo``.
+
+    Paths come from PR authors: each is shortened to its last characters
+    (:func:`~bot.audit.report.shown_path`) and the list sits in a fence no path can close
+    (:func:`~bot.neutralise.code_block`); rows that would pass :data:`HISTORY_MAX_CHARS` are
+    counted, not listed.
+    """
+    rows = store.audits(repo, limit=count)
+    if not rows:
+        return "No accepted audits are recorded for this repository yet."
+    lines: list[str] = []
+    size = 0
+    for row in rows:
+        line = history_line({**row, "path": shown_path(row["path"])})
+        size += len(line) + 1
+        if size > HISTORY_MAX_CHARS:
+            break
+        lines.append(line)
+    more = len(rows) - len(lines)
+    note = f"\n{more} more not listed (GitHub's comment limit)." if more else ""
+    return f"Last {len(rows)} accepted audit(s):\n{code_block(lines)}{note}"
+
+
+def stats_reply(store: Store, repo: str, weeks: int) -> str:
+    """The ``/audit_stats`` reply: a weekly table of accepted audits and a FIX-share chart."""
+    stats = weekly_stats(store, repo, weeks)
+    if not stats:
+        return f"No accepted audits in the last {weeks} week(s)."
+    table = [
+        "| week | audits | GO | GO_WITH_NOTES | FIX | retried | High / Medium / Low |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for s in stats:
+        table.append(
+            f"| {s.week} | {s.audits} | {s.share(s.go):.0%} | {s.share(s.go_with_notes):.0%} | "
+            f"{s.share(s.fix):.0%} | {s.share(s.retried):.0%} | {s.high} / {s.medium} / {s.low} |"
+        )
+    return (
+        f"Accepted audits, last {weeks} week(s) (weeks start Monday, UTC):\n\n"
+        + "\n".join(table)
+        + "\n\n"
+        + mermaid_fix_share(stats)
+    )
