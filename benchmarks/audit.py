@@ -28,9 +28,9 @@ from bot.audit.auditor import Auditor, AuditRejected, AuditResult  # noqa: E402
 from bot.audit.contract import SegmentRef, check_response, render_sections  # noqa: E402
 from bot.audit.prompt import segment_message, system_prompt  # noqa: E402
 from bot.audit.selection import Segment  # noqa: E402
+from bot.chat import ChatMessage  # noqa: E402
 from bot.clients.embedded import EmbeddedChatModel  # noqa: E402
 from bot.clients.github_client import PullRef, PyGithubClient  # noqa: E402
-from bot.clients.model_client import ChatMessage  # noqa: E402
 from bot.config import AUDITOR_OPTIONS, EMBEDDED_N_CTX  # noqa: E402
 from bot.flows import apply_audit, plan_audit  # noqa: E402
 from bot.history.store import Store  # noqa: E402

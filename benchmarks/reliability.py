@@ -42,8 +42,8 @@ from rich.table import Table  # noqa: E402
 from rich.text import Text  # noqa: E402
 
 from bot import runner  # noqa: E402
+from bot.chat import ChatResult  # noqa: E402
 from bot.clients.embedded import EmbeddedChatModel  # noqa: E402
-from bot.clients.model_client import ChatResult  # noqa: E402
 from bot.config import EMBEDDED_N_CTX, VALIDATOR_OPTIONS, Settings  # noqa: E402
 from bot.runner import run_backlog  # noqa: E402
 from bot.triage.issue_text import prepare_issue  # noqa: E402

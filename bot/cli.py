@@ -204,9 +204,9 @@ def audit(repo: str, number: int, requested_range: str | None, **flags: Any) -> 
     """Audit a pull request by hand: selected changed ranges, or one explicit range."""
 
     def job() -> None:
-        from bot.clients.factory import make_github
         from bot.config import Settings
         from bot.errors import ConfigError
+        from bot.factory import make_github
         from bot.runner import run_audit
 
         settings = Settings.resolve(flags, os.environ)
@@ -251,8 +251,8 @@ def _show(title: str, columns: Sequence[str], cells: Sequence[Sequence[str]]) ->
 
 
 def _store_rows(db_path: Path | None, read: Callable[[Any], list[Any]]) -> list[Any]:
-    from bot.clients.factory import make_store
     from bot.config import Settings
+    from bot.factory import make_store
 
     store = make_store(Settings.resolve({"db_path": db_path}, os.environ), read_only=True)
     try:
@@ -329,8 +329,8 @@ def backlog(repo: str, limit: int, **flags: Any) -> None:
     def job() -> None:
         from rich.progress import Progress
 
-        from bot.clients.factory import make_github
         from bot.config import Settings
+        from bot.factory import make_github
         from bot.runner import run_backlog
 
         settings = Settings.resolve(flags, os.environ)

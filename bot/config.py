@@ -39,10 +39,9 @@ from typing import Any
 
 from pydantic import HttpUrl, TypeAdapter, ValidationError
 
-from bot.clients.embedded import default_models_dir
-from bot.clients.model_client import RoleOptions
-from bot.clients.retry import RetryPolicy
+from bot.chat import RoleOptions
 from bot.errors import ConfigError
+from bot.retry import RetryPolicy
 
 __all__ = [
     "AUDITOR_OPTIONS",
@@ -51,6 +50,7 @@ __all__ = [
     "VALIDATOR_OPTIONS",
     "Settings",
     "default_db_path",
+    "default_models_dir",
 ]
 
 VALIDATOR_OPTIONS = RoleOptions(temperature=0.0, num_predict=160, num_ctx=4096, seed=42)
@@ -98,6 +98,12 @@ def default_db_path(env: Mapping[str, str]) -> Path:
     ``$XDG_DATA_HOME/triage-bot/triage.db``, falling back to ``~/.local/share``."""
     base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "triage-bot" / "triage.db"
+
+
+def default_models_dir() -> Path:
+    """``~/.cache/triage-bot/models``: where ``scripts/fetch_qwen.sh`` writes the embedded
+    default by default (``TRIAGE_MODELS`` overrides it: ``Settings.models_dir``)."""
+    return Path.home() / ".cache" / "triage-bot" / "models"
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 Library code raises these; only the CLI (``bot/cli.py``) turns them into messages and exit codes.
 Upstream errors (PyGithub, ollama, httpx, pydantic, llama-cpp) are translated at exactly one choke
-point per client (``clients/model_client.py``, ``clients/embedded.py``,
+point per client (``clients/ollama_client.py``, ``clients/embedded.py``,
 ``clients/github_client.py``, ``events.py``) with ``raise ... from exc``::
 
     BotError                              exit 1 unless a subclass says otherwise

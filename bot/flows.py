@@ -133,7 +133,10 @@ def apply_gate(plan: GatePlan, github: GitHubPort) -> AppliedGate:
     """
     requests = 0
     if plan.labels.add:
-        github.ensure_label(plan.repo, plan.labels.target)
+        target = plan.labels.target
+        github.ensure_label(
+            plan.repo, target.name, color=target.color, description=target.description
+        )
         github.add_labels(plan.repo, plan.number, plan.labels.add)
         requests += 2
     for name in plan.labels.remove:

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from bot.audit.auditor import Auditor, AuditRejected
 from bot.audit.selection import DEFAULT_SKIP_GLOBS
-from bot.clients.factory import make_chat_model, make_github, make_store
 from bot.clients.github_client import GitHubPort, PullRef
 from bot.commands.comment import run_comment
 from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS, Settings
@@ -28,6 +27,7 @@ from bot.events import (
     load_payload,
     route_event,
 )
+from bot.factory import make_chat_model, make_github, make_store
 from bot.flows import (
     already_decided,
     apply_audit,

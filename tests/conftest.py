@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import vcr
 
-from bot.clients.model_client import ChatMessage, ChatResult, RoleOptions
+from bot.chat import ChatMessage, ChatResult, RoleOptions
 from bot.config import ENV_VARS
 from bot.errors import ModelError
 

@@ -15,9 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.audit.selection import ChangedFile
-from bot.clients.github_client import BotComment, LabelEvent, PullRef
-from bot.triage.labels import GateLabel
+from bot.clients.github_client import BotComment, ChangedFile, LabelEvent, PullRef
 
 
 @dataclass
@@ -69,11 +67,11 @@ class FakeGitHub:
         return [c for c in self.comments[number] if c.author_type == "Bot"]
 
     # --- GitHubPort -------------------------------------------------------------------------
-    def ensure_label(self, repo: str, label: GateLabel) -> None:
+    def ensure_label(self, repo: str, name: str, *, color: str, description: str) -> None:
         self._enter("ensure_label")
-        if label.name not in self.repo_labels:
-            self.repo_labels.add(label.name)
-            self.writes.append(("create_label", label.name))
+        if name not in self.repo_labels:
+            self.repo_labels.add(name)
+            self.writes.append(("create_label", name))
 
     def add_labels(self, repo: str, number: int, names: Sequence[str]) -> None:
         self._enter("add_labels")

@@ -23,15 +23,15 @@ from unittest import mock
 from bot import runner
 from bot.audit.auditor import Auditor
 from bot.audit.report import MARKER
-from bot.audit.selection import ChangedFile
+from bot.chat import ChatModel
 from bot.clients.embedded import EmbeddedChatModel
-from bot.clients.github_client import PullRef, PyGithubClient
-from bot.clients.model_client import ChatModel, OllamaChatModel
-from bot.clients.retry import RetryPolicy
+from bot.clients.github_client import ChangedFile, PullRef, PyGithubClient
+from bot.clients.ollama_client import OllamaChatModel
 from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS, Settings
 from bot.errors import BotError, GitHubUnavailable
 from bot.flows import apply_audit, apply_gate, plan_audit
 from bot.history.store import Store
+from bot.retry import RetryPolicy
 from bot.triage.labels import LABEL_FOR_VERDICT, plan_labels
 from bot.triage.validator import Validator
 from tests.conftest import FakeChatModel, cassette, load_webhook

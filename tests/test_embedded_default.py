@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from bot.clients.embedded import DEFAULT_MODEL, EmbeddedChatModel, default_model_path
-from bot.clients.factory import make_chat_model
 from bot.config import Settings
 from bot.errors import ModelNotFound
+from bot.factory import make_chat_model
 from tests.conftest import ROOT
 
 

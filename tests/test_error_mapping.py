@@ -16,7 +16,7 @@ import requests
 from github import GithubException
 
 from bot.clients.github_client import translate_github_error
-from bot.clients.model_client import is_transient_ollama_error, translate_ollama_error
+from bot.clients.ollama_client import is_transient_ollama_error, translate_ollama_error
 from bot.errors import (
     BotError,
     GitHubAuthError,

@@ -24,8 +24,8 @@ class RecordingGitHub:
 
     calls: list[tuple[str, ...]] = field(default_factory=list)
 
-    def ensure_label(self, repo: str, label: object) -> None:
-        self.calls.append(("ensure", repo, getattr(label, "name", "")))
+    def ensure_label(self, repo: str, name: str, *, color: str, description: str) -> None:
+        self.calls.append(("ensure", repo, name))
 
     def add_labels(self, repo: str, number: int, names: Sequence[str]) -> None:
         self.calls.append(("add", repo, str(number), *names))

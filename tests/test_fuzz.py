@@ -33,7 +33,8 @@ from bot.audit.contract import (
     heading,
 )
 from bot.audit.ranges import check_range_in_file, normalise_path, parse_range_spec
-from bot.audit.selection import DEFAULT_SKIP_GLOBS, ChangedFile, select_segments
+from bot.audit.selection import DEFAULT_SKIP_GLOBS, select_segments
+from bot.clients.github_client import ChangedFile
 from bot.commands.parser import MAX_LINE_CHARS, Command, Malformed, parse_command
 from bot.commands.registry import COMMANDS
 from bot.errors import InvalidRange, ModelOutputError

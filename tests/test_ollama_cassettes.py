@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
-from bot.clients.model_client import ChatMessage, OllamaChatModel
-from bot.clients.retry import RetryPolicy
+from bot.chat import ChatMessage
+from bot.clients.ollama_client import OllamaChatModel
 from bot.config import VALIDATOR_OPTIONS
 from bot.errors import ModelNotFound, ModelTruncated, ModelUnavailable
+from bot.retry import RetryPolicy
 from bot.triage.validator import Validator
 from bot.triage.verdict import verdict_schema
 from tests.conftest import cassette

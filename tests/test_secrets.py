@@ -24,8 +24,8 @@ from click.testing import CliRunner
 
 import bot.clients.github_client as github_client
 from bot.cli import main
-from bot.clients.retry import RetryPolicy
 from bot.config import Settings
+from bot.retry import RetryPolicy
 from tests.conftest import CASSETTES, cassette, load_webhook, write_payload
 from tests.replies import COMPLETE_BODY
 

@@ -7,13 +7,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.audit.selection import (
-    ChangedFile,
     Segment,
     added_ranges,
     merge_ranges,
     select_segments,
     split_range,
 )
+from bot.clients.github_client import ChangedFile
 
 MULTI_HUNK = "\n".join(
     [

@@ -31,7 +31,7 @@ from bot.audit.contract import (
 from bot.audit.prompt import AuditFormat, repair_message, segment_message, system_prompt
 from bot.audit.selection import Segment
 from bot.audit.structured import AuditJSON, parse_audit_json
-from bot.clients.model_client import (
+from bot.chat import (
     ChatMessage,
     ChatModel,
     RoleOptions,

@@ -19,7 +19,7 @@ from typing import Literal
 from bot.audit.contract import SECTIONS, Violation, heading
 from bot.audit.selection import Segment
 from bot.audit.structured import AuditJSON
-from bot.clients.model_client import ChatMessage, structured_output_schema
+from bot.chat import ChatMessage, structured_output_schema
 from bot.prompts import load_prompt, prompt_version
 from bot.triage.issue_text import escape_delimiters
 

@@ -15,10 +15,11 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from bot.clients.github_client import ChangedFile
+
 __all__ = [
     "DEFAULT_SKIP_GLOBS",
     "MAX_SEGMENT_LINES",
-    "ChangedFile",
     "Segment",
     "Selection",
     "Skipped",
@@ -40,23 +41,6 @@ DEFAULT_SKIP_GLOBS: tuple[str, ...] = (
 """Lock, vendored, generated and minified files (fnmatch; ``*`` also matches ``/``)."""
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
-
-
-@dataclass(frozen=True)
-class ChangedFile:
-    """One entry of "List pull request files".
-
-    Attributes:
-        path: ``filename`` (new path for renames).
-        status: ``added``, ``removed``, ``modified``, ``renamed``, ``copied``, ``changed`` …
-        patch: the unified diff, or ``None`` for binary/too-large files.
-        previous_path: ``previous_filename`` for renames.
-    """
-
-    path: str
-    status: str
-    patch: str | None
-    previous_path: str | None = None
 
 
 @dataclass(frozen=True, order=True)

@@ -1,4 +1,4 @@
-"""The embedded :class:`~bot.clients.model_client.ChatModel`: llama.cpp in-process.
+"""The embedded :class:`~bot.chat.ChatModel`: llama.cpp in-process.
 
 Rule source: design.md, "Models"; issue 14 ("the embedded default becomes the best model
 reachable"). The default where no Ollama host is configured, and the backend of tests and
@@ -40,7 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.clients.model_client import ChatMessage, ChatResult, RoleOptions
+from bot.chat import ChatMessage, ChatResult, RoleOptions
+from bot.config import default_models_dir
 from bot.errors import (
     ConfigError,
     ModelError,
@@ -55,7 +56,6 @@ __all__ = [
     "EmbeddedChatModel",
     "ModelFile",
     "default_model_path",
-    "default_models_dir",
     "smoke_model_path",
 ]
 
@@ -108,12 +108,6 @@ def _close_all() -> None:
         handle = getattr(utils, name, None)
         if handle is not None:
             handle.close()
-
-
-def default_models_dir() -> Path:
-    """``~/.cache/triage-bot/models``: where ``scripts/fetch_qwen.sh`` writes by default (the
-    CLI passes ``Settings.models_dir``, which reads ``TRIAGE_MODELS``)."""
-    return Path.home() / ".cache" / "triage-bot" / "models"
 
 
 def default_model_path(models_dir: Path) -> Path:
@@ -253,7 +247,7 @@ def _prompt_eval_tokens(llm: Any) -> int | None:
 
 
 class EmbeddedChatModel:
-    """:class:`~bot.clients.model_client.ChatModel` over llama-cpp-python.
+    """:class:`~bot.chat.ChatModel` over llama-cpp-python.
 
     Args:
         model_path: a GGUF file; ``None`` means the embedded default (:data:`DEFAULT_MODEL`)

@@ -45,7 +45,6 @@ from typing import Any, Protocol, TypeVar
 import requests
 from github import Auth, Github, GithubException, GithubRetry
 
-from bot.audit.selection import ChangedFile
 from bot.clients.github_errors import (
     is_already_exists,
     rate_limit_wait_s,
@@ -53,16 +52,16 @@ from bot.clients.github_errors import (
     transient,
     translate_github_error,
 )
-from bot.clients.retry import RetryPolicy, call_with_retries
 from bot.errors import (
     GitHubError,
     GitHubNotFound,
     GitHubUnavailable,
 )
-from bot.triage.labels import GateLabel
+from bot.retry import RetryPolicy, call_with_retries
 
 __all__ = [
     "BotComment",
+    "ChangedFile",
     "GitHubPort",
     "LabelEvent",
     "PullRef",
@@ -104,6 +103,23 @@ class LabelEvent:
 
 
 @dataclass(frozen=True)
+class ChangedFile:
+    """One entry of "List pull request files" (what the audit selects its lines from).
+
+    Attributes:
+        path: ``filename`` (new path for renames).
+        status: ``added``, ``removed``, ``modified``, ``renamed``, ``copied``, ``changed`` …
+        patch: the unified diff, or ``None`` for binary/too-large files.
+        previous_path: ``previous_filename`` for renames.
+    """
+
+    path: str
+    status: str
+    patch: str | None
+    previous_path: str | None = None
+
+
+@dataclass(frozen=True)
 class PullRef:
     """What an audit needs to know about a PR: where, which head SHA, and its state."""
 
@@ -129,8 +145,9 @@ class GitHubPort(Protocol):
     Every method raises :class:`~bot.errors.GitHubError` subclasses only.
     """
 
-    def ensure_label(self, repo: str, label: GateLabel) -> None:
-        """Create ``label`` with its colour and description unless it already exists."""
+    def ensure_label(self, repo: str, name: str, *, color: str, description: str) -> None:
+        """Create the label ``name`` with ``color`` (six hex digits, no ``#``) and
+        ``description`` unless a label of that name already exists."""
         ...
 
     def add_labels(self, repo: str, number: int, names: Sequence[str]) -> None:
@@ -259,17 +276,17 @@ class PyGithubClient:
         except RuntimeError as exc:  # PyGithub refuses a redirect to another host
             raise GitHubError(f"{what}: unexpected response from GitHub: {exc}") from exc
 
-    def ensure_label(self, repo: str, label: GateLabel) -> None:
+    def ensure_label(self, repo: str, name: str, *, color: str, description: str) -> None:
         """``POST /repos/{repo}/labels``; 422 ``already_exists`` counts as success."""
 
         def create() -> None:
             try:
-                self._gh.get_repo(repo).create_label(label.name, label.color, label.description)
+                self._gh.get_repo(repo).create_label(name, color, description)
             except GithubException as exc:
                 if not is_already_exists(exc):
                     raise
 
-        self._call(f"create label {label.name!r} in {repo}", create, safe_to_repeat=True)
+        self._call(f"create label {name!r} in {repo}", create, safe_to_repeat=True)
 
     def add_labels(self, repo: str, number: int, names: Sequence[str]) -> None:
         """``POST /repos/{repo}/issues/{number}/labels``."""

@@ -10,12 +10,12 @@ from rich.progress import Progress
 
 from bot.audit.auditor import Auditor
 from bot.audit.prompt import AuditFormat
-from bot.clients.factory import make_chat_model
 from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS, Settings
 from bot.errors import EvalBelowThreshold
 from bot.evaluation.report import Threshold, compare_reports, failed_thresholds, render_report
 from bot.evaluation.run import RecordingModel, eval_audit, eval_gate
 from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
+from bot.factory import make_chat_model
 from bot.triage.validator import Validator
 
 __all__ = ["run_eval"]

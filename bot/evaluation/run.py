@@ -16,7 +16,7 @@ from typing import Any
 
 from bot.audit.auditor import Auditor, AuditResult
 from bot.audit.selection import Segment
-from bot.clients.model_client import ChatMessage, ChatModel, ChatResult, RoleOptions
+from bot.chat import ChatMessage, ChatModel, ChatResult, RoleOptions
 from bot.evaluation.sets import EvalIssue, EvalSegment, dev_half
 from bot.triage.validator import Validator
 

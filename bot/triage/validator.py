@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from functools import cache
 
-from bot.clients.model_client import ChatMessage, ChatModel, RoleOptions
+from bot.chat import ChatMessage, ChatModel, RoleOptions
 from bot.errors import ModelCopiedInput, ModelError
 from bot.prompts import load_prompt, prompt_version
 from bot.triage.evidence import ELEMENTS, Evidence, gather_evidence

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from bot.clients.model_client import structured_output_schema
+from bot.chat import structured_output_schema
 from bot.errors import ModelOutputError
 
 __all__ = [

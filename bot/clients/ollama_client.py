@@ -1,9 +1,8 @@
-"""The ``ChatModel`` seam and its Ollama backend.
+"""The Ollama backend of :class:`~bot.chat.ChatModel`.
 
-Rule source: design.md, "Models". One protocol, two backends: :class:`OllamaChatModel` (production,
-over the official ``ollama`` client and its native ``/api/chat``) and
-:class:`bot.clients.embedded.EmbeddedChatModel` (llama.cpp in-process; tests, demos, the default
-where no Ollama host is configured). The pipeline only ever sees :class:`ChatModel`.
+Rule source: design.md, "Models". :class:`OllamaChatModel` is the production backend, over the
+official ``ollama`` client and its native ``/api/chat``; it is chosen when an Ollama host is
+configured (:data:`bot.factory.BACKENDS`).
 
 Every call sends ``stream=False``, ``think=False``, the role's ``options`` (``temperature``,
 ``num_predict``, ``num_ctx``, ``seed``) and, when given, a JSON schema as ``format`` (structured
@@ -18,7 +17,7 @@ times out; each request therefore also runs against a wall-clock deadline of ``t
 (a daemon worker thread; the caller stops waiting at the deadline).
 
 Transient faults (connection refused, timeouts, 5xx such as 503 "server busy") are retried
-with tenacity (:mod:`bot.clients.retry`) before they are translated.
+with tenacity (:mod:`bot.retry`) before they are translated.
 """
 
 from __future__ import annotations
@@ -27,14 +26,12 @@ import re
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, TypeVar
 
 import httpx
 import ollama
-from pydantic import BaseModel
 
-from bot.clients.retry import RetryPolicy, call_with_retries
+from bot.chat import ChatMessage, ChatResult, RoleOptions
 from bot.errors import (
     ModelError,
     ModelNotFound,
@@ -42,144 +39,28 @@ from bot.errors import (
     ModelTruncated,
     ModelUnavailable,
 )
+from bot.retry import RetryPolicy, call_with_retries
 
 __all__ = [
-    "ChatMessage",
-    "ChatModel",
-    "ChatResult",
     "OllamaChatModel",
-    "RoleOptions",
     "call_with_deadline",
     "is_transient_ollama_error",
+    "ollama_options",
     "redact_url",
-    "structured_output_schema",
     "translate_ollama_error",
 ]
 
-Role = Literal["system", "user", "assistant"]
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class ChatMessage:
-    """One chat turn: ``role`` is ``system``, ``user`` or ``assistant``; ``content`` is text."""
-
-    role: Role
-    content: str
-
-
-@dataclass(frozen=True)
-class RoleOptions:
-    """Per-role generation options (Ollama ``options``; design.md "Models", per-role effort).
-
-    Attributes:
-        temperature: sampling temperature (0 = greedy).
-        num_predict: maximum output tokens; reaching it is truncation (an error).
-        num_ctx: context window in tokens; constant per role (changing it reloads the model in
-            Ollama and drops its prompt cache).
-        seed: sampling seed, for reproducible runs.
-    """
-
-    temperature: float
-    num_predict: int
-    num_ctx: int
-    seed: int = 42
-
-    def as_ollama(self) -> dict[str, Any]:
-        """The ``options`` object for Ollama's /api/chat."""
-        return {
-            "temperature": self.temperature,
-            "num_predict": self.num_predict,
-            "num_ctx": self.num_ctx,
-            "seed": self.seed,
-        }
-
-
-@dataclass(frozen=True)
-class ChatResult:
-    """What one chat call produced.
-
-    Attributes:
-        text: the assistant message content (may be empty: the caller's parser decides).
-        done_reason: ``stop`` normally (``length`` never gets here: it raises).
-        model: the model name (Ollama tag or GGUF file name).
-        prompt_tokens: tokens evaluated for the prompt (Ollama ``prompt_eval_count``; with a
-            prompt cache, only the tokens not reused).
-        output_tokens: tokens generated (Ollama ``eval_count``).
-        duration_ms: the model's own time for the call in ms (Ollama ``total_duration``; the
-            embedded backend times the llama.cpp call).
-        prompt_eval_tokens: prompt tokens actually run through the model, the rest having come
-            from the prompt cache (embedded: llama.cpp's ``n_p_eval`` perf counter); ``None``
-            when the backend does not report it separately.
-    """
-
-    text: str
-    done_reason: str
-    model: str
-    prompt_tokens: int
-    output_tokens: int
-    duration_ms: float
-    prompt_eval_tokens: int | None = None
-
-
-@runtime_checkable
-class ChatModel(Protocol):
-    """A chat model the pipeline can call; implemented by the Ollama and embedded backends."""
-
-    @property
-    def name(self) -> str:
-        """The model's name as stored with every decision."""
-        ...
-
-    def chat(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        options: RoleOptions,
-        schema: dict[str, Any] | None = None,
-    ) -> ChatResult:
-        """Run one non-streaming chat call.
-
-        Args:
-            messages: system turn first (stable text), variable text last (prompt-cache order).
-            options: the role's options.
-            schema: a JSON schema for structured output, or ``None`` for free text.
-
-        Raises:
-            ModelError: any subclass; ``ModelTruncated`` when ``num_predict`` was reached.
-        """
-        ...
-
-
-_DROPPED = ("maxLength", "minLength", "maxItems", "minItems", "description", "title")
-
-
-def structured_output_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema sent as structured output for a pydantic model: no length bounds, no
-    titles or descriptions.
-
-    Both backends compile the schema to a grammar; a bounded repetition such as
-    ``maxLength: 1200`` becomes 1200 nested grammar rules, and llama.cpp's sampler crashes
-    (SIGSEGV in ``llama_sampler_sample``) on such grammars. Lengths are enforced where they
-    belong anyway: by ``model.model_validate_json`` on the reply (a schema constrains syntax,
-    not values — design.md "Models"). Docstring descriptions are dropped too: small models copy
-    them into their answers, and they are not part of the wire shape.
-    """
-
-    def strip(node: Any, *, is_map: bool = False) -> Any:
-        # is_map: a "properties"/"$defs" mapping, whose keys are names, not schema keywords
-        if isinstance(node, dict):
-            return {
-                k: strip(v, is_map=not is_map and k in ("properties", "$defs"))
-                for k, v in node.items()
-                if is_map or k not in _DROPPED
-            }
-        if isinstance(node, list):
-            return [strip(v) for v in node]
-        return node
-
-    schema: dict[str, Any] = strip(model.model_json_schema())
-    return schema
+def ollama_options(options: RoleOptions) -> dict[str, Any]:
+    """The ``options`` object of Ollama's ``/api/chat`` for a role (names as Ollama spells them)."""
+    return {
+        "temperature": options.temperature,
+        "num_predict": options.num_predict,
+        "num_ctx": options.num_ctx,
+        "seed": options.seed,
+    }
 
 
 def is_transient_ollama_error(exc: BaseException) -> bool:
@@ -249,7 +130,7 @@ def translate_ollama_error(exc: BaseException, *, model: str, host: str) -> Mode
 
 
 class OllamaChatModel:
-    """:class:`ChatModel` over an Ollama server (``ollama.Client``, native ``/api/chat``).
+    """:class:`~bot.chat.ChatModel` over an Ollama server (``ollama.Client``, native ``/api/chat``).
 
     Args:
         host: Ollama base URL, e.g. ``http://127.0.0.1:11434``.
@@ -288,7 +169,7 @@ class OllamaChatModel:
         options: RoleOptions,
         schema: dict[str, Any] | None = None,
     ) -> ChatResult:
-        """Call ``/api/chat`` once (plus transient retries). See :class:`ChatModel`."""
+        """Call ``/api/chat`` once (plus transient retries). See :class:`~bot.chat.ChatModel`."""
         wire = [{"role": m.role, "content": m.content} for m in messages]
         started = time.perf_counter()
         try:
@@ -298,7 +179,7 @@ class OllamaChatModel:
                         model=self._model,
                         messages=wire,
                         format=schema,
-                        options=options.as_ollama(),
+                        options=ollama_options(options),
                         stream=False,
                         think=False,
                         keep_alive=self._keep_alive,

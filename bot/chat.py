@@ -1,0 +1,143 @@
+"""The ``ChatModel`` seam: the protocol every model backend implements and the values it passes.
+
+Rule source: design.md, "Models". The pipeline (validator, auditor, eval) only ever sees
+:class:`ChatModel`; the backends live in :mod:`bot.clients` (Ollama, embedded llama.cpp) and are
+chosen in one table, :data:`bot.factory.BACKENDS`. This module imports no backend, so a
+backend, the settings and the pipeline all depend on it and never on each other.
+
+Every call is non-streaming and takes the role's :class:`RoleOptions` and, when given, a JSON
+schema for structured output (:func:`structured_output_schema`). A reply cut at ``num_predict``
+raises :class:`~bot.errors.ModelTruncated`: a truncated reply is an error, never a result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+__all__ = [
+    "ChatMessage",
+    "ChatModel",
+    "ChatResult",
+    "Role",
+    "RoleOptions",
+    "structured_output_schema",
+]
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    """One chat turn: ``role`` is ``system``, ``user`` or ``assistant``; ``content`` is text."""
+
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True)
+class RoleOptions:
+    """Per-role generation options (design.md "Models", per-role effort; Ollama's ``options``).
+
+    Attributes:
+        temperature: sampling temperature (0 = greedy).
+        num_predict: maximum output tokens; reaching it is truncation (an error).
+        num_ctx: context window in tokens; constant per role (changing it reloads the model in
+            Ollama and drops its prompt cache).
+        seed: sampling seed, for reproducible runs.
+    """
+
+    temperature: float
+    num_predict: int
+    num_ctx: int
+    seed: int = 42
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """What one chat call produced.
+
+    Attributes:
+        text: the assistant message content (may be empty: the caller's parser decides).
+        done_reason: ``stop`` normally (``length`` never gets here: it raises).
+        model: the model name (Ollama tag or GGUF file name).
+        prompt_tokens: tokens evaluated for the prompt (Ollama ``prompt_eval_count``; with a
+            prompt cache, only the tokens not reused).
+        output_tokens: tokens generated (Ollama ``eval_count``).
+        duration_ms: the model's own time for the call in ms (Ollama ``total_duration``; the
+            embedded backend times the llama.cpp call).
+        prompt_eval_tokens: prompt tokens actually run through the model, the rest having come
+            from the prompt cache (embedded: llama.cpp's ``n_p_eval`` perf counter); ``None``
+            when the backend does not report it separately.
+    """
+
+    text: str
+    done_reason: str
+    model: str
+    prompt_tokens: int
+    output_tokens: int
+    duration_ms: float
+    prompt_eval_tokens: int | None = None
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A chat model the pipeline can call; implemented by every backend in :mod:`bot.clients`."""
+
+    @property
+    def name(self) -> str:
+        """The model's name as stored with every decision."""
+        ...
+
+    def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        options: RoleOptions,
+        schema: dict[str, Any] | None = None,
+    ) -> ChatResult:
+        """Run one non-streaming chat call.
+
+        Args:
+            messages: system turn first (stable text), variable text last (prompt-cache order).
+            options: the role's options.
+            schema: a JSON schema for structured output, or ``None`` for free text.
+
+        Raises:
+            ModelError: any subclass; ``ModelTruncated`` when ``num_predict`` was reached.
+        """
+        ...
+
+
+_DROPPED = ("maxLength", "minLength", "maxItems", "minItems", "description", "title")
+
+
+def structured_output_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema sent as structured output for a pydantic model: no length bounds, no
+    titles or descriptions.
+
+    Both backends compile the schema to a grammar; a bounded repetition such as
+    ``maxLength: 1200`` becomes 1200 nested grammar rules, and llama.cpp's sampler crashes
+    (SIGSEGV in ``llama_sampler_sample``) on such grammars. Lengths are enforced where they
+    belong anyway: by ``model.model_validate_json`` on the reply (a schema constrains syntax,
+    not values — design.md "Models"). Docstring descriptions are dropped too: small models copy
+    them into their answers, and they are not part of the wire shape.
+    """
+
+    def strip(node: Any, *, is_map: bool = False) -> Any:
+        # is_map: a "properties"/"$defs" mapping, whose keys are names, not schema keywords
+        if isinstance(node, dict):
+            return {
+                k: strip(v, is_map=not is_map and k in ("properties", "$defs"))
+                for k, v in node.items()
+                if is_map or k not in _DROPPED
+            }
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    schema: dict[str, Any] = strip(model.model_json_schema())
+    return schema

@@ -1,0 +1,113 @@
+"""Build the ports from settings: the model backend table, the GitHub client, the store.
+
+The one place that turns :class:`~bot.config.Settings` into the objects the pipelines call; the
+runner, the CLI and ``triage-bot eval`` ask here and never construct a client themselves.
+
+Model backends (design.md, "Models") are rows of :data:`BACKENDS`, tried in order: Ollama when a
+host is configured (``--ollama-host`` / ``OLLAMA_HOST``), else the embedded llama.cpp backend
+with ``--model-path`` or the embedded default (Qwen2.5-Coder 1.5B,
+:data:`bot.clients.embedded.DEFAULT_MODEL`). A new backend is its module in :mod:`bot.clients`
+(a :class:`~bot.chat.ChatModel`) and one row here. Heavy imports (llama_cpp) happen only when
+the embedded model is first used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.chat import ChatModel
+from bot.clients.embedded import EmbeddedChatModel
+from bot.clients.github_client import PyGithubClient
+from bot.clients.ollama_client import OllamaChatModel
+from bot.config import EMBEDDED_N_CTX, Settings
+from bot.errors import ConfigError
+from bot.history.store import Store
+
+__all__ = ["BACKENDS", "Backend", "ModelRole", "make_chat_model", "make_github", "make_store"]
+
+ModelRole = Literal["validator", "auditor"]
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One model backend as the factory sees it.
+
+    Attributes:
+        name: the backend's name (``ollama``, ``embedded``).
+        selected: whether these settings choose it; the first row that says yes is used.
+        build: the :class:`~bot.chat.ChatModel` for a role; no I/O until its first call.
+    """
+
+    name: str
+    selected: Callable[[Settings], bool]
+    build: Callable[[Settings, ModelRole], ChatModel]
+
+
+def _ollama(settings: Settings, role: ModelRole) -> ChatModel:
+    """The validator uses ``validator_model``, the auditor ``audit_model`` (falling back to the
+    validator's tag)."""
+    tag = settings.validator_model
+    if role == "auditor" and settings.audit_model:
+        tag = settings.audit_model
+    return OllamaChatModel(
+        host=settings.ollama_host or "",  # this row is selected only when a host is set
+        model=tag,
+        timeout_s=settings.model_timeout_s,
+        retry=settings.model_retry,
+    )
+
+
+def _embedded(settings: Settings, role: ModelRole) -> ChatModel:
+    """Both roles share one loaded GGUF, loaded with the largest role context."""
+    return EmbeddedChatModel(
+        model_path=settings.model_path, models_dir=settings.models_dir, n_ctx=EMBEDDED_N_CTX
+    )
+
+
+BACKENDS: tuple[Backend, ...] = (
+    Backend("ollama", selected=lambda s: bool(s.ollama_host), build=_ollama),
+    Backend("embedded", selected=lambda s: True, build=_embedded),
+)
+"""The model backends, in the order they are tried; the last one always applies."""
+
+
+def make_chat_model(settings: Settings, role: ModelRole) -> ChatModel:
+    """The :class:`~bot.chat.ChatModel` for a role from the first :data:`BACKENDS` row these
+    settings select (no I/O until the first call)."""
+    backend = next(b for b in BACKENDS if b.selected(settings))
+    return backend.build(settings, role)
+
+
+def make_github(settings: Settings, *, token_required: bool = True) -> PyGithubClient:
+    """The GitHub client for these settings.
+
+    Args:
+        token_required: ``False`` for read-only dry runs (public repositories can be read
+            without a token, at GitHub's low anonymous rate limit).
+
+    Raises:
+        ConfigError: no token (``GITHUB_TOKEN`` or the Action's ``token`` input).
+    """
+    if not settings.github_token and token_required:
+        raise ConfigError(
+            "no GitHub token: set GITHUB_TOKEN (or the action's token input), or use --dry-run"
+        )
+    return PyGithubClient(
+        token=settings.github_token,
+        base_url=settings.github_api_url,
+        retries=settings.github_retries,
+        backoff_s=settings.github_backoff_s,
+    )
+
+
+def make_store(settings: Settings, *, read_only: bool = False) -> Store:
+    """Open the store at ``settings.db_path``: for writing (created ``0600`` and migrated), or
+    ``read_only`` (dry runs, ``history``, ``stats``: nothing created, migrated or written; a
+    missing file reads as empty). See :mod:`bot.history.store`.
+
+    Raises:
+        StoreError: the file cannot be opened or migrated, or a newer triage-bot wrote it.
+    """
+    return Store(settings.db_path or ":memory:", read_only=read_only)
