@@ -17,19 +17,17 @@ from tests.conftest import ROOT
 
 ARCHITECTURE = ROOT / "ARCHITECTURE.md"
 
-_LAYER_ROW = re.compile(r"^\| (\d+) \| ([^|]+?) \| (yes|no) \| (.+) \|$")
+_LAYER_ROW = re.compile(r"^\| (\d+) \| ([^|]+?) \| (.+) \|$")
 _MODULE_ROW = re.compile(r"^\| `(bot/[^`]*)` \|")
 
 
 @dataclass(frozen=True)
 class Layer:
-    """One row of ARCHITECTURE.md's layer table: its rank (0 = lowest), name, whether its
-    members may import each other, and the paths it holds (``bot/x.py`` for a module, ``bot/x/``
-    for every module of a package)."""
+    """One row of ARCHITECTURE.md's layer table: its rank (0 = lowest), name and the paths it
+    holds (``bot/x.py`` for a module, ``bot/x/`` for every module of a package)."""
 
     rank: int
     name: str
-    peers_import: bool
     paths: tuple[str, ...]
 
 
@@ -40,8 +38,8 @@ def layer_table(text: str) -> list[Layer]:
     for line in section.splitlines():
         match = _LAYER_ROW.match(line.strip())
         if match:
-            paths = tuple(re.findall(r"`(bot/[^`]*)`", match[4]))
-            layers.append(Layer(int(match[1]), match[2].strip(), match[3] == "yes", paths))
+            paths = tuple(re.findall(r"`(bot/[^`]*)`", match[3]))
+            layers.append(Layer(int(match[1]), match[2].strip(), paths))
     return layers
 
 
@@ -67,23 +65,22 @@ def module_name(file: str) -> str:
     return file.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
 
-def placed(file: str, layers: list[Layer]) -> tuple[Layer, str] | None:
-    """The layer holding ``file`` and the path that puts it there: its own path, else the
-    innermost package path listed."""
-    best: tuple[Layer, str] | None = None
+def layer_of(file: str, layers: list[Layer]) -> Layer | None:
+    """The layer holding ``file``: its own path, else the innermost package path listed."""
+    best: tuple[int, Layer] | None = None
     for layer in layers:
         for path in layer.paths:
             holds = path == file or (path.endswith("/") and file.startswith(path))
-            if holds and (best is None or len(path) > len(best[1])):
-                best = (layer, path)
-    return best
+            if holds and (best is None or len(path) > best[0]):
+                best = (len(path), layer)
+    return best[1] if best else None
 
 
 def imported_modules(tree: ast.Module, package: str, known: set[str]) -> list[tuple[int, str]]:
-    """``(line, module)`` for every ``bot`` module imported anywhere in ``tree`` (top level,
-    inside functions, under ``TYPE_CHECKING``): ``from bot.x import y`` counts as ``bot.x.y``
-    when that is a module, else ``bot.x``; relative imports are resolved against ``package``,
-    the package the file is in."""
+    """``(line, module)``, sorted and once each, for every ``bot`` module imported anywhere in
+    ``tree`` (top level, inside functions, under ``TYPE_CHECKING``): ``from bot.x import y``
+    counts as ``bot.x.y`` when that is a module, else ``bot.x``; relative imports are resolved
+    against ``package``, the package the file is in."""
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -98,41 +95,31 @@ def imported_modules(tree: ast.Module, package: str, known: set[str]) -> list[tu
             for alias in node.names:
                 sub = f"{base}.{alias.name}"
                 found.append((node.lineno, sub if sub in known else base))
-    return found
+    return sorted(set(found))
 
 
 def upward_imports(root: Path, layers: list[Layer]) -> list[str]:
-    """Every import in ``root/bot`` from a lower layer to a higher one, or between two members
-    of a layer whose members do not import each other, and every file no layer holds, as
-    messages naming the file, line and imported module."""
+    """Every import in ``root/bot`` from a lower layer to a higher one, and every file no layer
+    holds, as messages naming the file, line and imported module."""
     files = source_files(root)
     by_module = {module_name(f): f for f in files}
     problems = []
     for file in files:
-        place = placed(file, layers)
-        if place is None:
+        own = layer_of(file, layers)
+        if own is None:
             problems.append(f"{file}: in no layer of ARCHITECTURE.md's layer table")
             continue
-        own, member = place
         tree = ast.parse((root / file).read_text("utf-8"), filename=file)
         package = module_name(file).rpartition(".")[0] or "bot"
         if file.endswith("__init__.py"):
             package = module_name(file)
         for line, target in imported_modules(tree, package, set(by_module)):
             target_file = by_module.get(target)
-            found = placed(target_file, layers) if target_file else None
-            if found is None:
-                continue
-            theirs, their_member = found
-            if theirs.rank > own.rank:
+            theirs = layer_of(target_file, layers) if target_file else None
+            if theirs is not None and theirs.rank > own.rank:
                 problems.append(
                     f"{file}:{line} imports {target} (layer {theirs.rank} {theirs.name}) "
                     f"from layer {own.rank} {own.name}"
-                )
-            elif theirs is own and their_member != member and not own.peers_import:
-                problems.append(
-                    f"{file}:{line} imports {target}: {member} and {their_member} are peers in "
-                    f"layer {own.rank} {own.name}, which do not import each other"
                 )
     return problems
 
@@ -165,8 +152,8 @@ def test_the_module_table_has_no_stale_row() -> None:
 
 
 def test_the_checks_catch_an_upward_import(tmp_path: Path) -> None:
-    """The walk sees a function-level and a relative import one layer up, and an import between
-    peers that do not import each other, and names each."""
+    """The walk sees a function-level and a relative import one layer up, and a module placed
+    in no layer, and names each."""
     package = tmp_path / "bot"
     (package / "clients").mkdir(parents=True)
     (package / "__init__.py").write_text("")
@@ -174,14 +161,13 @@ def test_the_checks_catch_an_upward_import(tmp_path: Path) -> None:
     (package / "clients" / "port.py").write_text("def f():\n    from bot.flows import g\n")
     (package / "clients" / "rel.py").write_text("from ..flows import g\n")
     (package / "flows.py").write_text("from bot.clients import port\n")
-    (package / "history.py").write_text("import bot.clients.port\n")
+    (package / "loose.py").write_text("import bot.flows\n")
     layers = [
-        Layer(0, "low", False, ("bot/__init__.py", "bot/clients/", "bot/history.py")),
-        Layer(1, "high", True, ("bot/flows.py",)),
+        Layer(0, "low", ("bot/__init__.py", "bot/clients/")),
+        Layer(1, "high", ("bot/flows.py",)),
     ]
     assert upward_imports(tmp_path, layers) == [
         "bot/clients/port.py:2 imports bot.flows (layer 1 high) from layer 0 low",
         "bot/clients/rel.py:1 imports bot.flows (layer 1 high) from layer 0 low",
-        "bot/history.py:1 imports bot.clients.port: bot/history.py and bot/clients/ are peers "
-        "in layer 0 low, which do not import each other",
+        "bot/loose.py: in no layer of ARCHITECTURE.md's layer table",
     ]
