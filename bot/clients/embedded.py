@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.clients.model_client import ChatMessage, ChatResult, RoleOptions
+from bot.config import default_models_dir
 from bot.errors import (
     ConfigError,
     ModelError,
@@ -55,7 +56,6 @@ __all__ = [
     "EmbeddedChatModel",
     "ModelFile",
     "default_model_path",
-    "default_models_dir",
     "smoke_model_path",
 ]
 
@@ -108,12 +108,6 @@ def _close_all() -> None:
         handle = getattr(utils, name, None)
         if handle is not None:
             handle.close()
-
-
-def default_models_dir() -> Path:
-    """``~/.cache/triage-bot/models``: where ``scripts/fetch_qwen.sh`` writes by default (the
-    CLI passes ``Settings.models_dir``, which reads ``TRIAGE_MODELS``)."""
-    return Path.home() / ".cache" / "triage-bot" / "models"
 
 
 def default_model_path(models_dir: Path) -> Path:
