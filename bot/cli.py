@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from bot.setting_spec import SettingSpec, readme_default
-from bot.settings_table import SETTINGS
+from bot.settings_table import ENV_VARS, SETTINGS
 
 if TYPE_CHECKING:
     from bot.config import Settings
@@ -40,7 +40,7 @@ def _secret_forms(raw: str) -> set[str]:
 
 def _redact(text: str) -> str:
     """Remove the GitHub token, in every form it may take, from text that may echo it."""
-    for var in ("INPUT_TOKEN", "GITHUB_TOKEN"):
+    for var in ENV_VARS["github_token"]:
         for secret in sorted(_secret_forms(os.environ.get(var, "")), key=len, reverse=True):
             text = text.replace(secret, "***")
     return text
