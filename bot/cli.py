@@ -16,9 +16,15 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+from bot.setting_spec import SettingSpec, readme_default
+from bot.settings_table import ENV_VARS, SETTINGS
+
+if TYPE_CHECKING:
+    from bot.config import Settings
 
 __all__ = ["main"]
 
@@ -34,7 +40,7 @@ def _secret_forms(raw: str) -> set[str]:
 
 def _redact(text: str) -> str:
     """Remove the GitHub token, in every form it may take, from text that may echo it."""
-    for var in ("INPUT_TOKEN", "GITHUB_TOKEN"):
+    for var in ENV_VARS["github_token"]:
         for secret in sorted(_secret_forms(os.environ.get(var, "")), key=len, reverse=True):
             text = text.replace(secret, "***")
     return text
@@ -49,67 +55,61 @@ def _fail(exc: Exception) -> None:
     sys.exit(code)
 
 
-def model_options(fn: F) -> F:
-    """Shared model flags: ``--ollama-host``, ``--model``, ``--model-path``."""
-    fn = click.option(
-        "--model-path",
-        type=click.Path(path_type=Path, dir_okay=False),
-        help="GGUF file for the embedded backend (default: Qwen2.5-Coder 1.5B, which "
-        "scripts/setup.sh fetches into ~/.cache/triage-bot/models or TRIAGE_MODELS) "
-        "[env TRIAGE_MODEL_PATH].",
-    )(fn)
-    fn = click.option(
-        "--model",
-        "validator_model",
-        help="Ollama model tag for the validator (default gemma3:270m) "
-        "[env TRIAGE_VALIDATOR_MODEL].",
-    )(fn)
-    fn = click.option(
-        "--ollama-host",
-        help="Ollama URL; when set the Ollama backend is used, else the embedded one "
-        "[env OLLAMA_HOST].",
-    )(fn)
-    return fn
+def setting_options(command: str) -> Callable[[F], F]:
+    """The flags the settings table (bot/settings_table.py) gives ``command``, in table order;
+    each flag's value reaches :meth:`Settings.resolve` under its setting's name (``None``: not
+    given, so the action input, variable or default applies)."""
+
+    def add(fn: F) -> F:
+        for spec in reversed([s for s in SETTINGS if s.flag and command in s.commands]):
+            fn = _setting_option(spec)(fn)
+        return fn
+
+    return add
+
+
+def _setting_option(spec: SettingSpec) -> Callable[[F], F]:
+    """One setting's click option. Variables are read by :meth:`Settings.resolve`, not click's
+    ``envvar=``: click would convert a variable's text with the flag's type (a boolean flag
+    takes ``t``; a directory named by ``TRIAGE_DB`` becomes a usage error) and keep blanks and
+    surrounding spaces, where the bot strips a variable and skips a blank one."""
+    assert spec.flag is not None  # setting_options passes flags only
+    text = spec.help.replace("`", "")
+    shown = readme_default(spec).replace("`", "")
+    where = f"env {spec.env}" if shown == "–" else f"env {spec.env}; default {shown}"
+    help_text = f"{text[0].upper()}{text[1:]} [{where}]."
+    if spec.type is bool:
+        switch = f"{spec.flag}/--no-{spec.flag.removeprefix('--')}"
+        return click.option(switch, spec.name, default=None, help=help_text)
+    return click.option(spec.flag, spec.name, type=_click_type(spec), help=help_text)
+
+
+def _click_type(spec: SettingSpec) -> click.ParamType[Any, Any]:
+    if spec.choices:
+        return click.Choice(spec.choices)
+    if spec.type is Path:  # every path flag names a file
+        return click.Path(path_type=Path, dir_okay=False)
+    if spec.type is str:
+        return click.STRING
+    if spec.type is int:
+        return click.INT
+    if spec.type is float:
+        return click.FLOAT
+    raise TypeError(f"setting {spec.name}: no CLI flag for values of type {spec.type}")
+
+
+def _settings(flags: dict[str, Any]) -> Settings:
+    """Settings from a command's flags (those that are settings) over ``os.environ``."""
+    from bot.config import Settings
+
+    names = {spec.name for spec in SETTINGS}
+    return Settings.resolve({k: v for k, v in flags.items() if k in names}, os.environ)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="triage-bot")
 def main() -> None:
     """triage-bot: gate issues and audit pull requests with a local LLM."""
-
-
-def common_options(fn: F) -> F:
-    """Flags every job takes: dry run, store path."""
-    fn = click.option(
-        "--db",
-        "db_path",
-        type=click.Path(path_type=Path, dir_okay=False),
-        help="SQLite store [env TRIAGE_DB; default ~/.local/share/triage-bot/triage.db].",
-    )(fn)
-    fn = click.option(
-        "--dry-run/--no-dry-run",
-        default=None,
-        help="Print the plan (verdict, labels or audits, model, tokens, ms); write nothing "
-        "[env TRIAGE_DRY_RUN].",
-    )(fn)
-    return fn
-
-
-def audit_options(fn: F) -> F:
-    """Flags of the PR audit: format, segment cap, audit model."""
-    fn = click.option(
-        "--audit-model", help="Ollama model tag for the auditor [env TRIAGE_AUDIT_MODEL]."
-    )(fn)
-    fn = click.option(
-        "--max-segments", type=int, help="Per-PR segment cap (default 8) [env TRIAGE_MAX_SEGMENTS]."
-    )(fn)
-    fn = click.option(
-        "--audit-format",
-        type=click.Choice(["markdown", "json"]),
-        help="markdown: the model writes the seven sections; json: it fills their JSON schema "
-        "and the bot renders them [env TRIAGE_AUDIT_FORMAT].",
-    )(fn)
-    return fn
 
 
 def _emit(report: Any, settings: Any) -> None:
@@ -157,20 +157,7 @@ def _guarded(job: Callable[[], None]) -> None:
 
 
 @main.command()
-@click.option("--event-name", help="Webhook event name [env GITHUB_EVENT_NAME].")
-@click.option(
-    "--event-path",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Webhook payload JSON [env GITHUB_EVENT_PATH].",
-)
-@click.option(
-    "--max-body-chars",
-    type=int,
-    help="Longest issue body judged, in characters (default 6000) [env TRIAGE_MAX_BODY_CHARS].",
-)
-@common_options
-@audit_options
-@model_options
+@setting_options("run")
 def run(**flags: Any) -> None:
     """Handle the webhook event this workflow run was triggered by.
 
@@ -180,10 +167,9 @@ def run(**flags: Any) -> None:
     """
 
     def job() -> None:
-        from bot.config import Settings
         from bot.runner import run_event
 
-        settings = Settings.resolve(flags, os.environ)
+        settings = _settings(flags)
         _emit(run_event(settings), settings)
 
     _guarded(job)
@@ -197,19 +183,16 @@ def run(**flags: Any) -> None:
     "requested_range",
     help="Audit only PATH:START-END (≤ 200 lines of a changed file), e.g. src/app.py:10-80.",
 )
-@common_options
-@audit_options
-@model_options
+@setting_options("audit")
 def audit(repo: str, number: int, requested_range: str | None, **flags: Any) -> None:
     """Audit a pull request by hand: selected changed ranges, or one explicit range."""
 
     def job() -> None:
-        from bot.config import Settings
         from bot.errors import ConfigError
         from bot.factory import make_github
         from bot.runner import run_audit
 
-        settings = Settings.resolve(flags, os.environ)
+        settings = _settings(flags)
         _check_repo(repo)
         github = make_github(settings, token_required=not settings.dry_run)
         pull = github.pull(repo, number)
@@ -221,14 +204,8 @@ def audit(repo: str, number: int, requested_range: str | None, **flags: Any) -> 
 
 
 def store_options(fn: F) -> F:
-    """``--repo``, ``--db`` and ``--json`` for the read-only store commands."""
+    """``--repo`` and ``--json`` for the read-only store commands (``--db`` is a setting)."""
     fn = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")(fn)
-    fn = click.option(
-        "--db",
-        "db_path",
-        type=click.Path(path_type=Path, dir_okay=False),
-        help="SQLite store [env TRIAGE_DB; default ~/.local/share/triage-bot/triage.db].",
-    )(fn)
     fn = click.option("--repo", required=True, help="Repository as OWNER/NAME.")(fn)
     return fn
 
@@ -251,10 +228,9 @@ def _show(title: str, columns: Sequence[str], cells: Sequence[Sequence[str]]) ->
 
 
 def _store_rows(db_path: Path | None, read: Callable[[Any], list[Any]]) -> list[Any]:
-    from bot.config import Settings
     from bot.factory import make_store
 
-    store = make_store(Settings.resolve({"db_path": db_path}, os.environ), read_only=True)
+    store = make_store(_settings({"db_path": db_path}), read_only=True)
     try:
         return read(store)
     finally:
@@ -263,6 +239,7 @@ def _store_rows(db_path: Path | None, read: Callable[[Any], list[Any]]) -> list[
 
 @main.command()
 @store_options
+@setting_options("history")
 @click.option("--limit", default=10, type=click.IntRange(1, 1000), help="How many rows.")
 def history(repo: str, db_path: Path | None, as_json: bool, limit: int) -> None:
     """The last accepted audits of a repository (newest first)."""
@@ -289,6 +266,7 @@ def history(repo: str, db_path: Path | None, as_json: bool, limit: int) -> None:
 
 @main.command()
 @store_options
+@setting_options("stats")
 @click.option("--weeks", default=8, type=click.IntRange(1, 52), help="How many weeks back.")
 def stats(repo: str, db_path: Path | None, as_json: bool, weeks: int) -> None:
     """Weekly statistics of accepted audits (verdict shares, retry rate, confidence mix)."""
@@ -318,22 +296,17 @@ def stats(repo: str, db_path: Path | None, as_json: bool, weeks: int) -> None:
 @main.command()
 @click.option("--repo", required=True, help="Repository as OWNER/NAME.")
 @click.option("--limit", default=50, type=click.IntRange(1, 10_000), help="Most issues judged.")
-@click.option(
-    "--max-body-chars", type=int, help="Longest issue body judged (default 6000 characters)."
-)
-@common_options
-@model_options
+@setting_options("backlog")
 def backlog(repo: str, limit: int, **flags: Any) -> None:
     """Run the gate over open issues that carry no gate label (resumable)."""
 
     def job() -> None:
         from rich.progress import Progress
 
-        from bot.config import Settings
         from bot.factory import make_github
         from bot.runner import run_backlog
 
-        settings = Settings.resolve(flags, os.environ)
+        settings = _settings(flags)
         _check_repo(repo)
         github = make_github(settings, token_required=not settings.dry_run)
         with Progress(transient=True) as progress:
@@ -391,18 +364,13 @@ def backlog(repo: str, limit: int, **flags: Any) -> None:
 @click.option("--max-injection-valid", type=int, help="Fail above this many injection VALIDs.")
 @click.option("--min-acceptance", type=float, help="Fail below this after-repair acceptance.")
 @click.option("--min-fix-recall", type=float, help="Fail below this FIX recall.")
-@audit_options
-@model_options
+@setting_options("eval")
 def eval_command(**flags: Any) -> None:  # fmt: skip
     """Measure the gate and the auditor on labelled sets; print markdown, write JSON."""
 
     def job() -> None:
-        from bot.config import Settings
         from bot.evaluation.command import run_eval
 
-        keys = ("validator_model", "ollama_host", "model_path", "audit_model", "audit_format",
-                "max_segments")  # fmt: skip
-        settings = Settings.resolve({k: flags.get(k) for k in keys}, os.environ)
-        click.echo(run_eval(settings, flags))
+        click.echo(run_eval(_settings(flags), flags))
 
     _guarded(job)

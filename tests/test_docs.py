@@ -52,3 +52,11 @@ def test_every_cli_command_has_help() -> None:
         assert result.exit_code == 0, name
         assert "Usage:" in result.stdout
         assert f"triage-bot {name}" in README or name == "run", name
+
+
+def test_the_configuration_table_is_printed_from_the_settings_table() -> None:
+    """README.md holds what `scripts/settings_table.py` prints (paste it after a change)."""
+    from bot.setting_spec import readme_table
+    from bot.settings_table import SETTINGS
+
+    assert readme_table(SETTINGS) in README

@@ -67,3 +67,22 @@ def test_no_workflow_checks_out_the_pr_head() -> None:
     text = (ROOT / ".github" / "workflows" / "triage.yml").read_text("utf-8")
     assert "actions/checkout" not in text
     assert "pull_request_target" in text
+
+
+def test_action_inputs_are_the_settings_tables() -> None:
+    """Each input of action.yml is a row's ``action_input``, reaches the bot as the variable
+    the row reads (`scripts/settings_table.py --action` prints the env:), and its default
+    passes the row's value rule."""
+    from bot.setting_spec import action_env
+    from bot.settings_table import SETTINGS
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text("utf-8"))
+    rows = {spec.action_input: spec for spec in SETTINGS if spec.action_input}
+    assert set(action["inputs"]) == set(rows)
+    (step,) = [step for step in action["runs"]["steps"] if step.get("id") == "run"]
+    passed = {k: v for k, v in step["env"].items() if k.startswith("INPUT_")}
+    assert passed == action_env(SETTINGS)
+    for name, spec in rows.items():
+        default = str(action["inputs"][name].get("default", ""))
+        if default and "${{" not in default:
+            spec.convert(default)

@@ -1,0 +1,341 @@
+"""A setting as data: the row type of the settings table, the value rules rows name, and the
+views printed from the table (the README configuration table, the action's inputs as env).
+
+The table itself is :class:`bot.settings_table.SettingsTable`; this module knows no setting by
+name. Only the standard library loads at import (pydantic loads inside :func:`http_url`): the CLI
+builds its flags from the table when it starts, and ``triage-bot --help`` must stay fast.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import MISSING, dataclass, field, fields
+from pathlib import Path
+from types import NoneType, UnionType
+from typing import (
+    Any,
+    Generic,
+    Required,
+    TypedDict,
+    TypeVar,
+    Unpack,
+    get_args,
+    get_type_hints,
+    overload,
+)
+
+__all__ = [
+    "Columns",
+    "Factory",
+    "SettingSpec",
+    "action_env",
+    "comma_list",
+    "existing_file",
+    "github_login",
+    "home_path",
+    "http_url",
+    "int_at_least",
+    "int_between",
+    "positive_seconds",
+    "readme_default",
+    "readme_table",
+    "setting",
+    "table_of",
+    "true_or_false",
+    "without_credentials",
+]
+
+T = TypeVar("T")
+Parse = Callable[[Any], Any]
+
+_COLUMNS = "setting"  # the dataclass field metadata key that holds a row's declared columns
+
+
+def _as_given(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class SettingSpec:
+    """One row of the settings table.
+
+    Attributes:
+        name: the attribute on ``Settings`` (``dry_run``), also the key of its CLI flag's value.
+        type: the value's type without ``None`` (``bool``, ``int``, ``Path``, ``tuple[str, ...]``).
+        default: the value when nothing sets it (``None``: unset).
+        help: one phrase in markdown: the README's meaning cell; the CLI help without backticks.
+        env: the plain environment variable (``TRIAGE_DRY_RUN``).
+        flag: the CLI flag (``--dry-run``; a ``bool`` flag also gets ``--no-dry-run``) or None.
+        commands: the ``triage-bot`` commands that take the flag.
+        action_input: the input in action.yml (``dry-run``) or None.
+        choices: the allowed values when the setting is one of a few words.
+        parse: a flag value or stripped variable text → the value; raises ``ValueError`` or
+            ``TypeError`` with the reason people read.
+        echo: the rejected value as an error message may show it (without credentials).
+        readme_default: the README's default cell when the default is computed, not a literal.
+        default_from_env: computes the default from the environment mapping at resolve time.
+    """
+
+    name: str
+    type: Any
+    default: Any
+    help: str
+    env: str
+    flag: str | None = None
+    commands: tuple[str, ...] = ()
+    action_input: str | None = None
+    choices: tuple[str, ...] = ()
+    parse: Parse = str
+    echo: Callable[[Any], Any] = _as_given
+    readme_default: str | None = None
+    default_from_env: Callable[[Mapping[str, str]], Any] | None = None
+
+    @property
+    def env_vars(self) -> tuple[str, ...]:
+        """The variables read, highest priority first: the action input as the runner names it
+        for actions (``INPUT_DRY-RUN``), as action.yml passes it (``INPUT_DRY_RUN``), then
+        :attr:`env`. Action inputs rank above the plain variables."""
+        names: list[str] = []
+        if self.action_input is not None:
+            upper = self.action_input.upper()
+            names += [f"INPUT_{upper}", f"INPUT_{upper.replace('-', '_')}"]
+        return tuple(dict.fromkeys([*names, self.env]))
+
+    def convert(self, value: Any) -> Any:
+        """A flag value or a variable's stripped text → the setting's value.
+
+        Raises:
+            ValueError, TypeError: the value is not one of :attr:`choices` or :attr:`parse`
+                rejects it.
+        """
+        if self.choices and value not in self.choices:
+            raise ValueError(f"expected {' or '.join(self.choices)}")
+        return self.parse(value)
+
+
+@dataclass(frozen=True)
+class Factory(Generic[T]):
+    """A default computed when a ``Settings`` is made (``Path.home()`` …), not at import."""
+
+    make: Callable[[], T]
+
+
+class Columns(TypedDict, total=False):
+    """The columns a :func:`setting` call declares (those of :class:`SettingSpec` after name,
+    type and default), and ``secret``, which keeps the value out of ``repr``."""
+
+    help: Required[str]
+    env: Required[str]
+    flag: str | None
+    commands: tuple[str, ...]
+    action_input: str | None
+    choices: tuple[str, ...]
+    parse: Parse
+    echo: Callable[[Any], Any]
+    readme_default: str | None
+    default_from_env: Callable[[Mapping[str, str]], Any] | None
+    secret: bool
+
+
+@overload
+def setting(default: Factory[T], **columns: Unpack[Columns]) -> T: ...
+@overload
+def setting(default: T, **columns: Unpack[Columns]) -> T: ...
+def setting(default: Any, **columns: Unpack[Columns]) -> Any:
+    """One row of the settings table, declared as a dataclass field: the field's name, type and
+    default are the row's name, type and default (a :class:`Factory` default is made per
+    instance); the other columns travel in the field's ``metadata``, which dataclasses keep for
+    exactly such uses."""
+    shown = not columns.pop("secret", False)
+    metadata = {_COLUMNS: columns}
+    if isinstance(default, Factory):
+        return field(default_factory=default.make, repr=shown, metadata=metadata)
+    return field(default=default, repr=shown, metadata=metadata)
+
+
+def table_of(cls: type[Any]) -> tuple[SettingSpec, ...]:
+    """The rows of a dataclass whose fields are declared with :func:`setting`, in field order
+    (fields declared otherwise are not settings and are left out)."""
+    hints = get_type_hints(cls)
+    rows = []
+    for item in fields(cls):
+        if _COLUMNS not in item.metadata:
+            continue
+        if item.default is not MISSING:
+            default = item.default
+        else:
+            assert item.default_factory is not MISSING  # setting() gives one
+            default = item.default_factory()
+        rows.append(
+            SettingSpec(
+                name=item.name,
+                type=_without_none(hints[item.name]),
+                default=default,
+                **item.metadata[_COLUMNS],
+            )
+        )
+    return tuple(rows)
+
+
+def _without_none(hint: Any) -> Any:
+    if isinstance(hint, UnionType):
+        rest = [arg for arg in get_args(hint) if arg is not NoneType]
+        if len(rest) == 1:
+            return rest[0]
+    return hint
+
+
+# --- value rules, named by the rows --------------------------------------------------------
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def true_or_false(value: Any) -> bool:
+    """A flag's ``bool``, or ``true/false``, ``yes/no``, ``on/off``, ``1/0`` in any case."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValueError("expected true/false, yes/no, on/off or 1/0")
+
+
+def comma_list(value: Any) -> tuple[str, ...]:
+    """``"a, b,,c"`` → ``("a", "b", "c")``; a tuple passes as it is."""
+    if isinstance(value, tuple):
+        return value
+    return tuple(item.strip() for item in str(value).split(",") if item.strip())
+
+
+def home_path(value: Any) -> Path:
+    """A path with ``~`` expanded."""
+    return Path(value).expanduser()
+
+
+def positive_seconds(value: Any) -> float:
+    """A finite number of seconds above 0 (``nan`` and ``inf`` parse as floats; they are not)."""
+    number = float(value)
+    if not math.isfinite(number) or number <= 0:
+        raise ValueError("must be a finite number of seconds > 0")
+    return number
+
+
+def int_at_least(low: int, unit: str) -> Parse:
+    """An integer ≥ ``low``; the message names the ``unit``."""
+
+    def parse(value: Any) -> int:
+        count = int(value)
+        if count < low:
+            raise ValueError(f"must be ≥ {low} {unit}")
+        return count
+
+    return parse
+
+
+def int_between(low: int, high: int) -> Parse:
+    """An integer in ``[low, high]``."""
+
+    def parse(value: Any) -> int:
+        count = int(value)
+        if not low <= count <= high:
+            raise ValueError(f"must be between {low} and {high}")
+        return count
+
+    return parse
+
+
+def existing_file(kind: str) -> Parse:
+    """A path (``~`` expanded) to a file that exists now; the message names the ``kind``."""
+
+    def parse(value: Any) -> Path:
+        path = Path(value).expanduser()
+        if not path.is_file():
+            raise ValueError(f"no such {kind} file")
+        return path
+
+    return parse
+
+
+def http_url(value: Any) -> str:
+    """An HTTP(S) URL without its trailing slash, checked by pydantic's URL parser (scheme, host
+    and port as the HTTP client will read them)."""
+    from pydantic import HttpUrl, TypeAdapter, ValidationError  # here: keeps --help fast
+
+    text = str(value).strip().rstrip("/")
+    try:
+        TypeAdapter(HttpUrl).validate_python(text)
+    except ValidationError as exc:
+        why = exc.errors(include_url=False)[0]["msg"]
+        # not chained: pydantic's error holds the input, and the URL may hold a password
+        raise ValueError(f"must be a URL like http://127.0.0.1:11434 ({why})") from None
+    return text
+
+
+def without_credentials(value: Any) -> Any:
+    """A URL as an error message may echo it: ``user:password@`` becomes ``***@``."""
+    text = str(value)
+    if "@" in text:
+        return "***@" + text.rsplit("@", 1)[1]
+    return value
+
+
+def github_login(value: Any) -> str:
+    """A GitHub login (letters, digits, inner hyphens, ≤ 39 characters), or an App's
+    ``name[bot]`` account."""
+    login = str(value).strip()
+    core = login.removesuffix("[bot]")
+    if not (
+        0 < len(core) <= 39
+        and not core.startswith("-")
+        and all(c.isascii() and (c.isalnum() or c == "-") for c in core)
+    ):
+        raise ValueError("must be a GitHub login (letters, digits, hyphens)")
+    return login
+
+
+# --- views printed from the table ----------------------------------------------------------
+
+README_HEADER = "| variable | flag | action input | default | meaning |\n|---|---|---|---|---|"
+
+
+def readme_default(spec: SettingSpec) -> str:
+    """The README's default cell: :attr:`SettingSpec.readme_default`, else the default as it
+    would be written in the variable (``false``, ``120``), or ``–`` when unset."""
+    if spec.readme_default is not None:
+        return spec.readme_default
+    value = spec.default
+    if value is None or value == ():
+        return "–"
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`"
+    if isinstance(value, float):
+        return f"`{value:g}`"
+    return f"`{value}`"
+
+
+def readme_table(specs: Sequence[SettingSpec]) -> str:
+    """The README's configuration table (markdown, one row per setting, table order)."""
+
+    def code(text: str | None) -> str:
+        return f"`{text}`" if text else "–"
+
+    rows = [
+        f"| {code(s.env)} | {code(s.flag)} | {code(s.action_input)} | {readme_default(s)} "
+        f"| {s.help} |"
+        for s in specs
+    ]
+    return "\n".join([README_HEADER, *rows])
+
+
+def action_env(specs: Sequence[SettingSpec]) -> dict[str, str]:
+    """The ``env:`` of action.yml's run step: each action input passed as the ``INPUT_*``
+    variable :attr:`SettingSpec.env_vars` reads (inputs reach scripts only through env)."""
+    return {
+        f"INPUT_{s.action_input.upper().replace('-', '_')}": f"${{{{ inputs.{s.action_input} }}}}"
+        for s in specs
+        if s.action_input is not None
+    }

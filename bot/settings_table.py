@@ -1,0 +1,234 @@
+"""The settings table: every setting a person sets, declared once.
+
+Each field of :class:`SettingsTable` is one row: its name, type and default, then in
+:func:`~bot.setting_spec.setting` its variable, CLI flag (and the commands that take it), action
+input, value rule and help. From the table come :class:`bot.config.Settings` (which adds the
+knobs only code sets), the order variables are read in (:data:`ENV_VARS`), the CLI's flags
+(``bot/cli.py``), the README's configuration table and action.yml's inputs-as-env (both printed
+by ``scripts/settings_table.py`` and checked by the tests). Adding a setting is one row here,
+then its use.
+
+Only the standard library loads at import: the CLI reads this table when it starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.setting_spec import (
+    Factory,
+    SettingSpec,
+    comma_list,
+    existing_file,
+    github_login,
+    home_path,
+    http_url,
+    int_at_least,
+    int_between,
+    positive_seconds,
+    setting,
+    table_of,
+    true_or_false,
+    without_credentials,
+)
+
+__all__ = [
+    "DEFAULT_OLLAMA_MODEL",
+    "ENV_VARS",
+    "SETTINGS",
+    "SettingsTable",
+    "default_db_path",
+    "default_models_dir",
+]
+
+DEFAULT_OLLAMA_MODEL = "gemma3:270m"
+
+# The commands that take a flag (names of bot/cli.py commands; a test checks them).
+_JOBS = ("run", "audit", "backlog")  # the jobs that gate or audit
+_MODEL = (*_JOBS, "eval")  # every job that calls a model
+_AUDIT = ("run", "audit", "eval")  # every job that audits
+_STORE = (*_JOBS, "history", "stats")  # every job that opens the store
+
+
+def default_db_path(env: Mapping[str, str]) -> Path:
+    """The store's default path, outside the Actions workspace (the runner cleans it):
+    ``$XDG_DATA_HOME/triage-bot/triage.db``, falling back to ``~/.local/share``."""
+    base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "triage-bot" / "triage.db"
+
+
+def default_models_dir() -> Path:
+    """``~/.cache/triage-bot/models``: where ``scripts/fetch_qwen.sh`` writes by default (the
+    CLI passes ``Settings.models_dir``, which reads ``TRIAGE_MODELS``)."""
+    return Path.home() / ".cache" / "triage-bot" / "models"
+
+
+@dataclass(frozen=True)
+class SettingsTable:
+    """The settings a person sets (flags, action inputs, variables); one field per row.
+
+    Attributes are documented by each row's ``help`` (the README's configuration table).
+    """
+
+    github_token: str | None = setting(
+        None,
+        env="GITHUB_TOKEN",
+        action_input="token",
+        secret=True,
+        help="token; needs `issues: write` (and `pull-requests: write` to audit). "
+        "Not needed with `--dry-run`",
+    )
+    github_api_url: str = setting(
+        "https://api.github.com", env="GITHUB_API_URL", help="GitHub Enterprise base URL"
+    )
+    event_name: str | None = setting(
+        None,
+        env="GITHUB_EVENT_NAME",
+        flag="--event-name",
+        commands=("run",),
+        help="webhook event name (`issues`, `pull_request_target` …)",
+    )
+    event_path: Path | None = setting(
+        None,
+        env="GITHUB_EVENT_PATH",
+        flag="--event-path",
+        commands=("run",),
+        parse=Path,
+        help="webhook payload JSON",
+    )
+    step_summary_path: Path | None = setting(
+        None,
+        env="GITHUB_STEP_SUMMARY",
+        parse=Path,
+        help="set by Actions: the file the step summary (markdown) is appended to",
+    )
+    output_path: Path | None = setting(
+        None,
+        env="GITHUB_OUTPUT",
+        parse=Path,
+        help="set by Actions: the file the outputs are appended to: `verdict` (`VALID`, "
+        "`NEEDS_REFINEMENT`, `ERROR`), `label`, `audits-accepted`, `audits-rejected`; a skipped "
+        "event sets them empty/0 and `skipped=true`",
+    )
+    ollama_host: str | None = setting(
+        None,
+        env="OLLAMA_HOST",
+        flag="--ollama-host",
+        commands=_MODEL,
+        action_input="ollama-host",
+        parse=http_url,
+        echo=without_credentials,
+        help="use Ollama at this URL; unset = the embedded backend (llama.cpp)",
+    )
+    validator_model: str = setting(
+        DEFAULT_OLLAMA_MODEL,
+        env="TRIAGE_VALIDATOR_MODEL",
+        flag="--model",
+        commands=_MODEL,
+        action_input="validator-model",
+        help="Ollama model tag for the validator",
+    )
+    model_path: Path | None = setting(
+        None,
+        env="TRIAGE_MODEL_PATH",
+        flag="--model-path",
+        commands=_MODEL,
+        parse=existing_file("GGUF"),
+        readme_default="Qwen2.5-Coder 1.5B Q4_K_M in `TRIAGE_MODELS` (set up by "
+        "`scripts/setup.sh`)",
+        help="GGUF file for the embedded backend",
+    )
+    models_dir: Path = setting(
+        Factory(default_models_dir),
+        env="TRIAGE_MODELS",
+        parse=home_path,
+        readme_default="`~/.cache/triage-bot/models`",
+        help="folder `scripts/setup.sh` fetches the embedded default into",
+    )
+    model_timeout_s: float = setting(
+        120.0,
+        env="TRIAGE_MODEL_TIMEOUT",
+        parse=positive_seconds,
+        help="seconds per Ollama request (the embedded backend has no deadline)",
+    )
+    max_body_chars: int = setting(
+        6000,
+        env="TRIAGE_MAX_BODY_CHARS",
+        flag="--max-body-chars",
+        commands=("run", "backlog"),
+        parse=int_at_least(200, "characters"),
+        help="longest issue body judged, in characters (≥ 200); a longer one is cut visibly",
+    )
+    dry_run: bool = setting(
+        False,
+        env="TRIAGE_DRY_RUN",
+        flag="--dry-run",
+        commands=_JOBS,
+        action_input="dry-run",
+        parse=true_or_false,
+        help="print the plan (verdict, labels or audits, model, tokens, ms); write nothing "
+        "(GitHub, store)",
+    )
+    audit_model: str | None = setting(
+        None,
+        env="TRIAGE_AUDIT_MODEL",
+        flag="--audit-model",
+        commands=_AUDIT,
+        action_input="audit-model",
+        readme_default="the validator's",
+        help="Ollama model tag for the auditor",
+    )
+    audit_format: str = setting(
+        "markdown",
+        env="TRIAGE_AUDIT_FORMAT",
+        flag="--audit-format",
+        commands=_AUDIT,
+        action_input="audit-format",
+        choices=("markdown", "json"),
+        help="how the auditor answers: `markdown`, the model writes the seven sections; `json`, "
+        "it fills their JSON schema and the bot renders them",
+    )
+    max_segments: int = setting(
+        8,
+        env="TRIAGE_MAX_SEGMENTS",
+        flag="--max-segments",
+        commands=_AUDIT,
+        action_input="max-segments",
+        parse=int_between(1, 50),
+        help="per-PR segment cap (1–50)",
+    )
+    skip_globs: tuple[str, ...] = setting(
+        (),
+        env="TRIAGE_SKIP_GLOBS",
+        parse=comma_list,
+        help="extra comma-separated globs of files never audited",
+    )
+    db_path: Path | None = setting(
+        None,
+        env="TRIAGE_DB",
+        flag="--db",
+        commands=_STORE,
+        action_input="db-path",
+        parse=Path,
+        default_from_env=default_db_path,
+        readme_default="`~/.local/share/triage-bot/triage.db`",
+        help="SQLite store; the default follows `$XDG_DATA_HOME`",
+    )
+    bot_login: str | None = setting(
+        None,
+        env="TRIAGE_BOT_LOGIN",
+        action_input="bot-login",
+        parse=github_login,
+        help="the login the bot's writes appear as with a personal access token, so a gate "
+        "label it added is not taken as hand-set; not needed with the Actions token or a "
+        "GitHub App (they post as Bot accounts)",
+    )
+
+
+SETTINGS: tuple[SettingSpec, ...] = table_of(SettingsTable)
+"""The rows of :class:`SettingsTable`, in order."""
+
+ENV_VARS: dict[str, tuple[str, ...]] = {spec.name: spec.env_vars for spec in SETTINGS}
+"""Setting name → the variables read, highest priority first."""
