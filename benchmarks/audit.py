@@ -34,7 +34,7 @@ from bot.clients.github_client import PullRef, PyGithubClient  # noqa: E402
 from bot.config import AUDITOR_OPTIONS, EMBEDDED_N_CTX  # noqa: E402
 from bot.flows import apply_audit, plan_audit  # noqa: E402
 from bot.history.store import Store  # noqa: E402
-from tests.conftest import FakeChatModel, cassette  # noqa: E402
+from tests.support import FakeChatModel, cassette  # noqa: E402
 
 FUNCTIONS = [
     ("bot/audit/selection.py", "merge_ranges"),

@@ -71,7 +71,7 @@ def triage_requests() -> int:
 
     import bot.clients.github_client as gc
     from bot.cli import main as cli
-    from tests.conftest import cassette
+    from tests.support import cassette
 
     gc.DEFAULT_SECONDS_BETWEEN_WRITES = 0.0
     payload = json.loads(

@@ -30,7 +30,7 @@ from bot.clients.embedded import EmbeddedChatModel  # noqa: E402
 from bot.config import EMBEDDED_N_CTX, VALIDATOR_OPTIONS  # noqa: E402
 from bot.triage.issue_text import prepare_issue  # noqa: E402
 from bot.triage.validator import Validator  # noqa: E402
-from tests.conftest import cassette  # noqa: E402
+from tests.support import cassette  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "issues.opened.json"
 ISSUES = sorted(

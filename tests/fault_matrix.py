@@ -34,11 +34,10 @@ from bot.history.store import Store
 from bot.retry import RetryPolicy
 from bot.triage.labels import LABEL_FOR_VERDICT, plan_labels
 from bot.triage.validator import Validator
-from tests.conftest import FakeChatModel, cassette, load_webhook
 from tests.fake_github import FakeGitHub
 from tests.reliability import Row
 from tests.replies import COMPLETE_BODY, COMPLETE_TITLE, VALID_REPLY
-from tests.test_flows import make_plan
+from tests.support import FakeChatModel, cassette, load_webhook, make_plan
 
 REPO = "Codertocat/Hello-World"
 HOST = "http://127.0.0.1:11434"

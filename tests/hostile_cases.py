@@ -30,10 +30,10 @@ from bot.errors import BotError, InvalidRange
 from bot.events import IssueCommentEvent, Skip, load_payload, route_event
 from bot.history.store import AuditRow, Store
 from bot.triage.validator import Validator
-from tests.conftest import FakeChatModel, load_webhook
 from tests.markdown_oracle import render
 from tests.reliability import Row
 from tests.replies import reply
+from tests.support import FakeChatModel, load_webhook
 
 HOSTILE, POSTING = "hostile input", "posting"
 MiB, K64 = 1_048_576, 65_536

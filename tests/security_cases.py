@@ -38,11 +38,11 @@ from bot.history.store import AuditRow, Store
 from bot.neutralise import neutralise, neutralise_block
 from bot.render import render_audit_plan
 from bot.triage.issue_text import escape_special_tokens
-from tests.conftest import ROOT, FakeChatModel, load_webhook, write_payload
 from tests.fake_github import FakeGitHub
 from tests.markdown_oracle import render
 from tests.reliability import Row
 from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
+from tests.support import ROOT, FakeChatModel, load_webhook, write_payload
 from tests.workflow_expr import concurrency
 
 SECURITY = "issue 13"

@@ -28,7 +28,7 @@ from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 LOCK = ROOT / "requirements.lock"
 SCRIPT = ROOT / "scripts" / "action_venv.sh"

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 ARCHITECTURE = ROOT / "ARCHITECTURE.md"
 

@@ -16,7 +16,7 @@ from bot.config import AUDITOR_OPTIONS
 from bot.errors import InvalidRange
 from bot.flows import apply_audit, plan_audit
 from bot.history.store import Store
-from tests.conftest import FakeChatModel, cassette
+from tests.support import FakeChatModel, cassette
 
 SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
 PULL = PullRef("Codertocat/Hello-World", 2, SHA)

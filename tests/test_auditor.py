@@ -12,7 +12,7 @@ from bot.audit.prompt import segment_message
 from bot.audit.selection import Segment
 from bot.config import AUDITOR_OPTIONS
 from bot.errors import ModelError, ModelTruncated, ModelUnavailable
-from tests.conftest import FakeChatModel
+from tests.support import FakeChatModel
 
 LINES = [
     "def read_config(path):",

@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from bot.cli import main
-from tests.conftest import ROOT, cassette, load_webhook, write_payload
 from tests.replies import COMPLETE_BODY
+from tests.support import ROOT, cassette, load_webhook, write_payload
 
 EXAMPLE = str(ROOT / "examples" / "issues.opened.json")
 OLLAMA = "http://127.0.0.1:11434"

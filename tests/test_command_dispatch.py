@@ -19,8 +19,8 @@ from bot.config import Settings
 from bot.events import IssueCommentEvent, IssuesEvent, route_event
 from bot.history.store import Store
 from bot.render import RunReport
-from tests.conftest import load_webhook
 from tests.fake_github import FakeGitHub
+from tests.support import load_webhook
 
 AUTHOR = "Codertocat"  # the commenter in issue_comment.created.0 (on issue 1)
 REACTION = ("reaction", "492700400", "eyes")  # 👀 on that comment

@@ -14,7 +14,7 @@ from bot.cli import main
 from bot.clients.github_client import PyGithubClient
 from bot.commands.comment import authorise
 from bot.events import IssueCommentEvent, route_event
-from tests.conftest import cassette, load_webhook, write_payload
+from tests.support import cassette, load_webhook, write_payload
 
 OLLAMA = "http://127.0.0.1:11434"
 ROLES = ["admin", "write", "maintain", "triage", "read", "none"]
@@ -120,7 +120,7 @@ def test_ordinary_comment_is_skipped_without_requests(tmp_path: Path, env: dict[
 def test_history_and_stats_replies(tmp_path: Path) -> None:
     from bot.commands.handlers import history_reply, stats_reply
     from bot.history.store import Store, utc_now
-    from tests.test_store import audit_row
+    from tests.support import audit_row
 
     store = Store(tmp_path / "t.db")
     assert "No accepted audits" in history_reply(store, "o/r", 10)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bot.audit.contract import SECTIONS
 from bot.config import ENV_VARS
 from bot.errors import BotError
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 README = (ROOT / "README.md").read_text("utf-8")
 

@@ -11,7 +11,7 @@ from bot.clients.embedded import DEFAULT_MODEL, EmbeddedChatModel, default_model
 from bot.config import Settings
 from bot.errors import ModelNotFound
 from bot.factory import make_chat_model
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 
 def test_a_missing_default_says_how_to_set_it_up(tmp_path: Path) -> None:

@@ -22,8 +22,8 @@ from bot.evaluation.report import (
 from bot.evaluation.run import RecordingModel, eval_audit, eval_gate, percentile
 from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
 from bot.triage.validator import Validator
-from tests.conftest import ROOT, FakeChatModel
 from tests.replies import reply
+from tests.support import ROOT, FakeChatModel
 
 ISSUES = load_jsonl(ROOT / "evals" / "issues.jsonl", EvalIssue)
 SEGMENTS = load_jsonl(ROOT / "evals" / "segments.jsonl", EvalSegment)

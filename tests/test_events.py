@@ -8,7 +8,7 @@ import pytest
 
 from bot.errors import EventError
 from bot.events import IssuesEvent, Skip, load_payload, route_event
-from tests.conftest import load_webhook, write_payload
+from tests.support import load_webhook, write_payload
 
 
 @pytest.mark.parametrize("name", ["issues.opened.18", "issues.reopened.20"])

@@ -2,54 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from bot.config import VALIDATOR_OPTIONS
 from bot.events import IssuesEvent, route_event
-from bot.flows import GatePlan, apply_gate, plan_gate
-from bot.triage.issue_text import prepare_issue
-from bot.triage.labels import LabelPlan
-from bot.triage.validator import GateDecision, Validator
-from tests.conftest import FakeChatModel, load_webhook
+from bot.flows import apply_gate, plan_gate
+from bot.triage.validator import Validator
 from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
-
-
-@dataclass
-class RecordingGitHub:
-    """A GitHubPort that records calls instead of making them."""
-
-    calls: list[tuple[str, ...]] = field(default_factory=list)
-
-    def ensure_label(self, repo: str, name: str, *, color: str, description: str) -> None:
-        self.calls.append(("ensure", repo, name))
-
-    def add_labels(self, repo: str, number: int, names: Sequence[str]) -> None:
-        self.calls.append(("add", repo, str(number), *names))
-
-    def remove_label(self, repo: str, number: int, name: str) -> None:
-        self.calls.append(("remove", repo, str(number), name))
-
-
-def make_plan(labels: LabelPlan) -> GatePlan:
-    """A plan for Codertocat/Hello-World#1 with a given label plan (for adapter tests)."""
-    decision = GateDecision(
-        verdict=None,
-        label=labels.target,
-        reason="r",
-        error_kind=None,
-        model="m",
-        prompt_version="validator@00000000",
-        prompt_tokens=0,
-        output_tokens=0,
-        model_ms=0.0,
-        wall_ms=0.0,
-        issue=prepare_issue("t", "b", max_body_chars=500),
-    )
-    return GatePlan("issues.opened", "Codertocat/Hello-World", 1, True, decision, labels)
+from tests.support import FakeChatModel, RecordingGitHub, load_webhook
 
 
 def _event(labels: list[str]) -> IssuesEvent:

@@ -11,8 +11,7 @@ from bot.clients.github_client import PyGithubClient
 from bot.errors import GitHubAuthError, GitHubNotFound
 from bot.flows import apply_gate
 from bot.triage.labels import LABEL_FOR_VERDICT, VALIDATOR_ERROR, GateLabel, plan_labels
-from tests.conftest import CASSETTES, cassette
-from tests.test_flows import make_plan
+from tests.support import CASSETTES, cassette, make_plan
 
 REPO = "Codertocat/Hello-World"
 

@@ -26,9 +26,9 @@ from bot.errors import ConfigError, GitHubNotFound, StoreError
 from bot.events import IssuesEvent, route_event
 from bot.flows import asks_who_labelled, hand_set_gate_label
 from bot.history.store import Store
-from tests.conftest import FakeChatModel, cassette, load_webhook, write_payload
 from tests.fake_github import FakeGitHub
 from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
+from tests.support import FakeChatModel, cassette, load_webhook, write_payload
 
 REPO = "Codertocat/Hello-World"
 VALID, NEEDS = VALID_REPLY, NEEDS_REPLY  # VALID stands on COMPLETE_BODY (tests/replies.py)

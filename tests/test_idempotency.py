@@ -17,9 +17,9 @@ from bot.audit.report import MARKER, audited_head
 from bot.clients.github_client import ChangedFile
 from bot.config import Settings
 from bot.history.store import Store
-from tests.conftest import FakeChatModel, load_webhook, write_payload
 from tests.fake_github import FakeGitHub
 from tests.replies import COMPLETE_BODY, VALID_REPLY, reply
+from tests.support import FakeChatModel, load_webhook, write_payload
 
 REPO = "Codertocat/Hello-World"
 VALID = VALID_REPLY  # stands on COMPLETE_BODY (tests/replies.py)

@@ -14,9 +14,9 @@ from bot.errors import ModelNotFound, ModelTruncated, ModelUnavailable
 from bot.retry import RetryPolicy
 from bot.triage.validator import Validator
 from bot.triage.verdict import verdict_schema
-from tests.conftest import cassette
 from tests.fault_matrix import slow_drip_server
 from tests.replies import COMPLETE_BODY, COMPLETE_TITLE
+from tests.support import cassette
 
 HOST = "http://127.0.0.1:11434"
 FAST = RetryPolicy(attempts=3, wait_initial_s=0.0, wait_max_s=0.0)

@@ -24,8 +24,7 @@ from bot.events import IssuesEvent, route_event
 from bot.flows import apply_gate, plan_gate
 from bot.triage.labels import GATE_LABELS
 from bot.triage.validator import Validator
-from tests.conftest import ROOT, TIMINGS, load_webhook
-from tests.test_flows import RecordingGitHub
+from tests.support import ROOT, TIMINGS, RecordingGitHub, load_webhook
 
 pytestmark = pytest.mark.model
 

@@ -26,8 +26,8 @@ import bot.clients.github_client as github_client
 from bot.cli import main
 from bot.config import Settings
 from bot.retry import RetryPolicy
-from tests.conftest import CASSETTES, cassette, load_webhook, write_payload
 from tests.replies import COMPLETE_BODY
+from tests.support import CASSETTES, cassette, load_webhook, write_payload
 
 TOKEN = "ghp_" + "Zk4Qm8Tr2Vx6Wb1Nc5Hd9Jf3Lp7Gs0Ye4Ua8"  # the shape of a classic PAT
 PASSWORD = "s3cret-Pw-7781"

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from bot.history.stats import history_line, mermaid_fix_share, weekly_stats
 from bot.history.store import Store
-from tests.test_store import audit_row
+from tests.support import audit_row
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)  # a Monday
 

@@ -10,30 +10,8 @@ import pytest
 from bot.config import default_db_path
 from bot.errors import StoreError
 from bot.history.migrations import MIGRATIONS
-from bot.history.store import AuditRow, GateRow, Store
-
-
-def audit_row(**overrides: object) -> AuditRow:
-    values: dict[str, object] = {
-        "repo": "o/r",
-        "pr": 7,
-        "head_sha": "ec26c3e57ca3a959ca5aad62de7213c562f8c821",
-        "path": "src/app.py",
-        "line_start": 10,
-        "line_end": 40,
-        "verdict": "GO_WITH_NOTES",
-        "confidence": "Medium",
-        "retried": True,
-        "audit_format": "markdown",
-        "model": "m",
-        "prompt_version": "audit-markdown@00000000",
-        "prompt_tokens": 900,
-        "output_tokens": 300,
-        "duration_ms": 1234.5,
-        "markdown": "## 1. Bottom line\n...",
-    }
-    values.update(overrides)
-    return AuditRow(**values)  # type: ignore[arg-type]
+from bot.history.store import GateRow, Store
+from tests.support import audit_row
 
 
 def test_open_migrates_and_uses_wal(tmp_path: Path) -> None:

@@ -37,9 +37,8 @@ from bot.config import Settings
 from bot.errors import StoreError
 from bot.history.migrations import MIGRATIONS
 from bot.history.store import GateRow, Store
-from tests.conftest import ROOT, FakeChatModel, load_webhook, write_payload
 from tests.replies import COMPLETE_BODY, VALID_REPLY
-from tests.test_store import audit_row
+from tests.support import ROOT, FakeChatModel, audit_row, load_webhook, write_payload
 
 REPO = "Codertocat/Hello-World"
 VALID = VALID_REPLY  # stands on COMPLETE_BODY (tests/replies.py)
@@ -173,7 +172,7 @@ for command in ("history", "stats"):
 from bot import runner
 from bot.config import Settings
 from bot.events import route_event
-from tests.conftest import FakeChatModel, load_webhook
+from tests.support import FakeChatModel, load_webhook
 from tests.replies import COMPLETE_BODY, VALID_REPLY
 model = FakeChatModel().enqueue(VALID_REPLY)
 runner.make_chat_model = lambda *a, **k: model

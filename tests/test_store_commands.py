@@ -10,8 +10,7 @@ from click.testing import CliRunner
 
 from bot.cli import main
 from bot.history.store import Store, utc_now
-from tests.conftest import cassette
-from tests.test_store import audit_row
+from tests.support import audit_row, cassette
 
 
 def _db(tmp_path: Path) -> Path:

@@ -25,8 +25,8 @@ from bot.triage.evidence import ELEMENTS
 from bot.triage.rule import gate_rule
 from bot.triage.validator import Validator, system_prompt
 from bot.triage.verdict import verdict_schema
-from tests.conftest import FakeChatModel
 from tests.replies import reply
+from tests.support import FakeChatModel
 
 BUG = (
     "Running `tool sync --all` on 2.3.1 (Linux) exits with `KeyError: 'remote'`.\n"

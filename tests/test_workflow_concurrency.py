@@ -12,7 +12,7 @@ import copy
 import json
 from typing import Any
 
-from tests.conftest import DATA
+from tests.support import DATA
 from tests.workflow_expr import concurrency
 
 

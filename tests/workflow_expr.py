@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 __all__ = ["WORKFLOW", "concurrency"]
 
