@@ -35,7 +35,7 @@ from bot.errors import GitHubError
 from bot.events import IssuesEvent
 from bot.history.store import AuditRow, GateRow, Store
 from bot.triage.issue_text import prepare_issue
-from bot.triage.labels import GATE_LABELS, VALIDATOR_ERROR, LabelPlan, plan_labels
+from bot.triage.labels import VALIDATOR_ERROR, LabelPlan, is_gate_label, plan_labels
 from bot.triage.validator import GateDecision, Validator, system_prompt
 
 __all__ = [
@@ -65,7 +65,8 @@ class GatePlan:
         number: issue number.
         public_repo: whether the repository is public (self-hosted runner warning).
         decision: the validator's decision.
-        labels: the label writes that leave exactly one gate label.
+        labels: the label writes that leave exactly one gate label; ``labels.target`` is
+            the decision's label (:attr:`GateDecision.label`, derived from its verdict).
     """
 
     event: str
@@ -104,11 +105,10 @@ def plan_gate(
     """
     decision = validator.judge(event.issue.title, event.issue.body)
     labels = plan_labels(event.issue.label_names, decision.label)
-    gate_names = {label.name.lower() for label in GATE_LABELS}
     if (
         last_applied
-        and last_applied.lower() in gate_names
-        and last_applied.lower() != decision.label.name.lower()
+        and is_gate_label(last_applied)
+        and last_applied.lower() != labels.target.name.lower()
         and last_applied.lower() not in {name.lower() for name in labels.remove}
     ):
         labels = LabelPlan(labels.target, labels.add, (*labels.remove, last_applied))
@@ -150,8 +150,7 @@ HAND_SET_ACTIONS = frozenset({"edited", "reopened"})
 
 
 def _gate_labels_on(event: IssuesEvent) -> list[str]:
-    gate_names = {label.name.lower() for label in GATE_LABELS}
-    return [name for name in event.issue.label_names if name.lower() in gate_names]
+    return [name for name in event.issue.label_names if is_gate_label(name)]
 
 
 def asks_who_labelled(event: IssuesEvent) -> bool:
@@ -228,7 +227,7 @@ def gate_row(plan: GatePlan) -> GateRow:
         issue=plan.number,
         event=plan.event,
         verdict=d.verdict,
-        label=d.label.name,
+        label=plan.labels.target.name,
         reason=d.reason,
         error_kind=d.error_kind,
         model=d.model,

@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bot.audit.auditor import Auditor, AuditRejected
+from bot.agents import make_auditor, make_validator
+from bot.audit.auditor import AuditRejected
 from bot.audit.selection import DEFAULT_SKIP_GLOBS
 from bot.clients.github_client import GitHubPort, PullRef
 from bot.commands.comment import run_comment
-from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS, Settings
+from bot.config import Settings
 from bot.errors import ConfigError
 from bot.events import (
     IssueCommentEvent,
@@ -47,8 +48,7 @@ from bot.render import (
     render_gate_summary,
     skipped_report,
 )
-from bot.triage.labels import GATE_LABELS
-from bot.triage.validator import Validator
+from bot.triage.labels import GATE_LABELS, is_gate_label
 
 __all__ = ["run_audit", "run_backlog", "run_event", "run_gate"]
 
@@ -114,11 +114,7 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
                 return skipped_report(
                     f"a maintainer set {hand_set!r} by hand; /triage re-runs the gate"
                 )
-        validator = Validator(
-            model,
-            VALIDATOR_OPTIONS,
-            max_body_chars=settings.max_body_chars,
-        )
+        validator = make_validator(settings, model)
         plan = plan_gate(event, validator, last_applied=last["label"] if last else None)
         text = render_gate_plan(plan)
         if github is not None:
@@ -174,11 +170,7 @@ def run_audit(
         InvalidRange: ``requested_range`` breaks a rule.
         GitHubError / StoreError: a read or write failed.
     """
-    auditor = Auditor(
-        make_chat_model(settings, "auditor"),
-        AUDITOR_OPTIONS,
-        fmt="json" if settings.audit_format == "json" else "markdown",
-    )
+    auditor = make_auditor(settings, make_chat_model(settings, "auditor"))
     plan = plan_audit(
         pull,
         github,
@@ -249,20 +241,15 @@ def run_backlog(
     Resumable: an issue the store already holds a decision for is not judged again (after a
     crash, the next run carries on). ``on_progress(done, total)`` is called after each issue.
     """
-    gate_names = {label.name.lower() for label in GATE_LABELS}
     store = make_store(settings, read_only=settings.dry_run)
     try:
         todo = [
             issue
             for issue in github.open_issues(repo)
-            if not {lab["name"].lower() for lab in issue["labels"]} & gate_names
+            if not any(is_gate_label(lab["name"]) for lab in issue["labels"])
             and store.last_gate(repo, issue["number"]) is None
         ][:limit]
-        validator = Validator(
-            make_chat_model(settings, "validator"),
-            VALIDATOR_OPTIONS,
-            max_body_chars=settings.max_body_chars,
-        )
+        validator = make_validator(settings, make_chat_model(settings, "validator"))
         lines, counts = [], {label.name: 0 for label in GATE_LABELS}
         for done, issue in enumerate(todo, start=1):
             event = IssuesEvent.model_validate(

@@ -18,7 +18,7 @@ from bot.errors import ModelError
 from bot.flows import GatePlan
 from bot.history.store import AuditRow
 from bot.triage.issue_text import prepare_issue
-from bot.triage.labels import LabelPlan
+from bot.triage.labels import LABEL_FOR_VERDICT, LabelPlan
 from bot.triage.validator import GateDecision
 
 __all__ = [
@@ -162,12 +162,13 @@ class RecordingGitHub:
 
 
 def make_plan(labels: LabelPlan) -> GatePlan:
-    """A plan for Codertocat/Hello-World#1 with a given label plan (for adapter tests)."""
+    """A plan for Codertocat/Hello-World#1 with a given label plan (for adapter tests); its
+    decision's verdict is the one whose label is ``labels.target`` (none: a fault)."""
+    verdict = next((v for v, label in LABEL_FOR_VERDICT.items() if label == labels.target), None)
     decision = GateDecision(
-        verdict=None,
-        label=labels.target,
+        verdict=verdict,
         reason="r",
-        error_kind=None,
+        error_kind=None if verdict else "model",
         model="m",
         prompt_version="validator@00000000",
         prompt_tokens=0,

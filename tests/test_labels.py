@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from bot.triage.labels import GATE_LABELS, plan_labels
+from bot.triage.labels import GATE_LABELS, VALIDATOR_ERROR, is_gate_label, label_for, plan_labels
 
 NAMES = [label.name for label in GATE_LABELS]
 COMBOS = [list(combo) for r in range(len(NAMES) + 1) for combo in itertools.combinations(NAMES, r)]
@@ -44,3 +44,16 @@ def test_labels_have_colour_and_short_description() -> None:
         assert len(label.color) == 6
         int(label.color, 16)
         assert 0 < len(label.description) <= 100
+
+
+def test_the_label_of_each_verdict_and_of_a_fault() -> None:
+    """One mapping: the decision's label and the plan's target both come from it."""
+    assert label_for("VALID").name == "ready-for-dev"
+    assert label_for("NEEDS_REFINEMENT").name == "needs-refinement"
+    assert label_for(None) is VALIDATOR_ERROR
+    assert {label_for(v) for v in ("VALID", "NEEDS_REFINEMENT", None)} == set(GATE_LABELS)
+
+
+def test_gate_labels_are_recognised_in_any_case_and_only_they() -> None:
+    assert all(is_gate_label(name) and is_gate_label(name.upper()) for name in NAMES)
+    assert not any(is_gate_label(name) for name in ("bug", "ready", "needs-refinement2", ""))

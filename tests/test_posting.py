@@ -109,7 +109,7 @@ def test_a_50_row_history_of_long_paths_fits_one_comment() -> None:
 
 def _gate_plan(reason: str, model: str, label_on_issue: str) -> GatePlan:
     decision = GateDecision(
-        "VALID", READY, reason, None, model, "validator@x", 1, 1, 1.0, 1.0,
+        "VALID", reason, None, model, "validator@x", 1, 1, 1.0, 1.0,
         prepare_issue("t", "b", max_body_chars=6000),
     )  # fmt: skip
     labels = plan_labels([label_on_issue], READY)

@@ -8,15 +8,13 @@ from typing import Any
 
 from rich.progress import Progress
 
-from bot.audit.auditor import Auditor
-from bot.audit.prompt import AuditFormat
-from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS, Settings
+from bot.agents import make_auditor, make_validator
+from bot.config import Settings
 from bot.errors import EvalBelowThreshold
 from bot.evaluation.report import Threshold, compare_reports, failed_thresholds, render_report
 from bot.evaluation.run import RecordingModel, eval_audit, eval_gate
 from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
 from bot.factory import make_chat_model
-from bot.triage.validator import Validator
 
 __all__ = ["run_eval"]
 
@@ -44,16 +42,15 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
         if flags["only"] in ("gate", "both"):
             issues = load_jsonl(flags["issues_path"], EvalIssue)[:limit]
             task = progress.add_task("gate", total=len(issues))
-            validator = Validator(model, VALIDATOR_OPTIONS, max_body_chars=settings.max_body_chars)
+            validator = make_validator(settings, model)
             report["gate"] = eval_gate(
                 validator, issues, lambda: progress.advance(task), split=bool(flags.get("split"))
             )
         if flags["only"] in ("audit", "both"):
             segments = load_jsonl(flags["segments_path"], EvalSegment)[:limit]
             task = progress.add_task("audit", total=len(segments))
-            fmt: AuditFormat = "json" if settings.audit_format == "json" else "markdown"
             recorder = RecordingModel(make_chat_model(settings, "auditor"))
-            auditor = Auditor(recorder, AUDITOR_OPTIONS, fmt=fmt)
+            auditor = make_auditor(settings, recorder)
             report["audit"] = eval_audit(
                 auditor, segments, lambda: progress.advance(task), recorder
             )

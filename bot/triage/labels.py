@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+
+from bot.triage.verdict import VerdictValue
 
 __all__ = [
     "GATE_LABELS",
@@ -23,6 +24,8 @@ __all__ = [
     "VALIDATOR_ERROR",
     "GateLabel",
     "LabelPlan",
+    "is_gate_label",
+    "label_for",
     "plan_labels",
 ]
 
@@ -55,10 +58,23 @@ VALIDATOR_ERROR = GateLabel(
 GATE_LABELS: tuple[GateLabel, ...] = (READY, NEEDS_REFINEMENT, VALIDATOR_ERROR)
 """All gate labels; exactly one of them is on a gated issue."""
 
-LABEL_FOR_VERDICT: dict[Literal["VALID", "NEEDS_REFINEMENT"], GateLabel] = {
+_GATE_NAMES = frozenset(label.name.lower() for label in GATE_LABELS)
+
+LABEL_FOR_VERDICT: dict[VerdictValue, GateLabel] = {
     "VALID": READY,
     "NEEDS_REFINEMENT": NEEDS_REFINEMENT,
 }
+
+
+def is_gate_label(name: str) -> bool:
+    """Whether ``name`` is one of the gate labels, compared case-insensitively (GitHub's rule
+    for label names)."""
+    return name.lower() in _GATE_NAMES
+
+
+def label_for(verdict: VerdictValue | None) -> GateLabel:
+    """The gate label of a verdict; ``None`` (a fault: no verdict) is ``validator-error``."""
+    return VALIDATOR_ERROR if verdict is None else LABEL_FOR_VERDICT[verdict]
 
 
 @dataclass(frozen=True)
@@ -89,13 +105,10 @@ def plan_labels(current: Iterable[str], target: GateLabel) -> LabelPlan:
             case-insensitively, and so does this function.
         target: the gate label to end with.
     """
-    gate_names = {label.name.lower() for label in GATE_LABELS}
     current_list = list(current)
     has_target = any(name.lower() == target.name.lower() for name in current_list)
     remove = tuple(
-        name
-        for name in current_list
-        if name.lower() in gate_names and name.lower() != target.name.lower()
+        name for name in current_list if is_gate_label(name) and name.lower() != target.name.lower()
     )
     add = () if has_target else (target.name,)
     return LabelPlan(target=target, add=add, remove=remove)

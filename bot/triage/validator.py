@@ -35,7 +35,7 @@ from bot.prompts import load_prompt, prompt_version
 from bot.triage.evidence import ELEMENTS, Evidence, gather_evidence
 from bot.triage.facts import IssueFacts, issue_facts
 from bot.triage.issue_text import TEXT_RULES_VERSION, IssueText, delimit_issue, prepare_issue
-from bot.triage.labels import LABEL_FOR_VERDICT, VALIDATOR_ERROR, GateLabel
+from bot.triage.labels import GateLabel, label_for
 from bot.triage.rule import decide, gate_rule
 from bot.triage.verdict import VerdictValue, parse_verdict, verdict_schema
 
@@ -90,8 +90,7 @@ class GateDecision:
 
     Attributes:
         verdict: ``VALID`` / ``NEEDS_REFINEMENT`` as :func:`bot.triage.rule.decide` ruled, or
-            ``None`` on a fault.
-        label: the gate label this outcome maps to.
+            ``None`` on a fault (its gate label: :attr:`label`).
         model_verdict: the verdict the model wrote (``None`` on a fault).
         reason: the rule's reason (built from facts and verified quotes), or the fault's
             message on ``validator-error``.
@@ -111,7 +110,6 @@ class GateDecision:
     """
 
     verdict: VerdictValue | None
-    label: GateLabel
     reason: str
     error_kind: str | None
     model: str
@@ -126,6 +124,12 @@ class GateDecision:
     rule: str = ""
     evidence: Evidence | None = field(default=None, repr=False)
     facts: IssueFacts | None = field(default=None, repr=False)
+
+    @property
+    def label(self) -> GateLabel:
+        """The gate label this outcome maps to, from :attr:`verdict`
+        (:func:`bot.triage.labels.label_for`; ``validator-error`` on a fault)."""
+        return label_for(self.verdict)
 
 
 class Validator:
@@ -164,7 +168,7 @@ class Validator:
         model_ms = 0.0
         verdict: VerdictValue | None = None
         model_verdict: VerdictValue | None = None
-        label, reason, error_kind, model_reason, rule = VALIDATOR_ERROR, "", None, "", ""
+        reason, error_kind, model_reason, rule = "", None, "", ""
         evidence: Evidence | None = None
         facts: IssueFacts | None = None
         try:
@@ -180,7 +184,6 @@ class Validator:
             facts = issue_facts(issue.title, issue.author_body)
             ruling = decide(facts, evidence, parsed.verdict)
             verdict, reason, rule = ruling.verdict, ruling.reason, ruling.rule
-            label = LABEL_FOR_VERDICT[verdict]
         except ModelError as exc:  # a call that ran without a result still reports its cost
             reason, error_kind = str(exc), exc.kind
             if exc.prompt_tokens:  # else keep a returned reply's figures (unparseable, copied)
@@ -189,7 +192,6 @@ class Validator:
         return GateDecision(
             verdict=verdict,
             model_verdict=model_verdict,
-            label=label,
             reason=reason,
             error_kind=error_kind,
             model=self._model.name,

@@ -1,0 +1,29 @@
+"""The agents built from settings (bot/agents.py): what the runner and the eval judge with."""
+
+from __future__ import annotations
+
+from bot.agents import audit_format, make_auditor, make_validator
+from bot.audit.selection import Segment
+from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS, Settings
+from tests.replies import NEEDS_REPLY
+from tests.support import FakeChatModel
+
+
+def test_the_validator_takes_the_role_options_and_the_body_cut() -> None:
+    model = FakeChatModel().enqueue(NEEDS_REPLY)
+    decision = make_validator(Settings(max_body_chars=300), model).judge("t", "word " * 200)
+    assert decision.issue.truncated
+    assert decision.issue.kept_chars <= 300
+    assert model.history[0]["options"] == VALIDATOR_OPTIONS
+
+
+def test_the_auditor_takes_the_role_options_and_the_format() -> None:
+    assert (audit_format(Settings()), audit_format(Settings(audit_format="json"))) == (
+        "markdown",
+        "json",
+    )
+    for fmt, schema_sent in (("markdown", False), ("json", True)):
+        model = FakeChatModel().enqueue("no", "no")
+        make_auditor(Settings(audit_format=fmt), model).audit(Segment("a.py", 1, 1), ["x = 1"])
+        assert model.history[0]["options"] == AUDITOR_OPTIONS
+        assert (model.history[0]["schema"] is not None) == schema_sent
