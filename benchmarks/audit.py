@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot.audit.auditor import Auditor, AuditRejected, AuditResult  # noqa: E402
-from bot.audit.contract import SegmentRef, check_response, render_sections  # noqa: E402
+from bot.audit.checker import SegmentRef, check_response  # noqa: E402
+from bot.audit.contract import render_sections  # noqa: E402
 from bot.audit.prompt import segment_message, system_prompt  # noqa: E402
 from bot.audit.selection import Segment  # noqa: E402
 from bot.chat import ChatMessage  # noqa: E402
@@ -57,13 +58,13 @@ def function_segment(path: str, name: str) -> Segment:
 SEGMENTS = [function_segment(path, name) for path, name in FUNCTIONS]
 CANONICAL = render_sections(
     {
-        1: "allowed() admits one upload too many.",
-        2: "- Line 13: `<=` lets MAX_UPLOADS + 1 uploads through.",
-        3: "None",
-        4: "None",
-        5: "None",
-        6: "FIX",
-        7: "High",
+        "bottom_line": "allowed() admits one upload too many.",
+        "verified_defects": "- Line 13: `<=` lets MAX_UPLOADS + 1 uploads through.",
+        "non_blocking_risks": "None",
+        "assumptions": "None",
+        "future_improvements": "None",
+        "verdict": "FIX",
+        "confidence": "High",
     }
 )
 

@@ -272,22 +272,16 @@ def stats(repo: str, db_path: Path | None, as_json: bool, weeks: int) -> None:
     """Weekly statistics of accepted audits (verdict shares, retry rate, confidence mix)."""
 
     def job() -> None:
-        from dataclasses import asdict
-
-        from bot.history.stats import weekly_stats
+        from bot.history.stats import stats_cells, stats_columns, weekly_stats
         from bot.neutralise import json_line
 
         _check_repo(repo)
         rows = _store_rows(db_path, lambda store: weekly_stats(store, repo, weeks))
         if as_json:
-            click.echo(json_line([asdict(s) for s in rows]))
+            click.echo(json_line([s.as_dict() for s in rows]))
             return
-        cells = [
-            (s.week, str(s.audits), f"{s.share(s.go):.0%}", f"{s.share(s.go_with_notes):.0%}",
-             f"{s.share(s.fix):.0%}", f"{s.share(s.retried):.0%}", f"{s.high}/{s.medium}/{s.low}")
-            for s in rows
-        ]  # fmt: skip
-        columns = ("week", "audits", "GO", "GO_WITH_NOTES", "FIX", "retried", "H/M/L")
+        cells = [stats_cells(s, short=True) for s in rows]
+        columns = stats_columns(short=True)
         _show(f"Accepted audits of {repo}, last {weeks} week(s)", columns, cells)
 
     _guarded(job)

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.audit.auditor import Auditor, AuditRejected, AuditResult
+from bot.audit.auditor import Auditor, AuditResult, Outcome
 from bot.audit.ranges import check_range_in_file, parse_range_spec
 from bot.audit.report import MARKER, audited_head, render_audit_comment
 from bot.audit.selection import DEFAULT_SKIP_GLOBS, Segment, Selection, Skipped, select_segments
@@ -237,9 +237,6 @@ def gate_row(plan: GatePlan) -> GateRow:
         duration_ms=d.model_ms,
         content_sha=d.issue.content_sha,
     )
-
-
-Outcome = AuditResult | AuditRejected
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bot.audit.auditor import AuditResult
+from bot.audit.auditor import AuditResult, Outcome
 from bot.audit.report import coverage_line
-from bot.flows import AuditPlan, GatePlan, Outcome
+from bot.flows import AuditPlan, GatePlan
 from bot.neutralise import code_span, log_value, neutralise
 
 __all__ = [

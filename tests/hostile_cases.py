@@ -292,9 +292,15 @@ def _comment(audits: int, risk_chars: int, skipped: int = 0) -> str:
     model = FakeChatModel(name="@octocat <img src=x>")
     auditor = Auditor(model, AUDITOR_OPTIONS)
     risk = HOSTILE_TEXT + " x" * (risk_chars // 2)
-    bodies = {1: f"allowed() admits one upload too many. {HOSTILE_TEXT}",
-              2: f"- Line 3: `<=` admits MAX_UPLOADS + 1; {HOSTILE_TEXT}",
-              3: f"- {risk}", 4: "None", 5: "None", 6: "FIX", 7: "High"}  # fmt: skip
+    bodies = {
+        "bottom_line": f"allowed() admits one upload too many. {HOSTILE_TEXT}",
+        "verified_defects": f"- Line 3: `<=` admits MAX_UPLOADS + 1; {HOSTILE_TEXT}",
+        "non_blocking_risks": f"- {risk}",
+        "assumptions": "None",
+        "future_improvements": "None",
+        "verdict": "FIX",
+        "confidence": "High",
+    }
     outcomes: list[Any] = []
     for i in range(audits):
         model.enqueue(render_sections(bodies))

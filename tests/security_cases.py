@@ -52,8 +52,15 @@ _BOT_TAGS = {"h3", "h4", "p", "table", "thead", "tbody", "tr", "th", "td", "code
 
 
 def _result(path: str, body: str) -> AuditResult:
-    sections = {1: "allowed()", 2: f"- Line 1: {body}", 3: body, 4: "None", 5: "None", 6: "FIX",
-                7: "High"}  # fmt: skip
+    sections = {
+        "bottom_line": "allowed()",
+        "verified_defects": f"- Line 1: {body}",
+        "non_blocking_risks": body,
+        "assumptions": "None",
+        "future_improvements": "None",
+        "verdict": "FIX",
+        "confidence": "High",
+    }
     markdown = render_sections(sections)  # the canonical text, as the auditor keeps it
     return AuditResult(Segment(path, 1, 3), False, "m", "v", 1, 1, 1.0, markdown, sections, "FIX",
                        "High")  # fmt: skip

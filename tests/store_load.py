@@ -28,7 +28,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from bot.audit.contract import CONFIDENCES, VERDICTS
 from bot.errors import StoreError
+from bot.history.stats import column
 from bot.history.store import AuditRow, Store
 
 __all__ = ["audit_rows", "check_db", "kill_mid_run", "main", "run_writers"]
@@ -40,6 +42,10 @@ PREFIX_STEP = 1_000_000
 """Writer ``j`` of :func:`run_writers` uses prefix ``(j + 1) * PREFIX_STEP``: keys never clash."""
 
 _BATCH_PATH = re.compile(r"^load/p(\d+)/b(\d+)-k(\d+)\.py$")
+_RAW_COUNTS = ", ".join(
+    [f"sum(verdict = '{v}')" for v in VERDICTS] + [f"sum(confidence = '{c}')" for c in CONFIDENCES]
+)
+_KEPT_COUNTS = ", ".join(column(v) for v in VERDICTS + CONFIDENCES)
 _BASE = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
 _VERDICTS = ("GO", "GO_WITH_NOTES", "FIX")
 _CONFIDENCES = ("High", "Medium", "Low")
@@ -131,14 +137,12 @@ def check_db(db: Path | str) -> dict[str, Any]:
         ).fetchone()[0]
         per_batch = conn.execute("select path, count(*) from audits group by path").fetchall()
         raw = conn.execute(
-            "select repo, week, count(*), sum(verdict = 'GO'), sum(verdict = 'GO_WITH_NOTES'), "
-            "sum(verdict = 'FIX'), sum(retried), sum(confidence = 'High'), "
-            "sum(confidence = 'Medium'), sum(confidence = 'Low') from audits "
+            f"select repo, week, count(*), sum(retried), {_RAW_COUNTS} from audits "
             "group by repo, week order by repo, week"
         ).fetchall()
         kept = conn.execute(
-            "select repo, week, audits, go, go_with_notes, fix, retried, high, medium, low "
-            "from audit_weeks where audits != 0 order by repo, week"
+            f"select repo, week, audits, retried, {_KEPT_COUNTS} from audit_weeks "
+            "where audits != 0 order by repo, week"
         ).fetchall()
     partial = 0
     for path, n in per_batch:

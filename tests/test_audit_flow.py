@@ -22,13 +22,15 @@ SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
 PULL = PullRef("Codertocat/Hello-World", 2, SHA)
 GOOD = render_sections(
     {
-        1: "allowed() lets one upload too many through the window.",
-        2: "- Line 13: `len(recent) <= MAX_UPLOADS` admits MAX_UPLOADS + 1 uploads; use `<`.",
-        3: "- record() and allowed() are not atomic across threads.",
-        4: "None",
-        5: "None",
-        6: "FIX",
-        7: "High",
+        "bottom_line": "allowed() lets one upload too many through the window.",
+        "verified_defects": (
+            "- Line 13: `len(recent) <= MAX_UPLOADS` admits MAX_UPLOADS + 1 uploads; use `<`."
+        ),
+        "non_blocking_risks": "- record() and allowed() are not atomic across threads.",
+        "assumptions": "None",
+        "future_improvements": "None",
+        "verdict": "FIX",
+        "confidence": "High",
     }
 )
 
@@ -122,8 +124,15 @@ def test_comment_never_exceeds_githubs_limit(fake_model: FakeChatModel) -> None:
     from bot.audit.report import render_audit_comment
     from bot.audit.selection import Segment, Selection
 
-    sections = {1: "f", 2: "- Line 1: x", 3: "- " + "x" * 7000, 4: "None", 5: "None", 6: "FIX",
-                7: "High"}  # fmt: skip
+    sections = {
+        "bottom_line": "f",
+        "verified_defects": "- Line 1: x",
+        "non_blocking_risks": "- " + "x" * 7000,
+        "assumptions": "None",
+        "future_improvements": "None",
+        "verdict": "FIX",
+        "confidence": "High",
+    }
     results = [
         AuditResult(
             Segment(f"f{i}.py", 1, 200),

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from bot.audit.auditor import Auditor, AuditRejected, AuditResult
-from bot.audit.contract import render_sections
+from bot.audit.contract import AUDITOR_RULES, RULES, render_sections
 from bot.audit.prompt import segment_message
 from bot.audit.selection import Segment
 from bot.config import AUDITOR_OPTIONS
@@ -23,13 +23,13 @@ LINES = [
 SEG = Segment("src/config.py", 10, 13)
 GOOD = render_sections(
     {
-        1: "read_config leaks its file handle.",
-        2: "- Line 11: open() without close() leaks a descriptor.",
-        3: "None",
-        4: "- parse() is defined elsewhere.",
-        5: "None",
-        6: "FIX",
-        7: "High",
+        "bottom_line": "read_config leaks its file handle.",
+        "verified_defects": "- Line 11: open() without close() leaks a descriptor.",
+        "non_blocking_risks": "None",
+        "assumptions": "- parse() is defined elsewhere.",
+        "future_improvements": "None",
+        "verdict": "FIX",
+        "confidence": "High",
     }
 )
 BAD = "Sure! Here is the audit.\n" + GOOD
@@ -155,6 +155,18 @@ def test_json_mode_schema_failure_is_repaired(fake_model: FakeChatModel) -> None
     result = _auditor(fake_model.enqueue("{}", _json_reply()), "json").audit(SEG, LINES)
     assert isinstance(result, AuditResult)
     assert result.retried
+
+
+def test_json_mode_schema_failure_twice_is_rejected(fake_model: FakeChatModel) -> None:
+    result = _auditor(fake_model.enqueue("{}", "not json"), "json").audit(SEG, LINES)
+    assert isinstance(result, AuditRejected)
+    assert [(v.rule, v.section) for v in result.violations] == [("json_schema", None)]
+
+
+def test_the_auditors_own_codes_are_the_contracts() -> None:
+    """``truncated`` and ``json_schema`` are codes of the contract, like the checker's."""
+    assert set(AUDITOR_RULES) == {"truncated", "json_schema"}
+    assert set(AUDITOR_RULES) <= set(RULES)
 
 
 def test_segment_message_numbers_lines_and_escapes_the_tag() -> None:

@@ -6,13 +6,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.audit.checker import SegmentRef, check_response
 from bot.audit.contract import (
+    AUDITOR_RULES,
+    CONFIDENCES,
     RULES,
     SECTIONS,
-    SegmentRef,
-    check_response,
+    VERDICT_RULES,
+    VERDICTS,
+    Section,
     heading,
+    one_of,
     render_sections,
+    section,
 )
 from bot.audit.structured import AuditJSON, Defect, parse_audit_json
 from bot.errors import ModelOutputError
@@ -25,13 +31,15 @@ CODE = """def read_config(path):
 SEG = SegmentRef("src/config.py", 10, 13, CODE)
 
 GOOD = {
-    1: "read_config opens the file and never closes the handle.",
-    2: "- Line 11: the handle from open() is never closed, leaking a descriptor per call.",
-    3: "- Large files are read into memory at once.",
-    4: "- parse() raises on invalid input.",
-    5: "None",
-    6: "FIX",
-    7: "High",
+    "bottom_line": "read_config opens the file and never closes the handle.",
+    "verified_defects": (
+        "- Line 11: the handle from open() is never closed, leaking a descriptor per call."
+    ),
+    "non_blocking_risks": "- Large files are read into memory at once.",
+    "assumptions": "- parse() raises on invalid input.",
+    "future_improvements": "None",
+    "verdict": "FIX",
+    "confidence": "High",
 }
 
 
@@ -40,15 +48,14 @@ def rules_of(text: str) -> set[str]:
 
 
 def with_(**changes: str) -> str:
-    bodies = dict(GOOD)
-    bodies.update({int(k[1:]): v for k, v in changes.items()})
-    return render_sections(bodies)
+    """The canonical response with some section bodies (by key) changed."""
+    return render_sections({**GOOD, **changes})
 
 
 def test_canonical_response_is_accepted() -> None:
     result = check_response(render_sections(GOOD), SEG)
     assert result.ok, result.violations
-    assert result.sections[6] == "FIX"
+    assert result.sections["verdict"] == "FIX"
 
 
 def test_headings_come_from_the_single_definition() -> None:
@@ -73,23 +80,26 @@ CASES: list[tuple[str, str, str]] = [
     ("order", render_sections(GOOD).replace("## 2. Verified defects", "## X").replace(
         "## 4. Assumptions", "## 2. Verified defects").replace("## X", "## 4. Assumptions"),
      "order"),
-    ("empty", with_(s5=""), "empty_section"),
-    ("bottom-two-paragraphs", with_(s1="read_config leaks.\n\nAlso other things."),
+    ("empty", with_(future_improvements=""), "empty_section"),
+    ("bottom-two-paragraphs", with_(bottom_line="read_config leaks.\n\nAlso other things."),
      "bottom_line"),
-    ("bottom-unrelated", with_(s1="Looks like a reasonable change overall."), "bottom_line"),
-    ("defect-no-line", with_(s2="- The handle is never closed."), "defect_citation"),
-    ("defect-out-of-range", with_(s2="- Line 99: the handle is never closed."),
+    ("bottom-unrelated", with_(bottom_line="Looks like a reasonable change overall."),
+     "bottom_line"),
+    ("defect-no-line", with_(verified_defects="- The handle is never closed."),
      "defect_citation"),
-    ("verdict-bold", with_(s6="**FIX**"), "verdict_value"),
-    ("verdict-case", with_(s6="fix"), "verdict_value"),
-    ("verdict-prose", with_(s6="FIX, because of the leak"), "verdict_value"),
-    ("confidence-case", with_(s7="high"), "confidence_value"),
+    ("defect-out-of-range", with_(verified_defects="- Line 99: the handle is never closed."),
+     "defect_citation"),
+    ("verdict-bold", with_(verdict="**FIX**"), "verdict_value"),
+    ("verdict-case", with_(verdict="fix"), "verdict_value"),
+    ("verdict-prose", with_(verdict="FIX, because of the leak"), "verdict_value"),
+    ("confidence-case", with_(confidence="high"), "confidence_value"),
     ("trailing", render_sections(GOOD) + "\nLet me know if you need more.", "trailing_text"),
-    ("self-correction", with_(s3="- Self-Correction: actually fine."), "forbidden_phrase"),
+    ("self-correction", with_(non_blocking_risks="- Self-Correction: actually fine."),
+     "forbidden_phrase"),
     ("think", "<think>hmm</think>\n" + render_sections(GOOD), "forbidden_phrase"),
-    ("defects-not-fix", with_(s6="GO_WITH_NOTES"), "verdict_inconsistent"),
-    ("fix-without-defects", with_(s2="None"), "verdict_inconsistent"),
-    ("soft-go", with_(s2="None", s6="GO"), "soft_go"),
+    ("defects-not-fix", with_(verdict="GO_WITH_NOTES"), "verdict_inconsistent"),
+    ("fix-without-defects", with_(verified_defects="None"), "verdict_inconsistent"),
+    ("soft-go", with_(verified_defects="None", verdict="GO"), "soft_go"),
 ]  # fmt: skip
 
 
@@ -99,11 +109,58 @@ def test_each_broken_rule_is_reported(name: str, text: str, rule: str) -> None:
 
 
 def test_every_rule_has_a_case() -> None:
-    assert {rule for _, _, rule in CASES} == set(RULES)
+    """Every code but the auditor's own (tests/test_auditor.py) has a case here."""
+    assert {rule for _, _, rule in CASES} == set(RULES) - set(AUDITOR_RULES)
+    assert set(AUDITOR_RULES) < set(RULES)
+
+
+def test_the_verdict_rules_follow_the_verdicts() -> None:
+    """One rule per verdict, in order; section 6's rule lists them (README: tests/test_docs.py)."""
+    assert tuple(r.verdict for r in VERDICT_RULES) == VERDICTS
+    assert section("verdict").rule == f"exactly {one_of(VERDICTS)}"
+    assert section("confidence").rule == f"exactly {one_of(CONFIDENCES)}"
+    assert one_of(VERDICTS) == "GO, GO_WITH_NOTES or FIX"
+
+
+@pytest.mark.parametrize(
+    ("text", "rule", "key", "message"),
+    [
+        (with_(bottom_line="read_config.\n\nMore."), "bottom_line", "bottom_line",
+         "Section 1 must be a single paragraph."),
+        (with_(verdict="fix"), "verdict_value", "verdict",
+         "Section 6 must be exactly GO, GO_WITH_NOTES or FIX."),
+        (render_sections(GOOD) + "\nMore.", "trailing_text", "confidence",
+         "Nothing may follow Section 7's value."),
+        (with_(verified_defects="None"), "verdict_inconsistent", "verified_defects",
+         "The verdict is FIX but Section 2 lists no defect: list each defect you found in "
+         "Section 2 with its line, or use GO or GO_WITH_NOTES if there is none."),
+        (with_(verified_defects="None", verdict="GO"), "soft_go", None,
+         "Risks are listed, so use GO_WITH_NOTES, not GO."),
+    ],
+)  # fmt: skip
+def test_a_violation_carries_its_section(
+    text: str, rule: str, key: str | None, message: str
+) -> None:
+    """The section is data on the violation; the message names it only through it."""
+    (violation,) = [v for v in check_response(text, SEG).violations if v.rule == rule]
+    assert violation.section == key
+    assert violation.message == message  # the markdown wording
+    as_field = message.replace(f"Section {section(key).number}", f'"{key}"') if key else message
+    assert violation.worded(lambda s: f'"{s.key}"') == as_field  # the JSON repair's wording
+
+
+def test_text_from_the_response_is_never_reworded() -> None:
+    """A defect's own words that mention a section stay as written, whatever the naming."""
+    text = with_(verified_defects="- Section 3 is wrong, see section 4")
+    (violation,) = check_response(text, SEG).violations
+    assert violation.section == "verified_defects"
+    assert violation.worded(lambda s: f'"{s.key}"') == (
+        "Defect '- Section 3 is wrong, see section 4' cites no line number."
+    )
 
 
 def test_all_violations_are_returned_not_just_the_first() -> None:
-    text = "Sure!\n" + with_(s6="fix", s7="very high") + "\nThanks"
+    text = "Sure!\n" + with_(verdict="fix", confidence="very high") + "\nThanks"
     assert {"preamble", "verdict_value", "confidence_value"} <= rules_of(text)
 
 
@@ -122,7 +179,7 @@ WORDS = st.text(alphabet=st.sampled_from("abcdefghij klmnop,;"), min_size=1, max
 
 
 @st.composite
-def valid_bodies(draw: st.DrawFn) -> dict[int, str]:
+def valid_bodies(draw: st.DrawFn) -> dict[str, str]:
     defects = draw(st.lists(st.tuples(st.integers(SEG.start, SEG.end), WORDS), max_size=3))
     risks = draw(st.lists(WORDS, max_size=3))
     if defects:
@@ -133,30 +190,31 @@ def valid_bodies(draw: st.DrawFn) -> dict[int, str]:
         verdict = draw(st.sampled_from(["GO", "GO_WITH_NOTES"]))
     listed = lambda items: "\n".join(f"- {i}" for i in items) or "None"  # noqa: E731
     return {
-        1: f"read_config {draw(WORDS)}",
-        2: listed([f"Line {n}: {w}" for n, w in defects]),
-        3: listed(risks),
-        4: listed(draw(st.lists(WORDS, max_size=2))),
-        5: listed(draw(st.lists(WORDS, max_size=2))),
-        6: verdict,
-        7: draw(st.sampled_from(["High", "Medium", "Low"])),
+        "bottom_line": f"read_config {draw(WORDS)}",
+        "verified_defects": listed([f"Line {n}: {w}" for n, w in defects]),
+        "non_blocking_risks": listed(risks),
+        "assumptions": listed(draw(st.lists(WORDS, max_size=2))),
+        "future_improvements": listed(draw(st.lists(WORDS, max_size=2))),
+        "verdict": verdict,
+        "confidence": draw(st.sampled_from(CONFIDENCES)),
     }
 
 
 @given(valid_bodies())
-def test_any_valid_rendering_is_accepted(bodies: dict[int, str]) -> None:
+def test_any_valid_rendering_is_accepted(bodies: dict[str, str]) -> None:
     result = check_response(render_sections(bodies), SEG)
     assert result.ok, result.violations
 
 
-@given(valid_bodies(), st.sampled_from(range(1, 8)))
-def test_removing_any_section_reports_it(bodies: dict[int, str], number: int) -> None:
-    text = render_sections(bodies).replace(heading(SECTIONS[number - 1]) + "\n", "")
-    assert "missing_section" in rules_of(text)
+@given(valid_bodies(), st.sampled_from(SECTIONS))
+def test_removing_any_section_reports_it(bodies: dict[str, str], removed: Section) -> None:
+    text = render_sections(bodies).replace(heading(removed) + "\n", "")
+    missing = [v for v in check_response(text, SEG).violations if v.rule == "missing_section"]
+    assert [v.section for v in missing] == [removed.key]
 
 
 @given(valid_bodies(), st.text(min_size=1, max_size=30).filter(lambda s: s.strip() != ""))
-def test_any_preamble_is_reported(bodies: dict[int, str], prefix: str) -> None:
+def test_any_preamble_is_reported(bodies: dict[str, str], prefix: str) -> None:
     assert "preamble" in rules_of(prefix + "\n" + render_sections(bodies))
 
 
@@ -185,7 +243,7 @@ def test_json_reply_renders_to_an_accepted_response() -> None:
     parsed = parse_audit_json(audit.model_dump_json())
     result = check_response(render_sections(parsed.bodies()), SEG)
     assert result.ok, result.violations
-    assert result.sections[3] == "None"
+    assert result.sections["non_blocking_risks"] == "None"
 
 
 def test_json_list_of_only_none_is_an_empty_section_not_a_risk() -> None:
@@ -200,8 +258,11 @@ def test_json_list_of_only_none_is_an_empty_section_not_a_risk() -> None:
     )
     result = check_response(render_sections(audit.bodies()), SEG)
     assert result.ok, result.violations
-    assert (result.sections[3], result.sections[5]) == ("None", "None")
-    assert result.sections[4] == "- parse() is pure."
+    assert (result.sections["non_blocking_risks"], result.sections["future_improvements"]) == (
+        "None",
+        "None",
+    )
+    assert result.sections["assumptions"] == "- parse() is pure."
 
 
 def test_fix_without_defects_asks_for_the_defects_or_another_verdict() -> None:

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from bot.audit.contract import SegmentRef, check_response, render_sections
+from bot.audit.checker import SegmentRef, check_response
+from bot.audit.contract import render_sections
 from bot.audit.structured import parse_audit_json
 
 FOLDER = Path(__file__).parent / "data" / "model_outputs"

@@ -126,9 +126,16 @@ def test_audit_metrics(fake_model: FakeChatModel) -> None:
     defect = next(s for s in SEGMENTS if s.id == "py-file-leak")
     clean = next(s for s in SEGMENTS if s.id == "py-clean-config")
     good = render_sections(
-        {1: "read_config leaks handle.", 2: "- Line 6: never closed.", 3: "None", 4: "None",
-         5: "None", 6: "FIX", 7: "High"}
-    )  # fmt: skip
+        {
+            "bottom_line": "read_config leaks handle.",
+            "verified_defects": "- Line 6: never closed.",
+            "non_blocking_risks": "None",
+            "assumptions": "None",
+            "future_improvements": "None",
+            "verdict": "FIX",
+            "confidence": "High",
+        }
+    )
     fake_model.enqueue(good, "nonsense", "nonsense")
     report = eval_audit(Auditor(fake_model, AUDITOR_OPTIONS), [defect, clean])
     assert (report["accepted_first_try"], report["rejected"]) == (0.5, 0.5)

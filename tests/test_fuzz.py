@@ -23,15 +23,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.audit.contract import (
-    CONFIDENCES,
-    DEFAULT_FORBIDDEN,
-    SECTIONS,
-    VERDICTS,
-    SegmentRef,
-    check_response,
-    heading,
-)
+from bot.audit.checker import DEFAULT_FORBIDDEN, SegmentRef, check_response
+from bot.audit.contract import CONFIDENCES, SECTIONS, VERDICTS, heading
 from bot.audit.ranges import check_range_in_file, normalise_path, parse_range_spec
 from bot.audit.selection import DEFAULT_SKIP_GLOBS, select_segments
 from bot.clients.github_client import ChangedFile
@@ -221,22 +214,31 @@ def test_fuzz_contract_checker(text: str) -> None:
     assert [lines[i].strip() for i in at] == [heading(s) for s in SECTIONS]  # 7, once, in order
     assert not "\n".join(lines[: at[0]]).strip()
     spans = zip(at, [*at[1:], len(lines)], strict=True)
-    body = {n: "\n".join(lines[a + 1 : b]).strip() for n, (a, b) in enumerate(spans, start=1)}
+    body = {
+        s.key: "\n".join(lines[a + 1 : b]).strip()
+        for s, (a, b) in zip(SECTIONS, spans, strict=True)
+    }
     assert all(body.values())
     assert result.sections == body
-    assert body[6] in VERDICTS
-    assert body[7] in CONFIDENCES
+    bottom, defects, risks = (
+        body["bottom_line"],
+        body["verified_defects"],
+        body["non_blocking_risks"],
+    )
+    verdict = body["verdict"]
+    assert verdict in VERDICTS
+    assert body["confidence"] in CONFIDENCES
     assert not any(p.lower() in text.lower() for p in DEFAULT_FORBIDDEN)
-    assert not re.search(r"\n\s*\n", body[1])
+    assert not re.search(r"\n\s*\n", bottom)
     code_names = {n.lower() for n in _IDENTS.findall(CODE)}
-    assert code_names & {n.lower() for n in _IDENTS.findall(body[1])} or "config.py" in body[1]
-    if body[2] == "None":
-        assert body[6] != "FIX"
+    assert code_names & {n.lower() for n in _IDENTS.findall(bottom)} or "config.py" in bottom
+    if defects == "None":
+        assert verdict != "FIX"
     else:
-        assert body[6] == "FIX"
-        items = [ln for ln in body[2].splitlines() if _BULLET.match(ln)] or [body[2]]
+        assert verdict == "FIX"
+        items = [ln for ln in defects.splitlines() if _BULLET.match(ln)] or [defects]
         assert all(_cites_in_range(item) for item in items)
-    assert body[6] != "GO" or body[3] == "None"
+    assert verdict != "GO" or risks == "None"
 
 
 # --- command parser -----------------------------------------------------------------------------

@@ -26,13 +26,13 @@ VALID = VALID_REPLY  # stands on COMPLETE_BODY (tests/replies.py)
 SOURCE = [f"value_{i} = {i}" for i in range(1, 41)]
 GOOD_AUDIT = render_sections(
     {
-        1: "value_1 to value_40 are plain constant assignments.",
-        2: "None",
-        3: "None",
-        4: "The names are used elsewhere.",
-        5: "None",
-        6: "GO",
-        7: "Medium",
+        "bottom_line": "value_1 to value_40 are plain constant assignments.",
+        "verified_defects": "None",
+        "non_blocking_risks": "None",
+        "assumptions": "The names are used elsewhere.",
+        "future_improvements": "None",
+        "verdict": "GO",
+        "confidence": "Medium",
     }
 )
 

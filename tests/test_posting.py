@@ -47,8 +47,15 @@ COMMENT_TAGS = {
 
 
 def _result(path: str, body: str, verdict: str = "FIX") -> AuditResult:
-    sections = {1: body, 2: f"- Line 1: {body}", 3: body, 4: "None", 5: body, 6: verdict,
-                7: "High"}  # fmt: skip
+    sections = {
+        "bottom_line": body,
+        "verified_defects": f"- Line 1: {body}",
+        "non_blocking_risks": body,
+        "assumptions": "None",
+        "future_improvements": body,
+        "verdict": verdict,
+        "confidence": "High",
+    }
     return AuditResult(Segment(path, 1, 3), False, "m", "v", 1, 1, 1.0, body, sections, verdict,
                        "High")  # fmt: skip
 

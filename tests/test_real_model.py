@@ -164,7 +164,7 @@ def test_audit_of_own_code_keeps_the_invariants(tmp_path: Path) -> None:
     import ast
 
     from bot.audit.auditor import Auditor, AuditResult
-    from bot.audit.contract import SegmentRef, check_response
+    from bot.audit.checker import SegmentRef, check_response
     from bot.clients.github_client import BotComment, ChangedFile, PullRef
     from bot.config import AUDITOR_OPTIONS
     from bot.flows import apply_audit, plan_audit

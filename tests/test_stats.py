@@ -9,7 +9,14 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.history.stats import history_line, mermaid_fix_share, weekly_stats
+from bot.audit.contract import CONFIDENCES, VERDICTS
+from bot.history.stats import (
+    history_line,
+    mermaid_fix_share,
+    stats_cells,
+    stats_columns,
+    weekly_stats,
+)
 from bot.history.store import Store
 from tests.support import audit_row
 
@@ -37,10 +44,25 @@ def test_weekly_stats_group_by_monday_and_repo(tmp_path: Path) -> None:
     stats = weekly_stats(_store(tmp_path), "o/r", 3, now=NOW)
     assert [s.week for s in stats] == ["2026-11-16", "2026-11-23", "2026-11-30"]
     first = stats[0]
-    assert (first.audits, first.go, first.go_with_notes, first.fix) == (3, 1, 1, 1)
-    assert (first.retried, first.high, first.medium, first.low) == (1, 1, 1, 1)
-    assert stats[1].share(stats[1].fix) == 1.0
+    assert (first.audits, first.retried) == (3, 1)
+    assert first.verdicts == {"GO": 1, "GO_WITH_NOTES": 1, "FIX": 1}
+    assert first.confidences == {"High": 1, "Medium": 1, "Low": 1}
+    assert stats[1].share(stats[1].verdicts["FIX"]) == 1.0
     assert stats[2].audits == 1
+
+
+def test_every_verdict_and_confidence_of_the_contract_is_counted(tmp_path: Path) -> None:
+    """The statistics read their columns from the contract, in its order (CLI, /audit_stats)."""
+    (week, *_) = weekly_stats(_store(tmp_path), "o/r", 3, now=NOW)
+    assert tuple(week.verdicts) == VERDICTS
+    assert tuple(week.confidences) == CONFIDENCES
+    assert list(week.as_dict()) == [
+        "week", "audits", "go", "go_with_notes", "fix", "retried", "high", "medium", "low",
+    ]  # fmt: skip
+    assert stats_columns(short=False) == (
+        "week", "audits", "GO", "GO_WITH_NOTES", "FIX", "retried", "High / Medium / Low",
+    )  # fmt: skip
+    assert stats_cells(week, short=True) == ("2026-11-16", "3", "33%", "33%", "33%", "33%", "1/1/1")
 
 
 def test_weeks_limit_the_window(tmp_path: Path) -> None:
@@ -67,8 +89,8 @@ def test_mermaid_chart(tmp_path: Path) -> None:
     st.lists(
         st.tuples(
             st.integers(0, 20),
-            st.sampled_from(["GO", "GO_WITH_NOTES", "FIX"]),
-            st.sampled_from(["High", "Medium", "Low"]),
+            st.sampled_from(VERDICTS),
+            st.sampled_from(CONFIDENCES),
             st.booleans(),
         ),
         max_size=30,
@@ -100,15 +122,6 @@ def test_weekly_sums_match_the_accepted_rows(
     assert set(got) == set(expected)
     for week, counts in expected.items():
         s = got[week]
-        assert (s.audits, s.go, s.go_with_notes, s.fix) == (
-            counts["audits"],
-            counts["GO"],
-            counts["GO_WITH_NOTES"],
-            counts["FIX"],
-        )
-        assert (s.retried, s.high, s.medium, s.low) == (
-            counts["retried"],
-            counts["High"],
-            counts["Medium"],
-            counts["Low"],
-        )
+        assert (s.audits, s.retried) == (counts["audits"], counts["retried"])
+        assert s.verdicts == {v: counts[v] for v in VERDICTS}
+        assert s.confidences == {c: counts[c] for c in CONFIDENCES}

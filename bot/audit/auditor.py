@@ -20,14 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bot.audit.contract import (
-    DEFAULT_FORBIDDEN,
-    CheckResult,
-    SegmentRef,
-    Violation,
-    check_response,
-    render_sections,
-)
+from bot.audit.checker import DEFAULT_FORBIDDEN, SegmentRef, check_response
+from bot.audit.contract import CheckResult, Confidence, Verdict, Violation, render_sections
 from bot.audit.prompt import AuditFormat, repair_message, segment_message, system_prompt
 from bot.audit.selection import Segment
 from bot.audit.structured import AuditJSON, parse_audit_json
@@ -39,7 +33,7 @@ from bot.chat import (
 )
 from bot.errors import ModelError, ModelOutputError, ModelTruncated
 
-__all__ = ["AuditOutcome", "AuditRejected", "AuditResult", "Auditor"]
+__all__ = ["AuditOutcome", "AuditRejected", "AuditResult", "Auditor", "Outcome"]
 
 
 @dataclass(frozen=True)
@@ -89,15 +83,15 @@ class AuditResult(AuditOutcome):
 
     Attributes:
         markdown: the canonical seven-section text (passes the checker).
-        sections: section number → body.
-        verdict: ``GO``, ``GO_WITH_NOTES`` or ``FIX``.
-        confidence: ``High``, ``Medium`` or ``Low``.
+        sections: section key → body (:data:`~bot.audit.contract.SECTIONS`).
+        verdict: one of :data:`~bot.audit.contract.VERDICTS`.
+        confidence: one of :data:`~bot.audit.contract.CONFIDENCES`.
     """
 
     markdown: str
-    sections: dict[int, str]
-    verdict: str
-    confidence: str
+    sections: dict[str, str]
+    verdict: Verdict
+    confidence: Confidence
 
 
 @dataclass(frozen=True)
@@ -111,6 +105,10 @@ class AuditRejected(AuditOutcome):
 
     violations: tuple[Violation, ...]
     error_kind: str | None
+
+
+Outcome = AuditResult | AuditRejected
+"""What auditing one segment gives: accepted or rejected."""
 
 
 @dataclass(frozen=True)
@@ -148,7 +146,9 @@ class Auditor:
         try:
             result = self._model.chat(messages, options=self._options, schema=schema)
         except ModelTruncated as exc:
-            cut = Violation("truncated", "The response was cut off; keep every section short.")
+            cut = Violation.about(
+                "truncated", "The response was cut off; keep every section short."
+            )
             return _Attempt("", CheckResult((cut,), {}), _Usage.of(exc))
         usage = _Usage(result.prompt_tokens, result.output_tokens, result.duration_ms)
         text = result.text
@@ -157,11 +157,13 @@ class Auditor:
                 text = render_sections(parse_audit_json(result.text).bodies())
             except ModelOutputError as exc:
                 return _Attempt(
-                    result.text, CheckResult((Violation("json_schema", str(exc)),), {}), usage
+                    result.text,
+                    CheckResult((Violation.about("json_schema", str(exc)),), {}),
+                    usage,
                 )
         return _Attempt(result.text, check_response(text, ref, forbidden=self._forbidden), usage)
 
-    def audit(self, segment: Segment, lines: Sequence[str]) -> AuditResult | AuditRejected:
+    def audit(self, segment: Segment, lines: Sequence[str]) -> Outcome:
         """Audit one segment: attempt, check, repair once, check again.
 
         Args:
@@ -185,15 +187,17 @@ class Auditor:
         except ModelError as exc:
             usage += _Usage.of(exc)
             return self._rejected(segment, (), exc.kind, retried, version, usage)
-        if not attempt.check.ok:
-            return self._rejected(segment, attempt.check.violations, None, retried, version, usage)
-        sections = attempt.check.sections
+        check = attempt.check
+        # an accepted response has a verdict and a confidence (rules verdict_value,
+        # confidence_value); the two None tests only narrow the types
+        if not check.ok or check.verdict is None or check.confidence is None:
+            return self._rejected(segment, check.violations, None, retried, version, usage)
         return AuditResult(
             *self._common(segment, retried, version, usage),
-            markdown=render_sections(sections),
-            sections=sections,
-            verdict=sections[6],
-            confidence=sections[7].split("\n", 1)[0].strip(),
+            markdown=render_sections(check.sections),
+            sections=check.sections,
+            verdict=check.verdict,
+            confidence=check.confidence,
         )
 
     def _repair(self, messages: list[ChatMessage], attempt: _Attempt) -> list[ChatMessage]:

@@ -1,12 +1,14 @@
-"""The seven-section audit contract: its single definition and its checker.
+"""The seven-section audit contract: its single definition, the vocabulary every reader uses.
 
 Rule source: design.md, "PR audit" (the contract table and its checks). The prompt, the JSON
-schema of ``--audit-format json``, the checker, the README table and the tests all read
-:data:`SECTIONS`; nothing else spells the section names.
+schema of ``--audit-format json``, the checker (:mod:`bot.audit.checker`), the comment, the
+history statistics (CLI and ``/audit_stats``), the eval, the README table and the tests all read
+this module: :data:`SECTIONS` (looked up by ``key``), the verdicts (:data:`VERDICTS`, and when
+each is given: :data:`VERDICT_RULES`), the confidences (:data:`CONFIDENCES`) and the violation
+codes (:data:`RULES`); nothing else spells them.
 
 The canonical response is seven markdown headings ``## N. Title``, in order, each followed by its
-body. :func:`check_response` returns every violation (never only the first): the repair prompt
-quotes them all. Rules, each with a stable code:
+body (:func:`render_sections`). Violation codes, each stable:
 
 ``preamble``             text before the section 1 heading
 ``missing_section``      a heading is absent (or not spelled ``## N. Title``)
@@ -15,42 +17,106 @@ quotes them all. Rules, each with a stable code:
 ``empty_section``        a section has no body (sections 2–5 say ``None`` when empty)
 ``bottom_line``          section 1 is not one paragraph naming something in the segment
 ``defect_citation``      a verified defect cites no line, or a line outside the audited range
-``verdict_value``        section 6 is not exactly ``GO``, ``GO_WITH_NOTES`` or ``FIX``
-``confidence_value``     section 7 is not exactly ``High``, ``Medium`` or ``Low``
+``verdict_value``        section 6 is not exactly one of :data:`VERDICTS`
+``confidence_value``     section 7 is not exactly one of :data:`CONFIDENCES`
 ``trailing_text``        anything after section 7's value
 ``forbidden_phrase``     a forbidden phrase (e.g. ``Self-Correction``, thinking tags)
-``verdict_inconsistent`` defects listed but verdict not FIX, or no defects but FIX
-``soft_go``              risks listed but verdict GO
+``verdict_inconsistent`` defects listed but a verdict for none, or none listed but a defect verdict
+``soft_go``              risks listed but a verdict that admits none (``GO``)
+``truncated``            the reply was cut at ``num_predict`` (the auditor's own)
+``json_schema``          ``--audit-format json``: the reply is not the schema (the auditor's own)
 """
 
 from __future__ import annotations
 
-import re
-from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 __all__ = [
+    "AUDITOR_RULES",
     "CONFIDENCES",
-    "DEFAULT_FORBIDDEN",
     "RULES",
     "SECTIONS",
     "VERDICTS",
+    "VERDICT_RULES",
     "CheckResult",
+    "Confidence",
+    "Rule",
     "Section",
-    "SegmentRef",
+    "Verdict",
+    "VerdictRule",
     "Violation",
-    "check_response",
+    "defect_verdicts",
     "heading",
+    "markdown_name",
+    "one_of",
     "render_sections",
+    "section",
     "split_sections",
+    "verdict_guide",
+    "verdicts_where",
 ]
 
 Verdict = Literal["GO", "GO_WITH_NOTES", "FIX"]
+"""Section 6's values, mildest first (the order of the statistics columns)."""
 Confidence = Literal["High", "Medium", "Low"]
-VERDICTS: tuple[Verdict, ...] = ("GO", "GO_WITH_NOTES", "FIX")
-CONFIDENCES: tuple[Confidence, ...] = ("High", "Medium", "Low")
+"""Section 7's values, surest first."""
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
+CONFIDENCES: tuple[Confidence, ...] = get_args(Confidence)
 NONE = "None"
+
+
+def one_of(values: tuple[str, ...]) -> str:
+    """``A, B or C``: how rules and messages list the allowed values."""
+    return ", ".join(values[:-1]) + " or " + values[-1] if len(values) > 1 else "".join(values)
+
+
+@dataclass(frozen=True)
+class VerdictRule:
+    """When a verdict is given, as the prompt says it and the checker enforces it.
+
+    Attributes:
+        verdict: the value.
+        when: the prompt's words for when it is given (``when any defect is listed``).
+        defects: ``True``: given exactly when section 2 lists a defect; ``False``: only when
+            it lists none (rule ``verdict_inconsistent``).
+        risks: whether it may stand with risks listed in section 3 (rule ``soft_go``).
+    """
+
+    verdict: Verdict
+    when: str
+    defects: bool
+    risks: bool
+
+
+VERDICT_RULES: tuple[VerdictRule, ...] = (
+    VerdictRule("GO", "when there is nothing", defects=False, risks=False),
+    VerdictRule("GO_WITH_NOTES", "when only risks are listed", defects=False, risks=True),
+    VerdictRule("FIX", "when any defect is listed", defects=True, risks=True),
+)
+"""One rule per verdict, in :data:`VERDICTS` order (a test keeps the two equal)."""
+
+
+def defect_verdicts() -> tuple[Verdict, ...]:
+    """The verdicts given when defects are listed (``FIX``): the eval's recall and the
+    statistics' chart count these."""
+    return verdicts_where(defects=True)
+
+
+def verdicts_where(*, defects: bool, risks: bool | None = None) -> tuple[Verdict, ...]:
+    """The verdicts whose rule has ``defects`` (and ``risks``, unless ``None``), in order."""
+    return tuple(
+        r.verdict
+        for r in VERDICT_RULES
+        if r.defects == defects and (risks is None or r.risks == risks)
+    )
+
+
+def verdict_guide() -> str:
+    """The prompt's verdict rule, strongest verdict first: ``FIX when any defect is listed;
+    GO_WITH_NOTES when only risks are listed; GO when there is nothing``."""
+    return "; ".join(f"{r.verdict} {r.when}" for r in reversed(VERDICT_RULES))
 
 
 @dataclass(frozen=True)
@@ -75,22 +141,32 @@ SECTIONS: tuple[Section, ...] = (
             "what the audit inferred about code outside the segment; or None", True),
     Section(5, "Future improvements", "future_improvements",
             "optional hardening, not defects in disguise; or None", True),
-    Section(6, "Verdict", "verdict", "exactly GO, GO_WITH_NOTES or FIX", False),
-    Section(7, "Confidence", "confidence", "exactly High, Medium or Low", False),
+    Section(6, "Verdict", "verdict", f"exactly {one_of(VERDICTS)}", False),
+    Section(7, "Confidence", "confidence", f"exactly {one_of(CONFIDENCES)}", False),
 )  # fmt: skip
 
-RULES: tuple[str, ...] = (
+_BY_KEY = {s.key: s for s in SECTIONS}
+
+
+def section(key: str) -> Section:
+    """The section whose ``key`` is given (``"verdict"``).
+
+    Raises:
+        KeyError: no section has that key.
+    """
+    return _BY_KEY[key]
+
+
+Rule = Literal[
     "preamble", "missing_section", "duplicate_section", "order", "empty_section", "bottom_line",
     "defect_citation", "verdict_value", "confidence_value", "trailing_text", "forbidden_phrase",
-    "verdict_inconsistent", "soft_go",
-)  # fmt: skip
-"""Every violation code the checker can return."""
-
-DEFAULT_FORBIDDEN: tuple[str, ...] = (
-    "Self-Correction", "As an AI", "as a language model", "<think>", "</think>", "<thinking>",
-    "</thinking>", "<|im_start|>", "<|im_end|>", "<start_of_turn>", "<end_of_turn>",
-)  # fmt: skip
-"""Phrases that reject a response (case-insensitive); configurable per run."""
+    "verdict_inconsistent", "soft_go", "truncated", "json_schema",
+]  # fmt: skip
+"""A violation code (the module docstring says what each means)."""
+RULES: tuple[Rule, ...] = get_args(Rule)
+"""Every violation code: the checker's, then the auditor's own."""
+AUDITOR_RULES: tuple[Rule, ...] = ("truncated", "json_schema")
+"""The codes the auditor reports itself (:mod:`bot.audit.auditor`), never the checker."""
 
 
 def heading(section: Section) -> str:
@@ -98,228 +174,95 @@ def heading(section: Section) -> str:
     return f"## {section.number}. {section.title}"
 
 
-@dataclass(frozen=True)
-class SegmentRef:
-    """What the response is checked against: the audited file range and its code.
-
-    Attributes:
-        path: file path in the PR.
-        start: first audited line (1-based, inclusive).
-        end: last audited line (inclusive).
-        code: the audited lines' text (without line numbers).
-    """
-
-    path: str
-    start: int
-    end: int
-    code: str
+def markdown_name(section: Section) -> str:
+    """How the markdown repair turn names a section: ``Section 6``."""
+    return f"Section {section.number}"
 
 
 @dataclass(frozen=True)
 class Violation:
-    """One broken rule: ``rule`` is a code from :data:`RULES`, ``message`` is for the repair."""
+    """One broken rule, worded for the repair turn.
 
-    rule: str
-    message: str
+    Attributes:
+        rule: a code from :data:`RULES`.
+        parts: the message's text around each mention of ``section``; the message is
+            ``name.join(parts)``, ``name`` being how the response's format names the section
+            (:func:`markdown_name`: ``Section 6``; the JSON repair: ``"verdict"``). Text quoted
+            from the response sits in ``parts`` and is never searched or rewritten.
+        section: the key of the section the violation is about, or ``None`` (the response as a
+            whole: preamble, order, forbidden phrase, truncation, schema).
+    """
+
+    rule: Rule
+    parts: tuple[str, ...]
+    section: str | None = None
+
+    @classmethod
+    def about(cls, rule: Rule, text: str) -> Violation:
+        """A violation of the whole response, with a plain message."""
+        return cls(rule, (text,))
+
+    @property
+    def message(self) -> str:
+        """The message as the markdown repair turn words it."""
+        return self.worded(markdown_name)
+
+    def worded(self, name: Callable[[Section], str]) -> str:
+        """The message with the section named by ``name`` (unused when ``section`` is None)."""
+        if self.section is None:
+            return "".join(self.parts)
+        return name(section(self.section)).join(self.parts)
 
 
 @dataclass(frozen=True)
 class CheckResult:
-    """The checker's answer: ``sections`` maps section number → body (stripped)."""
+    """The checker's answer: ``sections`` maps section key → body (stripped)."""
 
     violations: tuple[Violation, ...]
-    sections: dict[int, str]
+    sections: dict[str, str]
 
     @property
     def ok(self) -> bool:
         """Whether the response satisfies the whole contract."""
         return not self.violations
 
+    @property
+    def verdict(self) -> Verdict | None:
+        """Section 6's value when it is one of :data:`VERDICTS`, else ``None``."""
+        body = self.sections.get("verdict")
+        return next((v for v in VERDICTS if v == body), None)
 
-_HEADING_LINE = {heading(s): s.number for s in SECTIONS}
-_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-_CITATION = re.compile(r"\b(?:lines?|L)\s*(\d+)(?:\s*(?:-|–|to)\s*(\d+))?", re.IGNORECASE)
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
-_STOPWORDS = frozenset(
-    "the and for this that with from into when then than code line lines file segment function "
-    "value values none not are was were has have its will can should may".split()
-)
+    @property
+    def confidence(self) -> Confidence | None:
+        """Section 7's value (its first line) when it is one of :data:`CONFIDENCES`."""
+        first = self.sections.get("confidence", "").split("\n", 1)[0].strip()
+        return next((c for c in CONFIDENCES if c == first), None)
 
 
-def render_sections(bodies: dict[int, str]) -> str:
-    """The canonical markdown for section bodies keyed by number (missing bodies are empty)."""
-    parts = [f"{heading(s)}\n{bodies.get(s.number, '').strip()}" for s in SECTIONS]
+_HEADING_LINE = {heading(s): s.key for s in SECTIONS}
+
+
+def render_sections(bodies: Mapping[str, str]) -> str:
+    """The canonical markdown for section bodies keyed by section ``key`` (missing bodies are
+    empty)."""
+    parts = [f"{heading(s)}\n{bodies.get(s.key, '').strip()}" for s in SECTIONS]
     return "\n\n".join(parts) + "\n"
 
 
-def split_sections(text: str) -> tuple[str, list[tuple[int, int, list[str]]]]:
+def split_sections(text: str) -> tuple[str, list[tuple[str, int, list[str]]]]:
     """Split a response at contract headings.
 
     Returns:
-        ``(preamble, [(section_number, line_index, body_lines), ...])`` in order of appearance.
+        ``(preamble, [(section_key, line_index, body_lines), ...])`` in order of appearance.
     """
     preamble: list[str] = []
-    found: list[tuple[int, int, list[str]]] = []
+    found: list[tuple[str, int, list[str]]] = []
     for index, line in enumerate(text.splitlines()):
-        number = _HEADING_LINE.get(line.strip())
-        if number is not None:
-            found.append((number, index, []))
+        key = _HEADING_LINE.get(line.strip())
+        if key is not None:
+            found.append((key, index, []))
         elif found:
             found[-1][2].append(line)
         else:
             preamble.append(line)
     return "\n".join(preamble), found
-
-
-def _items(body: str) -> list[str]:
-    lines = [line for line in body.splitlines() if line.strip()]
-    bullets = [line for line in lines if _BULLET.match(line)]
-    return bullets or ([body] if body.strip() else [])
-
-
-def _check_bottom_line(body: str, segment: SegmentRef) -> list[Violation]:
-    out = []
-    if re.search(r"\n\s*\n", body):
-        out.append(Violation("bottom_line", "Section 1 must be a single paragraph."))
-    code_names = {n.lower() for n in _IDENT.findall(segment.code)} - _STOPWORDS
-    names = {n.lower() for n in _IDENT.findall(body)}
-    basename = segment.path.rsplit("/", 1)[-1].lower()
-    if not (names & code_names) and basename not in body.lower():
-        examples = ", ".join(f"`{n}`" for n in _example_names(segment.code))
-        offered = f"one of these names from the code: {examples}, or " if examples else ""
-        out.append(
-            Violation(
-                "bottom_line",
-                f"Section 1 must name something in the segment: rewrite it to start with "
-                f"{offered}the file {segment.path}.",
-            )
-        )
-    return out
-
-
-_KEYWORDS = frozenset(
-    "func function return import from class const static public private protected void self "
-    "this true false null nil else elif while done then local echo string bool async await "
-    "defer struct interface package final throws throw catch try except raise print".split()
-)
-_DEFINED = re.compile(
-    r"\b(?:def|function|func|fn|class|struct|interface|type|sub)\s+(?:\([^)]*\)\s*)?"
-    r"([A-Za-z_][A-Za-z0-9_]{2,})"
-)
-
-
-def _example_names(code: str, count: int = 3) -> list[str]:
-    """Up to ``count`` names a bottom line could use: what the segment defines (``def x``,
-    ``func (r) x``, ``class X`` ...), else its most frequent identifiers. For the repair turn:
-    a small model fixes "name something in the code" far more often when shown candidates."""
-    defined = list(dict.fromkeys(_DEFINED.findall(code)))
-    if len(defined) < count:
-        frequent = Counter(
-            n
-            for n in _IDENT.findall(code)
-            if len(n) > 3 and n.lower() not in _STOPWORDS | _KEYWORDS
-        )
-        defined += [n for n, _ in frequent.most_common() if n not in defined]
-    return defined[:count]
-
-
-def _check_defects(body: str, segment: SegmentRef) -> list[Violation]:
-    out = []
-    for item in _items(body):
-        cited = [(int(a), int(b) if b else int(a)) for a, b in _CITATION.findall(item)]
-        label = " ".join(item.split())[:60]
-        if not cited:
-            out.append(Violation("defect_citation", f"Defect '{label}' cites no line number."))
-        elif any(lo < segment.start or hi > segment.end or lo > hi for lo, hi in cited):
-            out.append(
-                Violation(
-                    "defect_citation",
-                    f"Defect '{label}' cites a line outside {segment.start}-{segment.end}.",
-                )
-            )
-    return out
-
-
-def check_response(
-    text: str, segment: SegmentRef, *, forbidden: tuple[str, ...] = DEFAULT_FORBIDDEN
-) -> CheckResult:
-    """Check one audit response against the contract; return every violation.
-
-    Args:
-        text: the model's full response (markdown).
-        segment: the audited range and its code.
-        forbidden: phrases that reject the response (case-insensitive).
-
-    Never raises on any input text.
-    """
-    violations: list[Violation] = []
-    lowered = text.lower()
-    for phrase in forbidden:
-        if phrase.lower() in lowered:
-            violations.append(Violation("forbidden_phrase", f"Remove the phrase '{phrase}'."))
-    preamble, found = split_sections(text)
-    if preamble.strip():
-        violations.append(
-            Violation("preamble", f"Start with '{heading(SECTIONS[0])}'; nothing before it.")
-        )
-    numbers = [number for number, _, _ in found]
-    bodies: dict[int, str] = {}
-    for section in SECTIONS:
-        count = numbers.count(section.number)
-        if count == 0:
-            violations.append(
-                Violation("missing_section", f"Add the heading '{heading(section)}' exactly.")
-            )
-        elif count > 1:
-            violations.append(
-                Violation("duplicate_section", f"'{heading(section)}' appears {count} times.")
-            )
-    firsts = [n for i, n in enumerate(numbers) if n not in numbers[:i]]
-    if firsts != sorted(firsts):
-        violations.append(Violation("order", "Keep the seven sections in order 1 to 7."))
-    for number, _, lines in found:
-        bodies.setdefault(number, "\n".join(lines).strip())
-    for section in SECTIONS:
-        if section.number in bodies and not bodies[section.number]:
-            hint = " (write None if there is nothing)" if section.allows_none else ""
-            violations.append(
-                Violation("empty_section", f"Section {section.number} is empty{hint}.")
-            )
-    if bodies.get(1):
-        violations.extend(_check_bottom_line(bodies[1], segment))
-    defects = bodies.get(2, "")
-    if defects and defects != NONE:
-        violations.extend(_check_defects(defects, segment))
-    verdict = bodies.get(6)
-    if verdict is not None and verdict and verdict not in VERDICTS:
-        violations.append(
-            Violation("verdict_value", "Section 6 must be exactly GO, GO_WITH_NOTES or FIX.")
-        )
-    confidence = bodies.get(7)
-    if confidence:
-        first, _, rest = confidence.partition("\n")
-        if first.strip() not in CONFIDENCES:
-            violations.append(
-                Violation("confidence_value", "Section 7 must be exactly High, Medium or Low.")
-            )
-        if rest.strip():
-            violations.append(Violation("trailing_text", "Nothing may follow section 7's value."))
-    if verdict in VERDICTS and defects:
-        has_defects = defects != NONE
-        if has_defects and verdict != "FIX":
-            violations.append(
-                Violation("verdict_inconsistent", "Defects are listed, so the verdict is FIX.")
-            )
-        if not has_defects and verdict == "FIX":
-            violations.append(
-                Violation(
-                    "verdict_inconsistent",
-                    "The verdict is FIX but Section 2 lists no defect: list each defect you "
-                    "found in Section 2 with its line, or use GO or GO_WITH_NOTES if there is "
-                    "none.",
-                )
-            )
-    risks = bodies.get(3, "")
-    if verdict == "GO" and risks and risks != NONE:
-        violations.append(Violation("soft_go", "Risks are listed, so use GO_WITH_NOTES, not GO."))
-    return CheckResult(violations=tuple(violations), sections=bodies)

@@ -10,13 +10,12 @@ Code is untrusted data: comments and strings can carry injections, so ``<untrust
 from __future__ import annotations
 
 import json
-import re
 import secrets
 from collections.abc import Sequence
 from functools import cache
 from typing import Literal
 
-from bot.audit.contract import SECTIONS, Violation, heading
+from bot.audit.contract import SECTIONS, Section, Violation, heading, verdict_guide
 from bot.audit.selection import Segment
 from bot.audit.structured import AuditJSON
 from bot.chat import ChatMessage, structured_output_schema
@@ -27,7 +26,6 @@ __all__ = ["AuditFormat", "number_lines", "repair_message", "segment_message", "
 
 AuditFormat = Literal["markdown", "json"]
 CODE_TAG = "untrusted-code"
-_SECTION_REF = re.compile(r"\b[Ss]ection ([1-7])\b")
 
 
 @cache
@@ -40,8 +38,12 @@ def system_prompt(fmt: AuditFormat) -> tuple[str, str]:
         keyed = "\n".join(f"- {s.key}: {s.rule}" for s in SECTIONS)
         schema = json.dumps(structured_output_schema(AuditJSON), separators=(",", ":"))
         tail = load_prompt("audit_json").replace("{sections}", keyed).replace("{schema}", schema)
-    text = load_prompt("audit").replace("{format}", tail)
+    text = load_prompt("audit").replace("{verdicts}", verdict_guide()).replace("{format}", tail)
     return text, prompt_version(f"audit-{fmt}", text)
+
+
+def _field_name(section: Section) -> str:
+    return f'"{section.key}"'
 
 
 def number_lines(lines: Sequence[str], start: int) -> str:
@@ -73,13 +75,11 @@ def segment_message(
 def repair_message(violations: Sequence[Violation], fmt: AuditFormat) -> ChatMessage:
     """The repair turn: quotes every violation and asks for the whole corrected response.
 
-    In JSON format a violation's "Section N" becomes the field it means (``"bottom_line"``):
-    the model wrote fields, not numbered sections.
+    In JSON format a violation names its section by the field (``"bottom_line"``), not as
+    "Section 1": the model wrote fields, not numbered sections
+    (:meth:`~bot.audit.contract.Violation.worded`).
     """
-    messages = [v.message for v in violations]
-    if fmt == "json":
-        keys = {str(s.number): s.key for s in SECTIONS}
-        messages = [_SECTION_REF.sub(lambda m: f'"{keys[m.group(1)]}"', m) for m in messages]
+    messages = [v.message if fmt == "markdown" else v.worded(_field_name) for v in violations]
     listed = "\n".join(f"- {m}" for m in messages)
     name = "repair" if fmt == "markdown" else "repair_json"
     text = load_prompt(name).replace("{violations}", listed)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bot.audit.auditor import AuditRejected, AuditResult
+from bot.audit.auditor import AuditRejected, AuditResult, Outcome
 from bot.audit.contract import SECTIONS
 from bot.audit.selection import Segment, Selection
 from bot.neutralise import code_span, html_text, neutralise, neutralise_block
@@ -24,21 +24,26 @@ from bot.neutralise import code_span, html_text, neutralise, neutralise_block
 __all__ = [
     "COMMENT_LIMIT",
     "MARKER",
+    "MARKER_PREFIX",
     "audited_head",
     "coverage_line",
     "head_marker",
     "render_audit_comment",
 ]
 
-MARKER = "<!-- triage-bot:audit -->"
+MARKER_PREFIX = "<!-- triage-bot"
+"""How every hidden marker of the bot's begins: a comment starting with it is the bot's own
+(the comment commands ignore it, :func:`bot.commands.dispatch.authorise`)."""
+
+MARKER = f"{MARKER_PREFIX}:audit -->"
 """Hidden marker at the start of the bot's PR comment."""
 
-_HEAD_MARKER = re.compile(r"<!-- triage-bot:head=([0-9a-f]{7,64}) -->")
+_HEAD_MARKER = re.compile(re.escape(MARKER_PREFIX) + r":head=([0-9a-f]{7,64}) -->")
 
 
 def head_marker(head_sha: str) -> str:
     """The hidden second line naming the head SHA the comment audits."""
-    return f"<!-- triage-bot:head={head_sha} -->"
+    return f"{MARKER_PREFIX}:head={head_sha} -->"
 
 
 def audited_head(body: str) -> str | None:
@@ -64,8 +69,6 @@ block stays under ~15,000 characters, so one oversized audit cannot push the oth
 PATH_MAX_CHARS = 120
 """Longest path shown in the table or a summary line (characters); longer ones keep their
 end (the file name) after a ``…``."""
-
-Outcome = AuditResult | AuditRejected
 
 
 def _why_rejected(rejected: AuditRejected) -> str:
@@ -134,7 +137,7 @@ def _details(result: AuditResult) -> str:
     body, each body inert markdown (an accepted audit has every section: the contract)."""
     parts = [
         f"#### {s.number}. {s.title}\n\n"
-        f"{neutralise_block(result.sections.get(s.number, ''), max_chars=SECTION_MAX_CHARS)}"
+        f"{neutralise_block(result.sections.get(s.key, ''), max_chars=SECTION_MAX_CHARS)}"
         for s in SECTIONS
     ]
     summary = f"{html_text(_where(result.segment))} ({result.verdict})"

@@ -9,11 +9,9 @@ fill a JSON object. The bot renders the canonical markdown from it
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bot.audit.contract import NONE, SECTIONS
+from bot.audit.contract import NONE, Confidence, Verdict
 from bot.errors import ModelOutputError
 
 __all__ = ["AuditJSON", "Defect", "parse_audit_json"]
@@ -50,13 +48,14 @@ class AuditJSON(BaseModel):
     """What was inferred about code outside the segment; empty when nothing."""
     future_improvements: list[str] = Field(max_length=20)
     """Optional hardening; empty when nothing."""
-    verdict: Literal["GO", "GO_WITH_NOTES", "FIX"]
-    """FIX when a defect is listed; GO_WITH_NOTES when only risks are; else GO."""
-    confidence: Literal["High", "Medium", "Low"]
-    """How sure the audit is."""
+    verdict: Verdict
+    """One of :data:`~bot.audit.contract.VERDICTS` (when each is given: ``VERDICT_RULES``)."""
+    confidence: Confidence
+    """How sure the audit is (one of :data:`~bot.audit.contract.CONFIDENCES`)."""
 
-    def bodies(self) -> dict[int, str]:
-        """Section bodies keyed by section number, ready for ``render_sections``."""
+    def bodies(self) -> dict[str, str]:
+        """Section bodies keyed by section ``key`` (the field names), ready for
+        ``render_sections``."""
 
         def bullets(items: list[str]) -> str:
             kept = [" ".join(i.split()) for i in items if i.strip()]
@@ -64,7 +63,7 @@ class AuditJSON(BaseModel):
             return "\n".join(f"- {i}" for i in kept) if kept else NONE
 
         defects = [f"Line {d.line}: {' '.join(d.problem.split())}" for d in self.verified_defects]
-        values = {
+        return {
             "bottom_line": " ".join(self.bottom_line.split()),
             "verified_defects": bullets(defects),
             "non_blocking_risks": bullets(self.non_blocking_risks),
@@ -73,7 +72,6 @@ class AuditJSON(BaseModel):
             "verdict": self.verdict,
             "confidence": self.confidence,
         }
-        return {s.number: values[s.key] for s in SECTIONS}
 
 
 def parse_audit_json(text: str) -> AuditJSON:

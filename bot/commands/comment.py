@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.audit.report import MARKER_PREFIX
 from bot.clients.github_client import GitHubPort
 from bot.commands.parser import Command, Malformed, parse_command
 from bot.commands.registry import COMMANDS
@@ -39,8 +40,6 @@ __all__ = [
 
 ALLOWED_PERMISSIONS = frozenset({"admin", "write"})
 """Collaborator permissions that may command the bot (maintain reads as write)."""
-
-BOT_MARKER_PREFIX = "<!-- triage-bot"
 
 
 @dataclass(frozen=True)
@@ -64,7 +63,7 @@ def authorise(event: IssueCommentEvent, github: GitHubPort) -> Authorisation:
     author = event.comment.user
     if author.type == "Bot" or event.sender.type == "Bot":
         return Authorisation(False, f"comments by bots ({author.login}) are ignored")
-    if (event.comment.body or "").startswith(BOT_MARKER_PREFIX):
+    if (event.comment.body or "").startswith(MARKER_PREFIX):
         return Authorisation(False, "the bot's own comments are ignored")
     permission = github.collaborator_permission(event.repository.full_name, author.login)
     if permission in ALLOWED_PERMISSIONS:

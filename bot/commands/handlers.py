@@ -13,7 +13,13 @@ from __future__ import annotations
 from bot.audit.report import shown_path
 from bot.commands.spec import Answer, CommandContext, help_text
 from bot.errors import InvalidRange
-from bot.history.stats import history_line, mermaid_fix_share, weekly_stats
+from bot.history.stats import (
+    history_line,
+    mermaid_fix_share,
+    stats_cells,
+    stats_columns,
+    weekly_stats,
+)
 from bot.history.store import Store
 from bot.neutralise import code_block, neutralise
 
@@ -113,19 +119,14 @@ def history_reply(store: Store, repo: str, count: int) -> str:
 
 
 def stats_reply(store: Store, repo: str, weeks: int) -> str:
-    """The ``/audit_stats`` reply: a weekly table of accepted audits and a FIX-share chart."""
+    """The ``/audit_stats`` reply: a weekly table of accepted audits (:func:`stats_columns`)
+    and a chart of the share of defect verdicts (``FIX``)."""
     stats = weekly_stats(store, repo, weeks)
     if not stats:
         return f"No accepted audits in the last {weeks} week(s)."
-    table = [
-        "| week | audits | GO | GO_WITH_NOTES | FIX | retried | High / Medium / Low |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for s in stats:
-        table.append(
-            f"| {s.week} | {s.audits} | {s.share(s.go):.0%} | {s.share(s.go_with_notes):.0%} | "
-            f"{s.share(s.fix):.0%} | {s.share(s.retried):.0%} | {s.high} / {s.medium} / {s.low} |"
-        )
+    columns = stats_columns(short=False)
+    table = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    table += ["| " + " | ".join(stats_cells(s, short=False)) + " |" for s in stats]
     return (
         f"Accepted audits, last {weeks} week(s) (weeks start Monday, UTC):\n\n"
         + "\n".join(table)

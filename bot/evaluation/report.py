@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from bot.audit.contract import VERDICTS, defect_verdicts
 from bot.neutralise import log_value
 
 __all__ = [
@@ -17,7 +18,11 @@ __all__ = [
     "spread_reports",
 ]
 
-# (section, key, label, higher is better)
+_FLAGGING = "/".join(defect_verdicts())
+_CLEAN = "/".join(v for v in VERDICTS if v not in defect_verdicts())
+
+# (section, key, label, higher is better); the audit keys keep their names across verdict sets
+# (reports are compared run to run), their labels name the contract's verdicts
 METRICS: tuple[tuple[str, str, str, bool], ...] = (
     ("gate", "agreement", "gate agreement", True),
     ("gate", "agreement_non_borderline", "gate agreement, non-borderline items", True),
@@ -35,8 +40,8 @@ METRICS: tuple[tuple[str, str, str, bool], ...] = (
     ("audit", "accepted_first_try", "audit accepted first try", True),
     ("audit", "accepted_after_repair", "audit accepted after repair", True),
     ("audit", "rejected", "audit rejected", False),
-    ("audit", "fix_recall", "FIX recall on defects", True),
-    ("audit", "clean_go", "GO/GO_WITH_NOTES on clean", True),
+    ("audit", "fix_recall", f"{_FLAGGING} recall on defects", True),
+    ("audit", "clean_go", f"{_CLEAN} on clean", True),
     ("audit", "p50_ms", "audit p50 ms", False),
     ("audit", "p95_ms", "audit p95 ms", False),
 )

@@ -3,8 +3,9 @@
 Gate: verdict agreement (a ``validator-error`` never agrees), confusion matrix, validator-error
 rate, injection items judged VALID against expectation, items whose reason was copied from the
 issue (the validator fails those closed as ``copied_from_issue``), latency p50/p95 and tokens.
-Audit: accepted first try / after repair / rejected, FIX recall on defect segments, GO or
-GO_WITH_NOTES on clean ones, latency and tokens. Pure but for the model calls.
+Audit: accepted first try / after repair / rejected, recall of the defect verdicts (``FIX``,
+:func:`bot.audit.contract.defect_verdicts`) on defect segments, the other verdicts (``GO`` or
+``GO_WITH_NOTES``) on clean ones, latency and tokens. Pure but for the model calls.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bot.audit.auditor import Auditor, AuditResult
+from bot.audit.contract import defect_verdicts
 from bot.audit.selection import Segment
 from bot.chat import ChatMessage, ChatModel, ChatResult, RoleOptions
 from bot.evaluation.sets import EvalIssue, EvalSegment, dev_half
@@ -216,6 +218,7 @@ def eval_audit(
     n = len(outcomes) or 1
     defects = [o for o in outcomes if o["defect"]]
     clean = [o for o in outcomes if not o["defect"]]
+    flagging = defect_verdicts()
     first = sum(o["status"] == "first" for o in outcomes)
     repaired = sum(o["status"] == "repaired" for o in outcomes)
     return {
@@ -223,8 +226,9 @@ def eval_audit(
         "accepted_first_try": first / n,
         "accepted_after_repair": (first + repaired) / n,
         "rejected": sum(o["status"] == "rejected" for o in outcomes) / n,
-        "fix_recall": sum(o["verdict"] == "FIX" for o in defects) / (len(defects) or 1),
-        "clean_go": sum(o["verdict"] in ("GO", "GO_WITH_NOTES") for o in clean) / (len(clean) or 1),
+        "fix_recall": sum(o["verdict"] in flagging for o in defects) / (len(defects) or 1),
+        "clean_go": sum(o["verdict"] is not None and o["verdict"] not in flagging for o in clean)
+        / (len(clean) or 1),
         **_timing(
             [o["duration_ms"] for o in outcomes],
             [o["prompt_tokens"] for o in outcomes],

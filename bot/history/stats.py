@@ -12,9 +12,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from bot.audit.contract import CONFIDENCES, VERDICTS, Confidence, Verdict, defect_verdicts
 from bot.history.store import Store
 
-__all__ = ["WeekStats", "history_line", "mermaid_fix_share", "weekly_stats"]
+__all__ = [
+    "WeekStats",
+    "column",
+    "history_line",
+    "mermaid_fix_share",
+    "stats_cells",
+    "stats_columns",
+    "weekly_stats",
+]
 
 
 def history_line(row: dict[str, Any]) -> str:
@@ -27,31 +36,51 @@ def history_line(row: dict[str, Any]) -> str:
     )
 
 
+def column(value: str) -> str:
+    """The ``audit_weeks`` column that counts a verdict or a confidence (``GO_WITH_NOTES`` →
+    ``go_with_notes``): the migrations name one per value of the contract."""
+    return value.lower()
+
+
 @dataclass(frozen=True)
 class WeekStats:
-    """One week of accepted audits (``week`` is the Monday, ``YYYY-MM-DD``)."""
+    """One week of accepted audits (``week`` is the Monday, ``YYYY-MM-DD``).
+
+    Attributes:
+        week: the Monday of the week (UTC).
+        audits: accepted audits that week.
+        retried: of those, audits accepted after the repair turn.
+        verdicts: audits per verdict, in :data:`~bot.audit.contract.VERDICTS` order.
+        confidences: audits per confidence, in :data:`~bot.audit.contract.CONFIDENCES` order.
+    """
 
     week: str
     audits: int
-    go: int
-    go_with_notes: int
-    fix: int
     retried: int
-    high: int
-    medium: int
-    low: int
+    verdicts: dict[Verdict, int]
+    confidences: dict[Confidence, int]
 
     def share(self, count: int) -> float:
         """``count`` as a fraction of this week's audits (0.0 when there are none)."""
         return count / self.audits if self.audits else 0.0
 
+    def as_dict(self) -> dict[str, int | str]:
+        """Flat and JSON-ready: ``week``, ``audits``, one count per verdict (:func:`column`
+        names), ``retried``, one count per confidence (``stats --json``)."""
+        return {
+            "week": self.week,
+            "audits": self.audits,
+            **{column(v): n for v, n in self.verdicts.items()},
+            "retried": self.retried,
+            **{column(c): n for c, n in self.confidences.items()},
+        }
 
-_WEEKLY = """
-select week, audits, go, go_with_notes, fix, retried, high, medium, low
-from audit_weeks
-where repo = ? and week >= ? and audits > 0
-order by week
-"""
+
+_COUNTS = ", ".join(column(v) for v in VERDICTS + CONFIDENCES)
+_WEEKLY = (
+    f"select week, audits, retried, {_COUNTS} from audit_weeks "  # noqa: S608 (contract names)
+    "where repo = ? and week >= ? and audits > 0 order by week"
+)
 
 
 def weekly_stats(
@@ -68,18 +97,47 @@ def weekly_stats(
     now = now or datetime.now(UTC)
     monday = (now - timedelta(days=now.weekday())).date()
     cutoff = (monday - timedelta(weeks=weeks - 1)).isoformat()
-    rows = store.db.execute(_WEEKLY, [repo, cutoff]).fetchall()
-    return [WeekStats(*row) for row in rows]
+    out = []
+    for week, audits, retried, *counts in store.db.execute(_WEEKLY, [repo, cutoff]).fetchall():
+        by_verdict, by_confidence = counts[: len(VERDICTS)], counts[len(VERDICTS) :]
+        out.append(
+            WeekStats(
+                week,
+                audits,
+                retried,
+                dict(zip(VERDICTS, by_verdict, strict=True)),
+                dict(zip(CONFIDENCES, by_confidence, strict=True)),
+            )
+        )
+    return out
+
+
+def stats_columns(*, short: bool) -> tuple[str, ...]:
+    """The weekly table's headings: week, audits, each verdict's share, the retry rate and the
+    confidence mix (``H/M/L`` when ``short``, for the CLI; ``High / Medium / Low`` else)."""
+    mix = "/".join(c[0] for c in CONFIDENCES) if short else " / ".join(CONFIDENCES)
+    return ("week", "audits", *VERDICTS, "retried", mix)
+
+
+def stats_cells(stats: WeekStats, *, short: bool) -> tuple[str, ...]:
+    """One week's row under :func:`stats_columns` (shares as whole percentages)."""
+    mix = ("/" if short else " / ").join(str(n) for n in stats.confidences.values())
+    shares = (f"{stats.share(n):.0%}" for n in stats.verdicts.values())
+    return (stats.week, str(stats.audits), *shares, f"{stats.share(stats.retried):.0%}", mix)
 
 
 def mermaid_fix_share(stats: list[WeekStats]) -> str:
-    """A mermaid ``xychart-beta`` of the FIX share (%) per week, for GitHub markdown."""
+    """A mermaid ``xychart-beta`` of the share (%) of defect verdicts (``FIX``) per week, for
+    GitHub markdown."""
+    name = "/".join(defect_verdicts())
     weeks = ", ".join(f'"{s.week}"' for s in stats)
-    shares = ", ".join(f"{100 * s.share(s.fix):.0f}" for s in stats)
+    shares = ", ".join(
+        f"{100 * s.share(sum(s.verdicts[v] for v in defect_verdicts())):.0f}" for s in stats
+    )
     return (
         "```mermaid\nxychart-beta\n"
-        '    title "FIX share of accepted audits per week (%)"\n'
+        f'    title "{name} share of accepted audits per week (%)"\n'
         f"    x-axis [{weeks}]\n"
-        '    y-axis "FIX %" 0 --> 100\n'
+        f'    y-axis "{name} %" 0 --> 100\n'
         f"    bar [{shares}]\n```"
     )
