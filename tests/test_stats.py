@@ -36,7 +36,7 @@ def _store(tmp_path: Path) -> Store:
     store.record_audits(
         [audit_row(created_at=t, verdict=v, confidence=c, retried=r) for t, v, c, r in rows]
     )
-    store.record_audit(audit_row(repo="other/repo", created_at="2026-11-30T09:00:00+00:00"))
+    store.record_audits([audit_row(repo="other/repo", created_at="2026-11-30T09:00:00+00:00")])
     return store
 
 

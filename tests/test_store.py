@@ -34,17 +34,14 @@ def test_open_migrates_and_uses_wal(tmp_path: Path) -> None:
 
 def test_audit_rows_round_trip(tmp_path: Path) -> None:
     store = Store(tmp_path / "t.db")
-    first = store.record_audit(audit_row())
-    second = store.record_audit(audit_row(path="src/b.py", created_at="2030-01-01T00:00:00+00:00"))
+    assert store.record_audits([audit_row()]) == 1
+    store.record_audits([audit_row(path="src/b.py", created_at="2030-01-01T00:00:00+00:00")])
     rows = store.audits("o/r")
-    assert [r["id"] for r in rows] == [second, first]
+    assert [r["path"] for r in rows] == ["src/b.py", "src/app.py"]  # newest first
+    assert rows[0]["id"] > rows[1]["id"]
     assert rows[1]["retried"] == 1
     assert rows[1]["created_at"].endswith("+00:00")
     assert store.audits("other/repo") == []
-    assert [r["path"] for r in store.audits_for("o/r", 7, audit_row().head_sha)] == [
-        "src/app.py",
-        "src/b.py",
-    ]
 
 
 def test_gate_decisions(tmp_path: Path) -> None:
@@ -86,7 +83,7 @@ def test_not_a_database_is_a_store_error(tmp_path: Path) -> None:
 def test_file_opens_in_plain_sqlite3(tmp_path: Path) -> None:
     path = tmp_path / "t.db"
     store = Store(path)
-    store.record_audit(audit_row())
+    store.record_audits([audit_row()])
     store.close()
     with sqlite3.connect(path) as conn:
         assert conn.execute("select count(*) from audits").fetchone()[0] == 1

@@ -209,14 +209,6 @@ class Store:
             raise StoreError(f"the insert into {table} returned no id")
         return int(inserted.last_pk)
 
-    def record_audit(self, row: AuditRow) -> int:
-        """Insert one accepted audit; returns its id.
-
-        Raises:
-            StoreError: the write failed (locked past the busy timeout, disk full …).
-        """
-        return self._insert("audits", _audit_data(row))
-
     def record_audits(self, rows: Sequence[AuditRow]) -> int:
         """Insert accepted audits in one transaction (all or none); returns the count.
 
@@ -249,7 +241,7 @@ class Store:
         """Insert one gate decision; returns its id.
 
         Raises:
-            StoreError: the write failed.
+            StoreError: the write failed (locked past the busy timeout, disk full …).
         """
         data = asdict(row)
         data["created_at"] = row.created_at or utc_now()
@@ -260,16 +252,6 @@ class Store:
         return list(
             self._table("audits").rows_where(
                 "repo = ?", [repo], order_by="created_at desc, id desc", limit=limit
-            )
-        )
-
-    def audits_for(self, repo: str, pr: int, head_sha: str) -> list[dict[str, Any]]:
-        """Accepted audits of one PR at one head SHA, in path and line order."""
-        return list(
-            self._table("audits").rows_where(
-                "repo = ? and pr = ? and head_sha = ?",
-                [repo, pr, head_sha],
-                order_by="path, line_start, id",
             )
         )
 
