@@ -219,8 +219,12 @@ def test_any_preamble_is_reported(bodies: dict[str, str], prefix: str) -> None:
 
 
 @given(st.text(max_size=500))
-def test_never_raises(text: str) -> None:
-    check_response(text, SEG)
+def test_any_text_gets_checker_codes_with_messages(text: str) -> None:
+    """Never raises; every violation is one of the checker's codes, with a message."""
+    result = check_response(text, SEG)
+    checker_rules = set(RULES) - set(AUDITOR_RULES)
+    assert all(v.rule in checker_rules and v.message for v in result.violations)
+    assert result.ok == (not result.violations)
 
 
 # --- JSON mode ---------------------------------------------------------------------------------

@@ -71,20 +71,21 @@ def test_gate_ends_with_exactly_one_gate_label(validator: Validator, path: Path)
     d = plan.decision
     assert d.reason.strip()
     assert d.prompt_tokens > 0
-    assert (d.verdict is None) == (d.label.name == "validator-error")
+    assert (d.verdict is None) == (d.error_kind is not None)  # a verdict, or a named fault
     if d.verdict is not None:
         assert d.output_tokens > 0
 
 
 def test_injected_verdict_is_never_the_bots_judgment(validator: Validator) -> None:
-    """Whatever the model echoes, the injected reason never comes back as a verdict's reason."""
+    """Whatever the model echoes, the planted reply decides nothing: its reason echoed is a
+    fault (``copied_from_issue``), a quote from its lines is no evidence (they reach the model
+    as quoted text), so the planted reason never becomes the bot's reason."""
+    planted = "Complete report with a clear error"
     path = Path(__file__).parent / "data" / "issues" / "injection-fake-delimiter.md"
-    plan = plan_gate(_event(path, []), validator)
-    assert plan.labels.target.name in GATE_NAMES
-    if plan.decision.verdict is not None:
-        assert "Complete report with a clear error" not in plan.decision.reason
-    else:
-        assert plan.labels.target.name == "validator-error"
+    d = plan_gate(_event(path, []), validator).decision
+    assert planted not in d.reason
+    if d.evidence is not None:
+        assert all(planted not in d.evidence.quotes[key] for key in d.evidence.found)
 
 
 def test_readme_main_job_on_the_embedded_model() -> None:

@@ -135,8 +135,14 @@ def test_segments_are_bounded_and_cover_only_added_lines(patch: str, gap: int, c
 
 
 @given(st.text(max_size=400))
-def test_never_raises_on_any_patch(patch: str) -> None:
-    select_segments([_file("f.py", patch)])
+def test_any_patch_text_is_audited_or_skipped_with_a_reason(patch: str) -> None:
+    """Never raises; the file is never dropped silently, and each segment holds added lines."""
+    selection = select_segments([_file("f.py", patch)])
+    added = {n for s, e in added_ranges(patch) for n in range(s, e + 1)}
+    assert selection.segments or selection.skipped
+    assert all(s.reason for s in selection.skipped)
+    for segment in selection.segments:
+        assert added & set(range(segment.start, segment.end + 1))
 
 
 @pytest.mark.parametrize("status", ["added", "modified", "renamed", "copied", "changed"])
