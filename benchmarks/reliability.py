@@ -15,9 +15,10 @@ Prints one table whose every row states the expected and the observed outcome:
    time: a reply cut at ``num_predict`` is the slowest call of all (leaving them out had made
    the ratio look like 0.71 on an idle machine).
 
-The rows of 1 and 2 are the same objects the suite asserts (tests/test_fault_matrix.py,
-tests/test_hostile_rows.py). Options: `--fast` uses 1,000 fuzz examples and 10 backlog
-issues; `--no-model` skips 5; `--only-model` runs only 5.
+The rows of 1 and 2 are the same objects whose outcomes the suite asserts
+(tests/test_fault_matrix.py, tests/test_hostile_rows.py, tests/test_security_rows.py); their
+time and memory bounds are checked here only (a row over its bound is "NO"). Options: `--fast`
+uses 1,000 fuzz examples and 10 backlog issues; `--no-model` skips 5; `--only-model` runs only 5.
 """
 
 from __future__ import annotations

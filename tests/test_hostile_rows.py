@@ -1,8 +1,9 @@
 """The hostile-input and posting-safety rows of the reliability table, asserted one by one.
 
 Each row (``tests/hostile_cases.py``) runs the real code on one hostile input; the test holds
-the observed outcome to the row's ``expected`` words and its time and memory bounds, so the
-table a maintainer reads and what the suite checks are the same code.
+the observed outcome to the row's ``expected`` words, so the table a maintainer reads and what
+the suite checks are the same code. The rows' time and memory bounds depend on the machine and
+its load: ``benchmarks/reliability.py`` measures and checks them, not the unit tests.
 """
 
 from __future__ import annotations
@@ -15,15 +16,8 @@ from tests.reliability import Row, measure
 
 @pytest.mark.parametrize("row", ROWS, ids=[f"{row.group}: {row.case}"[:90] for row in ROWS])
 def test_row(row: Row) -> None:
-    """Observed equals expected, within the row's wall-time and peak-memory bounds."""
-    measured = measure(row)
-    assert measured.ok, (
-        f"{row.group} | {row.case}\n"
-        f"  expected: {row.expected}\n"
-        f"  observed: {measured.observed}\n"
-        f"  time:     {measured.ms:.0f} ms (bound {row.max_ms})\n"
-        f"  memory:   {measured.peak_mib:.1f} MiB (bound {row.max_peak_mib})"
-    )
+    """Observed equals expected (the bounds: benchmarks/reliability.py)."""
+    assert row.observe() == row.expected, f"{row.group} | {row.case}"
 
 
 def test_table_covers_the_issue() -> None:
