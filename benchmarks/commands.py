@@ -18,6 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bot.audit.contract import CONFIDENCES, VERDICTS  # noqa: E402
 from bot.history.stats import weekly_stats  # noqa: E402
 from bot.history.store import AuditRow, Store  # noqa: E402
 
@@ -38,8 +39,8 @@ def synthetic_rows(count: int, repo: str) -> list[AuditRow]:
                 path=f"src/module_{i % 300}.py",
                 line_start=1,
                 line_end=rng.randrange(1, 200),
-                verdict=rng.choice(["GO", "GO_WITH_NOTES", "FIX"]),
-                confidence=rng.choice(["High", "Medium", "Low"]),
+                verdict=rng.choice(VERDICTS),
+                confidence=rng.choice(CONFIDENCES),
                 retried=rng.random() < 0.2,
                 audit_format="markdown",
                 model="bench",
