@@ -119,7 +119,7 @@ def test_the_verdict_rules_follow_the_verdicts() -> None:
     assert tuple(r.verdict for r in VERDICT_RULES) == VERDICTS
     assert section("verdict").rule == f"exactly {one_of(VERDICTS)}"
     assert section("confidence").rule == f"exactly {one_of(CONFIDENCES)}"
-    assert one_of(VERDICTS) == "GO, GO_WITH_NOTES or FIX"
+    assert one_of(("A", "B", "C")) == "A, B or C"
 
 
 @pytest.mark.parametrize(
@@ -128,7 +128,7 @@ def test_the_verdict_rules_follow_the_verdicts() -> None:
         (with_(bottom_line="read_config.\n\nMore."), "bottom_line", "bottom_line",
          "Section 1 must be a single paragraph."),
         (with_(verdict="fix"), "verdict_value", "verdict",
-         "Section 6 must be exactly GO, GO_WITH_NOTES or FIX."),
+         f"Section 6 must be exactly {one_of(VERDICTS)}."),
         (render_sections(GOOD) + "\nMore.", "trailing_text", "confidence",
          "Nothing may follow Section 7's value."),
         (with_(verified_defects="None"), "verdict_inconsistent", "verified_defects",

@@ -24,7 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.audit.checker import DEFAULT_FORBIDDEN, SegmentRef, check_response
-from bot.audit.contract import CONFIDENCES, SECTIONS, VERDICTS, heading
+from bot.audit.contract import CONFIDENCES, SECTIONS, VERDICT_RULES, VERDICTS, heading
 from bot.audit.ranges import check_range_in_file, normalise_path, parse_range_spec
 from bot.audit.selection import DEFAULT_SKIP_GLOBS, select_segments
 from bot.clients.github_client import ChangedFile
@@ -232,13 +232,14 @@ def test_fuzz_contract_checker(text: str) -> None:
     assert not re.search(r"\n\s*\n", bottom)
     code_names = {n.lower() for n in _IDENTS.findall(CODE)}
     assert code_names & {n.lower() for n in _IDENTS.findall(bottom)} or "config.py" in bottom
+    rule = next(r for r in VERDICT_RULES if r.verdict == verdict)  # when it may be given
     if defects == "None":
-        assert verdict != "FIX"
+        assert not rule.defects  # GO or GO_WITH_NOTES
     else:
-        assert verdict == "FIX"
+        assert rule.defects  # FIX
         items = [ln for ln in defects.splitlines() if _BULLET.match(ln)] or [defects]
         assert all(_cites_in_range(item) for item in items)
-    assert verdict != "GO" or risks == "None"
+    assert rule.risks or risks == "None"  # no GO with risks
 
 
 # --- command parser -----------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import pytest
 from bot.config import default_db_path
 from bot.errors import StoreError
 from bot.history.migrations import MIGRATIONS
-from bot.history.store import GateRow, Store
+from bot.history.store import KNOWN_MIGRATIONS, GateRow, Store
 from tests.support import audit_row
 
 
@@ -19,16 +19,18 @@ def test_open_migrates_and_uses_wal(tmp_path: Path) -> None:
     store = Store(path)
     assert {"audits", "gate_decisions", "_sqlite_migrations"} <= set(store.db.table_names())
     assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert [m.name for m in MIGRATIONS.applied(store.db)] == [
+    applied = [m.name for m in MIGRATIONS.applied(store.db)]
+    assert applied[:5] == [  # released migrations keep their names and order; new ones follow
         "m001_audits",
         "m002_gate_decisions",
         "m003_audit_week",
         "m004_audit_weeks",
         "m005_gate_content",
     ]
+    assert set(applied) == KNOWN_MIGRATIONS  # every migration this version knows
     store.close()
     reopened = Store(path)
-    assert len(MIGRATIONS.applied(reopened.db)) == 5
+    assert [m.name for m in MIGRATIONS.applied(reopened.db)] == applied  # none runs twice
     reopened.close()
 
 
