@@ -33,7 +33,7 @@ __all__ = [
 
 MARKER_PREFIX = "<!-- triage-bot"
 """How every hidden marker of the bot's begins: a comment starting with it is the bot's own
-(the comment commands ignore it, :func:`bot.commands.dispatch.authorise`)."""
+(the comment commands ignore such comments)."""
 
 MARKER = f"{MARKER_PREFIX}:audit -->"
 """Hidden marker at the start of the bot's PR comment."""
