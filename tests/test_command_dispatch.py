@@ -13,7 +13,7 @@ import pytest
 
 from bot.clients.github_client import GitHubPort, PullRef
 from bot.commands.comment import dispatch, run_comment, wrong_place_reply
-from bot.commands.registry import COMMANDS
+from bot.commands.handlers import COMMANDS
 from bot.commands.spec import Answer, Command, CommandContext, CommandSpec, Where
 from bot.config import Settings
 from bot.events import IssueCommentEvent, IssuesEvent, route_event

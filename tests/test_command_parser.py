@@ -6,8 +6,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from bot.commands.handlers import COMMANDS
 from bot.commands.parser import Command, Malformed, parse_command
-from bot.commands.registry import COMMANDS
 from bot.commands.spec import help_text
 
 

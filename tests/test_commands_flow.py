@@ -149,8 +149,8 @@ def test_history_and_stats_replies(tmp_path: Path) -> None:
 )
 def test_commands_in_the_wrong_place_get_a_reply(body: str, on_pr: bool, expected: str) -> None:
     from bot.commands.comment import wrong_place_reply
+    from bot.commands.handlers import COMMANDS
     from bot.commands.parser import Command, parse_command
-    from bot.commands.registry import COMMANDS
 
     payload = load_webhook("issue_comment.created.0")
     payload["comment"]["body"] = body

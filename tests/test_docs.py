@@ -35,7 +35,7 @@ def _subclasses(cls: type) -> set[type[BotError]]:
 
 
 def test_every_comment_command_is_in_the_readme() -> None:
-    from bot.commands.registry import COMMANDS
+    from bot.commands.handlers import COMMANDS
     from bot.commands.spec import usage_line
 
     for spec in COMMANDS.values():

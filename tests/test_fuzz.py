@@ -28,8 +28,8 @@ from bot.audit.contract import CONFIDENCES, SECTIONS, VERDICT_RULES, VERDICTS, h
 from bot.audit.ranges import check_range_in_file, normalise_path, parse_range_spec
 from bot.audit.selection import DEFAULT_SKIP_GLOBS, select_segments
 from bot.clients.github_client import ChangedFile
+from bot.commands.handlers import COMMANDS
 from bot.commands.parser import MAX_LINE_CHARS, Command, Malformed, parse_command
-from bot.commands.registry import COMMANDS
 from bot.errors import InvalidRange, ModelOutputError
 from bot.triage.verdict import QUOTE_MAX_CHARS, REASON_MAX_CHARS, parse_verdict
 from tests.profiles import FUZZ, PROFILE

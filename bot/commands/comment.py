@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 from bot.audit.report import MARKER_PREFIX
 from bot.clients.github_client import GitHubPort
+from bot.commands.handlers import COMMANDS
 from bot.commands.parser import Command, Malformed, parse_command
-from bot.commands.registry import COMMANDS
 from bot.commands.spec import PLACES, Answer, CommandContext, CommandSpec, Services
 from bot.config import Settings
 from bot.events import IssueCommentEvent

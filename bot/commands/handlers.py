@@ -1,6 +1,9 @@
-"""What each comment command does: one handler per entry of the registry.
+"""The comment commands: what each does (one handler each) and the table of them, as data.
 
-Rule source: design.md, "Maintainer commands", and the maintainer-commands issue. A handler
+Rule source: design.md, "Maintainer commands", and the maintainer-commands issue. The parser,
+the dispatch (``COMMANDS[name].handler(ctx)``, no default branch), the wrong-place reply,
+``/help``, the README table (``tests/test_docs.py``) and the tests all read :data:`COMMANDS`.
+A new command is one handler and one entry here, and its README row. A handler
 takes a :class:`~bot.commands.spec.CommandContext` (the command is authorised, used in a place
 it applies to, and reacted to) and returns an :data:`~bot.commands.spec.Answer`: a reply the
 comment flow posts (``/help``, ``/audit_history``, ``/audit_stats``, and ``/audit``'s refusals)
@@ -11,7 +14,7 @@ Untrusted text reaches a reply only through :mod:`bot.neutralise`.
 from __future__ import annotations
 
 from bot.audit.report import shown_path
-from bot.commands.spec import Answer, CommandContext, help_text
+from bot.commands.spec import Answer, CommandContext, CommandSpec, help_text
 from bot.errors import InvalidRange
 from bot.history.stats import (
     history_line,
@@ -24,6 +27,7 @@ from bot.history.store import Store
 from bot.neutralise import code_block, neutralise
 
 __all__ = [
+    "COMMANDS",
     "HISTORY_MAX_CHARS",
     "history_reply",
     "list_commands",
@@ -133,3 +137,23 @@ def stats_reply(store: Store, repo: str, weeks: int) -> str:
         + "\n\n"
         + mermaid_fix_share(stats)
     )
+
+
+COMMANDS: dict[str, CommandSpec] = {
+    spec.name: spec
+    for spec in (
+        CommandSpec("triage", "none", "re-run the issue gate (overrides a hand-set gate label)",
+                    rerun_gate, where="issue",
+                    wrong_place="runs the issue gate on issues; on a pull request use `/audit`"),
+        CommandSpec("audit", "range", "re-run the PR audit, or audit one range of a changed file",
+                    rerun_audit, where="pr",
+                    wrong_place="runs on pull requests; on an issue use `/triage`",
+                    arg_name="PATH:START-END"),
+        CommandSpec("audit_history", "count", "list the last N accepted audits of this repository",
+                    list_history, arg_name="N", default=10, maximum=50),
+        CommandSpec("audit_stats", "count", "weekly audit statistics for the last WEEKS weeks",
+                    show_stats, arg_name="WEEKS", default=8, maximum=52),
+        CommandSpec("help", "none", "list the commands", list_commands),
+    )
+}  # fmt: skip
+"""Every command, in ``/help`` and README order; keys are the command words (lower case)."""

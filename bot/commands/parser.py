@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.commands.registry import COMMANDS
+from bot.commands.handlers import COMMANDS
 from bot.commands.spec import Command, usage_line
 
 __all__ = ["MAX_LINE_CHARS", "Command", "Malformed", "parse_command"]

@@ -1,11 +1,11 @@
 """What a comment command is: its spec, its parsed form, and what its handler is given.
 
 Rule source: design.md, "Maintainer commands", and the maintainer-commands issue. The table of
-commands is :data:`bot.commands.registry.COMMANDS`; each entry names its handler in
-:mod:`bot.commands.handlers`. This module is the bottom of the package (it imports none of its
-siblings), so the registry, the parser, the handlers and the comment flow read it without a
-cycle. The pipelines a command may start (``/triage``, ``/audit``) are lent by the runner
-through :class:`Services`: commands never import :mod:`bot.runner`, which calls into them.
+commands, :data:`bot.commands.handlers.COMMANDS`, sits beside the handlers it names. This
+module is the bottom of the package (it imports none of its siblings), so the handlers, the
+parser and the comment flow read it without a cycle. The pipelines a command may start
+(``/triage``, ``/audit``) are lent by the runner through :class:`Services`: commands never
+import :mod:`bot.runner`, which calls into them.
 """
 
 from __future__ import annotations
