@@ -37,7 +37,7 @@ from bot.triage.evidence import ELEMENTS, Evidence
 from bot.triage.facts import IssueFacts
 from bot.triage.verdict import VerdictValue
 
-__all__ = ["GateRule", "Ruling", "decide", "gate_rule"]
+__all__ = ["GateRule", "Ruling", "decide", "finding", "gate_rule"]
 
 
 class GateRule(BaseModel):
@@ -93,6 +93,10 @@ def _missing(evidence: Evidence) -> str:
     return ("Please add " + "; ".join(wanted) + ".") if wanted else ""
 
 
+def _refine(step: str, facts: IssueFacts, evidence: Evidence) -> str:
+    return f"{finding(step, facts)} {_missing(evidence)}"
+
+
 def _found(evidence: Evidence, facts: IssueFacts) -> str:
     parts = [
         f"{e.key} (“{evidence.quotes[e.key][:80]}”)" for e in ELEMENTS if e.key in evidence.found
@@ -102,6 +106,36 @@ def _found(evidence: Evidence, facts: IssueFacts) -> str:
     if facts.version:
         parts.append("a version")
     return "Found: " + ", ".join(parts) + "." if parts else ""
+
+
+def finding(step: str, facts: IssueFacts) -> str:
+    """Why the rule's ``step`` ruled NEEDS_REFINEMENT, in one sentence from the facts, with no
+    request and no quote of the issue: the start of the reason :func:`decide` builds, and the
+    finding the author comment shows (:mod:`bot.triage.author_comment`).
+
+    Args:
+        step: :attr:`Ruling.rule` of a NEEDS_REFINEMENT (``unfilled``, ``short``, ``unbacked``,
+            ``model``).
+        facts: the facts the ruling was made on.
+
+    Raises:
+        ValueError: ``step`` is not a NEEDS_REFINEMENT step.
+    """
+    if step == "unfilled":
+        return (
+            "The issue template is not filled in: "
+            f"{facts.empty_sections} section(s) empty, {facts.placeholders} placeholder(s) left."
+        )
+    if step == "short":
+        return (
+            f"Too little to act on: {facts.prose_words} words and no code, log or reproduction "
+            "link."
+        )
+    if step == "unbacked":
+        return "No words saying what goes wrong or how to make it happen were found in the issue."
+    if step == "model":
+        return "The model found it incomplete."
+    raise ValueError(f"{step!r} is not a NEEDS_REFINEMENT step of the rule")
 
 
 def decide(
@@ -120,29 +154,13 @@ def decide(
     if facts.empty_sections >= rule.unfilled_empty_sections or (
         facts.placeholders >= rule.unfilled_placeholders
     ):
-        return Ruling(
-            "NEEDS_REFINEMENT",
-            "The issue template is not filled in: "
-            f"{facts.empty_sections} section(s) empty, {facts.placeholders} placeholder(s) left. "
-            + _missing(evidence),
-            "unfilled",
-        )
+        return Ruling("NEEDS_REFINEMENT", _refine("unfilled", facts, evidence), "unfilled")
     if words < rule.short_words and not _has_evidence(facts):
-        return Ruling(
-            "NEEDS_REFINEMENT",
-            f"Too little to act on: {words} words and no code, log or reproduction link. "
-            + _missing(evidence),
-            "short",
-        )
+        return Ruling("NEEDS_REFINEMENT", _refine("short", facts, evidence), "short")
     needs = set(rule.valid_needs_one_of)
     if needs and not needs & evidence.found:
-        return Ruling(
-            "NEEDS_REFINEMENT",
-            "No words saying what goes wrong or how to make it happen were found in the issue. "
-            + _missing(evidence),
-            "unbacked",
-        )
+        return Ruling("NEEDS_REFINEMENT", _refine("unbacked", facts, evidence), "unbacked")
     if rule.model_verdict_counts and model_verdict == "NEEDS_REFINEMENT":
-        parts = ("The model found it incomplete.", _found(evidence, facts), _missing(evidence))
+        parts = (finding("model", facts), _found(evidence, facts), _missing(evidence))
         return Ruling("NEEDS_REFINEMENT", " ".join(p for p in parts if p), "model")
     return Ruling("VALID", _found(evidence, facts), "evidence")
