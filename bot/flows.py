@@ -16,6 +16,10 @@ would look like nothing at all. Only an explicit ``/triage`` (issue "Maintainer 
 overrides a hand-set label. The store keeps what it is right about: the replay skip
 (:func:`already_decided`) and the label the bot last applied, for exclusivity on stale payloads.
 
+On NEEDS_REFINEMENT the gate also tells the author what to add, in one comment found again by
+its hidden marker (:mod:`bot.triage.author_comment`); :func:`plan_gate` builds its text and
+:func:`apply_gate` finds and writes it after the labels.
+
 The audit reads (PR files, file contents at the head SHA) happen while planning; its writes
 (rows, then the PR comment) happen in :func:`apply_audit`.
 """
@@ -34,8 +38,15 @@ from bot.clients.github_client import BotComment, GitHubPort, LabelEvent, PullRe
 from bot.errors import GitHubError
 from bot.events import IssuesEvent
 from bot.history.store import AuditRow, GateRow, Store
+from bot.triage.author_comment import AUTHOR_MARKER, ready_comment, refinement_comment_for
 from bot.triage.issue_text import prepare_issue
-from bot.triage.labels import VALIDATOR_ERROR, LabelPlan, is_gate_label, plan_labels
+from bot.triage.labels import (
+    NEEDS_REFINEMENT,
+    VALIDATOR_ERROR,
+    LabelPlan,
+    is_gate_label,
+    plan_labels,
+)
 from bot.triage.validator import GateDecision, Validator, system_prompt
 
 __all__ = [
@@ -43,6 +54,7 @@ __all__ = [
     "AppliedAudit",
     "AppliedGate",
     "AuditPlan",
+    "AuthorCommentPlan",
     "GatePlan",
     "already_decided",
     "apply_audit",
@@ -53,6 +65,20 @@ __all__ = [
     "plan_audit",
     "plan_gate",
 ]
+
+
+@dataclass(frozen=True)
+class AuthorCommentPlan:
+    """The author comment a gate plan writes (:mod:`bot.triage.author_comment`).
+
+    Attributes:
+        body: the comment's full text, :data:`~bot.triage.author_comment.AUTHOR_MARKER` first.
+        create: post it when the issue has none (NEEDS_REFINEMENT); ``False``: only edit the
+            bot's existing comment (VALID: the issue is ready), never post one.
+    """
+
+    body: str
+    create: bool
 
 
 @dataclass(frozen=True)
@@ -67,6 +93,7 @@ class GatePlan:
         decision: the validator's decision.
         labels: the label writes that leave exactly one gate label; ``labels.target`` is
             the decision's label (:attr:`GateDecision.label`, derived from its verdict).
+        author_comment: the author comment to write, or ``None`` (see :func:`plan_gate`).
     """
 
     event: str
@@ -75,18 +102,57 @@ class GatePlan:
     public_repo: bool
     decision: GateDecision
     labels: LabelPlan
+    author_comment: AuthorCommentPlan | None = None
 
 
 @dataclass(frozen=True)
 class AppliedGate:
-    """What :func:`apply_gate` did: ``requests`` is the number of GitHub write calls made."""
+    """What :func:`apply_gate` did.
+
+    Attributes:
+        plan: the plan applied.
+        requests: the GitHub write calls made (labels and the author comment).
+        reads: the GitHub reads made (the author comment's lookup: 0 or 1).
+        comment: the author comment's fate: ``created``, ``edited``, ``unchanged``, ``absent``
+            (VALID and the issue has none) or ``none`` (the plan has none).
+    """
 
     plan: GatePlan
     requests: int
+    reads: int = 0
+    comment: str = "none"
+
+
+def _author_comment(
+    event: IssuesEvent, decision: GateDecision, labels: LabelPlan
+) -> AuthorCommentPlan | None:
+    """The author comment for a decision; ``None`` when no comment can be due.
+
+    NEEDS_REFINEMENT: the comment listing what is missing, posted or edited. VALID: the "ready"
+    text, only ever an edit, planned only when a comment of the bot's can exist, so a new valid
+    issue costs no lookup: the bot's needs-refinement label is being removed (the payload's or
+    the store's last label), or an issue that was not just opened changes its gate label (a
+    maintainer may have removed needs-refinement by hand). A VALID with no label change
+    follows a VALID run, which already edited the comment. A validator error writes nothing:
+    the fault is the bot's (the run's warning tells the maintainers).
+    """
+    if decision.verdict == "NEEDS_REFINEMENT":
+        return AuthorCommentPlan(refinement_comment_for(decision, label=labels.target.name), True)
+    if decision.verdict != "VALID":
+        return None
+    removes_refinement = NEEDS_REFINEMENT.name.lower() in {n.lower() for n in labels.remove}
+    changes = bool(labels.add or labels.remove)
+    if removes_refinement or (changes and event.action != "opened"):
+        return AuthorCommentPlan(ready_comment(label=labels.target.name), False)
+    return None
 
 
 def plan_gate(
-    event: IssuesEvent, validator: Validator, *, last_applied: str | None = None
+    event: IssuesEvent,
+    validator: Validator,
+    *,
+    last_applied: str | None = None,
+    author_comment: bool = False,
 ) -> GatePlan:
     """Judge the event's issue and plan its labels. Never raises for model faults.
 
@@ -102,6 +168,8 @@ def plan_gate(
         event: a routed ``issues`` event (see :func:`bot.events.route_event`).
         validator: the validator agent with its model.
         last_applied: the label of the bot's last decision on this issue, or ``None``.
+        author_comment: plan the author comment (the runner passes
+            ``Settings.author_comment``); which one, if any: :func:`_author_comment`.
     """
     decision = validator.judge(event.issue.title, event.issue.body)
     labels = plan_labels(event.issue.label_names, decision.label)
@@ -119,17 +187,24 @@ def plan_gate(
         public_repo=not event.repository.private,
         decision=decision,
         labels=labels,
+        author_comment=_author_comment(event, decision, labels) if author_comment else None,
     )
 
 
-def apply_gate(plan: GatePlan, github: GitHubPort) -> AppliedGate:
-    """Apply the label plan: ensure + add the target label, then remove stale gate labels.
+def apply_gate(plan: GatePlan, github: GitHubPort, *, bot_login: str | None = None) -> AppliedGate:
+    """Apply the label plan: ensure + add the target label, then remove stale gate labels;
+    then the author comment, if the plan has one.
 
     Adding before removing means a crash between the two leaves two gate labels, never none;
-    the next run's plan (from the payload) removes the extra one.
+    the next run's plan (from the payload) removes the extra one. The author comment is looked
+    up with one list call (its hidden marker, among the comments of ``bot_login`` or of any Bot
+    account: ``GitHubPort.find_bot_comment``) and edited in place, never posted twice; an
+    identical text is not written again, and a VALID plan never posts one. A failed comment
+    write raises after the labels are on the issue: the caller records no decision then, so the
+    next event judges again and writes the comment.
 
     Raises:
-        GitHubError: a write failed after the client's retries.
+        GitHubError: a read or write failed after the client's retries.
     """
     requests = 0
     if plan.labels.add:
@@ -142,7 +217,16 @@ def apply_gate(plan: GatePlan, github: GitHubPort) -> AppliedGate:
     for name in plan.labels.remove:
         github.remove_label(plan.repo, plan.number, name)
         requests += 1
-    return AppliedGate(plan=plan, requests=requests)
+    wanted = plan.author_comment
+    if wanted is None:
+        return AppliedGate(plan=plan, requests=requests)
+    existing = github.find_bot_comment(plan.repo, plan.number, AUTHOR_MARKER, author=bot_login)
+    if existing is None and not wanted.create:
+        return AppliedGate(plan, requests, reads=1, comment="absent")
+    if existing is not None and existing.body == wanted.body:
+        return AppliedGate(plan, requests, reads=1, comment="unchanged")
+    action = github.upsert_comment(plan.repo, plan.number, existing, wanted.body)
+    return AppliedGate(plan, requests + 1, reads=1, comment=action)
 
 
 HAND_SET_ACTIONS = frozenset({"edited", "reopened"})

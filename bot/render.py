@@ -84,11 +84,17 @@ def render_gate_plan(plan: GatePlan) -> str:
         lines.append(
             f"body:     cut to {d.issue.kept_chars} of {d.issue.original_chars} characters"
         )
+    wanted = plan.author_comment
+    if wanted is not None:
+        how = "posted or edited" if wanted.create else "edited, if the issue has one"
+        lines.append(f"comment:  the author comment ({how}):")
+        lines += [f"  | {log_value(line)}" for line in wanted.body.rstrip().split("\n")]
     return "\n".join(lines)
 
 
-def render_gate_summary(plan: GatePlan, *, applied: bool) -> str:
-    """The step summary (GitHub-flavoured markdown) for one gate run."""
+def render_gate_summary(plan: GatePlan, *, applied: bool, comment: str | None = None) -> str:
+    """The step summary (GitHub-flavoured markdown) for one gate run; ``comment`` is what
+    :func:`bot.flows.apply_gate` did with the author comment (``AppliedGate.comment``)."""
     d = plan.decision
     verdict = d.verdict or f"validator error ({d.error_kind})"
     changes = _label_changes(plan) if applied else f"dry run, not applied: {_label_changes(plan)}"
@@ -104,6 +110,9 @@ def render_gate_summary(plan: GatePlan, *, applied: bool) -> str:
         "",
         f"**Reason:** {neutralise(d.reason)}",
     ]
+    if plan.author_comment is not None:
+        fate = comment if applied and comment else "not posted (dry run)"  # the bot's words
+        out.append(f"\n**Author comment:** {fate}")
     if d.issue.truncated:
         out.append(
             f"\nThe body was cut to {d.issue.kept_chars} of {d.issue.original_chars} "

@@ -115,12 +115,21 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
                     f"a maintainer set {hand_set!r} by hand; /triage re-runs the gate"
                 )
         validator = make_validator(settings, model)
-        plan = plan_gate(event, validator, last_applied=last["label"] if last else None)
+        plan = plan_gate(
+            event,
+            validator,
+            last_applied=last["label"] if last else None,
+            author_comment=settings.author_comment,
+        )
         text = render_gate_plan(plan)
+        comment: str | None = None
         if github is not None:
-            applied = apply_gate(plan, github)
+            applied = apply_gate(plan, github, bot_login=settings.bot_login)
             store.record_gate(gate_row(plan))
+            comment = applied.comment
             text += f"\napplied:  {applied.requests} GitHub write request(s)"
+            if plan.author_comment is not None:
+                text += f"; author comment {comment}"
         else:
             text += "\ndry run:  nothing written to GitHub or the store"
     finally:
@@ -133,7 +142,7 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
         )
     return RunReport(
         text,
-        render_gate_summary(plan, applied=github is not None),
+        render_gate_summary(plan, applied=github is not None, comment=comment),
         {"verdict": plan.decision.verdict or "ERROR", "label": plan.labels.target.name},
         warnings,
     )
@@ -255,9 +264,9 @@ def run_backlog(
             event = IssuesEvent.model_validate(
                 {"action": "opened", "issue": issue, "repository": {"full_name": repo}}
             )
-            plan = plan_gate(event, validator)
+            plan = plan_gate(event, validator, author_comment=settings.author_comment)
             if not settings.dry_run:
-                apply_gate(plan, github)
+                apply_gate(plan, github, bot_login=settings.bot_login)
                 store.record_gate(gate_row(plan))
             counts[plan.labels.target.name] += 1
             lines.append(

@@ -171,6 +171,17 @@ class SettingsTable:
         help="print the plan (verdict, labels or audits, model, tokens, ms); write nothing "
         "(GitHub, store)",
     )
+    author_comment: bool = setting(
+        True,
+        env="TRIAGE_AUTHOR_COMMENT",
+        flag="--author-comment",
+        commands=("run", "backlog"),
+        action_input="author-comment",
+        parse=true_or_false,
+        help="on `needs-refinement`, post one comment telling the author what to add (edited in "
+        "place on later runs, and to say the issue is ready once it is); never on "
+        "`validator-error`",
+    )
     audit_model: str | None = setting(
         None,
         env="TRIAGE_AUDIT_MODEL",

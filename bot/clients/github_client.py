@@ -13,7 +13,10 @@ label, ``DELETE /repos/{o}/{r}/issues/{n}/labels/{name}``. One read comes first 
 matters: an ``edited``/``reopened`` event whose issue carries a gate label reads
 ``GET /repos/{o}/{r}/issues/{n}/events`` (100 per page, so one request up to 100 events) to
 learn who added that label (:meth:`GitHubPort.label_events`; the rule is in
-:func:`bot.flows.hand_set_gate_label`).
+:func:`bot.flows.hand_set_gate_label`). The author comment (issue 16) adds
+``GET /repos/{o}/{r}/issues/{n}/comments`` (one page of 100) to find it by its hidden marker and
+one ``POST`` (create) or ``PATCH`` (edit) when its text changes, on NEEDS_REFINEMENT, and on a
+VALID that may follow one (:func:`bot.flows.apply_gate`).
 
 PR audit budget (goal ≤ files + 3 requests): ``GET .../pulls/{n}/files`` (100 per page), one
 ``GET .../contents/{path}?ref={head_sha}`` per audited file (plus ``GET .../git/blobs/{sha}``
