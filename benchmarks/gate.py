@@ -1,8 +1,10 @@
 """Issue-gate figures (issue "The main job"): run with `.venv/bin/python benchmarks/gate.py`.
 
 Prints:
-1. GitHub requests per `issues.opened` event, counted on recorded traffic (cassettes): when the
-   label changes (goal ≤ 2) and when it is already in place (goal 0 writes).
+1. GitHub requests per `issues` event, counted on recorded traffic (cassettes): when the label
+   changes to ready-for-dev on a new issue (goal ≤ 2), when it is already in place (goal 0), and
+   with the author comment (issue 16, goal ≤ 3 when the verdict changes): a new issue that needs
+   refinement (label + comment posted) and an edit that makes it ready (comment edited).
 2. Fixed prompt tokens: the tokens every gate call carries besides the issue's own text
    (system prompt + chat template + delimiters), on the embedded model's tokenizer (goal ≤ 400),
    the most and least over 200 random nonces.
@@ -30,6 +32,7 @@ from bot.clients.embedded import EmbeddedChatModel  # noqa: E402
 from bot.config import EMBEDDED_N_CTX, VALIDATOR_OPTIONS  # noqa: E402
 from bot.triage.issue_text import prepare_issue  # noqa: E402
 from bot.triage.validator import Validator  # noqa: E402
+from tests.replies import COMPLETE_BODY  # noqa: E402
 from tests.support import cassette  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "issues.opened.json"
@@ -108,16 +111,35 @@ def cold_help(runs: int = 5) -> float:
 
 
 def main_() -> None:
-    payload = json.loads(EXAMPLE.read_text("utf-8"))
-    payload["issue"]["labels"].append({"name": "ready-for-dev"})
+    # the VALID recordings quote the example's body completed (tests/replies.py): the real
+    # example's 10 words are too few for the rule, and a NEEDS_REFINEMENT run would not match them
+    complete = json.loads(EXAMPLE.read_text("utf-8"))
+    complete["issue"]["body"] = COMPLETE_BODY
+    in_place = json.loads(json.dumps(complete))
+    in_place["issue"]["labels"].append({"name": "ready-for-dev"})
+    ready = json.loads(json.dumps(complete))
+    ready["action"], ready["changes"] = "edited", {"body": {"from": "the first body"}}
+    ready["issue"]["labels"] = [{"name": "needs-refinement"}]
     with tempfile.TemporaryDirectory() as tmp:
-        unchanged = Path(tmp) / "event.json"
-        unchanged.write_text(json.dumps(payload), encoding="utf-8")
-        changed_n = github_requests("e2e_issues_opened", EXAMPLE)
-        unchanged_n = github_requests("ollama_chat_valid", unchanged)
-    print("== GitHub requests per issues.opened (recorded traffic)")
-    print(f"label changes:     {changed_n} requests   (goal <= 2)")
-    print(f"label unchanged:   {unchanged_n} requests   (goal 0 writes)")
+        paths = {}
+        for name, event in (("complete", complete), ("in_place", in_place), ("ready", ready)):
+            paths[name] = Path(tmp) / f"{name}.json"
+            paths[name].write_text(json.dumps(event), encoding="utf-8")
+        changed_n = github_requests("e2e_issues_opened", paths["complete"])
+        unchanged_n = github_requests("ollama_chat_valid", paths["in_place"])
+        posted_n = github_requests("e2e_author_comment_posted", EXAMPLE)
+        ready_n = github_requests("e2e_author_comment_ready", paths["ready"])
+    print("== GitHub requests per issues event (recorded traffic)")
+    print(f"opened, ready-for-dev:        {changed_n} requests   (goal <= 2)")
+    print(f"label unchanged:              {unchanged_n} requests   (goal 0 writes)")
+    print(
+        f"opened, needs-refinement:     {posted_n} requests   (label create + add, comment list "
+        "+ post; goal <= 3)"
+    )
+    print(
+        f"edited, now ready-for-dev:    {ready_n} requests   (who labelled, label create + add + "
+        "remove, comment list + edit; goal <= 3)"
+    )
 
     model = EmbeddedChatModel(n_ctx=EMBEDDED_N_CTX)
     validator = Validator(model, VALIDATOR_OPTIONS, max_body_chars=6000)
