@@ -22,16 +22,22 @@ from hypothesis import strategies as st
 
 from bot import runner
 from bot.cli import main
-from bot.config import Settings
+from bot.config import VALIDATOR_OPTIONS, Settings
 from bot.render import RunReport
-from bot.triage.author_comment import AUTHOR_MARKER, needs_refinement_comment, ready_comment
+from bot.triage.author_comment import (
+    AUTHOR_MARKER,
+    needs_refinement_comment,
+    ready_comment,
+    refinement_comment_for,
+)
 from bot.triage.evidence import ELEMENTS, Element
 from bot.triage.labels import NEEDS_REFINEMENT, READY
+from bot.triage.validator import Validator
 from tests.fake_github import FakeGitHub, StoredComment
 from tests.markdown_oracle import render
 from tests.profiles import FUZZ
 from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY, reply
-from tests.support import FakeChatModel, cassette, load_webhook, write_payload
+from tests.support import ROOT, FakeChatModel, cassette, load_webhook, write_payload
 
 SHORT_BODY = "The app crashes when I click save."
 """Seven words: too little to act on (the rule's ``short`` step), whatever is quoted."""
@@ -303,3 +309,17 @@ def test_hostile_issue_text_never_reaches_the_comment(
     _safe(comment.body)
     assert "octocat" not in comment.body
     assert f"`{NEEDS_REFINEMENT.name}`" in comment.body
+
+
+def test_the_readme_shows_the_comments_as_the_bot_builds_them() -> None:
+    """README "The comment the author sees": the example issue, the model quoting nothing."""
+    issue = load_webhook("issues.opened.18")["issue"]
+    validator = Validator(FakeChatModel().enqueue(NEEDS_REPLY), VALIDATOR_OPTIONS,
+                          max_body_chars=6000)  # fmt: skip
+    decision = validator.judge(issue["title"], issue["body"])
+    readme = (ROOT / "README.md").read_text("utf-8")
+    needs = refinement_comment_for(decision, label=NEEDS_REFINEMENT.name)
+    assert f"````markdown\n{needs}````\n" in readme
+    ready = "".join(f"  {line}\n" if line else "\n" for line in
+                    ready_comment(label=READY.name).splitlines())  # fmt: skip
+    assert f"  ````markdown\n{ready}  ````\n" in readme
