@@ -36,7 +36,7 @@ from bot.triage.labels import LABEL_FOR_VERDICT, plan_labels
 from bot.triage.validator import Validator
 from tests.fake_github import FakeGitHub
 from tests.reliability import Row
-from tests.replies import COMPLETE_BODY, COMPLETE_TITLE, VALID_REPLY
+from tests.replies import COMPLETE_BODY, COMPLETE_TITLE, NEEDS_REPLY, VALID_REPLY
 from tests.support import FakeChatModel, cassette, load_webhook, make_plan
 
 REPO = "Codertocat/Hello-World"
@@ -287,6 +287,27 @@ def _post_fails_after_store() -> str:
     )
 
 
+def _author_comment_fails_after_labels() -> str:
+    """Issue 16: the author comment's POST fails after the label is on the issue. No decision
+    row is written, so the next event judges again: the label is in place, the comment is
+    posted, and only once."""
+    github, model = FakeGitHub(), FakeChatModel().enqueue(NEEDS_REPLY, NEEDS_REPLY)
+    github.fail("upsert_comment", GitHubUnavailable("comment: GitHub answered 502", 502))
+    payload = load_webhook("issues.opened.18")  # 10 words: needs refinement
+    with tempfile.TemporaryDirectory() as tmp:
+        with contextlib.suppress(GitHubUnavailable):
+            _run(github, model, tmp, "issues", payload)
+        first = _count(tmp, "gate_decisions")
+        _run(github, model, tmp, "issues", payload)
+        rows = _count(tmp, "gate_decisions")
+    number = payload["issue"]["number"]
+    comments = len(github.bot_comments(number))
+    return (
+        f"rows after fault={first}; after next run: labels={github.issue_labels[number]} "
+        f"comments={comments} rows={rows}"
+    )
+
+
 FAIL_CLOSED = "gate=validator-error ({}); audit rows=0 posts=0"
 
 ROWS: list[Row] = [
@@ -337,6 +358,9 @@ ROWS: list[Row] = [
         "labels=['ready-for-dev'] rows=1", _crash_before_store),
     Row("crash", "comment POST fails after the rows are stored; next run",
         "rows after fault=1; after next run: comments=1 rows=1 weeks=1", _post_fails_after_store),
+    Row("crash", "author comment POST fails after the label is applied; next run",
+        "rows after fault=0; after next run: labels=['needs-refinement'] comments=1 rows=1",
+        _author_comment_fails_after_labels),
     Row("idempotency", "issues.opened replayed 3 times",
         "labels=['ready-for-dev'] writes=2 model calls=1 rows=1", _replay_issue),
     Row("idempotency", "pull_request.opened replayed 3 times",
