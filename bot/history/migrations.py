@@ -4,7 +4,8 @@ Rule source: design.md, "Storage". Never edit an applied migration: add a new on
 
 ``audits``          accepted audits only, one row per segment (rejected ones are never stored);
                     ``week`` is the Monday of ``created_at``'s week (UTC), set on insert
-``gate_decisions``  every gate decision, including ``validator-error`` ones
+``gate_decisions``  every gate decision, including ``validator-error`` ones; ``week`` as in
+                    ``audits`` (from ``m006_gate_week``)
 ``audit_weeks``     weekly sums of ``audits`` per repository, kept by triggers
 
 Timestamps are UTC ISO 8601 strings (``2026-11-30T05:00:00+00:00``) so the file reads the same in
@@ -170,3 +171,19 @@ def m005_gate_content(db: Database) -> None:
     replayed event whose issue text, model and prompt are unchanged is recognised and skipped
     without a model call or a write. Older rows have none and never match."""
     _table(db, "gate_decisions").add_column("content_sha", str)
+
+
+@MIGRATIONS()
+def m006_gate_week(db: Database) -> None:
+    """The Monday (UTC) of each gate decision's week, stored, with two covering indexes, so
+    ``/triage_stats`` reads only indexes: the weekly mix of verdicts, error kinds, models and
+    prompt versions (with model time, to count the timed decisions) from the first; each
+    week's model-time percentiles by rank from the second (``bot.history.gate_stats``; the
+    issue's goal: fast over 100k rows, benchmarks/commands.py)."""
+    gates = _table(db, "gate_decisions")
+    gates.add_column("week", str)
+    db.execute("update gate_decisions set week = date(created_at, 'weekday 0', '-6 days')")
+    gates.create_index(
+        ["repo", "week", "verdict", "error_kind", "model", "prompt_version", "duration_ms"]
+    )
+    gates.create_index(["repo", "week", "duration_ms"])
