@@ -1,5 +1,5 @@
 """Gate health (issue 16, item 3): weekly figures over ``gate_decisions``, the CLI's
-``stats --gate`` and the ``/triage_stats`` reply."""
+``stats --gate``, the ``/triage_stats`` reply, and who may ask for it (recorded traffic)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ import json
 import math
 import sqlite3
 from collections import Counter
+from dataclasses import asdict, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -27,9 +29,10 @@ from bot.history.gate_stats import (
     nearest_rank,
 )
 from bot.history.migrations import MIGRATIONS
-from bot.history.store import GateRow, Store
+from bot.history.store import GateRow, Store, utc_now
 from tests.hostile_cases import HOSTILE_TEXT
 from tests.markdown_oracle import render
+from tests.support import cassette, load_webhook, write_payload
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)  # a Monday
 MODEL, PROMPT = "qwen2.5-coder:1.5b", "validator@1a2b3c4d"
@@ -144,14 +147,26 @@ def test_nearest_rank(n: int, p50: int, p95: int) -> None:
             st.sampled_from([0.0, 1.0, 250.5, 999.0, 4000.0]),
         ),
         max_size=40,
-    )
+    ),
+    st.integers(0, 5),
+    st.integers(0, 5),
 )
-def test_the_figures_match_a_direct_count(rows: list[tuple[int, str | None, float]]) -> None:
-    """Counts and percentiles from the indexes equal those computed in Python from the rows."""
+def test_the_figures_match_a_direct_count(
+    rows: list[tuple[int, str | None, float]], deleted: int, raw: int
+) -> None:
+    """Counts (trigger-kept) and percentiles (by rank in the index) equal those computed in
+    Python from the rows, after deletes and after inserts that bypass ``record_gate``."""
     store = Store(":memory:")
-    for days, verdict, ms in rows:
+    for n, (days, verdict, ms) in enumerate(rows):
         moment = (NOW - timedelta(days=days)).isoformat(timespec="seconds")
-        store.record_gate(gate(moment, verdict, None if verdict else "unavailable", ms))
+        row = gate(moment, verdict, None if verdict else "unavailable", ms)
+        if n < raw:  # no week: the fill trigger sets it
+            store.db["gate_decisions"].insert(asdict(row))  # type: ignore[union-attr]
+        else:
+            store.record_gate(row)
+    store.db.execute(
+        "delete from gate_decisions where id in (select id from gate_decisions limit ?)", [deleted]
+    )
     by_week: dict[str, list[tuple[str | None, float]]] = {}
     for week, verdict, ms in store.db.execute(
         "select week, verdict, duration_ms from gate_decisions"
@@ -170,16 +185,22 @@ def test_the_figures_match_a_direct_count(rows: list[tuple[int, str | None, floa
             assert w.p95_ms == times[math.ceil(0.95 * len(times)) - 1]
 
 
-def test_both_queries_read_only_covering_indexes(tmp_path: Path) -> None:
-    """Fast on 100k rows (benchmarks/commands.py): no table row is read, nothing is sorted."""
+def test_neither_query_reads_a_decision_row(tmp_path: Path) -> None:
+    """Fast on 100k rows (benchmarks/commands.py): the counts come from the trigger-kept
+    ``gate_weeks`` by its key, the percentiles from a covering index; nothing is sorted."""
     from bot.history import gate_stats
 
     db = _store(tmp_path).db
-    for sql, args in ((gate_stats._MIX, ["o/r", "2026-10-05"]),
-                      (gate_stats._AT_RANK, ["o/r", "2026-11-23", 3])):  # fmt: skip
-        plan = " ".join(str(row[-1]) for row in db.execute(f"explain query plan {sql}", args))
-        assert "COVERING INDEX" in plan, plan
-        assert "TEMP B-TREE" not in plan, plan
+    plans = [
+        " ".join(str(row[-1]) for row in db.execute(f"explain query plan {sql}", args))
+        for sql, args in ((gate_stats._MIX, ["o/r", "2026-10-05"]),
+                          (gate_stats._AT_RANK.format("asc"), ["o/r", "2026-11-23", 3]),
+                          (gate_stats._AT_RANK.format("desc"), ["o/r", "2026-11-23", 3]))
+    ]  # fmt: skip
+    assert plans[0] == "SEARCH gate_weeks USING PRIMARY KEY (repo=? AND week>?)"
+    for plan in plans[1:]:
+        assert plan.startswith("SEARCH gate_decisions USING COVERING INDEX"), plan
+    assert "TEMP B-TREE" not in " ".join(plans)
 
 
 def test_an_older_store_gets_the_week_of_its_decisions(tmp_path: Path) -> None:
@@ -309,3 +330,49 @@ def test_the_reply_renders_as_a_table_and_a_chart_whatever_the_versions(tmp_path
     assert rendered.blocks[-1][1].startswith("xychart-beta\n")
     assert 'class="language-mermaid"' in rendered.html
     assert rendered.html.count("language-") == 1
+
+
+def _comment_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, captured: list[Any]
+) -> tuple[int, str, Any]:
+    """``/triage_stats 4`` by Codertocat on Codertocat/Hello-World#1, through ``triage-bot
+    run`` on the cassette ``name``, with the hand-made decisions (this week's) in the store."""
+    import bot.clients.github_client as gc
+
+    monkeypatch.setattr(gc, "DEFAULT_SECONDS_BETWEEN_WRITES", 0.0)
+    now = utc_now()
+    rows = [gate(now, "VALID", model="m@octocat"), gate(now, None, "unavailable", 0.0)]
+    _store(tmp_path, [replace(r, repo="Codertocat/Hello-World") for r in rows]).close()
+    payload = load_webhook("issue_comment.created.0")
+    payload["comment"]["body"] = "/triage_stats 4"
+    env = {"GITHUB_TOKEN": "test-token-not-real", "TRIAGE_DB": str(tmp_path / "t.db")}
+    args = ["run", "--event-name", "issue_comment", "--event-path"]
+    with cassette(name, captured) as cass:
+        result = CliRunner().invoke(main, [*args, str(write_payload(tmp_path, payload))], env=env)
+    return result.exit_code, result.stdout, cass
+
+
+def test_triage_stats_command_replies_to_a_maintainer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    captured: list[Any] = []
+    code, out, cass = _comment_run(tmp_path, monkeypatch, "e2e_command_triage_stats", captured)
+    assert code == 0, out
+    assert cass.all_played  # permission, 👀, one reply
+    assert json.loads(captured[1].body) == {"content": "eyes"}
+    reply = json.loads(captured[-1].body)["body"]
+    assert reply.startswith("Gate decisions, last 4 week(s)")
+    assert "| 2 | 1 | 0 | 1 | `unavailable` 50% |" in reply
+    assert not render(reply).mentions  # the stored model name "m@octocat"
+
+
+def test_triage_stats_command_gives_a_non_collaborator_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    captured: list[Any] = []
+    code, out, cass = _comment_run(tmp_path, monkeypatch, "github_permission_none", captured)
+    assert code == 0
+    assert cass.play_count == 1  # the permission read: no reaction, no reply
+    assert [r.method for r in captured] == ["GET"]
+    assert out.startswith("triage-bot: refused: Codertocat has none permission")
+    assert "Gate decisions" not in out

@@ -11,9 +11,10 @@ server unreachable) has no model time, and counting it as 0 ms would hide a slow
 an outage. Percentiles are nearest-rank: the value at rank ``ceil(p * n / 100)`` of the week's
 ``n`` timed decisions in ascending order, so each is a time that was measured.
 
-Two queries, each reading one covering index of migration ``m006_gate_week``: one grouped count
-per week, verdict, error kind, model and prompt version; then, per week, two ``LIMIT 1 OFFSET
-rank - 1`` reads down the ``(repo, week, duration_ms)`` index. Neither reads a table row.
+Both read what migration ``m006_gate_week`` keeps: the counts per week, verdict, error kind,
+model and prompt version from ``gate_weeks`` (a few rows per week, kept by triggers); then, per
+week, two ``LIMIT 1 OFFSET rank - 1`` reads down the ``(repo, week, duration_ms)`` index, which
+no table row is read for (from the nearer end).
 """
 
 from __future__ import annotations
@@ -122,13 +123,12 @@ def nearest_rank(n: int, percent: int) -> int:
 
 
 _MIX = (
-    "select week, verdict, error_kind, model, prompt_version, count(*), sum(duration_ms > 0) "
-    "from gate_decisions where repo = ? and week >= ? "
-    "group by week, verdict, error_kind, model, prompt_version"
+    "select week, verdict, error_kind, model, prompt_version, decisions, timed from gate_weeks "
+    "where repo = ? and week >= ? and decisions > 0"
 )
 _AT_RANK = (
     "select duration_ms from gate_decisions where repo = ? and week = ? and duration_ms > 0 "
-    "order by duration_ms limit 1 offset ?"
+    "order by duration_ms {} limit 1 offset ?"
 )
 
 
@@ -157,14 +157,14 @@ def gate_weeks(
         outcomes, kinds, versions, totals = mix.setdefault(
             week, (Counter(), Counter(), Counter(), [0, 0])
         )
-        if verdict is None:
+        if not verdict:  # gate_weeks stores "no verdict" and "no kind" as ''
             outcomes[ERROR_OUTCOME] += count
             kinds[kind or UNKNOWN_KIND] += count
         else:
             outcomes[verdict] += count
         versions[(model, prompt)] += count
         totals[0] += count
-        totals[1] += timed or 0
+        totals[1] += timed
     out = []
     for week in sorted(mix):
         outcomes, kinds, versions, (decisions, timed) = mix[week]
@@ -190,10 +190,14 @@ def _ranked(counts: Counter[_K]) -> list[tuple[_K, int]]:
 
 
 def _at_rank(store: Store, repo: str, week: str, timed: int, percent: int) -> float | None:
+    """The value at the percentile's rank, counted from the nearer end of the index (p95 is
+    read from the top: the walk is 5% of the week's rows, not 95%)."""
     if not timed:
         return None
-    offset = nearest_rank(timed, percent) - 1
-    row = store.db.execute(_AT_RANK, [repo, week, offset]).fetchone()
+    rank = nearest_rank(timed, percent)
+    descending = rank > timed - rank
+    sql = _AT_RANK.format("desc" if descending else "asc")
+    row = store.db.execute(sql, [repo, week, timed - rank if descending else rank - 1]).fetchone()
     return float(row[0]) if row else None
 
 
