@@ -376,3 +376,14 @@ def test_triage_stats_command_gives_a_non_collaborator_nothing(
     assert [r.method for r in captured] == ["GET"]
     assert out.startswith("triage-bot: refused: Codertocat has none permission")
     assert "Gate decisions" not in out
+
+
+def test_an_unreadable_store_is_exit_5_not_a_traceback(tmp_path: Path) -> None:
+    store = _store(tmp_path, HAND_MADE[:1])
+    store.db.execute("drop table gate_weeks")  # damaged by hand
+    store.close()
+    result = CliRunner().invoke(
+        main, ["stats", "--gate", "--repo", "o/r", "--db", str(tmp_path / "t.db")]
+    )
+    assert result.exit_code == 5
+    assert "cannot read the gate decisions: no such table: gate_weeks" in result.stderr

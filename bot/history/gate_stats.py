@@ -19,12 +19,14 @@ no table row is read for (from the nearer end).
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TypeVar, get_args
 
+from bot.errors import StoreError
 from bot.history.store import Store
 from bot.triage.verdict import VerdictValue
 
@@ -145,9 +147,15 @@ def gate_weeks(
         now: the reference time (UTC); the current time when ``None``.
 
     Raises:
-        sqlite3.Error: the store cannot be read.
+        StoreError: the store cannot be read.
     """
-    now = now or datetime.now(UTC)
+    try:
+        return _gate_weeks(store, repo, weeks, now or datetime.now(UTC))
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read the gate decisions: {exc}") from exc
+
+
+def _gate_weeks(store: Store, repo: str, weeks: int, now: datetime) -> list[GateWeek]:
     monday = (now - timedelta(days=now.weekday())).date()
     cutoff = (monday - timedelta(weeks=weeks - 1)).isoformat()
     mix: dict[str, tuple[Counter[str], Counter[str], Counter[tuple[str, str]], list[int]]] = {}
