@@ -11,10 +11,10 @@ server unreachable) has no model time, and counting it as 0 ms would hide a slow
 an outage. Percentiles are nearest-rank: the value at rank ``ceil(p * n / 100)`` of the week's
 ``n`` timed decisions in ascending order, so each is a time that was measured.
 
-Both read what migration ``m006_gate_week`` keeps: the counts per week, verdict, error kind,
-model and prompt version from ``gate_weeks`` (a few rows per week, kept by triggers); then, per
-week, two ``LIMIT 1 OFFSET rank - 1`` reads down the ``(repo, week, duration_ms)`` index, which
-no table row is read for (from the nearer end).
+No query reads the decisions themselves (migration ``m006_gate_week``): the counts per week,
+verdict, error kind, model and prompt version come from ``gate_weeks`` (a few rows per week,
+kept by triggers); then each week's two percentiles are single ``LIMIT 1 OFFSET k`` reads down
+the covering ``(repo, week, duration_ms)`` index, from its nearer end.
 """
 
 from __future__ import annotations
