@@ -4,7 +4,9 @@ Prints GitHub requests per `/triage` comment, counted on recorded traffic (goal 
 permission, 👀 and the label; the recording's issue needs refinement, so the author comment's
 list and post come on top: issue 16), and
 `/audit_stats` query time over 100,000 synthetic accepted audits (goal ≤ 50 ms), median of 20
-runs on a file store (WAL), plus the `/audit_history` query time.
+runs on a file store (WAL), plus the `/audit_history` query time; then the `/triage_stats`
+figures (verdict mix, errors by kind, p50/p95 model time, versions) over 100,000 synthetic gate
+decisions the same way.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot.audit.contract import CONFIDENCES, VERDICTS  # noqa: E402
+from bot.history.gate_stats import gate_weeks  # noqa: E402
 from bot.history.stats import weekly_stats  # noqa: E402
-from bot.history.store import AuditRow, Store  # noqa: E402
+from bot.history.store import AuditRow, GateRow, Store  # noqa: E402
 
 ROWS = 100_000
 
@@ -55,6 +58,47 @@ def synthetic_rows(count: int, repo: str) -> list[AuditRow]:
             )
         )
     return rows
+
+
+def synthetic_gate_rows(count: int, repo: str) -> list[GateRow]:
+    """A year of gate decisions: a third each VALID, NEEDS_REFINEMENT and faults (half of
+    those before any reply, with no model time), two prompt versions."""
+    rng = random.Random(11)
+    now = datetime.now(UTC)
+    rows = []
+    for i in range(count):
+        created = now - timedelta(minutes=rng.randrange(0, 60 * 24 * 7 * 52))
+        verdict = rng.choice(("VALID", "NEEDS_REFINEMENT", None))
+        kind = None if verdict else rng.choice(("unavailable", "truncated", "output"))
+        rows.append(
+            GateRow(
+                repo=repo if i % 10 else "other/repo",
+                issue=rng.randrange(1, 5000),
+                event="issues.opened",
+                verdict=verdict,
+                label="x",
+                reason="",
+                error_kind=kind,
+                model="bench",
+                prompt_version=rng.choice(("validator@00000000", "validator@11111111")),
+                prompt_tokens=900,
+                output_tokens=60,
+                duration_ms=0.0 if kind == "unavailable" else rng.uniform(500, 9000),
+                created_at=created.isoformat(timespec="seconds"),
+            )
+        )
+    return rows
+
+
+def insert_gate_rows(store: Store, rows: list[GateRow]) -> None:
+    """One transaction, through ``Store.record_gate``'s columns (one row per event in use)."""
+    from dataclasses import asdict
+
+    from bot.history.store import week_of
+
+    data = [asdict(r) | {"week": week_of(r.created_at)} for r in rows]
+    with store.db.conn:
+        store.db["gate_decisions"].insert_all(data)  # type: ignore[union-attr]
 
 
 def timed(fn, runs: int = 20) -> float:  # type: ignore[no-untyped-def]
@@ -110,6 +154,12 @@ def main() -> None:
             print(f"/audit_stats {weeks:2d} weeks: {ms:6.1f} ms median of 20   (goal <= 50 ms)")
         ms = timed(lambda: store.audits("o/r", limit=10))
         print(f"/audit_history 10:   {ms:6.1f} ms median of 20")
+        started = time.perf_counter()
+        insert_gate_rows(store, synthetic_gate_rows(ROWS, "o/r"))
+        print(f"inserted {ROWS} gate decisions in {time.perf_counter() - started:.1f} s")
+        for weeks in (8, 52):
+            ms = timed(lambda w=weeks: gate_weeks(store, "o/r", w))  # type: ignore[misc]
+            print(f"/triage_stats {weeks:2d} weeks: {ms:6.1f} ms median of 20   (goal <= 50 ms)")
         store.close()
 
 

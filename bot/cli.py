@@ -268,14 +268,20 @@ def history(repo: str, db_path: Path | None, as_json: bool, limit: int) -> None:
 @store_options
 @setting_options("stats")
 @click.option("--weeks", default=8, type=click.IntRange(1, 52), help="How many weeks back.")
-def stats(repo: str, db_path: Path | None, as_json: bool, weeks: int) -> None:
-    """Weekly statistics of accepted audits (verdict shares, retry rate, confidence mix)."""
+@click.option("--gate", is_flag=True, help="Gate decisions instead of accepted audits.")
+def stats(repo: str, db_path: Path | None, as_json: bool, weeks: int, gate: bool) -> None:
+    """Weekly statistics of accepted audits (verdict shares, retry rate, confidence mix), or
+    with --gate of gate decisions (verdict mix, errors by kind, p50/p95 model time, versions).
+    """
 
     def job() -> None:
         from bot.history.stats import stats_cells, stats_columns, weekly_stats
         from bot.neutralise import json_line
 
         _check_repo(repo)
+        if gate:
+            _gate_stats(repo, db_path, as_json, weeks)
+            return
         rows = _store_rows(db_path, lambda store: weekly_stats(store, repo, weeks))
         if as_json:
             click.echo(json_line([s.as_dict() for s in rows]))
@@ -285,6 +291,20 @@ def stats(repo: str, db_path: Path | None, as_json: bool, weeks: int) -> None:
         _show(f"Accepted audits of {repo}, last {weeks} week(s)", columns, cells)
 
     _guarded(job)
+
+
+def _gate_stats(repo: str, db_path: Path | None, as_json: bool, weeks: int) -> None:
+    """``stats --gate``: JSON through ``json_line``, else the table (stored strings plain:
+    ``_show`` passes every cell through ``log_value``)."""
+    from bot.history.gate_stats import gate_cells, gate_columns, gate_weeks
+    from bot.neutralise import json_line
+
+    rows = _store_rows(db_path, lambda store: gate_weeks(store, repo, weeks))
+    if as_json:
+        click.echo(json_line([w.as_dict() for w in rows]))
+        return
+    cells = [gate_cells(w, text=str) for w in rows]
+    _show(f"Gate decisions of {repo}, last {weeks} week(s)", gate_columns(), cells)
 
 
 @main.command()

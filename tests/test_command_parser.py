@@ -24,6 +24,8 @@ from bot.commands.spec import help_text
         ("/audit_history 25", Command("audit_history", count=25)),
         ("/audit_stats", Command("audit_stats", count=8)),
         ("/audit_stats 52", Command("audit_stats", count=52)),
+        ("/triage_stats", Command("triage_stats", count=8)),
+        ("/Triage_Stats 1", Command("triage_stats", count=1)),
         ("/help", Command("help")),
         ("/help\r\n", Command("help")),
     ],
@@ -69,6 +71,8 @@ def test_not_commands(body: str | None) -> None:
         ("/audit_history -5", "from 1 to 50"),
         ("/audit_stats 99999999999", "WEEKS is a number from 1 to 52"),
         ("/audit_stats 1 2", "Usage: `/audit_stats [WEEKS]`"),
+        ("/triage_stats 53", "WEEKS is a number from 1 to 52"),
+        ("/triage_stats 0", "WEEKS is a number from 1 to 52"),
         ("/" + "x" * 2000, "too long"),
     ],
 )

@@ -12,8 +12,8 @@ nothing on GitHub: no reaction, no reply; the step summary says why.
 An accepted command gets a 👀 reaction first, then runs: :func:`dispatch` is
 ``COMMANDS[name].handler(ctx)`` with no default branch, so a name that is not in the registry
 reaches no handler. Its answer is a short new comment (``/help``, ``/audit_history``,
-``/audit_stats``, usage and wrong-place replies) or the pipeline's own writes (``/triage``
-labels, ``/audit`` comment).
+``/audit_stats``, ``/triage_stats``, usage and wrong-place replies) or the pipeline's own
+writes (``/triage`` labels, ``/audit`` comment).
 """
 
 from __future__ import annotations

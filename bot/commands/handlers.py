@@ -6,7 +6,8 @@ the dispatch (``COMMANDS[name].handler(ctx)``, no default branch), the wrong-pla
 A new command is one handler and one entry here, and its README row. A handler
 takes a :class:`~bot.commands.spec.CommandContext` (the command is authorised, used in a place
 it applies to, and reacted to) and returns an :data:`~bot.commands.spec.Answer`: a reply the
-comment flow posts (``/help``, ``/audit_history``, ``/audit_stats``, and ``/audit``'s refusals)
+comment flow posts (``/help``, ``/audit_history``, ``/audit_stats``, ``/triage_stats``, and
+``/audit``'s refusals)
 or the report of a pipeline that made its own writes (``/triage`` labels, ``/audit`` comment).
 Untrusted text reaches a reply only through :mod:`bot.neutralise`.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 from bot.audit.report import shown_path
 from bot.commands.spec import Answer, CommandContext, CommandSpec, help_text
 from bot.errors import InvalidRange
+from bot.history.gate_stats import gate_cells, gate_columns, gate_weeks, mermaid_error_share
 from bot.history.stats import (
     history_line,
     mermaid_fix_share,
@@ -24,18 +26,21 @@ from bot.history.stats import (
     weekly_stats,
 )
 from bot.history.store import Store
-from bot.neutralise import code_block, neutralise
+from bot.neutralise import code_block, code_span, neutralise
 
 __all__ = [
     "COMMANDS",
     "HISTORY_MAX_CHARS",
+    "STORED_MAX_CHARS",
     "history_reply",
     "list_commands",
     "list_history",
     "rerun_audit",
     "rerun_gate",
+    "show_gate_stats",
     "show_stats",
     "stats_reply",
+    "triage_stats_reply",
 ]
 
 
@@ -84,6 +89,19 @@ def show_stats(ctx: CommandContext) -> Answer:
     store = ctx.services.read_store()
     try:
         return stats_reply(store, ctx.repo, ctx.command.count or 1)
+    finally:
+        store.close()
+
+
+def show_gate_stats(ctx: CommandContext) -> Answer:
+    """``/triage_stats [WEEKS]``: weekly gate health (the store is opened read-only).
+
+    Raises:
+        StoreError: the store cannot be opened or read.
+    """
+    store = ctx.services.read_store()
+    try:
+        return triage_stats_reply(store, ctx.repo, ctx.command.count or 1)
     finally:
         store.close()
 
@@ -139,6 +157,37 @@ def stats_reply(store: Store, repo: str, weeks: int) -> str:
     )
 
 
+STORED_MAX_CHARS = 48
+"""Longest stored string (model name, prompt version, error kind) shown in a ``/triage_stats``
+cell (characters, cut with ``…``): 52 weeks of hostile values stay far under GitHub's
+65,536-character comment limit."""
+
+
+def _stored(text: str) -> str:
+    """A stored string in a table cell: inline code, which GitHub links and formats nothing
+    in, with ``|`` escaped for the table."""
+    return code_span(text, max_chars=STORED_MAX_CHARS, table=True)
+
+
+def triage_stats_reply(store: Store, repo: str, weeks: int) -> str:
+    """The ``/triage_stats`` reply: a weekly table of gate decisions
+    (:func:`~bot.history.gate_stats.gate_columns`; stored strings as inline code through
+    :func:`~bot.neutralise.code_span`) and a chart of the ``validator-error`` share."""
+    rows = gate_weeks(store, repo, weeks)
+    if not rows:
+        return f"No gate decisions in the last {weeks} week(s)."
+    columns = gate_columns()
+    table = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    table += ["| " + " | ".join(gate_cells(w, text=_stored)) + " |" for w in rows]
+    return (
+        f"Gate decisions, last {weeks} week(s) (weeks start Monday, UTC; p50 / p95: the "
+        "model's time on decisions that reached it):\n\n"
+        + "\n".join(table)
+        + "\n\n"
+        + mermaid_error_share(rows)
+    )
+
+
 COMMANDS: dict[str, CommandSpec] = {
     spec.name: spec
     for spec in (
@@ -153,6 +202,10 @@ COMMANDS: dict[str, CommandSpec] = {
                     list_history, arg_name="N", default=10, maximum=50),
         CommandSpec("audit_stats", "count", "weekly audit statistics for the last WEEKS weeks",
                     show_stats, arg_name="WEEKS", default=8, maximum=52),
+        CommandSpec("triage_stats", "count",
+                    "weekly gate health for the last WEEKS weeks (verdicts, errors by kind, "
+                    "model time, versions)",
+                    show_gate_stats, arg_name="WEEKS", default=8, maximum=52),
         CommandSpec("help", "none", "list the commands", list_commands),
     )
 }  # fmt: skip

@@ -4,8 +4,11 @@ Rule source: design.md, "Storage". Never edit an applied migration: add a new on
 
 ``audits``          accepted audits only, one row per segment (rejected ones are never stored);
                     ``week`` is the Monday of ``created_at``'s week (UTC), set on insert
-``gate_decisions``  every gate decision, including ``validator-error`` ones
+``gate_decisions``  every gate decision, including ``validator-error`` ones; ``week`` as in
+                    ``audits`` (from ``m006_gate_week``)
 ``audit_weeks``     weekly sums of ``audits`` per repository, kept by triggers
+``gate_weeks``      weekly counts of ``gate_decisions`` per repository, verdict, error kind,
+                    model and prompt version, kept by triggers
 
 Timestamps are UTC ISO 8601 strings (``2026-11-30T05:00:00+00:00``) so the file reads the same in
 sqlite-utils, Datasette and the sqlite3 shell.
@@ -170,3 +173,78 @@ def m005_gate_content(db: Database) -> None:
     replayed event whose issue text, model and prompt are unchanged is recognised and skipped
     without a model call or a write. Older rows have none and never match."""
     _table(db, "gate_decisions").add_column("content_sha", str)
+
+
+@MIGRATIONS()
+def m006_gate_week(db: Database) -> None:
+    """Gate health (``/triage_stats``, ``bot.history.gate_stats``) without reading the rows:
+    the Monday (UTC) of each decision's week, stored; an index on ``(repo, week,
+    duration_ms)`` that gives a week's model times in order (percentiles by rank); and
+    ``gate_weeks``, the decisions per week, verdict, error kind, model and prompt version
+    (``''`` for no verdict or no kind), with how many reached the model, kept by triggers on
+    ``gate_decisions`` (insert, delete) as ``audit_weeks`` is. The issue's goal: fast over
+    100k rows (benchmarks/commands.py)."""
+    gates = _table(db, "gate_decisions")
+    gates.add_column("week", str)
+    db.execute("update gate_decisions set week = date(created_at, 'weekday 0', '-6 days')")
+    gates.create_index(["repo", "week", "duration_ms"])
+    db.execute(
+        """
+        create table gate_weeks (
+            repo text not null, week text not null,
+            verdict text not null, error_kind text not null,
+            model text not null, prompt_version text not null,
+            decisions integer not null default 0, timed integer not null default 0,
+            primary key (repo, week, verdict, error_kind, model, prompt_version)
+        ) without rowid
+        """
+    )
+    # Store.record_gate writes ``week``; a row inserted otherwise gets it here, and is counted
+    # in its week below whichever trigger SQLite runs first.
+    db.execute(
+        """
+        create trigger gate_week_fill after insert on gate_decisions when new.week is null begin
+            update gate_decisions set week = date(new.created_at, 'weekday 0', '-6 days')
+            where id = new.id;
+        end
+        """
+    )
+    db.execute(
+        """
+        create trigger gate_week_insert after insert on gate_decisions begin
+            insert into gate_weeks
+                (repo, week, verdict, error_kind, model, prompt_version, decisions, timed)
+            values (new.repo,
+                    coalesce(new.week, date(new.created_at, 'weekday 0', '-6 days')),
+                    coalesce(new.verdict, ''),
+                    coalesce(new.error_kind, ''), new.model, new.prompt_version, 1,
+                    coalesce(new.duration_ms, 0) > 0)
+            on conflict (repo, week, verdict, error_kind, model, prompt_version) do update set
+                decisions = decisions + 1,
+                timed = timed + excluded.timed;
+        end
+        """
+    )
+    db.execute(
+        """
+        create trigger gate_week_delete after delete on gate_decisions begin
+            update gate_weeks set
+                decisions = decisions - 1,
+                timed = timed - (coalesce(old.duration_ms, 0) > 0)
+            where repo = old.repo
+                and week = coalesce(old.week, date(old.created_at, 'weekday 0', '-6 days'))
+                and verdict = coalesce(old.verdict, '')
+                and error_kind = coalesce(old.error_kind, '')
+                and model = old.model and prompt_version = old.prompt_version;
+        end
+        """
+    )
+    db.execute(
+        """
+        insert into gate_weeks
+            (repo, week, verdict, error_kind, model, prompt_version, decisions, timed)
+        select repo, week, coalesce(verdict, ''), coalesce(error_kind, ''), model,
+               prompt_version, count(*), sum(coalesce(duration_ms, 0) > 0)
+        from gate_decisions group by 1, 2, 3, 4, 5, 6
+        """
+    )

@@ -103,7 +103,8 @@ class AuditRow:
 
 @dataclass(frozen=True)
 class GateRow:
-    """One gate decision (columns of ``gate_decisions``)."""
+    """One gate decision (columns of ``gate_decisions``; ``week`` is set on insert from
+    ``created_at``, as for audits)."""
 
     repo: str
     issue: int
@@ -245,6 +246,7 @@ class Store:
         """
         data = asdict(row)
         data["created_at"] = row.created_at or utc_now()
+        data["week"] = week_of(data["created_at"])
         return self._insert("gate_decisions", data)
 
     def audits(self, repo: str, *, limit: int = 10) -> list[dict[str, Any]]:
