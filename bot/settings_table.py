@@ -43,7 +43,7 @@ __all__ = [
     "default_models_dir",
 ]
 
-DEFAULT_OLLAMA_MODEL = "gemma3:270m"
+DEFAULT_OLLAMA_MODEL = "qwen2.5-coder:1.5b"
 
 # The commands that take a flag (names of bot/cli.py commands; a test checks them).
 _JOBS = ("run", "audit", "backlog")  # the jobs that gate or audit
@@ -198,6 +198,7 @@ class SettingsTable:
         commands=_AUDIT,
         action_input="audit-format",
         choices=("markdown", "json"),
+        readme_default="`markdown`; the action's: `json` (measured best)",
         help="how the auditor answers: `markdown`, the model writes the seven sections; `json`, "
         "it fills their JSON schema and the bot renders them",
     )

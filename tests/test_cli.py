@@ -51,7 +51,7 @@ def test_dry_run_prints_the_plan_on_the_ollama_backend(tmp_path: Path) -> None:
     assert "misspelled word" not in out
     assert "changes:  +ready-for-dev" in out
     assert "tokens:   312 prompt / 31 output" in out
-    assert "model:    gemma3:270m (validator@" in out
+    assert "model:    qwen2.5-coder:1.5b (validator@" in out  # the default tag
     assert "nothing written to GitHub" in out
 
 

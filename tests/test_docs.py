@@ -60,3 +60,28 @@ def test_the_configuration_table_is_printed_from_the_settings_table() -> None:
     from bot.settings_table import SETTINGS
 
     assert readme_table(SETTINGS) in README
+
+
+def _measured_models() -> list[str]:
+    """The Ollama tags in the first column of the README's "Models measured" table, in order."""
+    import re
+
+    section = README.split("### Models measured", 1)[1].split("\n#", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "`" in line]
+    return [match.group(1) for row in rows if (match := re.search(r"\(`([^`]+)`\)", row))]
+
+
+def test_the_default_model_is_the_best_measured_one() -> None:
+    """Issue 16, "Defaults that work": a default that was never measured is not offered.
+    action.yml and the settings table default to the first (best) row of the README's table,
+    and the action to the audit format that row was measured with (JSON)."""
+    import yaml
+
+    from bot.settings_table import DEFAULT_OLLAMA_MODEL
+
+    inputs = yaml.safe_load((ROOT / "action.yml").read_text("utf-8"))["inputs"]
+    measured = _measured_models()
+    assert measured[:2] == ["qwen2.5-coder:1.5b", "gemma3:270m"]
+    assert inputs["validator-model"]["default"] == DEFAULT_OLLAMA_MODEL == measured[0]
+    assert inputs["audit-model"]["default"] == ""  # the validator's model
+    assert inputs["audit-format"]["default"] == "json"
