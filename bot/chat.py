@@ -7,7 +7,9 @@ backend, the settings and the pipeline all depend on it and never on each other.
 
 Every call is non-streaming and takes the role's :class:`RoleOptions` and, when given, a JSON
 schema for structured output (:func:`structured_output_schema`). A reply cut at ``num_predict``
-raises :class:`~bot.errors.ModelTruncated`: a truncated reply is an error, never a result.
+raises :class:`~bot.errors.ModelTruncated`: a truncated reply is an error, never a result; a
+prompt that does not fit the role's context raises :class:`~bot.errors.ModelPromptTooLong`
+(:func:`check_prompt_fits`, one rule for every backend).
 """
 
 from __future__ import annotations
@@ -18,12 +20,15 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
+from bot.errors import ModelPromptTooLong
+
 __all__ = [
     "ChatMessage",
     "ChatModel",
     "ChatResult",
     "Role",
     "RoleOptions",
+    "check_prompt_fits",
     "structured_output_schema",
 ]
 
@@ -83,6 +88,61 @@ class ChatResult:
     prompt_eval_tokens: int | None = None
 
 
+def check_prompt_fits(
+    options: RoleOptions,
+    *,
+    prompt_tokens: int,
+    output_tokens: int,
+    duration_ms: float,
+    detail: str = "",
+) -> None:
+    """Fail closed when a call's prompt plus the role's ``num_predict`` exceeds its ``num_ctx``.
+
+    The rule, for every backend: ``prompt_tokens + options.num_predict <= options.num_ctx``,
+    where ``prompt_tokens`` is what the backend reports it evaluated (Ollama's
+    ``prompt_eval_count``, llama.cpp's ``usage.prompt_tokens``). Why this rule:
+
+    - Ollama truncates silently. A prompt longer than ``num_ctx`` is cut by its runner to
+      exactly ``num_ctx`` tokens (the first ``num_keep`` and the tail; a ``truncating input
+      prompt`` line in the server's log, nothing in the reply), and ``prompt_eval_count`` is
+      the length after the cut. So a count equal to ``num_ctx`` is the sign of truncation; the
+      client cannot count tokens before sending (the API has no tokenizer endpoint), so the
+      check comes after the call. A prompt that really is ``num_ctx`` tokens long leaves no
+      room for a reply, so nothing valid is refused by taking the count as the sign.
+    - A prompt that fits but leaves less than ``num_predict`` tokens makes Ollama shift the
+      context during the reply (it drops half of the prompt after ``num_keep``), again without
+      saying so; the embedded backend already refused exactly that case. One rule for both
+      backends keeps the eval's figures (measured embedded) true on Ollama.
+    - Failing closed is the project's rule for any reply the bot cannot vouch for (as for a
+      reply cut at ``num_predict``): the gate labels ``validator-error``, the audit rejects the
+      segment; the message carries the token counts for the summary.
+
+    What it cannot see: a server that reports fewer prompt tokens than it kept (some Ollama
+    versions count only the tokens not taken from the prompt cache) hides a cut; the check
+    then passes, as it does on a prompt that fits.
+
+    Args:
+        options: the role's options (``num_ctx``, ``num_predict``).
+        prompt_tokens / output_tokens / duration_ms: what the call reported (its cost).
+        detail: a backend's words appended to the message (e.g. Ollama's silent cut).
+
+    Raises:
+        ModelPromptTooLong: the prompt does not fit, with the call's cost.
+    """
+    if prompt_tokens + options.num_predict <= options.num_ctx:
+        return
+    message = (
+        f"prompt of {prompt_tokens} tokens + num_predict {options.num_predict} exceeds "
+        f"num_ctx {options.num_ctx}"
+    )
+    raise ModelPromptTooLong(
+        f"{message}{'; ' + detail if detail else ''}",
+        prompt_tokens=prompt_tokens,
+        output_tokens=output_tokens,
+        duration_ms=duration_ms,
+    )
+
+
 @runtime_checkable
 class ChatModel(Protocol):
     """A chat model the pipeline can call; implemented by every backend in :mod:`bot.clients`."""
@@ -107,7 +167,8 @@ class ChatModel(Protocol):
             schema: a JSON schema for structured output, or ``None`` for free text.
 
         Raises:
-            ModelError: any subclass; ``ModelTruncated`` when ``num_predict`` was reached.
+            ModelError: any subclass; ``ModelTruncated`` when ``num_predict`` was reached,
+                ``ModelPromptTooLong`` when the prompt did not fit (:func:`check_prompt_fits`).
         """
         ...
 

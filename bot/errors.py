@@ -13,6 +13,7 @@ point per client (``clients/ollama_client.py``, ``clients/embedded.py``,
     │   ├── ModelUnavailable                      unreachable, timeout, 5xx/503 after retries
     │   ├── ModelNotFound                         404: the model is not pulled / GGUF missing
     │   ├── ModelRequestRejected                  400 and other 4xx: bad options or schema
+    │   │   └── ModelPromptTooLong                prompt + num_predict over num_ctx (found after)
     │   ├── ModelLoadError                        llama.cpp could not load the GGUF
     │   ├── ModelTruncated                        done_reason == "length": never a result
     │   └── ModelOutputError                      empty / unparseable / schema-invalid output
@@ -46,6 +47,7 @@ __all__ = [
     "ModelLoadError",
     "ModelNotFound",
     "ModelOutputError",
+    "ModelPromptTooLong",
     "ModelRequestRejected",
     "ModelTruncated",
     "ModelUnavailable",
@@ -117,6 +119,15 @@ class ModelRequestRejected(ModelError):
     """Ollama answered a 4xx other than 404 (bad options, bad schema)."""
 
     kind = "model_request_rejected"
+
+
+class ModelPromptTooLong(ModelRequestRejected):
+    """The prompt and the role's ``num_predict`` do not fit in its ``num_ctx``, found from the
+    prompt tokens the backend reports after the call (:func:`bot.chat.check_prompt_fits`, the
+    rule and why). The call ran, so it carries its cost; like a truncated reply it is never a
+    result, but a repair turn would only make the prompt longer, so the audit rejects at once."""
+
+    kind = "prompt_too_long"
 
 
 class ModelLoadError(ModelError):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bot.audit.auditor import AuditResult, Outcome
+from bot.audit.auditor import AuditRejected, AuditResult, Outcome
 from bot.audit.report import coverage_line
 from bot.flows import AuditPlan, GatePlan
 from bot.neutralise import code_span, log_value, neutralise
@@ -166,6 +166,14 @@ def render_audit_summary(plan: AuditPlan, *, applied: bool) -> str:
         "",
         coverage_line(plan.selection, plan.outcomes),
     ]
+    faults = [o for o in plan.outcomes if isinstance(o, AuditRejected) and o.error_kind]
+    if faults:  # what each failed call cost: a prompt over num_ctx shows its token count here
+        costs = [
+            f"{code_span(str(o.segment))} {code_span(o.error_kind or '')}, "
+            f"{o.prompt_tokens} prompt / {o.output_tokens} output tokens"
+            for o in faults
+        ]
+        out += ["", f"**Model errors:** {'; '.join(costs)}."]
     if pull.public_repo:
         out.append(PUBLIC_WARNING)
     return "\n".join(out) + "\n"

@@ -208,7 +208,8 @@ def run_audit(
         text += f"\napplied:  {applied.rows_written} row(s) stored; comment {applied.comment}"
     outputs = {"audits-accepted": str(plan.accepted), "audits-rejected": str(plan.rejected)}
     warnings = [
-        f"{o.segment} could not be audited ({o.error_kind})"
+        f"{o.segment} could not be audited ({o.error_kind}; "
+        f"{o.prompt_tokens} prompt / {o.output_tokens} output tokens)"
         for o in plan.outcomes
         if isinstance(o, AuditRejected) and o.error_kind
     ]

@@ -55,6 +55,26 @@ def test_dry_run_prints_the_plan_on_the_ollama_backend(tmp_path: Path) -> None:
     assert "nothing written to GitHub" in out
 
 
+def test_a_prompt_ollama_cut_shows_its_token_counts_in_the_summary(tmp_path: Path) -> None:
+    """Issue 16: a prompt over num_ctx fails closed like a truncated reply: validator-error,
+    exit 0 with a warning, and the token counts in the step summary."""
+    summary = tmp_path / "summary.md"
+    with cassette("ollama_chat_prompt_cut"):
+        code, out, err = _run(
+            ["run", "--dry-run", "--event-name", "issues",
+             "--event-path", _complete_example(tmp_path), "--ollama-host", OLLAMA],
+            {"GITHUB_STEP_SUMMARY": str(summary)},
+        )  # fmt: skip
+    assert code == 0
+    assert "verdict:  ERROR (prompt_too_long)" in out
+    assert "tokens:   4096 prompt / 31 output" in out
+    assert "validator-error on #1 (prompt_too_long)" in err
+    text = summary.read_text("utf-8")
+    assert "| validator error \\(prompt\\_too\\_long\\) |" in text
+    assert "| 4096/31 |" in text
+    assert "prompt of 4096 tokens + num\\_predict 160 exceeds num\\_ctx 4096" in text
+
+
 def test_applied_run_writes_labels_summary_and_outputs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -7,10 +7,16 @@ from typing import Any
 
 import pytest
 
-from bot.chat import ChatMessage
+from bot.audit.auditor import Auditor, AuditRejected
+from bot.audit.report import render_audit_comment
+from bot.audit.selection import Segment, Selection
+from bot.chat import ChatMessage, check_prompt_fits
+from bot.clients.github_client import PullRef
 from bot.clients.ollama_client import OllamaChatModel
-from bot.config import VALIDATOR_OPTIONS
-from bot.errors import ModelNotFound, ModelTruncated, ModelUnavailable
+from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS
+from bot.errors import ModelNotFound, ModelPromptTooLong, ModelTruncated, ModelUnavailable
+from bot.flows import AuditPlan
+from bot.render import render_audit_summary
 from bot.retry import RetryPolicy
 from bot.triage.validator import Validator
 from bot.triage.verdict import verdict_schema
@@ -137,3 +143,61 @@ def test_credentials_in_the_host_never_reach_messages() -> None:
         model.chat([ChatMessage("user", "x")], options=VALIDATOR_OPTIONS)
     assert "s3cret" not in str(info.value)
     assert "bob" not in str(info.value)
+
+
+def test_a_prompt_cut_to_num_ctx_fails_the_gate_closed() -> None:
+    """Issue 16: Ollama cut the prompt to num_ctx and answered a well-formed VALID from the
+    rest; ``prompt_eval_count == num_ctx`` is the only sign, and the bot must not trust it."""
+    with cassette("ollama_chat_prompt_cut") as cass:
+        decision = _validator().judge(COMPLETE_TITLE, COMPLETE_BODY)
+    assert cass.play_count == 1
+    assert decision.verdict is None
+    assert decision.label.name == "validator-error"
+    assert decision.error_kind == "prompt_too_long"
+    assert (decision.prompt_tokens, decision.output_tokens) == (4096, 31)  # the call's cost
+    assert decision.reason == (
+        "prompt of 4096 tokens + num_predict 160 exceeds num_ctx 4096; "
+        "Ollama cut the prompt to num_ctx=4096 without saying so"
+    )
+
+
+def test_a_prompt_cut_to_num_ctx_rejects_the_audit_at_once() -> None:
+    """The same on the audit: a rejected segment, and no repair turn (it would only make the
+    prompt longer)."""
+    auditor = Auditor(_model(), AUDITOR_OPTIONS, fmt="json")
+    with cassette("ollama_audit_prompt_cut") as cass:
+        outcome = auditor.audit(Segment("src/app.py", 1, 3), ["a = 1", "b = 2", "c = a + b"])
+    assert cass.play_count == 1
+    assert isinstance(outcome, AuditRejected)
+    assert outcome.error_kind == "prompt_too_long"
+    assert outcome.retried is False
+    assert (outcome.prompt_tokens, outcome.output_tokens) == (8192, 12)
+    selection = Selection((outcome.segment,), ())
+    comment = render_audit_comment(head_sha="a" * 40, selection=selection, outcomes=(outcome,),
+                                   model=outcome.model)  # fmt: skip
+    plan = AuditPlan(PullRef("o/r", 2, "a" * 40), selection, (outcome,), (), comment, "json")
+    summary = render_audit_summary(plan, applied=True)
+    assert (
+        "**Model errors:** `src/app.py:1-3` `prompt_too_long`, 8192 prompt / 12 output tokens."
+        in summary
+    )
+
+
+@pytest.mark.parametrize(
+    ("prompt_tokens", "fits"),
+    [(0, True), (4096 - 160, True), (4096 - 160 + 1, False), (4096, False), (9000, False)],
+)
+def test_the_prompt_must_leave_room_for_num_predict(prompt_tokens: int, fits: bool) -> None:
+    """The rule (bot/chat.py, check_prompt_fits): prompt + num_predict <= num_ctx."""
+    if fits:
+        check_prompt_fits(VALIDATOR_OPTIONS, prompt_tokens=prompt_tokens, output_tokens=0,
+                          duration_ms=0.0)  # fmt: skip
+        return
+    with pytest.raises(ModelPromptTooLong) as caught:
+        check_prompt_fits(VALIDATOR_OPTIONS, prompt_tokens=prompt_tokens, output_tokens=7,
+                          duration_ms=5.0)  # fmt: skip
+    assert caught.value.kind == "prompt_too_long"
+    assert (caught.value.prompt_tokens, caught.value.output_tokens) == (prompt_tokens, 7)
+    assert f"prompt of {prompt_tokens} tokens + num_predict 160 exceeds num_ctx 4096" in str(
+        caught.value
+    )

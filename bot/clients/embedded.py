@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.chat import ChatMessage, ChatResult, RoleOptions
+from bot.chat import ChatMessage, ChatResult, RoleOptions, check_prompt_fits
 from bot.config import default_models_dir
 from bot.errors import (
     ConfigError,
@@ -291,8 +291,9 @@ class EmbeddedChatModel:
         """Run one chat completion in-process. See ``ChatModel.chat``.
 
         Raises:
-            ModelRequestRejected: the role's ``num_ctx`` exceeds the loaded context, or the
-                prompt plus ``num_predict`` does not fit in it.
+            ModelRequestRejected: the role's ``num_ctx`` exceeds the loaded context.
+            ModelPromptTooLong: the prompt plus ``num_predict`` does not fit in the role's
+                ``num_ctx`` (:func:`bot.chat.check_prompt_fits`).
             ModelTruncated: generation stopped at ``num_predict``.
             ModelError: llama.cpp failed during generation.
         """
@@ -323,14 +324,12 @@ class EmbeddedChatModel:
         usage = response.get("usage") or {}
         prompt_tokens = int(usage.get("prompt_tokens", 0))
         output_tokens = int(usage.get("completion_tokens", 0))
-        if prompt_tokens + options.num_predict > options.num_ctx:
-            raise ModelRequestRejected(
-                f"prompt of {prompt_tokens} tokens + num_predict {options.num_predict} "
-                f"exceeds the role's num_ctx {options.num_ctx}",
-                prompt_tokens=prompt_tokens,
-                output_tokens=output_tokens,
-                duration_ms=duration_ms,
-            )
+        check_prompt_fits(
+            options,
+            prompt_tokens=prompt_tokens,
+            output_tokens=output_tokens,
+            duration_ms=duration_ms,
+        )
         if choice.get("finish_reason") == "length":
             raise ModelTruncated(
                 f"{self.name} stopped at num_predict={options.num_predict} tokens",

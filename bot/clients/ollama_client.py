@@ -7,7 +7,10 @@ configured (:data:`bot.factory.BACKENDS`).
 Every call sends ``stream=False``, ``think=False``, the role's ``options`` (``temperature``,
 ``num_predict``, ``num_ctx``, ``seed``) and, when given, a JSON schema as ``format`` (structured
 output). ``done_reason == "length"`` raises :class:`~bot.errors.ModelTruncated`: a truncated reply
-is an error, never a result.
+is an error, never a result. Ollama cuts a prompt longer than ``num_ctx`` without saying so
+(only its ``prompt_eval_count``, then equal to ``num_ctx``, shows it): a reply whose prompt plus
+``num_predict`` does not fit raises :class:`~bot.errors.ModelPromptTooLong`
+(:func:`bot.chat.check_prompt_fits` gives the rule and why).
 
 This module is the one place where ollama and httpx errors become :mod:`bot.errors` classes
 (:func:`translate_ollama_error`). Messages name the host without any ``user:password@``.
@@ -31,7 +34,7 @@ from typing import Any, TypeVar
 import httpx
 import ollama
 
-from bot.chat import ChatMessage, ChatResult, RoleOptions
+from bot.chat import ChatMessage, ChatResult, RoleOptions, check_prompt_fits
 from bot.errors import (
     ModelError,
     ModelNotFound,
@@ -169,7 +172,14 @@ class OllamaChatModel:
         options: RoleOptions,
         schema: dict[str, Any] | None = None,
     ) -> ChatResult:
-        """Call ``/api/chat`` once (plus transient retries). See :class:`~bot.chat.ChatModel`."""
+        """Call ``/api/chat`` once (plus transient retries). See :class:`~bot.chat.ChatModel`.
+
+        Raises:
+            ModelPromptTooLong: the reply's ``prompt_eval_count`` plus ``num_predict`` exceeds
+                ``num_ctx`` (checked before ``done_reason``: a cut prompt explains a cut reply).
+            ModelTruncated: ``done_reason == "length"``.
+            ModelError: the other faults (:func:`translate_ollama_error`).
+        """
         wire = [{"role": m.role, "content": m.content} for m in messages]
         started = time.perf_counter()
         try:
@@ -194,18 +204,31 @@ class OllamaChatModel:
         wall_ms = (time.perf_counter() - started) * 1000
         done_reason = response.done_reason or "stop"
         total_ns = response.total_duration
+        prompt_tokens = response.prompt_eval_count or 0
+        output_tokens = response.eval_count or 0
+        duration_ms = total_ns / 1e6 if total_ns else wall_ms
+        cut = prompt_tokens >= options.num_ctx
+        check_prompt_fits(
+            options,
+            prompt_tokens=prompt_tokens,
+            output_tokens=output_tokens,
+            duration_ms=duration_ms,
+            detail=f"Ollama cut the prompt to num_ctx={options.num_ctx} without saying so"
+            if cut
+            else "Ollama would shift the context during the reply",
+        )
         if done_reason == "length":
             raise ModelTruncated(
                 f"{self._model} stopped at num_predict={options.num_predict} tokens",
-                prompt_tokens=response.prompt_eval_count or 0,
-                output_tokens=response.eval_count or 0,
-                duration_ms=total_ns / 1e6 if total_ns else wall_ms,
+                prompt_tokens=prompt_tokens,
+                output_tokens=output_tokens,
+                duration_ms=duration_ms,
             )
         return ChatResult(
             text=response.message.content or "",
             done_reason=done_reason,
             model=self._model,
-            prompt_tokens=response.prompt_eval_count or 0,
-            output_tokens=response.eval_count or 0,
-            duration_ms=total_ns / 1e6 if total_ns else wall_ms,
+            prompt_tokens=prompt_tokens,
+            output_tokens=output_tokens,
+            duration_ms=duration_ms,
         )
