@@ -11,6 +11,8 @@ Routing (design.md, "The three pipelines"; issue gate triggers):
 * ``pull_request_target`` / ``pull_request`` ``opened`` / ``synchronize`` / ``reopened`` /
   ``ready_for_review`` → audit, unless the PR is a draft or not open;
 * ``issue_comment`` ``created`` → maintainer commands (:mod:`bot.commands`);
+* ``schedule`` (the workflow's cron) → :class:`Scheduled`: re-judge the ``validator-error``
+  issues (``backlog --retry-errors``; the payload is not read);
 * any other event or action → :class:`Skip` with a one-line reason (exit 0).
 
 This module is the choke point where pydantic and JSON errors on payloads become
@@ -36,9 +38,11 @@ __all__ = [
     "MAX_ID",
     "MAX_PAYLOAD_BYTES",
     "REPO_PATTERN",
+    "SCHEDULE_EVENT",
     "IssueCommentEvent",
     "IssuesEvent",
     "PullRequestEvent",
+    "Scheduled",
     "Skip",
     "load_payload",
     "route_event",
@@ -194,6 +198,17 @@ class IssueCommentEvent(_Payload):
         return IssuesEvent(action="edited", issue=self.issue, repository=self.repository)
 
 
+SCHEDULE_EVENT = "schedule"
+"""The workflow's cron trigger: the recovery run (``backlog --retry-errors``). Its payload
+holds only the cron line, so the repository comes from ``GITHUB_REPOSITORY``."""
+
+
+@dataclass(frozen=True)
+class Scheduled:
+    """A ``schedule`` event: re-judge the repository's issues whose last decision was
+    ``validator-error`` (:func:`bot.runner.run_backlog` with ``retry_errors``)."""
+
+
 @dataclass(frozen=True)
 class Skip:
     """An event the bot deliberately does nothing for; ``reason`` is one line for the log."""
@@ -264,18 +279,21 @@ def _route_pull_request(event_name: str, payload: dict[str, Any]) -> PullRequest
 
 def route_event(
     event_name: str, payload: dict[str, Any]
-) -> IssuesEvent | PullRequestEvent | IssueCommentEvent | Skip:
+) -> IssuesEvent | PullRequestEvent | IssueCommentEvent | Scheduled | Skip:
     """Decide what to do with one webhook event.
 
     Returns:
-        The validated :class:`IssuesEvent` (gate) or :class:`PullRequestEvent` (audit), else a
-        :class:`Skip`.
+        The validated :class:`IssuesEvent` (gate), :class:`PullRequestEvent` (audit) or
+        :class:`IssueCommentEvent` (a command), :class:`Scheduled` for the cron trigger, else
+        a :class:`Skip`.
 
     Raises:
         EventError: a payload lacks what its pipeline needs.
     """
     if not _NAME.match(event_name):
         raise EventError("the event name must be lower-case letters and underscores")
+    if event_name == SCHEDULE_EVENT:
+        return Scheduled()
     if event_name not in AUDIT_EVENTS and event_name not in ("issues", "issue_comment"):
         return Skip(f"event {event_name!r} is not handled by triage-bot")
     action = payload.get("action")

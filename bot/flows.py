@@ -62,6 +62,7 @@ __all__ = [
     "asks_who_labelled",
     "gate_row",
     "hand_set_gate_label",
+    "hand_set_label",
     "plan_audit",
     "plan_gate",
 ]
@@ -266,8 +267,17 @@ def hand_set_gate_label(
     """
     if event.action not in HAND_SET_ACTIONS:
         return None
+    return hand_set_label(_gate_labels_on(event), events, bot_login=bot_login)
+
+
+def hand_set_label(
+    names: Sequence[str], events: Sequence[LabelEvent], *, bot_login: str | None = None
+) -> str | None:
+    """The first of ``names`` (gate labels on an issue) whose newest ``labeled`` event a person
+    performed, or ``None``: the rule of :func:`hand_set_gate_label`, for any caller that has
+    decided it must ask (``backlog --retry-errors`` asks on every issue it would re-judge)."""
     own = (bot_login or "").lower()
-    for name in _gate_labels_on(event):
+    for name in names:
         added = [e for e in events if e.label.lower() == name.lower()]
         if not added:
             continue

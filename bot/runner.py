@@ -16,14 +16,17 @@ from dataclasses import dataclass
 from bot.agents import make_auditor, make_validator
 from bot.audit.auditor import AuditRejected
 from bot.audit.selection import DEFAULT_SKIP_GLOBS
+from bot.backlog import select_backlog
 from bot.clients.github_client import GitHubPort, PullRef
 from bot.commands.comment import run_comment
 from bot.config import Settings
-from bot.errors import ConfigError
+from bot.errors import ConfigError, ModelNotFound, ModelUnavailable
 from bot.events import (
+    REPO_PATTERN,
     IssueCommentEvent,
     IssuesEvent,
     PullRequestEvent,
+    Scheduled,
     Skip,
     load_payload,
     route_event,
@@ -48,16 +51,17 @@ from bot.render import (
     render_gate_summary,
     skipped_report,
 )
-from bot.triage.labels import GATE_LABELS, is_gate_label
+from bot.triage.labels import GATE_LABELS
 
-__all__ = ["run_audit", "run_backlog", "run_event", "run_gate"]
+__all__ = ["BACKLOG_LIMIT", "OUTAGE_KINDS", "run_audit", "run_backlog", "run_event", "run_gate"]
 
 
 def run_event(settings: Settings) -> RunReport:
     """Handle the webhook event named in the settings (``GITHUB_EVENT_NAME``/``_PATH``).
 
     Raises:
-        ConfigError: no event name or path, or no token when writing.
+        ConfigError: no event name or path, no token when writing, or (a ``schedule`` event)
+            no ``GITHUB_REPOSITORY``.
         EventError: the payload is missing or malformed.
         GitHubError / StoreError: a write failed.
     """
@@ -72,7 +76,18 @@ def run_event(settings: Settings) -> RunReport:
         return run_gate(routed, settings)
     if isinstance(routed, IssueCommentEvent):
         return run_comment(routed, settings, _CommandServices(settings))
+    if isinstance(routed, Scheduled):
+        return _run_scheduled(settings)
     return _run_audit_event(routed, settings)
+
+
+def _run_scheduled(settings: Settings) -> RunReport:
+    """The cron trigger: ``backlog --retry-errors`` on the workflow's repository."""
+    repo = settings.repository or ""
+    if not REPO_PATTERN.match(repo):
+        raise ConfigError(f"a schedule event needs GITHUB_REPOSITORY as OWNER/NAME, got {repo!r}")
+    github = make_github(settings, token_required=not settings.dry_run)
+    return run_backlog(repo, settings, github, retry_errors=True)
 
 
 def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> RunReport:
@@ -238,47 +253,96 @@ class _CommandServices:
         return run_audit(pull, self.settings, github, requested_range=requested_range)
 
 
+BACKLOG_LIMIT = 50
+"""Most issues one backlog run judges unless told otherwise (``--limit``; the scheduled run)."""
+
+OUTAGE_KINDS = frozenset({ModelUnavailable.kind, ModelNotFound.kind})
+"""Fault kinds that say the model is still out: a ``--retry-errors`` run stops at the first."""
+
+
 def run_backlog(
     repo: str,
     settings: Settings,
     github: GitHubPort,
     *,
-    limit: int,
+    limit: int = BACKLOG_LIMIT,
+    retry_errors: bool = False,
     on_progress: Callable[[int, int], None] = lambda done, total: None,
 ) -> RunReport:
-    """Run the gate over open issues that carry no gate label, at most ``limit`` of them.
+    """Run the gate over a selection of open issues, at most ``limit`` of them.
 
-    Resumable: an issue the store already holds a decision for is not judged again (after a
-    crash, the next run carries on). ``on_progress(done, total)`` is called after each issue.
+    The selection (:func:`bot.backlog.select_backlog`): issues that carry no gate label and
+    have no decision in the store; with ``retry_errors``, those whose last decision was
+    ``validator-error`` (a hand-set label is left alone), oldest decision first. Both are
+    resumable: each issue's labels are written, then its decision row, so after a crash or an
+    interruption the next run carries on where this one stopped. A ``retry_errors`` run stops
+    at the first fault that says the model is still out (:data:`OUTAGE_KINDS`): the rest would
+    only fail the same way, and the next scheduled run tries again. ``on_progress(done,
+    total)`` is called after each issue. No issue to judge: no model is built, nothing written.
+
+    Raises:
+        GitHubError: the issue list, an issue's events or a label write failed.
+        StoreError: the store cannot be opened, read or written.
     """
     store = make_store(settings, read_only=settings.dry_run)
+    stopped = ""
     try:
-        todo = [
-            issue
-            for issue in github.open_issues(repo)
-            if not any(is_gate_label(lab["name"]) for lab in issue["labels"])
-            and store.last_gate(repo, issue["number"]) is None
-        ][:limit]
-        validator = make_validator(settings, make_chat_model(settings, "validator"))
-        lines, counts = [], {label.name: 0 for label in GATE_LABELS}
-        for done, issue in enumerate(todo, start=1):
+        selection = select_backlog(
+            repo,
+            github.open_issues(repo),
+            store,
+            github,
+            limit=limit,
+            retry_errors=retry_errors,
+            bot_login=settings.bot_login,
+        )
+        todo = selection.todo
+        lines = [
+            f"#{number}: skipped, a maintainer set {label!r} by hand"
+            for number, label in selection.hand_set
+        ]
+        counts = {label.name: 0 for label in GATE_LABELS}
+        validator = (
+            make_validator(settings, make_chat_model(settings, "validator")) if todo else None
+        )
+        for done, item in enumerate(todo, start=1):
+            assert validator is not None  # built above when there is work
             event = IssuesEvent.model_validate(
-                {"action": "opened", "issue": issue, "repository": {"full_name": repo}}
+                {"action": "opened", "issue": item.issue, "repository": {"full_name": repo}}
             )
-            plan = plan_gate(event, validator, author_comment=settings.author_comment)
+            plan = plan_gate(
+                event,
+                validator,
+                last_applied=item.last_label,
+                author_comment=settings.author_comment,
+            )
             if not settings.dry_run:
                 apply_gate(plan, github, bot_login=settings.bot_login)
                 store.record_gate(gate_row(plan))
             counts[plan.labels.target.name] += 1
+            kind = f", {plan.decision.error_kind}" if plan.decision.error_kind else ""
             lines.append(
-                f"#{plan.number}: {plan.labels.target.name} ({plan.decision.model_ms:.0f} ms)"
+                f"#{plan.number}: {plan.labels.target.name} ({plan.decision.model_ms:.0f} ms{kind})"
             )
             on_progress(done, len(todo))
+            if retry_errors and plan.decision.error_kind in OUTAGE_KINDS and done < len(todo):
+                stopped = (
+                    f"stopped: the model is still out ({plan.decision.error_kind}); "
+                    f"{len(todo) - done} issue(s) left for the next run"
+                )
+                break
     finally:
         store.close()
     summary = ", ".join(f"{name}: {count}" for name, count in counts.items())
     state = " (dry run: nothing written)" if settings.dry_run else ""
+    what = "backlog --retry-errors" if retry_errors else "backlog"
     text = "\n".join(
-        [f"triage-bot: backlog of {repo}: {len(todo)} issue(s){state}", *lines, summary]
+        [f"triage-bot: {what} of {repo}: {len(todo)} issue(s){state}", *lines, summary]
+        + ([stopped] if stopped else [])
     )
-    return RunReport(text, f"triage-bot backlog of {repo}: {summary}{state}\n")
+    tail = f"; {stopped}" if stopped else ""
+    return RunReport(
+        text,
+        f"triage-bot {what} of {repo}: {summary}{state}{tail}\n",
+        warnings=[stopped] if stopped else [],
+    )

@@ -98,6 +98,11 @@ class SettingsTable:
         parse=Path,
         help="webhook payload JSON",
     )
+    repository: str | None = setting(
+        None,
+        env="GITHUB_REPOSITORY",
+        help="set by Actions: `OWNER/NAME`; a `schedule` event runs `backlog --retry-errors` on it",
+    )
     step_summary_path: Path | None = setting(
         None,
         env="GITHUB_STEP_SUMMARY",

@@ -141,6 +141,13 @@ class FakeGitHub:
         self.writes.append(("reaction", str(comment_id), content))
 
     def open_issues(self, repo: str) -> list[dict[str, Any]]:
+        """``open_issue_list`` as GitHub lists it now: each issue with its current labels
+        (``issue_labels``, once the issue has any there; else the labels it was listed with)."""
         self._enter("open_issues")
         self.reads.append(("open_issues", repo))
-        return [dict(issue) for issue in self.open_issue_list]
+        return [
+            {**issue, "labels": [{"name": name} for name in self.issue_labels[issue["number"]]]}
+            if issue["number"] in self.issue_labels
+            else dict(issue)
+            for issue in self.open_issue_list
+        ]

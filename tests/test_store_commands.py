@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -67,3 +68,41 @@ def test_backlog_judges_only_ungated_issues_and_resumes(
     assert again.exit_code == 0
     assert "0 issue(s)" in again.stdout
     assert cass.play_count == 1  # the issue list only: the store says both are done
+
+
+def test_backlog_retry_errors_rejudges_the_bots_validator_errors_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 16: after an outage, `--retry-errors` re-judges #3 (validator-error by the bot)
+    and leaves #4 (validator-error by a person) and #1 (a verdict) alone; on an empty store
+    (a fresh runner) the labels and who added them decide."""
+    import bot.clients.github_client as gc
+
+    monkeypatch.setattr(gc, "DEFAULT_SECONDS_BETWEEN_WRITES", 0.0)
+    db = tmp_path / "t.db"
+    args = ["backlog", "--repo", "Codertocat/Hello-World", "--db", str(db), "--retry-errors",
+            "--ollama-host", "http://127.0.0.1:11434"]  # fmt: skip
+    env = {"GITHUB_TOKEN": "test-token-not-real"}
+    captured: list[Any] = []
+    with cassette("e2e_backlog_retry_errors", captured) as cass:
+        result = CliRunner().invoke(main, args, env=env)
+    assert result.exit_code == 0, result.output
+    assert cass.all_played
+    assert [(r.method, r.path) for r in captured] == [
+        ("GET", "/repos/Codertocat/Hello-World/issues"),
+        ("GET", "/repos/Codertocat/Hello-World/issues/3/events"),
+        ("GET", "/repos/Codertocat/Hello-World/issues/4/events"),
+        ("POST", "/api/chat"),
+        ("POST", "/repos/Codertocat/Hello-World/labels"),
+        ("POST", "/repos/Codertocat/Hello-World/issues/3/labels"),
+        ("DELETE", "/repos/Codertocat/Hello-World/issues/3/labels/validator-error"),
+    ]
+    assert "backlog --retry-errors of Codertocat/Hello-World: 1 issue(s)" in result.stdout
+    assert "#3: ready-for-dev" in result.stdout
+    assert "#4: skipped, a maintainer set 'validator-error' by hand" in result.stdout
+    store = Store(db, read_only=True)
+    last = store.last_gate("Codertocat/Hello-World", 3)
+    assert store.last_gate("Codertocat/Hello-World", 4) is None
+    store.close()
+    assert last is not None
+    assert last["label"] == "ready-for-dev"

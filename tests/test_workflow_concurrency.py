@@ -65,3 +65,24 @@ def test_only_a_newer_event_of_the_same_pr_supersedes_its_audit() -> None:
         group, cancels = concurrency("issues", _payload(name))
         assert cancels is False
         assert group == concurrency("issues", _payload("issues.opened.18.json"))[0]
+
+
+def test_the_scheduled_recovery_run_has_a_group_of_its_own() -> None:
+    """Issue 16: the hourly `backlog --retry-errors` run. Its payload carries the cron line
+    (`github.event.schedule`) and no issue, PR or comment, so it falls through to `'backlog'`:
+    one group only the cron starts runs in, which cancels nothing."""
+    import yaml
+
+    from tests.workflow_expr import WORKFLOW
+
+    crons = yaml.safe_load(WORKFLOW.read_text("utf-8"))[True]["schedule"]  # YAML 1.1: on → True
+    assert [c["cron"] for c in crons] == ["17 * * * *"]
+    scheduled = {"schedule": crons[0]["cron"], "workflow": ".github/workflows/triage.yml"}
+    group, cancels = concurrency("schedule", scheduled)
+    assert (group, cancels) == ("triage-schedule-backlog", False)
+    others = {
+        concurrency("issues", _payload("issues.opened.18.json"))[0],
+        concurrency("pull_request_target", _payload("pull_request.opened.0.json"))[0],
+        concurrency("issue_comment", _payload("issue_comment.created.0.json"))[0],
+    }
+    assert group not in others

@@ -1,0 +1,132 @@
+"""Which open issues ``triage-bot backlog`` judges, and in what order.
+
+Rule source: issue 16, "Recovery after an outage". Two selections over the repository's open
+issues (``GitHubPort.open_issues``, in payload shape), both resumable because they read what
+the last run left behind (the issue's labels, the store's last decision) rather than a cursor:
+
+- **plain** (``backlog``): issues that carry no gate label and that the store holds no decision
+  for. After a crash the next run carries on: every issue judged has a row.
+- **retry errors** (``backlog --retry-errors``, and the scheduled run of the example workflow):
+  issues whose last decision was ``validator-error`` (an Ollama outage, a model not pulled, a
+  prompt over ``num_ctx``): the issue's only gate label is ``validator-error``, or it carries
+  no gate label and the store's last decision is ``validator-error``. An issue with another gate
+  label is not one: a person or a later run gave it a verdict, whatever the store says. A
+  ``validator-error`` label a maintainer added by hand is never touched (the hand-set rule of
+  :func:`bot.flows.hand_set_label`, asked of GitHub: one read per issue about to be re-judged,
+  the cost :func:`bot.flows.asks_who_labelled` pays on an edit). Issues go oldest decision
+  first (an issue the store has no row for before any that has one), so after an interruption
+  the next run starts with the issues not yet retried, and one that failed again waits behind
+  them.
+
+Nothing here writes; the runner judges the selection and writes labels, then rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from bot.clients.github_client import GitHubPort
+from bot.flows import hand_set_label
+from bot.history.store import Store
+from bot.triage.labels import VALIDATOR_ERROR, is_gate_label
+
+__all__ = ["BacklogItem", "BacklogSelection", "select_backlog"]
+
+
+@dataclass(frozen=True)
+class BacklogItem:
+    """One issue to judge.
+
+    Attributes:
+        issue: the issue as ``open_issues`` gives it (a webhook payload's ``issue`` shape).
+        last_label: the label of the bot's last decision on it (the store), or ``None``; the
+            plan removes it too when the verdict changes (labels stay mutually exclusive).
+    """
+
+    issue: dict[str, Any]
+    last_label: str | None
+
+
+@dataclass(frozen=True)
+class BacklogSelection:
+    """What a backlog run will do.
+
+    Attributes:
+        todo: the issues to judge, in order, at most the run's limit.
+        hand_set: ``(issue number, label)`` of issues left alone because a maintainer set their
+            gate label by hand (``--retry-errors`` only; only those met before the limit).
+    """
+
+    todo: tuple[BacklogItem, ...]
+    hand_set: tuple[tuple[int, str], ...] = ()
+
+
+_ERROR = VALIDATOR_ERROR.name.lower()
+
+
+def _gate_labels(issue: dict[str, Any]) -> list[str]:
+    return [lab["name"] for lab in issue["labels"] if is_gate_label(lab["name"])]
+
+
+def _last_was_error(last: dict[str, Any] | None) -> bool:
+    return last is not None and (
+        bool(last.get("error_kind")) or str(last.get("label", "")).lower() == _ERROR
+    )
+
+
+def select_backlog(
+    repo: str,
+    issues: Iterable[dict[str, Any]],
+    store: Store,
+    github: GitHubPort,
+    *,
+    limit: int,
+    retry_errors: bool = False,
+    bot_login: str | None = None,
+) -> BacklogSelection:
+    """The issues a backlog run judges (module doc: the two selections and their order).
+
+    Args:
+        repo: ``owner/name``.
+        issues: the open issues (``GitHubPort.open_issues``), pull requests already left out.
+        store: the decision store (read only here).
+        github: reads the ``labeled`` events of issues that carry ``validator-error``.
+        limit: the most issues returned in ``todo`` (≥ 1).
+        retry_errors: the ``--retry-errors`` selection instead of the plain one.
+        bot_login: the login the bot writes as with a personal access token (hand-set rule).
+
+    Raises:
+        GitHubError: an issue's events could not be read.
+        StoreError: the store could not be read.
+    """
+    if not retry_errors:
+        plain = [
+            BacklogItem(issue, None)
+            for issue in issues
+            if not _gate_labels(issue) and store.last_gate(repo, issue["number"]) is None
+        ]
+        return BacklogSelection(tuple(plain[:limit]))
+    candidates: list[tuple[int, BacklogItem, bool]] = []
+    for issue in issues:
+        labels = _gate_labels(issue)
+        last = store.last_gate(repo, issue["number"])
+        if [name.lower() for name in labels] == [_ERROR] or (not labels and _last_was_error(last)):
+            item = BacklogItem(issue, last["label"] if last else None)
+            candidates.append((int(last["id"]) if last else 0, item, bool(labels)))
+    candidates.sort(key=lambda entry: entry[0])  # oldest decision first; stable otherwise
+    todo: list[BacklogItem] = []
+    hand_set: list[tuple[int, str]] = []
+    for _, item, labelled in candidates:
+        if len(todo) == limit:
+            break
+        number = item.issue["number"]
+        if labelled:
+            events = github.label_events(repo, number)
+            person = hand_set_label(_gate_labels(item.issue), events, bot_login=bot_login)
+            if person is not None:
+                hand_set.append((number, person))
+                continue
+        todo.append(item)
+    return BacklogSelection(tuple(todo), tuple(hand_set))
