@@ -81,7 +81,7 @@ def test_the_default_model_is_the_best_measured_one() -> None:
 
     inputs = yaml.safe_load((ROOT / "action.yml").read_text("utf-8"))["inputs"]
     measured = _measured_models()
-    assert measured[:2] == ["qwen2.5-coder:1.5b", "gemma3:270m"]
+    assert {"qwen2.5-coder:1.5b", "gemma3:270m"} <= set(measured)  # evals/README.md's models
     assert inputs["validator-model"]["default"] == DEFAULT_OLLAMA_MODEL == measured[0]
     assert inputs["audit-model"]["default"] == ""  # the validator's model
     assert inputs["audit-format"]["default"] == "json"
