@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from bot.cli import main
+from bot.settings_table import DEFAULT_OLLAMA_MODEL
 from tests.replies import COMPLETE_BODY
 from tests.support import ROOT, cassette, load_webhook, write_payload
 
@@ -51,7 +52,7 @@ def test_dry_run_prints_the_plan_on_the_ollama_backend(tmp_path: Path) -> None:
     assert "misspelled word" not in out
     assert "changes:  +ready-for-dev" in out
     assert "tokens:   312 prompt / 31 output" in out
-    assert "model:    qwen2.5-coder:1.5b (validator@" in out  # the default tag
+    assert f"model:    {DEFAULT_OLLAMA_MODEL} (validator@" in out  # the default tag
     assert "nothing written to GitHub" in out
 
 
