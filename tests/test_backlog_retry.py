@@ -60,6 +60,7 @@ def _outage(tmp_path: Path, github: FakeGitHub, model: FakeChatModel) -> None:
     model.enqueue(*[DOWN] * len(github.open_issue_list))
     _backlog(tmp_path, github)
     assert {n: github.issue_labels[n] for n in (1, 2, 3, 4)} == {n: [ERROR] for n in (1, 2, 3, 4)}
+    assert not any(github.bot_comments(n) for n in (1, 2, 3, 4))  # the fault is the bot's
     model.history.clear()
     github.writes.clear()
     github.reads.clear()
@@ -115,7 +116,9 @@ def test_retry_errors_rejudges_exactly_the_validator_error_issues(
     assert {w for w in github.writes if w[0] != "create_label"} == {
         ("add_labels", "1", READY), ("remove_label", "1", ERROR),
         ("add_labels", "4", NEEDS), ("remove_label", "4", ERROR),
+        ("create_comment", "4"),  # the author of #4 is told now what to add (none in the outage)
     }  # fmt: skip
+    assert len(github.bot_comments(4)) == 1
     assert (_last(tmp_path, 1)["label"], _last(tmp_path, 4)["label"]) == (READY, NEEDS)
     assert _last(tmp_path, 3)["label"] == ERROR  # no new row for the hand-set one
 
