@@ -49,7 +49,8 @@ class Rendered:
         html: the HTML markdown-it-py produced.
         tags: start-tag name → count (raw HTML the markdown let through shows up here).
         attributes: every attribute name seen on any tag (``src``, ``href``, ``onerror`` …).
-        text: text outside ``<code>``/``<pre>``, in document order.
+        text: text outside ``<code>``/``<pre>``, in document order, a line break where a code
+            element was.
         code: text inside ``<code>``, one entry per element.
         all_text: all text, code included, in document order.
         blocks: top-level elements in order as ``(tag, text)``.
@@ -95,6 +96,9 @@ class _Collector(HTMLParser):
             self.block_text = []
         self.stack.append(tag)
         if tag in ("code", "pre"):
+            # GitHub links references, mentions and emoji per text node: text on either side
+            # of a code element never joins into one (``:x<code>…</code>y:`` is no ``:xy:``)
+            self.parts.append("\n")
             self.in_code += 1
             if tag == "code":
                 self.out.code.append("")

@@ -323,3 +323,12 @@ def test_the_readme_shows_the_comments_as_the_bot_builds_them() -> None:
     ready = "".join(f"  {line}\n" if line else "\n" for line in
                     ready_comment(label=READY.name).splitlines())  # fmt: skip
     assert f"  ````markdown\n{ready}  ````\n" in readme
+
+
+def test_text_either_side_of_a_code_span_is_not_joined_by_the_oracle() -> None:
+    """Found by hypothesis: ``::error::x`<`http://…`` renders ``:x`` and ``http:`` as two text
+    nodes around a code element; GitHub replaces emoji per text node, so no ``:xhttp:``."""
+    body = needs_refinement_comment("::error::x`<`http://evil.example", [], label="x")
+    _safe(body)
+    assert render("a :x`b`y: c").github_links == []
+    assert render("a :smile: c").github_links == [":smile:"]
