@@ -53,7 +53,15 @@ from bot.render import (
 )
 from bot.triage.labels import GATE_LABELS
 
-__all__ = ["BACKLOG_LIMIT", "OUTAGE_KINDS", "run_audit", "run_backlog", "run_event", "run_gate"]
+__all__ = [
+    "BACKLOG_LIMIT",
+    "OUTAGE_KINDS",
+    "run_audit",
+    "run_backlog",
+    "run_event",
+    "run_gate",
+    "with_repository_file",
+]
 
 
 def run_event(settings: Settings) -> RunReport:
@@ -72,13 +80,53 @@ def run_event(settings: Settings) -> RunReport:
     routed = route_event(settings.event_name, load_payload(settings.event_path))
     if isinstance(routed, Skip):
         return skipped_report(routed.reason)
-    if isinstance(routed, IssuesEvent):
-        return run_gate(routed, settings)
     if isinstance(routed, IssueCommentEvent):
+        # a command reads the file only if it runs a pipeline (Services), so a plain comment
+        # costs no request
         return run_comment(routed, settings, _CommandServices(settings))
     if isinstance(routed, Scheduled):
         return _run_scheduled(settings)
+    repo = routed.repository
+    settings = with_repository_file(settings, repo.full_name, repo.default_branch)
+    if isinstance(routed, IssuesEvent):
+        skip = _skip_rule(routed, settings)
+        if skip is not None:
+            return skipped_report(skip)
+        return run_gate(routed, settings)
     return _run_audit_event(routed, settings)
+
+
+def with_repository_file(settings: Settings, repo: str, branch: str | None) -> Settings:
+    """The settings with the repository's ``.github/triage-bot.yml`` as their file layer
+    (:meth:`Settings.with_repository_file`), read once per run: one
+    ``GET .../contents/...`` on ``branch`` (the payload's ``repository.default_branch``; never
+    a PR head), none when ``settings`` already carry the file. No file: the settings as they
+    are (with an empty file, so it is not read again).
+
+    Raises:
+        ConfigError: the file is broken (:func:`bot.repo_file.parse_repo_file`: key and line).
+        GitHubError: the read failed.
+    """
+    from bot.repo_file import REPO_FILE_PATH, RepoFile, parse_repo_file
+
+    if settings.repo_file is not None:
+        return settings
+    github = make_github(settings, token_required=not settings.dry_run)
+    text = github.repo_file(repo, REPO_FILE_PATH, branch)
+    return settings.with_repository_file(RepoFile() if text is None else parse_repo_file(text))
+
+
+def _skip_rule(event: IssuesEvent, settings: Settings) -> str | None:
+    """Why the repository file's skip rules leave this issue alone, or ``None``."""
+    if settings.repo_file is None:
+        return None
+    issue = event.issue
+    return settings.repo_file.skip.reason(
+        title=issue.title,
+        labels=issue.label_names,
+        author=issue.user.login if issue.user else None,
+        author_type=issue.user.type if issue.user else None,
+    )
 
 
 def _run_scheduled(settings: Settings) -> RunReport:
@@ -86,6 +134,7 @@ def _run_scheduled(settings: Settings) -> RunReport:
     repo = settings.repository or ""
     if not REPO_PATTERN.match(repo):
         raise ConfigError(f"a schedule event needs GITHUB_REPOSITORY as OWNER/NAME, got {repo!r}")
+    settings = with_repository_file(settings, repo, None)
     github = make_github(settings, token_required=not settings.dry_run)
     return run_backlog(repo, settings, github, retry_errors=True)
 
@@ -247,10 +296,13 @@ class _CommandServices:
         return make_store(self.settings, read_only=True)
 
     def rerun_gate(self, event: IssuesEvent) -> RunReport:
-        return run_gate(event, self.settings, force=True)
+        repo = event.repository
+        settings = with_repository_file(self.settings, repo.full_name, repo.default_branch)
+        return run_gate(event, settings, force=True)
 
     def audit(self, pull: PullRef, github: GitHubPort, requested_range: str | None) -> RunReport:
-        return run_audit(pull, self.settings, github, requested_range=requested_range)
+        settings = with_repository_file(self.settings, pull.repo, None)
+        return run_audit(pull, settings, github, requested_range=requested_range)
 
 
 BACKLOG_LIMIT = 50
