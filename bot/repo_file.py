@@ -16,10 +16,10 @@ The published JSON schema (``schema/triage-bot.schema.json``) is :func:`json_sch
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from bot.errors import ConfigError
 
@@ -56,6 +56,15 @@ class AuthorCommentConfig(_Strict):
     )
 
 
+def _regex(pattern: str) -> str:
+    """A title pattern that compiles (Python's ``re``); the error points at the item."""
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"{pattern!r} is not a regular expression ({exc})") from None
+    return pattern
+
+
 class SkipRules(_Strict):
     """``skip:``: issues the gate leaves alone. Any rule that matches skips the event, with
     the rule named in the run's reason. Labels and logins compare case-insensitively
@@ -64,19 +73,9 @@ class SkipRules(_Strict):
     labels: list[str] = Field(default_factory=list, description="skip issues with any of these")
     authors: list[str] = Field(default_factory=list, description="skip issues by these logins")
     bots: bool = Field(default=False, description="skip issues opened by Bot accounts")
-    titles: list[str] = Field(
+    titles: list[Annotated[str, AfterValidator(_regex)]] = Field(
         default_factory=list, description="skip issues whose title matches a regex"
     )
-
-    @field_validator("titles")
-    @classmethod
-    def _compiles(cls, value: list[str]) -> list[str]:
-        for pattern in value:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"{pattern!r} is not a regular expression ({exc})") from None
-        return value
 
     def reason(
         self, *, title: str, labels: list[str], author: str | None, author_type: str | None
