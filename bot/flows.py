@@ -125,7 +125,7 @@ class AppliedGate:
 
 
 def _author_comment(
-    event: IssuesEvent, decision: GateDecision, labels: LabelPlan
+    event: IssuesEvent, decision: GateDecision, labels: LabelPlan, intro: str | None
 ) -> AuthorCommentPlan | None:
     """The author comment for a decision; ``None`` when no comment can be due.
 
@@ -138,7 +138,8 @@ def _author_comment(
     the fault is the bot's (the run's warning tells the maintainers).
     """
     if decision.verdict == "NEEDS_REFINEMENT":
-        return AuthorCommentPlan(refinement_comment_for(decision, label=labels.target.name), True)
+        body = refinement_comment_for(decision, label=labels.target.name, intro=intro)
+        return AuthorCommentPlan(body, True)
     if decision.verdict != "VALID":
         return None
     removes_refinement = NEEDS_REFINEMENT.name.lower() in {n.lower() for n in labels.remove}
@@ -154,6 +155,7 @@ def plan_gate(
     *,
     last_applied: str | None = None,
     author_comment: bool = False,
+    author_intro: str | None = None,
 ) -> GatePlan:
     """Judge the event's issue and plan its labels. Never raises for model faults.
 
@@ -171,6 +173,7 @@ def plan_gate(
         last_applied: the label of the bot's last decision on this issue, or ``None``.
         author_comment: plan the author comment (the runner passes
             ``Settings.author_comment``); which one, if any: :func:`_author_comment`.
+        author_intro: the repository's intro line for that comment, or ``None``.
     """
     decision = validator.judge(event.issue.title, event.issue.body)
     labels = plan_labels(event.issue.label_names, decision.label)
@@ -188,7 +191,9 @@ def plan_gate(
         public_repo=not event.repository.private,
         decision=decision,
         labels=labels,
-        author_comment=_author_comment(event, decision, labels) if author_comment else None,
+        author_comment=(
+            _author_comment(event, decision, labels, author_intro) if author_comment else None
+        ),
     )
 
 

@@ -49,10 +49,17 @@ class _Strict(BaseModel):
 
 class AuthorCommentConfig(_Strict):
     """``author_comment:``: whether the gate tells the author what to add (the
-    ``author_comment`` setting)."""
+    ``author_comment`` setting), and a line of the repository's own in it (neutralised by
+    :func:`bot.triage.author_comment.needs_refinement_comment`: no links, mentions or
+    markup)."""
 
     enabled: bool | None = Field(
         default=None, description="post the comment on needs-refinement (default: true)"
+    )
+    intro: str | None = Field(
+        default=None,
+        max_length=300,
+        description="a line of your own under the comment's heading (shown as plain text)",
     )
 
 

@@ -96,7 +96,9 @@ def run_event(settings: Settings) -> RunReport:
     return _run_audit_event(routed, settings)
 
 
-def with_repository_file(settings: Settings, repo: str, branch: str | None) -> Settings:
+def with_repository_file(
+    settings: Settings, repo: str, branch: str | None, github: GitHubPort | None = None
+) -> Settings:
     """The settings with the repository's ``.github/triage-bot.yml`` as their file layer
     (:meth:`Settings.with_repository_file`), read once per run: one
     ``GET .../contents/...`` on ``branch`` (the payload's ``repository.default_branch``; never
@@ -111,9 +113,15 @@ def with_repository_file(settings: Settings, repo: str, branch: str | None) -> S
 
     if settings.repo_file is not None:
         return settings
-    github = make_github(settings, token_required=not settings.dry_run)
+    if github is None:
+        github = make_github(settings, token_required=not settings.dry_run)
     text = github.repo_file(repo, REPO_FILE_PATH, branch)
     return settings.with_repository_file(RepoFile() if text is None else parse_repo_file(text))
+
+
+def _author_intro(settings: Settings) -> str | None:
+    """The repository file's intro line for the author comment, or ``None``."""
+    return settings.repo_file.author_comment.intro if settings.repo_file else None
 
 
 def _skip_rule(event: IssuesEvent, settings: Settings) -> str | None:
@@ -134,7 +142,6 @@ def _run_scheduled(settings: Settings) -> RunReport:
     repo = settings.repository or ""
     if not REPO_PATTERN.match(repo):
         raise ConfigError(f"a schedule event needs GITHUB_REPOSITORY as OWNER/NAME, got {repo!r}")
-    settings = with_repository_file(settings, repo, None)
     github = make_github(settings, token_required=not settings.dry_run)
     return run_backlog(repo, settings, github, retry_errors=True)
 
@@ -184,6 +191,7 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
             validator,
             last_applied=last["label"] if last else None,
             author_comment=settings.author_comment,
+            author_intro=_author_intro(settings),
         )
         text = render_gate_plan(plan)
         comment: str | None = None
@@ -336,6 +344,7 @@ def run_backlog(
         GitHubError: the issue list, an issue's events or a label write failed.
         StoreError: the store cannot be opened, read or written.
     """
+    settings = with_repository_file(settings, repo, None, github)
     store = make_store(settings, read_only=settings.dry_run)
     stopped = ""
     try:
@@ -367,6 +376,7 @@ def run_backlog(
                 validator,
                 last_applied=item.last_label,
                 author_comment=settings.author_comment,
+                author_intro=_author_intro(settings),
             )
             if not settings.dry_run:
                 apply_gate(plan, github, bot_login=settings.bot_login)

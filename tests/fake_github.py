@@ -21,6 +21,10 @@ CONFIG_READ = ("repo_file", ".github/triage-bot.yml@master")
 """The one read every webhook gate or audit run makes first: the repository's configuration on
 its default branch (``master`` in the real example payloads)."""
 
+CONFIG_READ_DEFAULT = ("repo_file", ".github/triage-bot.yml@None")
+"""The same read when no payload names the default branch (``backlog``, the schedule): GitHub
+reads the default branch when the request names no ``ref``."""
+
 
 @dataclass
 class StoredComment:

@@ -28,6 +28,7 @@ from bot.errors import ConfigError
 from bot.render import RunReport
 from bot.repo_file import REPO_FILE_PATH, RepoFile, json_schema, parse_repo_file
 from tests.fake_github import CONFIG_READ, FakeGitHub
+from tests.markdown_oracle import render
 from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
 from tests.support import ROOT, FakeChatModel, cassette, load_webhook, write_payload
 
@@ -141,6 +142,22 @@ def test_the_file_is_read_once_from_the_default_branch_and_sets_the_run(
     assert github.reads.count(CONFIG_READ) == 1
     assert github.bot_comments(1) == []  # the author comment is off by file
     assert not any(r[0] == "find_bot_comment" for r in github.reads)
+
+
+def test_the_intro_line_opens_the_author_comment_neutralised(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+) -> None:
+    intro = "See CONTRIBUTING.md, @acme/maintainers <img src=x> [here](http://evil.example)"
+    github.repo_files[("master", REPO_FILE_PATH)] = f"author_comment:\n  intro: '{intro}'\n"
+    model.enqueue(NEEDS_REPLY)
+    _run(tmp_path, _issue(SHORT_BODY))
+    (comment,) = github.bot_comments(1)
+    shown = render(comment.body)
+    assert "@\u200bacme/maintainers" in shown.text  # shown, but not a mention
+    assert intro in shown.text.replace("\u200b", "")
+    assert "a" not in shown.tags  # no link, no mention
+    assert "img" not in shown.tags
+    assert "href" not in shown.attributes
 
 
 def test_a_pr_whose_head_changes_the_file_does_not_change_the_run(
