@@ -9,7 +9,9 @@ from the YAML node marks, so nothing is labelled from a half-read configuration.
 
 Its values that are also settings (:data:`SETTING_OF_KEY`) enter the one settings table's
 precedence as the layer between action inputs and defaults
-(:meth:`bot.config.Settings.with_repository_file`); the skip rules are the file's alone.
+(:meth:`bot.config.Settings.with_repository_file`); the gate labels, the author comment's
+intro and the skip rules are the file's alone (the runner reads them from
+``Settings.repo_file``).
 The published JSON schema (``schema/triage-bot.schema.json``) is :func:`json_schema`.
 """
 
@@ -28,6 +30,8 @@ __all__ = [
     "SETTING_OF_KEY",
     "AuditConfig",
     "AuthorCommentConfig",
+    "LabelConfig",
+    "LabelsConfig",
     "ModelsConfig",
     "RepoFile",
     "SkipRules",
@@ -102,6 +106,30 @@ class SkipRules(_Strict):
         return None
 
 
+class LabelConfig(_Strict):
+    """One gate label: any field left out keeps the bot's (``ready-for-dev`` …)."""
+
+    name: str | None = Field(
+        default=None, min_length=1, max_length=50, pattern=r"^[^,]*\S[^,]*$",
+        description="the label's name (GitHub: at most 50 characters; no commas here)",
+    )  # fmt: skip
+    color: str | None = Field(
+        default=None, pattern=r"^[0-9a-fA-F]{6}$", description="six hex digits, no #"
+    )
+    description: str | None = Field(
+        default=None, max_length=100, description="at most 100 characters (GitHub's limit)"
+    )
+
+
+class LabelsConfig(_Strict):
+    """``labels:``: the three gate labels, renamed or recoloured. A label the bot applied
+    under its old name is no longer a gate label once renamed (rename it on GitHub too)."""
+
+    ready: LabelConfig = Field(default_factory=LabelConfig)
+    needs_refinement: LabelConfig = Field(default_factory=LabelConfig)
+    validator_error: LabelConfig = Field(default_factory=LabelConfig)
+
+
 class AuditConfig(_Strict):
     """``audit:``: the PR audit's file skips and segment cap."""
 
@@ -121,6 +149,7 @@ class ModelsConfig(_Strict):
 class RepoFile(_Strict):
     """The whole file. Every key is optional; an empty file is the defaults."""
 
+    labels: LabelsConfig = Field(default_factory=LabelsConfig)
     author_comment: AuthorCommentConfig = Field(default_factory=AuthorCommentConfig)
     skip: SkipRules = Field(default_factory=SkipRules)
     audit: AuditConfig = Field(default_factory=AuditConfig)

@@ -51,11 +51,12 @@ from bot.render import (
     render_gate_summary,
     skipped_report,
 )
-from bot.triage.labels import GATE_LABELS
+from bot.triage.labels import DEFAULT_LABELS, GateLabel, GateLabels
 
 __all__ = [
     "BACKLOG_LIMIT",
     "OUTAGE_KINDS",
+    "gate_labels",
     "run_audit",
     "run_backlog",
     "run_event",
@@ -119,6 +120,38 @@ def with_repository_file(
     return settings.with_repository_file(RepoFile() if text is None else parse_repo_file(text))
 
 
+def gate_labels(settings: Settings) -> GateLabels:
+    """The repository's three gate labels: the bot's, with what its file's ``labels:`` sets.
+
+    Raises:
+        ConfigError: two of the three would share a name (GitHub compares names
+            case-insensitively).
+    """
+    if settings.repo_file is None:
+        return DEFAULT_LABELS
+    given = settings.repo_file.labels
+    merged = GateLabels(
+        *(
+            GateLabel(
+                cfg.name or base.name,
+                (cfg.color or base.color).lower(),
+                base.description if cfg.description is None else cfg.description,
+            )
+            for cfg, base in zip(
+                (given.ready, given.needs_refinement, given.validator_error),
+                DEFAULT_LABELS.all,
+                strict=True,
+            )
+        )
+    )
+    names = [label.name.lower() for label in merged.all]
+    if len(set(names)) != len(names):
+        raise ConfigError(
+            ".github/triage-bot.yml: labels: the three gate labels need three different names"
+        )
+    return merged
+
+
 def _author_intro(settings: Settings) -> str | None:
     """The repository file's intro line for the author comment, or ``None``."""
     return settings.repo_file.author_comment.intro if settings.repo_file else None
@@ -168,18 +201,22 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
     try:
         last = store.last_gate(repo, number)
         model = make_chat_model(settings, "validator")
+        labels = gate_labels(settings)
         if not force and already_decided(
-            event, last, model=model.name, max_body_chars=settings.max_body_chars
+            event, last, model=model.name, max_body_chars=settings.max_body_chars, gate=labels
         ):
             label = last["label"] if last else ""
             return skipped_report(
                 f"#{number} is unchanged since the bot's last decision "
                 f"({label}); /triage re-runs the gate"
             )
-        if not force and asks_who_labelled(event):
+        if not force and asks_who_labelled(event, labels):
             reader = github or make_github(settings, token_required=False)
             hand_set = hand_set_gate_label(
-                event, reader.label_events(repo, number), bot_login=settings.bot_login
+                event,
+                reader.label_events(repo, number),
+                bot_login=settings.bot_login,
+                gate=labels,
             )
             if hand_set is not None:
                 return skipped_report(
@@ -192,6 +229,7 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
             last_applied=last["label"] if last else None,
             author_comment=settings.author_comment,
             author_intro=_author_intro(settings),
+            gate_labels=labels,
         )
         text = render_gate_plan(plan)
         comment: str | None = None
@@ -345,6 +383,7 @@ def run_backlog(
         StoreError: the store cannot be opened, read or written.
     """
     settings = with_repository_file(settings, repo, None, github)
+    labels = gate_labels(settings)
     store = make_store(settings, read_only=settings.dry_run)
     stopped = ""
     try:
@@ -356,13 +395,14 @@ def run_backlog(
             limit=limit,
             retry_errors=retry_errors,
             bot_login=settings.bot_login,
+            gate=labels,
         )
         todo = selection.todo
         lines = [
             f"#{number}: skipped, a maintainer set {label!r} by hand"
             for number, label in selection.hand_set
         ]
-        counts = {label.name: 0 for label in GATE_LABELS}
+        counts = {label.name: 0 for label in labels.all}
         validator = (
             make_validator(settings, make_chat_model(settings, "validator")) if todo else None
         )
@@ -377,6 +417,7 @@ def run_backlog(
                 last_applied=item.last_label,
                 author_comment=settings.author_comment,
                 author_intro=_author_intro(settings),
+                gate_labels=labels,
             )
             if not settings.dry_run:
                 apply_gate(plan, github, bot_login=settings.bot_login)

@@ -49,6 +49,8 @@ class FakeGitHub:
     permissions: dict[str, str] = field(default_factory=dict)
     open_issue_list: list[dict[str, Any]] = field(default_factory=list)
     events: dict[int, list[LabelEvent]] = field(default_factory=lambda: defaultdict(list))
+    label_looks: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Label name → (colour, description) as the bot created it."""
     repo_files: dict[tuple[str, str], str] = field(default_factory=dict)
     """``(ref, path)`` → text: the repository's files by branch (``repo_file`` reads them)."""
     bot_login: str = "github-actions[bot]"
@@ -81,6 +83,7 @@ class FakeGitHub:
         self._enter("ensure_label")
         if name not in self.repo_labels:
             self.repo_labels.add(name)
+            self.label_looks[name] = (color, description)
             self.writes.append(("create_label", name))
 
     def add_labels(self, repo: str, number: int, names: Sequence[str]) -> None:

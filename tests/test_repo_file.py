@@ -24,9 +24,10 @@ import bot.clients.github_client as gc
 from bot import runner
 from bot.cli import main
 from bot.config import Settings
-from bot.errors import ConfigError
+from bot.errors import ConfigError, ModelUnavailable
 from bot.render import RunReport
 from bot.repo_file import REPO_FILE_PATH, RepoFile, json_schema, parse_repo_file
+from bot.triage.labels import READY
 from tests.fake_github import CONFIG_READ, FakeGitHub
 from tests.markdown_oracle import render
 from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
@@ -105,6 +106,7 @@ def test_every_key_parses_into_the_settings_it_sets() -> None:
         ("skip:\n  titles:\n    - ok\n    - '(unclosed'\n", "line 4: skip.titles"),
         ("elements:\n  - name: version\n", "line 1: elements: Extra inputs"),
         ("models: [a]\n", "line 1: models: Input should be"),
+        ("labels:\n  ready:\n    color: '#00ff00'\n", "line 3: labels.ready.color: String should"),
         ("skip: {labels: [a}\n", "not valid YAML at line 1"),
         ("- a\n- b\n", "line 1: the file must be a mapping"),
     ],
@@ -158,6 +160,53 @@ def test_the_intro_line_opens_the_author_comment_neutralised(
     assert "a" not in shown.tags  # no link, no mention
     assert "img" not in shown.tags
     assert "href" not in shown.attributes
+
+
+RENAMED = """\
+labels:
+  ready: {name: 'status: ready', color: 00FF00}
+  needs_refinement: {name: 'status: needs info', description: 'Tell us more, please'}
+  validator_error: {name: 'status: bot error'}
+"""
+
+
+def test_labels_renamed_end_to_end(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+) -> None:
+    github.repo_files[("master", REPO_FILE_PATH)] = RENAMED
+    model.enqueue(NEEDS_REPLY)
+    report = _run(tmp_path, _issue(SHORT_BODY))
+    assert report.outputs["label"] == "status: needs info"
+    assert github.issue_labels[1] == ["status: needs info"]
+    assert github.label_looks["status: needs info"] == ("fbca04", "Tell us more, please")
+    (comment,) = github.bot_comments(1)
+    assert "labelled `status: needs info`" in comment.body
+    # the author edits the issue: VALID swaps the renamed labels and edits the comment
+    payload = _issue(COMPLETE_BODY, labels=[{"name": "status: needs info"}])
+    payload["action"] = "edited"
+    payload["changes"] = {"body": {"from": SHORT_BODY}}
+    model.enqueue(VALID_REPLY)
+    report = _run(tmp_path, payload)
+    assert report.outputs["label"] == "status: ready"
+    assert github.issue_labels[1] == ["status: ready"]
+    assert github.label_looks["status: ready"] == ("00ff00", READY.description)
+    assert "labelled `status: ready`" in github.bot_comments(1)[0].body
+    # a fault gets the renamed error label
+    payload["issue"]["body"] = COMPLETE_BODY + " More."
+    payload["issue"]["labels"] = [{"name": "status: ready"}]
+    model.enqueue(ModelUnavailable("down"))
+    assert _run(tmp_path, payload).outputs["label"] == "status: bot error"
+    assert github.issue_labels[1] == ["status: bot error"]
+
+
+def test_two_gate_labels_with_one_name_fail_the_run(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+) -> None:
+    github.repo_files[("master", REPO_FILE_PATH)] = "labels:\n  ready: {name: Needs-Refinement}\n"
+    model.enqueue(VALID_REPLY)
+    with pytest.raises(ConfigError, match="three different names"):
+        _run(tmp_path, _issue())
+    assert github.writes == []
 
 
 def test_a_pr_whose_head_changes_the_file_does_not_change_the_run(
