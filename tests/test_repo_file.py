@@ -319,6 +319,13 @@ def test_recorded_file_turns_the_author_comment_off(
     assert "needs-refinement" in json.loads(github[-1].body)  # no comment looked up or posted
 
 
+def test_the_readme_example_is_a_valid_file() -> None:
+    section = (ROOT / "README.md").read_text("utf-8").split("### Per-repository configuration")[1]
+    example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    assert example.startswith("# yaml-language-server: $schema=")
+    assert parse_repo_file(example).labels.ready.name == "status: ready"
+
+
 # --- the published schema ---------------------------------------------------------------------
 def test_the_published_schema_is_current() -> None:
     published = json.loads((ROOT / "schema" / "triage-bot.schema.json").read_text("utf-8"))
