@@ -157,15 +157,17 @@ class RepoFile(_Strict):
 
     def settings(self) -> dict[str, Any]:
         """The file's values that are settings: setting name → value, only those the file
-        sets (:data:`SETTING_OF_KEY`)."""
-        values = {
-            "author_comment": self.author_comment.enabled,
-            "validator_model": self.models.validator,
-            "audit_model": self.models.auditor,
-            "max_segments": self.audit.max_segments,
-            "skip_globs": tuple(self.audit.skip_globs) or None,
-        }
-        return {name: value for name, value in values.items() if value is not None}
+        sets (:data:`SETTING_OF_KEY`; a list becomes the tuple the settings hold)."""
+        values: dict[str, Any] = {}
+        for key, name in SETTING_OF_KEY.items():
+            value: Any = self
+            for part in key.split("."):
+                value = getattr(value, part)
+            if isinstance(value, list):
+                value = tuple(value) or None
+            if value is not None:
+                values[name] = value
+        return values
 
 
 SETTING_OF_KEY = {
