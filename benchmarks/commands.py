@@ -143,7 +143,10 @@ def triage_requests() -> int:
 
 
 def main() -> None:
-    print(f"/triage: {triage_requests()} GitHub requests   (goal <= 4, + 2 for the author comment)")
+    print(
+        f"/triage: {triage_requests()} GitHub requests   (goal <= 4, + 2 for the author comment, "
+        "+ 1 for the repository file)"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "bench.db")
         started = time.perf_counter()

@@ -5,6 +5,7 @@ Prints:
    changes to ready-for-dev on a new issue (goal ≤ 2), when it is already in place (goal 0), and
    with the author comment (issue 16, goal ≤ 3 when the verdict changes): a new issue that needs
    refinement (label + comment posted) and an edit that makes it ready (comment edited).
+   Every count includes the one read of the repository's `.github/triage-bot.yml` (a 404 here).
 2. Fixed prompt tokens: the tokens every gate call carries besides the issue's own text
    (system prompt + chat template + delimiters), on the embedded model's tokenizer (goal ≤ 400),
    the most and least over 200 random nonces.
@@ -130,15 +131,15 @@ def main_() -> None:
         posted_n = github_requests("e2e_author_comment_posted", EXAMPLE)
         ready_n = github_requests("e2e_author_comment_ready", paths["ready"])
     print("== GitHub requests per issues event (recorded traffic)")
-    print(f"opened, ready-for-dev:        {changed_n} requests   (goal <= 2)")
-    print(f"label unchanged:              {unchanged_n} requests   (goal 0 writes)")
+    print(f"opened, ready-for-dev:        {changed_n} requests   (config read + goal <= 2)")
+    print(f"label unchanged:              {unchanged_n} requests   (config read; goal 0 writes)")
     print(
-        f"opened, needs-refinement:     {posted_n} requests   (label create + add, comment list "
-        "+ post; goal <= 3)"
+        f"opened, needs-refinement:     {posted_n} requests   (config read, label create + add, "
+        "comment list + post; goal <= 3 besides the config read)"
     )
     print(
-        f"edited, now ready-for-dev:    {ready_n} requests   (who labelled, label create + add + "
-        "remove, comment list + edit; goal <= 3)"
+        f"edited, now ready-for-dev:    {ready_n} requests   (config read, who labelled, label "
+        "create + add + remove, comment list + edit; goal <= 3 besides the config read)"
     )
 
     model = EmbeddedChatModel(n_ctx=EMBEDDED_N_CTX)

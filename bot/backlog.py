@@ -30,7 +30,7 @@ from typing import Any
 from bot.clients.github_client import GitHubPort
 from bot.flows import hand_set_label
 from bot.history.store import Store
-from bot.triage.labels import VALIDATOR_ERROR, is_gate_label
+from bot.triage.labels import DEFAULT_LABELS, GateLabels
 
 __all__ = ["BacklogItem", "BacklogSelection", "select_backlog"]
 
@@ -63,16 +63,13 @@ class BacklogSelection:
     hand_set: tuple[tuple[int, str], ...] = ()
 
 
-_ERROR = VALIDATOR_ERROR.name.lower()
+def _gate_labels(issue: dict[str, Any], gate: GateLabels) -> list[str]:
+    return [lab["name"] for lab in issue["labels"] if gate.is_gate(lab["name"])]
 
 
-def _gate_labels(issue: dict[str, Any]) -> list[str]:
-    return [lab["name"] for lab in issue["labels"] if is_gate_label(lab["name"])]
-
-
-def _last_was_error(last: dict[str, Any] | None) -> bool:
+def _last_was_error(last: dict[str, Any] | None, error: str) -> bool:
     return last is not None and (
-        bool(last.get("error_kind")) or str(last.get("label", "")).lower() == _ERROR
+        bool(last.get("error_kind")) or str(last.get("label", "")).lower() == error
     )
 
 
@@ -85,6 +82,7 @@ def select_backlog(
     limit: int,
     retry_errors: bool = False,
     bot_login: str | None = None,
+    gate: GateLabels = DEFAULT_LABELS,
 ) -> BacklogSelection:
     """The issues a backlog run judges (module doc: the two selections and their order).
 
@@ -96,6 +94,7 @@ def select_backlog(
         limit: the most issues returned in ``todo`` (≥ 1).
         retry_errors: the ``--retry-errors`` selection instead of the plain one.
         bot_login: the login the bot writes as with a personal access token (hand-set rule).
+        gate: the repository's three gate labels (``.github/triage-bot.yml``).
 
     Raises:
         GitHubError: an issue's events could not be read.
@@ -105,14 +104,17 @@ def select_backlog(
         plain = [
             BacklogItem(issue, None)
             for issue in issues
-            if not _gate_labels(issue) and store.last_gate(repo, issue["number"]) is None
+            if not _gate_labels(issue, gate) and store.last_gate(repo, issue["number"]) is None
         ]
         return BacklogSelection(tuple(plain[:limit]))
     candidates: list[tuple[int, BacklogItem, bool]] = []
     for issue in issues:
-        labels = _gate_labels(issue)
+        labels = _gate_labels(issue, gate)
         last = store.last_gate(repo, issue["number"])
-        if [name.lower() for name in labels] == [_ERROR] or (not labels and _last_was_error(last)):
+        error = gate.validator_error.name.lower()
+        if [name.lower() for name in labels] == [error] or (
+            not labels and _last_was_error(last, error)
+        ):
             item = BacklogItem(issue, last["label"] if last else None)
             candidates.append((int(last["id"]) if last else 0, item, bool(labels)))
     candidates.sort(key=lambda entry: entry[0])  # oldest decision first; stable otherwise
@@ -124,7 +126,7 @@ def select_backlog(
         number = item.issue["number"]
         if labelled:
             events = github.label_events(repo, number)
-            person = hand_set_label(_gate_labels(item.issue), events, bot_login=bot_login)
+            person = hand_set_label(_gate_labels(item.issue, gate), events, bot_login=bot_login)
             if person is not None:
                 hand_set.append((number, person))
                 continue

@@ -1,18 +1,21 @@
-"""Settings, resolved once: flags > action inputs > environment > defaults, then frozen.
+"""Settings, resolved once: flags > action inputs > environment > repository file > defaults,
+then frozen.
 
 Nothing below the CLI reads ``os.environ``: the CLI passes the environment mapping to
 :meth:`Settings.resolve` and hands the frozen result down. The settings, their variables, flags,
 action inputs, defaults and value rules are the rows of :mod:`bot.settings_table` (the README's
 configuration table is printed from it). The Action passes its inputs as ``INPUT_<NAME>``
 variables (GitHub's convention for actions); they rank above the plain variables. A blank
-variable counts as unset (an action input left empty arrives as one).
+variable counts as unset (an action input left empty arrives as one). The repository's
+``.github/triage-bot.yml`` (:mod:`bot.repo_file`) is read by the runner once it knows the
+repository, and joins as a layer through :meth:`Settings.with_repository_file`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.chat import RoleOptions
 from bot.errors import ConfigError
@@ -25,6 +28,9 @@ from bot.settings_table import (
     default_db_path,
     default_models_dir,
 )
+
+if TYPE_CHECKING:
+    from bot.repo_file import RepoFile
 
 __all__ = [
     "AUDITOR_OPTIONS",
@@ -61,11 +67,17 @@ class Settings(SettingsTable):
         model_retry: transient retry policy for model calls.
         github_retries: PyGithub retry count for idempotent requests.
         github_backoff_s: PyGithub back-off factor (seconds).
+        explicit: the settings a flag, action input or variable set (they outrank the
+            repository file).
+        repo_file: the repository's ``.github/triage-bot.yml`` once read
+            (:meth:`with_repository_file`), ``None`` before.
     """
 
     model_retry: RetryPolicy = field(default_factory=RetryPolicy)
     github_retries: int = 3
     github_backoff_s: float = 1.0
+    explicit: frozenset[str] = frozenset()
+    repo_file: RepoFile | None = None
 
     @classmethod
     def resolve(cls, flags: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
@@ -88,10 +100,22 @@ class Settings(SettingsTable):
         for name, value in flags.items():
             if value is not None:
                 raw[name] = value
+        explicit = frozenset(raw)
         for spec in SETTINGS:
             if spec.default_from_env is not None and spec.name not in raw:
                 raw[spec.name] = spec.default_from_env(env)
-        return cls()._with(raw)
+        return replace(cls()._with(raw), explicit=explicit)
+
+    def with_repository_file(self, repo_file: RepoFile) -> Settings:
+        """These settings with the repository file as the layer below flags, action inputs
+        and variables and above the defaults: each setting the file sets
+        (:meth:`bot.repo_file.RepoFile.settings`) applies unless one of those set it.
+
+        Raises:
+            ConfigError: a file value breaks its row's value rule.
+        """
+        raw = {k: v for k, v in repo_file.settings().items() if k not in self.explicit}
+        return replace(self._with(raw), repo_file=repo_file)
 
     def _with(self, raw: Mapping[str, Any]) -> Settings:
         converted: dict[str, Any] = {}

@@ -124,6 +124,8 @@ class Repository(_Payload):
         return value
 
     private: bool = False
+    default_branch: str | None = None
+    """The branch the repository's configuration is read from (``.github/triage-bot.yml``)."""
 
 
 class _Change(_Payload):

@@ -40,13 +40,7 @@ from bot.events import IssuesEvent
 from bot.history.store import AuditRow, GateRow, Store
 from bot.triage.author_comment import AUTHOR_MARKER, ready_comment, refinement_comment_for
 from bot.triage.issue_text import prepare_issue
-from bot.triage.labels import (
-    NEEDS_REFINEMENT,
-    VALIDATOR_ERROR,
-    LabelPlan,
-    is_gate_label,
-    plan_labels,
-)
+from bot.triage.labels import DEFAULT_LABELS, GateLabels, LabelPlan, plan_labels
 from bot.triage.validator import GateDecision, Validator, system_prompt
 
 __all__ = [
@@ -125,7 +119,11 @@ class AppliedGate:
 
 
 def _author_comment(
-    event: IssuesEvent, decision: GateDecision, labels: LabelPlan
+    event: IssuesEvent,
+    decision: GateDecision,
+    labels: LabelPlan,
+    intro: str | None,
+    gate: GateLabels,
 ) -> AuthorCommentPlan | None:
     """The author comment for a decision; ``None`` when no comment can be due.
 
@@ -138,10 +136,11 @@ def _author_comment(
     the fault is the bot's (the run's warning tells the maintainers).
     """
     if decision.verdict == "NEEDS_REFINEMENT":
-        return AuthorCommentPlan(refinement_comment_for(decision, label=labels.target.name), True)
+        body = refinement_comment_for(decision, label=labels.target.name, intro=intro)
+        return AuthorCommentPlan(body, True)
     if decision.verdict != "VALID":
         return None
-    removes_refinement = NEEDS_REFINEMENT.name.lower() in {n.lower() for n in labels.remove}
+    removes_refinement = gate.needs_refinement.name.lower() in {n.lower() for n in labels.remove}
     changes = bool(labels.add or labels.remove)
     if removes_refinement or (changes and event.action != "opened"):
         return AuthorCommentPlan(ready_comment(label=labels.target.name), False)
@@ -154,6 +153,8 @@ def plan_gate(
     *,
     last_applied: str | None = None,
     author_comment: bool = False,
+    author_intro: str | None = None,
+    gate_labels: GateLabels = DEFAULT_LABELS,
 ) -> GatePlan:
     """Judge the event's issue and plan its labels. Never raises for model faults.
 
@@ -171,12 +172,15 @@ def plan_gate(
         last_applied: the label of the bot's last decision on this issue, or ``None``.
         author_comment: plan the author comment (the runner passes
             ``Settings.author_comment``); which one, if any: :func:`_author_comment`.
+        author_intro: the repository's intro line for that comment, or ``None``.
+        gate_labels: the repository's three gate labels (``.github/triage-bot.yml``).
     """
     decision = validator.judge(event.issue.title, event.issue.body)
-    labels = plan_labels(event.issue.label_names, decision.label)
+    target = gate_labels.for_verdict(decision.verdict)
+    labels = plan_labels(event.issue.label_names, target, gate_labels)
     if (
         last_applied
-        and is_gate_label(last_applied)
+        and gate_labels.is_gate(last_applied)
         and last_applied.lower() != labels.target.name.lower()
         and last_applied.lower() not in {name.lower() for name in labels.remove}
     ):
@@ -188,7 +192,11 @@ def plan_gate(
         public_repo=not event.repository.private,
         decision=decision,
         labels=labels,
-        author_comment=_author_comment(event, decision, labels) if author_comment else None,
+        author_comment=(
+            _author_comment(event, decision, labels, author_intro, gate_labels)
+            if author_comment
+            else None
+        ),
     )
 
 
@@ -234,21 +242,25 @@ HAND_SET_ACTIONS = frozenset({"edited", "reopened"})
 """``issues`` actions on which a hand-set gate label wins (``opened`` is always judged)."""
 
 
-def _gate_labels_on(event: IssuesEvent) -> list[str]:
-    return [name for name in event.issue.label_names if is_gate_label(name)]
+def _gate_labels_on(event: IssuesEvent, gate: GateLabels) -> list[str]:
+    return [name for name in event.issue.label_names if gate.is_gate(name)]
 
 
-def asks_who_labelled(event: IssuesEvent) -> bool:
+def asks_who_labelled(event: IssuesEvent, gate: GateLabels = DEFAULT_LABELS) -> bool:
     """Whether the gate must ask GitHub who added the issue's gate label before judging.
 
     Only when it matters, so the read is spent only there: the action is ``edited`` or
     ``reopened`` and the payload's issue carries a gate label.
     """
-    return event.action in HAND_SET_ACTIONS and bool(_gate_labels_on(event))
+    return event.action in HAND_SET_ACTIONS and bool(_gate_labels_on(event, gate))
 
 
 def hand_set_gate_label(
-    event: IssuesEvent, events: Sequence[LabelEvent], *, bot_login: str | None = None
+    event: IssuesEvent,
+    events: Sequence[LabelEvent],
+    *,
+    bot_login: str | None = None,
+    gate: GateLabels = DEFAULT_LABELS,
 ) -> str | None:
     """The gate label on the issue that a person added by hand, or ``None``.
 
@@ -267,7 +279,7 @@ def hand_set_gate_label(
     """
     if event.action not in HAND_SET_ACTIONS:
         return None
-    return hand_set_label(_gate_labels_on(event), events, bot_login=bot_login)
+    return hand_set_label(_gate_labels_on(event, gate), events, bot_login=bot_login)
 
 
 def hand_set_label(
@@ -288,7 +300,12 @@ def hand_set_label(
 
 
 def already_decided(
-    event: IssuesEvent, last: Mapping[str, Any] | None, *, model: str, max_body_chars: int
+    event: IssuesEvent,
+    last: Mapping[str, Any] | None,
+    *,
+    model: str,
+    max_body_chars: int,
+    gate: GateLabels = DEFAULT_LABELS,
 ) -> bool:
     """Whether the bot's last decision already judged this exact issue text.
 
@@ -302,7 +319,7 @@ def already_decided(
         model: the validator model's name.
         max_body_chars: the validator's body cut (the hash is of the text as judged).
     """
-    if last is None or last.get("error_kind") or last.get("label") == VALIDATOR_ERROR.name:
+    if last is None or last.get("error_kind") or last.get("label") == gate.validator_error.name:
         return False
     issue = prepare_issue(event.issue.title, event.issue.body, max_body_chars=max_body_chars)
     _, version = system_prompt()

@@ -51,9 +51,18 @@ from bot.render import (
     render_gate_summary,
     skipped_report,
 )
-from bot.triage.labels import GATE_LABELS
+from bot.triage.labels import DEFAULT_LABELS, GateLabel, GateLabels
 
-__all__ = ["BACKLOG_LIMIT", "OUTAGE_KINDS", "run_audit", "run_backlog", "run_event", "run_gate"]
+__all__ = [
+    "BACKLOG_LIMIT",
+    "OUTAGE_KINDS",
+    "gate_labels",
+    "run_audit",
+    "run_backlog",
+    "run_event",
+    "run_gate",
+    "with_repository_file",
+]
 
 
 def run_event(settings: Settings) -> RunReport:
@@ -72,13 +81,93 @@ def run_event(settings: Settings) -> RunReport:
     routed = route_event(settings.event_name, load_payload(settings.event_path))
     if isinstance(routed, Skip):
         return skipped_report(routed.reason)
-    if isinstance(routed, IssuesEvent):
-        return run_gate(routed, settings)
     if isinstance(routed, IssueCommentEvent):
+        # a command reads the file only if it runs a pipeline (Services), so a plain comment
+        # costs no request
         return run_comment(routed, settings, _CommandServices(settings))
     if isinstance(routed, Scheduled):
         return _run_scheduled(settings)
+    repo = routed.repository
+    settings = with_repository_file(settings, repo.full_name, repo.default_branch)
+    if isinstance(routed, IssuesEvent):
+        skip = _skip_rule(routed, settings)
+        if skip is not None:
+            return skipped_report(skip)
+        return run_gate(routed, settings)
     return _run_audit_event(routed, settings)
+
+
+def with_repository_file(
+    settings: Settings, repo: str, branch: str | None, github: GitHubPort | None = None
+) -> Settings:
+    """The settings with the repository's ``.github/triage-bot.yml`` as their file layer
+    (:meth:`Settings.with_repository_file`), read once per run: one
+    ``GET .../contents/...`` on ``branch`` (the payload's ``repository.default_branch``; never
+    a PR head), none when ``settings`` already carry the file. No file: the settings as they
+    are (with an empty file, so it is not read again).
+
+    Raises:
+        ConfigError: the file is broken (:func:`bot.repo_file.parse_repo_file`: key and line).
+        GitHubError: the read failed.
+    """
+    from bot.repo_file import REPO_FILE_PATH, RepoFile, parse_repo_file
+
+    if settings.repo_file is not None:
+        return settings
+    if github is None:
+        github = make_github(settings, token_required=not settings.dry_run)
+    text = github.repo_file(repo, REPO_FILE_PATH, branch)
+    return settings.with_repository_file(RepoFile() if text is None else parse_repo_file(text))
+
+
+def gate_labels(settings: Settings) -> GateLabels:
+    """The repository's three gate labels: the bot's, with what its file's ``labels:`` sets.
+
+    Raises:
+        ConfigError: two of the three would share a name (GitHub compares names
+            case-insensitively).
+    """
+    if settings.repo_file is None:
+        return DEFAULT_LABELS
+    given = settings.repo_file.labels
+    merged = GateLabels(
+        *(
+            GateLabel(
+                cfg.name or base.name,
+                (cfg.color or base.color).lower(),
+                base.description if cfg.description is None else cfg.description,
+            )
+            for cfg, base in zip(
+                (given.ready, given.needs_refinement, given.validator_error),
+                DEFAULT_LABELS.all,
+                strict=True,
+            )
+        )
+    )
+    names = [label.name.lower() for label in merged.all]
+    if len(set(names)) != len(names):
+        raise ConfigError(
+            ".github/triage-bot.yml: labels: the three gate labels need three different names"
+        )
+    return merged
+
+
+def _author_intro(settings: Settings) -> str | None:
+    """The repository file's intro line for the author comment, or ``None``."""
+    return settings.repo_file.author_comment.intro if settings.repo_file else None
+
+
+def _skip_rule(event: IssuesEvent, settings: Settings) -> str | None:
+    """Why the repository file's skip rules leave this issue alone, or ``None``."""
+    if settings.repo_file is None:
+        return None
+    issue = event.issue
+    return settings.repo_file.skip.reason(
+        title=issue.title,
+        labels=issue.label_names,
+        author=issue.user.login if issue.user else None,
+        author_type=issue.user.type if issue.user else None,
+    )
 
 
 def _run_scheduled(settings: Settings) -> RunReport:
@@ -112,18 +201,22 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
     try:
         last = store.last_gate(repo, number)
         model = make_chat_model(settings, "validator")
+        labels = gate_labels(settings)
         if not force and already_decided(
-            event, last, model=model.name, max_body_chars=settings.max_body_chars
+            event, last, model=model.name, max_body_chars=settings.max_body_chars, gate=labels
         ):
             label = last["label"] if last else ""
             return skipped_report(
                 f"#{number} is unchanged since the bot's last decision "
                 f"({label}); /triage re-runs the gate"
             )
-        if not force and asks_who_labelled(event):
+        if not force and asks_who_labelled(event, labels):
             reader = github or make_github(settings, token_required=False)
             hand_set = hand_set_gate_label(
-                event, reader.label_events(repo, number), bot_login=settings.bot_login
+                event,
+                reader.label_events(repo, number),
+                bot_login=settings.bot_login,
+                gate=labels,
             )
             if hand_set is not None:
                 return skipped_report(
@@ -135,6 +228,8 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
             validator,
             last_applied=last["label"] if last else None,
             author_comment=settings.author_comment,
+            author_intro=_author_intro(settings),
+            gate_labels=labels,
         )
         text = render_gate_plan(plan)
         comment: str | None = None
@@ -247,10 +342,13 @@ class _CommandServices:
         return make_store(self.settings, read_only=True)
 
     def rerun_gate(self, event: IssuesEvent) -> RunReport:
-        return run_gate(event, self.settings, force=True)
+        repo = event.repository
+        settings = with_repository_file(self.settings, repo.full_name, repo.default_branch)
+        return run_gate(event, settings, force=True)
 
     def audit(self, pull: PullRef, github: GitHubPort, requested_range: str | None) -> RunReport:
-        return run_audit(pull, self.settings, github, requested_range=requested_range)
+        settings = with_repository_file(self.settings, pull.repo, None)
+        return run_audit(pull, settings, github, requested_range=requested_range)
 
 
 BACKLOG_LIMIT = 50
@@ -284,6 +382,8 @@ def run_backlog(
         GitHubError: the issue list, an issue's events or a label write failed.
         StoreError: the store cannot be opened, read or written.
     """
+    settings = with_repository_file(settings, repo, None, github)
+    labels = gate_labels(settings)
     store = make_store(settings, read_only=settings.dry_run)
     stopped = ""
     try:
@@ -295,13 +395,14 @@ def run_backlog(
             limit=limit,
             retry_errors=retry_errors,
             bot_login=settings.bot_login,
+            gate=labels,
         )
         todo = selection.todo
         lines = [
             f"#{number}: skipped, a maintainer set {label!r} by hand"
             for number, label in selection.hand_set
         ]
-        counts = {label.name: 0 for label in GATE_LABELS}
+        counts = {label.name: 0 for label in labels.all}
         validator = (
             make_validator(settings, make_chat_model(settings, "validator")) if todo else None
         )
@@ -315,6 +416,8 @@ def run_backlog(
                 validator,
                 last_applied=item.last_label,
                 author_comment=settings.author_comment,
+                author_intro=_author_intro(settings),
+                gate_labels=labels,
             )
             if not settings.dry_run:
                 apply_gate(plan, github, bot_login=settings.bot_login)

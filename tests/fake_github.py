@@ -17,6 +17,14 @@ from typing import Any
 
 from bot.clients.github_client import BotComment, ChangedFile, LabelEvent, PullRef
 
+CONFIG_READ = ("repo_file", ".github/triage-bot.yml@master")
+"""The one read every webhook gate or audit run makes first: the repository's configuration on
+its default branch (``master`` in the real example payloads)."""
+
+CONFIG_READ_DEFAULT = ("repo_file", ".github/triage-bot.yml@None")
+"""The same read when no payload names the default branch (``backlog``, the schedule): GitHub
+reads the default branch when the request names no ``ref``."""
+
 
 @dataclass
 class StoredComment:
@@ -41,6 +49,10 @@ class FakeGitHub:
     permissions: dict[str, str] = field(default_factory=dict)
     open_issue_list: list[dict[str, Any]] = field(default_factory=list)
     events: dict[int, list[LabelEvent]] = field(default_factory=lambda: defaultdict(list))
+    label_looks: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Label name → (colour, description) as the bot created it."""
+    repo_files: dict[tuple[str, str], str] = field(default_factory=dict)
+    """``(ref, path)`` → text: the repository's files by branch (``repo_file`` reads them)."""
     bot_login: str = "github-actions[bot]"
     bot_type: str = "Bot"
     writes: list[tuple[str, ...]] = field(default_factory=list)
@@ -71,6 +83,7 @@ class FakeGitHub:
         self._enter("ensure_label")
         if name not in self.repo_labels:
             self.repo_labels.add(name)
+            self.label_looks[name] = (color, description)
             self.writes.append(("create_label", name))
 
     def add_labels(self, repo: str, number: int, names: Sequence[str]) -> None:
@@ -106,6 +119,11 @@ class FakeGitHub:
         self._enter("file_lines")
         self.reads.append(("file_lines", path))
         return list(self.contents[path])
+
+    def repo_file(self, repo: str, path: str, ref: str | None) -> str | None:
+        self._enter("repo_file")
+        self.reads.append(("repo_file", f"{path}@{ref}"))
+        return self.repo_files.get((ref or "main", path))
 
     def find_bot_comment(
         self, repo: str, number: int, marker: str, *, author: str | None = None

@@ -338,7 +338,10 @@ def _dry_run_store() -> str:
         payload = write_payload(Path(tmp), issue)
         settings = Settings(dry_run=True, event_name="issues", event_path=payload, db_path=db)
         model = FakeChatModel().enqueue(VALID)
-        with mock.patch.object(runner, "make_chat_model", return_value=model):
+        with (
+            mock.patch.object(runner, "make_chat_model", return_value=model),
+            mock.patch.object(runner, "make_github", return_value=FakeGitHub()),  # no file
+        ):
             runner.run_event(settings)
         return f"store created: {db.exists()}; folder created: {db.parent.exists()}"
 

@@ -33,7 +33,7 @@ from bot.triage.author_comment import (
 from bot.triage.evidence import ELEMENTS, Element
 from bot.triage.labels import NEEDS_REFINEMENT, READY
 from bot.triage.validator import Validator
-from tests.fake_github import FakeGitHub, StoredComment
+from tests.fake_github import CONFIG_READ, FakeGitHub, StoredComment
 from tests.markdown_oracle import render
 from tests.profiles import FUZZ
 from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY, reply
@@ -104,7 +104,7 @@ def test_posted_once_on_needs_refinement_with_each_missing_definition(
     github.writes.clear()
     github.reads.clear()
     assert "unchanged since the bot's last decision" in _run(tmp_path, payload).text
-    assert (github.writes, github.reads) == ([], [])
+    assert (github.writes, github.reads) == ([], [CONFIG_READ])
     assert len(github.bot_comments(1)) == 1
 
 
@@ -188,7 +188,7 @@ def test_no_comment_on_validator_error(
     model.enqueue("not json")
     report = _run(tmp_path, _payload("opened", SHORT_BODY))
     assert github.comments[1] == []
-    assert github.reads == []
+    assert github.reads == [CONFIG_READ]
     (warning,) = report.warnings  # the annotation tells the maintainers instead
     assert warning.startswith("validator-error on #1")
 
@@ -201,7 +201,7 @@ def test_no_comment_when_the_setting_is_off(
     assert off is False
     report = _run(tmp_path, _payload("opened", SHORT_BODY), author_comment=off)
     assert github.comments[1] == []
-    assert github.reads == []
+    assert github.reads == [CONFIG_READ]
     assert github.issue_labels[1] == ["needs-refinement"]
     assert "comment" not in report.text.split("applied:")[1]
 
@@ -211,7 +211,7 @@ def test_a_dry_run_shows_the_comment_and_posts_nothing(
 ) -> None:
     model.enqueue(NEEDS_REPLY)
     report = _run(tmp_path, _payload("opened", SHORT_BODY), dry_run=True)
-    assert (github.writes, github.reads) == ([], [])
+    assert (github.writes, github.reads) == ([], [CONFIG_READ])
     assert "comment:  the author comment (posted or edited):" in report.text
     assert f"  | {AUTHOR_MARKER}" in report.text
     assert "**Author comment:** not posted (dry run)" in report.summary
@@ -243,11 +243,12 @@ def _cli(tmp_path: Path, payload: dict[str, Any], name: str) -> tuple[str, list[
     return result.stdout, github, played - 1  # minus the model call
 
 
-def test_recorded_first_needs_refinement_costs_four_requests(tmp_path: Path) -> None:
+def test_recorded_first_needs_refinement_costs_five_requests(tmp_path: Path) -> None:
     out, requests, count = _cli(tmp_path, _payload("opened", load_webhook(
         "issues.opened.18")["issue"]["body"]), "e2e_author_comment_posted")  # fmt: skip
-    assert count == 4  # create label, add label, list comments, post the comment
-    assert [r.method for r in requests] == ["POST", "POST", "GET", "POST"]
+    # the repository file (404), create label, add label, list comments, post the comment
+    assert count == 5
+    assert [r.method for r in requests] == ["GET", "POST", "POST", "GET", "POST"]
     body = json.loads(requests[-1].body)["body"]
     assert body.startswith(AUTHOR_MARKER + "\n")
     assert "applied:  3 GitHub write request(s); author comment created" in out
@@ -256,10 +257,12 @@ def test_recorded_first_needs_refinement_costs_four_requests(tmp_path: Path) -> 
 def test_recorded_valid_after_needs_refinement_edits_the_comment_to_ready(tmp_path: Path) -> None:
     payload = _payload("edited", COMPLETE_BODY, ("needs-refinement",))
     out, requests, count = _cli(tmp_path, payload, "e2e_author_comment_ready")
-    # who added needs-refinement (bot.flows.hand_set_gate_label), create label, add, remove
-    # needs-refinement, list comments, edit
-    assert count == 6
-    assert [r.method for r in requests] == ["GET", "POST", "POST", "DELETE", "GET", "PATCH"]
+    # the repository file (404), who added needs-refinement (bot.flows.hand_set_gate_label),
+    # create label, add, remove needs-refinement, list comments, edit
+    assert count == 7
+    assert [r.method for r in requests] == [
+        "GET", "GET", "POST", "POST", "DELETE", "GET", "PATCH"
+    ]  # fmt: skip
     assert requests[-1].uri.endswith("/issues/comments/492700510")  # the bot's, not the person's
     assert json.loads(requests[-1].body) == {"body": ready_comment(label=READY.name)}
     assert "author comment edited" in out

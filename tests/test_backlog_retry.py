@@ -17,7 +17,7 @@ from bot import runner
 from bot.config import Settings
 from bot.errors import ConfigError, ModelOutputError, ModelUnavailable
 from bot.history.store import Store
-from tests.fake_github import FakeGitHub
+from tests.fake_github import CONFIG_READ_DEFAULT, FakeGitHub
 from tests.replies import COMPLETE_BODY, COMPLETE_TITLE, NEEDS_REPLY, VALID_REPLY
 from tests.support import FakeChatModel, write_payload
 
@@ -135,7 +135,7 @@ def test_an_issue_whose_label_was_removed_is_retried_from_the_store(
     report = _backlog(tmp_path, github, retry_errors=True)
     assert _judged(report) == [2]
     assert github.issue_labels[2] == [READY]
-    assert github.reads == [("open_issues", REPO)]  # no label to ask about
+    assert github.reads == [CONFIG_READ_DEFAULT, ("open_issues", REPO)]  # no label to ask about
 
 
 def test_retry_errors_resumes_after_an_interruption(
@@ -211,7 +211,7 @@ def test_retry_errors_does_nothing_when_there_are_none(
     report = _backlog(tmp_path, github, retry_errors=True)
     assert "backlog --retry-errors of Codertocat/Hello-World: 0 issue(s)" in report.text
     assert github.writes == []
-    assert github.reads == [("open_issues", REPO)]
+    assert github.reads == [CONFIG_READ_DEFAULT, ("open_issues", REPO)]
     assert report.warnings == []
 
 

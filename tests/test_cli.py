@@ -44,7 +44,7 @@ def test_dry_run_prints_the_plan_on_the_ollama_backend(tmp_path: Path) -> None:
             ]
         )
     assert code == 0
-    assert cass.play_count == 1
+    assert cass.play_count == 2  # the repository file (404: none), the model
     assert "issues.opened Codertocat/Hello-World#1" in out
     assert "verdict:  VALID" in out
     # the reason shown is the bot's, built from the quotes it found, not the model's prose
@@ -306,7 +306,7 @@ def test_gate_decision_is_stored_and_a_hand_set_label_wins(
     with cassette("github_issue_events_hand_set") as cass:
         code, out, _ = _run(["run", "--event-name", "issues", "--event-path", str(path)], env)
     assert code == 0
-    assert cass.play_count == 1
+    assert cass.play_count == 2  # the repository file (404: none), then the issue's events
     assert "a maintainer set 'needs-refinement' by hand" in out
 
 

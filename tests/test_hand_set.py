@@ -26,7 +26,7 @@ from bot.errors import ConfigError, GitHubNotFound, StoreError
 from bot.events import IssuesEvent, route_event
 from bot.flows import asks_who_labelled, hand_set_gate_label
 from bot.history.store import Store
-from tests.fake_github import FakeGitHub
+from tests.fake_github import CONFIG_READ, FakeGitHub
 from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
 from tests.support import FakeChatModel, cassette, load_webhook, write_payload
 
@@ -193,7 +193,7 @@ def test_a_replayed_decision_is_skipped_before_asking_github(
     github.reads.clear()
     report = _run(tmp_path, payload)
     assert "unchanged since the bot's last decision" in report.text
-    assert github.reads == []
+    assert github.reads == [CONFIG_READ]  # the configuration only
 
 
 def test_a_dry_run_asks_github_without_requiring_a_token(
@@ -209,7 +209,7 @@ def test_a_dry_run_asks_github_without_requiring_a_token(
     monkeypatch.setattr(runner, "make_github", make_github)
     report = _run(tmp_path, _payload("edited", ["needs-refinement"]), dry_run=True)
     assert "a maintainer set 'needs-refinement' by hand" in report.text
-    assert calls == [False]
+    assert calls == [False, False]  # the configuration read, then the events
 
 
 def _raise(exc: Exception) -> Any:

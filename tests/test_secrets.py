@@ -23,9 +23,11 @@ import yaml
 from click.testing import CliRunner
 
 import bot.clients.github_client as github_client
+from bot import runner
 from bot.cli import main
 from bot.config import Settings
 from bot.retry import RetryPolicy
+from tests.fake_github import FakeGitHub
 from tests.replies import COMPLETE_BODY
 from tests.support import CASSETTES, cassette, load_webhook, write_payload
 
@@ -89,13 +91,20 @@ def _run(
     return result.exit_code, result.stdout + result.stderr, artefacts
 
 
+@pytest.fixture
+def no_repo_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The repository has no ``.github/triage-bot.yml`` (its read goes to the fake GitHub: the
+    GitHub URL of these runs is unreachable on purpose)."""
+    monkeypatch.setattr(runner, "make_github", lambda *a, **k: FakeGitHub())
+
+
 def _leaks(artefacts: dict[str, str]) -> list[str]:
     return [f"{secret[:6]}… in {name}" for name, text in artefacts.items() for secret in SECRETS
             if secret in text]  # fmt: skip
 
 
 def test_gate_dry_run_with_the_model_unreachable(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, no_repo_file: None
 ) -> None:
     """The gate fails closed (validator-error) and its warning names the Ollama host without
     the password; nothing holds a secret, and the dry run creates no store."""
@@ -112,7 +121,7 @@ def test_gate_dry_run_with_the_model_unreachable(
 
 
 def test_gate_in_actions_mode_writes_warnings_as_workflow_commands(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, no_repo_file: None
 ) -> None:
     """With ``GITHUB_ACTIONS=true`` the fault goes to stdout as ``::warning``: still redacted."""
     event = _payload(tmp_path, "issues.opened.18")

@@ -24,7 +24,13 @@ def test_every_field_of_the_table_is_a_row() -> None:
     """A field declared without setting() would be a setting nothing can set."""
     assert [f.name for f in fields(SettingsTable)] == [spec.name for spec in SETTINGS]
     code_only = {f.name for f in fields(Settings)} - {spec.name for spec in SETTINGS}
-    assert code_only == {"model_retry", "github_retries", "github_backoff_s"}
+    assert code_only == {
+        "model_retry",
+        "github_retries",
+        "github_backoff_s",
+        "explicit",
+        "repo_file",
+    }
 
 
 def test_action_inputs_are_read_before_the_plain_variable() -> None:

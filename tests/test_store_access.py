@@ -37,6 +37,7 @@ from bot.config import Settings
 from bot.errors import StoreError
 from bot.history.migrations import MIGRATIONS
 from bot.history.store import GateRow, Store
+from tests.fake_github import FakeGitHub
 from tests.replies import COMPLETE_BODY, VALID_REPLY
 from tests.support import ROOT, FakeChatModel, audit_row, load_webhook, write_payload
 
@@ -66,6 +67,7 @@ def _digest(path: Path) -> str:
 
 @pytest.fixture
 def model(monkeypatch: pytest.MonkeyPatch, fake_model: FakeChatModel) -> FakeChatModel:
+    monkeypatch.setattr(runner, "make_github", lambda *a, **k: FakeGitHub())  # no repo file
     monkeypatch.setattr(runner, "make_chat_model", lambda *a, **k: fake_model)
     return fake_model
 

@@ -67,7 +67,7 @@ def test_backlog_judges_only_ungated_issues_and_resumes(
         again = CliRunner().invoke(main, args, env=env)
     assert again.exit_code == 0
     assert "0 issue(s)" in again.stdout
-    assert cass.play_count == 1  # the issue list only: the store says both are done
+    assert cass.play_count == 2  # the repository file and the issue list: both are done
 
 
 def test_backlog_retry_errors_rejudges_the_bots_validator_errors_only(
@@ -89,6 +89,7 @@ def test_backlog_retry_errors_rejudges_the_bots_validator_errors_only(
     assert result.exit_code == 0, result.output
     assert cass.all_played
     assert [(r.method, r.path) for r in captured] == [
+        ("GET", "/repos/Codertocat/Hello-World/contents/.github/triage-bot.yml"),  # 404: none
         ("GET", "/repos/Codertocat/Hello-World/issues"),
         ("GET", "/repos/Codertocat/Hello-World/issues/3/events"),
         ("GET", "/repos/Codertocat/Hello-World/issues/4/events"),

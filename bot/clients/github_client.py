@@ -16,7 +16,9 @@ learn who added that label (:meth:`GitHubPort.label_events`; the rule is in
 :func:`bot.flows.hand_set_gate_label`). The author comment (issue 16) adds
 ``GET /repos/{o}/{r}/issues/{n}/comments`` (one page of 100) to find it by its hidden marker and
 one ``POST`` (create) or ``PATCH`` (edit) when its text changes, on NEEDS_REFINEMENT, and on a
-VALID that may follow one (:func:`bot.flows.apply_gate`).
+VALID that may follow one (:func:`bot.flows.apply_gate`). Every webhook run reads the
+repository's configuration first, once: ``GET /repos/{o}/{r}/contents/.github/triage-bot.yml``
+at the default branch (404: no file; :meth:`GitHubPort.repo_file`, :mod:`bot.repo_file`).
 
 PR audit budget (goal ≤ files + 3 requests): ``GET .../pulls/{n}/files`` (100 per page), one
 ``GET .../contents/{path}?ref={head_sha}`` per audited file (plus ``GET .../git/blobs/{sha}``
@@ -175,6 +177,11 @@ class GitHubPort(Protocol):
 
     def file_lines(self, repo: str, path: str, ref: str) -> list[str]:
         """The file's lines at ``ref`` (a head SHA), read through the API, never checked out."""
+        ...
+
+    def repo_file(self, repo: str, path: str, ref: str | None) -> str | None:
+        """The text of the file at ``path`` on ``ref`` (the default branch; ``None`` lets
+        GitHub pick it), or ``None`` when there is no such file (404)."""
         ...
 
     def find_bot_comment(
@@ -391,6 +398,29 @@ class PyGithubClient:
             return raw.decode("utf-8", errors="replace").splitlines()
 
         return self._call(f"read {path} at {ref[:12]} in {repo}", fetch, safe_to_repeat=True)
+
+    def repo_file(self, repo: str, path: str, ref: str | None) -> str | None:
+        """``GET /repos/{repo}/contents/{path}?ref={ref}`` (the repository's configuration, on
+        its default branch): the decoded text, or ``None`` on 404 (no file).
+
+        Raises:
+            GitHubError: the path is a folder, or the read failed after retries.
+        """
+
+        def fetch() -> str | None:
+            handle = self._gh.get_repo(repo)
+            try:
+                content = handle.get_contents(path, ref=ref) if ref else handle.get_contents(path)
+            except GithubException as exc:
+                if exc.status == 404:
+                    return None
+                raise
+            if isinstance(content, list) or content.type != "file":
+                raise GitHubError(f"{path} in {repo} is not a file")
+            return content.decoded_content.decode("utf-8", errors="replace")
+
+        where = f" at {ref}" if ref else ""
+        return self._call(f"read {path}{where} in {repo}", fetch, safe_to_repeat=True)
 
     def find_bot_comment(
         self, repo: str, number: int, marker: str, *, author: str | None = None

@@ -33,7 +33,13 @@ DEFINITION_MAX_CHARS = 300
 """Longest element name or definition shown (characters of markdown, escapes included)."""
 
 
-def needs_refinement_comment(why: str, missing: Sequence[Element], *, label: str) -> str:
+INTRO_MAX_CHARS = 300
+"""Longest intro line a repository may set (characters of markdown, escapes included)."""
+
+
+def needs_refinement_comment(
+    why: str, missing: Sequence[Element], *, label: str, intro: str | None = None
+) -> str:
     """The comment for a NEEDS_REFINEMENT decision (markdown, :data:`AUTHOR_MARKER` first).
 
     Args:
@@ -41,13 +47,17 @@ def needs_refinement_comment(why: str, missing: Sequence[Element], *, label: str
         missing: the elements not found in the issue, in checklist order (may be empty: an
             unfilled template or a too-short post with every element found).
         label: the gate label the issue carries until it is ready.
+        intro: the repository's own line under the heading (``author_comment.intro`` of
+            ``.github/triage-bot.yml``), neutralised like the rest, or ``None``.
     """
     lines = [
         AUTHOR_MARKER,
         "### Thanks for the report: it needs a little more before work can start",
         "",
-        neutralise(why),
     ]
+    if intro and intro.strip():
+        lines += [neutralise(intro, max_chars=INTRO_MAX_CHARS), ""]
+    lines += [neutralise(why)]
     if missing:
         lines += ["", "Please add:", ""]
         lines += [
@@ -81,7 +91,7 @@ def ready_comment(*, label: str) -> str:
     )
 
 
-def refinement_comment_for(decision: GateDecision, *, label: str) -> str:
+def refinement_comment_for(decision: GateDecision, *, label: str, intro: str | None = None) -> str:
     """:func:`needs_refinement_comment` for a NEEDS_REFINEMENT decision of the validator.
 
     Raises:
@@ -90,4 +100,5 @@ def refinement_comment_for(decision: GateDecision, *, label: str) -> str:
     if decision.verdict != "NEEDS_REFINEMENT" or decision.facts is None:
         raise ValueError("the author comment is for NEEDS_REFINEMENT decisions only")
     missing = decision.evidence.missing if decision.evidence is not None else ()
-    return needs_refinement_comment(finding(decision.rule, decision.facts), missing, label=label)
+    why = finding(decision.rule, decision.facts)
+    return needs_refinement_comment(why, missing, label=label, intro=intro)

@@ -9,6 +9,10 @@ plans (and writes) nothing.
 Adding a label that does not exist through the issue endpoint creates it grey and without a
 description (shared/github/api/add-labels-to-issue.json, colour ``ededed``), so the GitHub client
 creates a missing label with the colour and description below before adding it.
+
+A repository may rename the three and set their colours and descriptions
+(``.github/triage-bot.yml``, ``labels:``): the pipeline then works with its
+:class:`GateLabels` (:func:`bot.runner.gate_labels`); the module-level labels are the defaults.
 """
 
 from __future__ import annotations
@@ -19,10 +23,12 @@ from dataclasses import dataclass
 from bot.triage.verdict import VerdictValue
 
 __all__ = [
+    "DEFAULT_LABELS",
     "GATE_LABELS",
     "LABEL_FOR_VERDICT",
     "VALIDATOR_ERROR",
     "GateLabel",
+    "GateLabels",
     "LabelPlan",
     "is_gate_label",
     "label_for",
@@ -66,6 +72,41 @@ LABEL_FOR_VERDICT: dict[VerdictValue, GateLabel] = {
 }
 
 
+@dataclass(frozen=True)
+class GateLabels:
+    """The three gate labels of one repository (its ``.github/triage-bot.yml`` may rename them
+    and set their colours and descriptions; :data:`DEFAULT_LABELS` otherwise).
+
+    Attributes:
+        ready: the label of a VALID verdict.
+        needs_refinement: the label of a NEEDS_REFINEMENT verdict.
+        validator_error: the label of a fault (no verdict).
+    """
+
+    ready: GateLabel = READY
+    needs_refinement: GateLabel = NEEDS_REFINEMENT
+    validator_error: GateLabel = VALIDATOR_ERROR
+
+    @property
+    def all(self) -> tuple[GateLabel, ...]:
+        """The three labels, in the order ready, needs-refinement, validator-error."""
+        return (self.ready, self.needs_refinement, self.validator_error)
+
+    def is_gate(self, name: str) -> bool:
+        """Whether ``name`` is one of the three, case-insensitively (GitHub's rule)."""
+        return name.lower() in {label.name.lower() for label in self.all}
+
+    def for_verdict(self, verdict: VerdictValue | None) -> GateLabel:
+        """The label of a verdict; ``None`` (a fault) is :attr:`validator_error`."""
+        if verdict is None:
+            return self.validator_error
+        return self.ready if verdict == "VALID" else self.needs_refinement
+
+
+DEFAULT_LABELS = GateLabels()
+"""The gate labels of a repository that renames none."""
+
+
 def is_gate_label(name: str) -> bool:
     """Whether ``name`` is one of the gate labels, compared case-insensitively (GitHub's rule
     for label names)."""
@@ -97,18 +138,21 @@ class LabelPlan:
         return bool(self.add or self.remove)
 
 
-def plan_labels(current: Iterable[str], target: GateLabel) -> LabelPlan:
+def plan_labels(
+    current: Iterable[str], target: GateLabel, gate: GateLabels = DEFAULT_LABELS
+) -> LabelPlan:
     """Plan the label writes that leave exactly ``target`` among the gate labels.
 
     Args:
         current: label names on the issue now (from the payload); GitHub compares them
             case-insensitively, and so does this function.
         target: the gate label to end with.
+        gate: the repository's three gate labels (the others are removed).
     """
     current_list = list(current)
     has_target = any(name.lower() == target.name.lower() for name in current_list)
     remove = tuple(
-        name for name in current_list if is_gate_label(name) and name.lower() != target.name.lower()
+        name for name in current_list if gate.is_gate(name) and name.lower() != target.name.lower()
     )
     add = () if has_target else (target.name,)
     return LabelPlan(target=target, add=add, remove=remove)

@@ -1,0 +1,245 @@
+"""The repository's own configuration: ``.github/triage-bot.yml``, parsed and validated.
+
+Rule source: issue 16, "Per-repository configuration". The file is read through the API from the
+repository's default branch (never from a PR head or an issue: :mod:`bot.runner` fetches it,
+``GitHubPort.repo_file``), parsed with PyYAML's safe loader and validated by :class:`RepoFile`,
+a strict pydantic model (``extra="forbid"``: a misspelt key is an error, not silently ignored).
+A broken file is a :class:`~bot.errors.ConfigError` (exit 2) naming the key and its line, taken
+from the YAML node marks, so nothing is labelled from a half-read configuration.
+
+Its values that are also settings (:data:`SETTING_OF_KEY`) enter the one settings table's
+precedence as the layer between action inputs and defaults
+(:meth:`bot.config.Settings.with_repository_file`); the gate labels, the author comment's
+intro and the skip rules are the file's alone (the runner reads them from
+``Settings.repo_file``).
+The published JSON schema (``schema/triage-bot.schema.json``) is :func:`json_schema`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+import yaml
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+
+from bot.errors import ConfigError
+
+__all__ = [
+    "REPO_FILE_PATH",
+    "SETTING_OF_KEY",
+    "AuditConfig",
+    "AuthorCommentConfig",
+    "LabelConfig",
+    "LabelsConfig",
+    "ModelsConfig",
+    "RepoFile",
+    "SkipRules",
+    "json_schema",
+    "parse_repo_file",
+]
+
+REPO_FILE_PATH = ".github/triage-bot.yml"
+"""Where the file lives in the repository (read from the default branch)."""
+
+MAX_FILE_CHARS = 64_000
+"""Largest file accepted (characters); a configuration is a few dozen lines."""
+
+
+class _Strict(BaseModel):
+    # strict: ``max_segments: "8"`` is a wrong type in a file meant for editors with a schema
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class AuthorCommentConfig(_Strict):
+    """``author_comment:``: whether the gate tells the author what to add (the
+    ``author_comment`` setting), and a line of the repository's own in it (neutralised by
+    :func:`bot.triage.author_comment.needs_refinement_comment`: no links, mentions or
+    markup)."""
+
+    enabled: bool | None = Field(
+        default=None, description="post the comment on needs-refinement (default: true)"
+    )
+    intro: str | None = Field(
+        default=None,
+        max_length=300,
+        description="a line of your own under the comment's heading (shown as plain text)",
+    )
+
+
+def _regex(pattern: str) -> str:
+    """A title pattern that compiles (Python's ``re``); the error points at the item."""
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"{pattern!r} is not a regular expression ({exc})") from None
+    return pattern
+
+
+class SkipRules(_Strict):
+    """``skip:``: issues the gate leaves alone. Any rule that matches skips the event, with
+    the rule named in the run's reason. Labels and logins compare case-insensitively
+    (GitHub's rule); title patterns are Python regular expressions searched in the title."""
+
+    labels: list[str] = Field(default_factory=list, description="skip issues with any of these")
+    authors: list[str] = Field(default_factory=list, description="skip issues by these logins")
+    bots: bool = Field(default=False, description="skip issues opened by Bot accounts")
+    titles: list[Annotated[str, AfterValidator(_regex)]] = Field(
+        default_factory=list, description="skip issues whose title matches a regex"
+    )
+
+    def reason(
+        self, *, title: str, labels: list[str], author: str | None, author_type: str | None
+    ) -> str | None:
+        """Why the rules skip this issue (one line), or ``None`` when none matches."""
+        wanted = {name.lower() for name in self.labels}
+        hit = next((name for name in labels if name.lower() in wanted), None)
+        if hit is not None:
+            return f"the issue has the label {hit!r}, which {REPO_FILE_PATH} skips"
+        if author and author.lower() in {login.lower() for login in self.authors}:
+            return f"the issue's author {author!r} is skipped by {REPO_FILE_PATH}"
+        if self.bots and author_type == "Bot":
+            return f"the issue was opened by a bot, which {REPO_FILE_PATH} skips"
+        for pattern in self.titles:
+            if re.search(pattern, title):
+                return f"the title matches {pattern!r}, which {REPO_FILE_PATH} skips"
+        return None
+
+
+class LabelConfig(_Strict):
+    """One gate label: any field left out keeps the bot's (``ready-for-dev`` …)."""
+
+    name: str | None = Field(
+        default=None, min_length=1, max_length=50, pattern=r"^[^,]*\S[^,]*$",
+        description="the label's name (GitHub: at most 50 characters; no commas here)",
+    )  # fmt: skip
+    color: str | None = Field(
+        default=None, pattern=r"^[0-9a-fA-F]{6}$", description="six hex digits, no #"
+    )
+    description: str | None = Field(
+        default=None, max_length=100, description="at most 100 characters (GitHub's limit)"
+    )
+
+
+class LabelsConfig(_Strict):
+    """``labels:``: the three gate labels, renamed or recoloured. A label the bot applied
+    under its old name is no longer a gate label once renamed (rename it on GitHub too)."""
+
+    ready: LabelConfig = Field(default_factory=LabelConfig)
+    needs_refinement: LabelConfig = Field(default_factory=LabelConfig)
+    validator_error: LabelConfig = Field(default_factory=LabelConfig)
+
+
+class AuditConfig(_Strict):
+    """``audit:``: the PR audit's file skips and segment cap."""
+
+    skip_globs: list[str] = Field(
+        default_factory=list, description="globs of files never audited (added to the bot's)"
+    )
+    max_segments: int | None = Field(default=None, ge=1, le=50, description="per-PR cap (1-50)")
+
+
+class ModelsConfig(_Strict):
+    """``models:``: the Ollama model tag per role."""
+
+    validator: str | None = Field(default=None, min_length=1, description="the gate's model")
+    auditor: str | None = Field(default=None, min_length=1, description="the audit's model")
+
+
+class RepoFile(_Strict):
+    """The whole file. Every key is optional; an empty file is the defaults."""
+
+    labels: LabelsConfig = Field(default_factory=LabelsConfig)
+    author_comment: AuthorCommentConfig = Field(default_factory=AuthorCommentConfig)
+    skip: SkipRules = Field(default_factory=SkipRules)
+    audit: AuditConfig = Field(default_factory=AuditConfig)
+    models: ModelsConfig = Field(default_factory=ModelsConfig)
+
+    def settings(self) -> dict[str, Any]:
+        """The file's values that are settings: setting name → value, only those the file
+        sets (:data:`SETTING_OF_KEY`; a list becomes the tuple the settings hold)."""
+        values: dict[str, Any] = {}
+        for key, name in SETTING_OF_KEY.items():
+            value: Any = self
+            for part in key.split("."):
+                value = getattr(value, part)
+            if isinstance(value, list):
+                value = tuple(value) or None
+            if value is not None:
+                values[name] = value
+        return values
+
+
+SETTING_OF_KEY = {
+    "author_comment.enabled": "author_comment",
+    "models.validator": "validator_model",
+    "models.auditor": "audit_model",
+    "audit.max_segments": "max_segments",
+    "audit.skip_globs": "skip_globs",
+}
+"""File key → the settings-table row it sets (the README's walkthrough lists them)."""
+
+
+def _line_of(root: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
+    """The 1-based line of the YAML node at pydantic's ``loc`` (the key's line for a mapping
+    entry, so an unknown key points at itself), or ``None`` when the path leaves the tree."""
+    node, line = root, None
+    for step in loc:
+        if isinstance(node, yaml.MappingNode):
+            pair = next((p for p in node.value if p[0].value == step), None)
+            if pair is None:
+                return line
+            line = pair[0].start_mark.line + 1
+            node = pair[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int):
+            if step >= len(node.value):
+                return line
+            node = node.value[step]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
+
+
+def parse_repo_file(text: str) -> RepoFile:
+    """The file's text → :class:`RepoFile`. An empty file (or one of comments) is the defaults.
+
+    Raises:
+        ConfigError: not YAML, not a mapping at the top, too long, or a key that is unknown or
+            has a wrong value; the message names the file, the key (``skip.titles.0``) and the
+            line.
+    """
+    if len(text) > MAX_FILE_CHARS:
+        raise ConfigError(f"{REPO_FILE_PATH}: longer than {MAX_FILE_CHARS} characters")
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "unreadable"
+        raise ConfigError(f"{REPO_FILE_PATH}: not valid YAML{where}: {problem}") from None
+    if data is None:
+        return RepoFile()
+    if not isinstance(data, dict):
+        raise ConfigError(f"{REPO_FILE_PATH}: line 1: the file must be a mapping of keys")
+    try:
+        return RepoFile.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors(include_url=False)[:5]:
+            key = ".".join(str(step) for step in err["loc"]) or "(top level)"
+            line = _line_of(root, tuple(err["loc"]))
+            at = f"line {line}: " if line is not None else ""
+            problems.append(f"{at}{key}: {err['msg']}")
+        raise ConfigError(f"{REPO_FILE_PATH}: " + "; ".join(problems)) from None
+
+
+def json_schema() -> dict[str, Any]:
+    """The file's JSON schema (draft 2020-12, from :class:`RepoFile`), as published in
+    ``schema/triage-bot.schema.json`` for editor completion."""
+    schema = RepoFile.model_json_schema()
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **schema,
+    }

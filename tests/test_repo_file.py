@@ -1,0 +1,332 @@
+"""The repository's ``.github/triage-bot.yml`` (issue 16, "Per-repository configuration").
+
+Parsing (:mod:`bot.repo_file`): a broken file names the key and its line. Precedence
+(:meth:`bot.config.Settings.with_repository_file`): flags > action inputs > file > defaults.
+Through the runner with the stateful fake GitHub (tests/fake_github.py, files by branch): the
+file is read once, from the payload's default branch, never from a PR head; a broken file fails
+the run with exit 2 and writes nothing; skip rules skip the event; the author comment is off
+by file. Through the PyGithub adapter on recorded traffic
+(cassettes/e2e_repo_file_author_comment_off.yaml, GitHub's "Get repository content" shape:
+base64 ``content``, ``encoding``, ``sha``): the file turns the comment off.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import bot.clients.github_client as gc
+from bot import runner
+from bot.cli import main
+from bot.config import Settings
+from bot.errors import ConfigError, ModelUnavailable
+from bot.render import RunReport
+from bot.repo_file import REPO_FILE_PATH, RepoFile, json_schema, parse_repo_file
+from bot.triage.labels import READY
+from tests.fake_github import CONFIG_READ, FakeGitHub
+from tests.markdown_oracle import render
+from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
+from tests.support import ROOT, FakeChatModel, cassette, load_webhook, write_payload
+
+SHORT_BODY = "The app crashes when I click save."
+
+FULL = """\
+# yaml-language-server: $schema=https://example.invalid/triage-bot.schema.json
+author_comment:
+  enabled: false
+skip:
+  labels: [question]
+  authors: [dependabot-preview]
+  bots: true
+  titles: ['^\\[WIP\\]']
+audit:
+  skip_globs: ['docs/**']
+  max_segments: 3
+models:
+  validator: qwen2.5-coder:7b
+  auditor: qwen2.5-coder:14b
+"""
+
+
+@pytest.fixture
+def github(monkeypatch: pytest.MonkeyPatch) -> FakeGitHub:
+    fake = FakeGitHub()
+    monkeypatch.setattr(runner, "make_github", lambda *a, **k: fake)
+    return fake
+
+
+@pytest.fixture
+def model(monkeypatch: pytest.MonkeyPatch, fake_model: FakeChatModel) -> FakeChatModel:
+    monkeypatch.setattr(runner, "make_chat_model", lambda *a, **k: fake_model)
+    return fake_model
+
+
+def _issue(body: str = COMPLETE_BODY, **issue: Any) -> dict[str, Any]:
+    payload = load_webhook("issues.opened.18")  # repository.default_branch: master
+    payload["issue"]["body"] = body
+    payload["issue"].update(issue)
+    return payload
+
+
+def _run(tmp_path: Path, payload: dict[str, Any], event: str = "issues", **kw: Any) -> RunReport:
+    base = Settings(
+        github_token="t",  # never sent: the GitHub port is the fake
+        event_name=event,
+        event_path=write_payload(tmp_path, payload),
+        db_path=tmp_path / "triage.db",
+    )
+    return runner.run_event(replace(base, **kw))
+
+
+# --- parsing ----------------------------------------------------------------------------------
+def test_every_key_parses_into_the_settings_it_sets() -> None:
+    parsed = parse_repo_file(FULL)
+    assert parsed.settings() == {
+        "author_comment": False,
+        "validator_model": "qwen2.5-coder:7b",
+        "audit_model": "qwen2.5-coder:14b",
+        "max_segments": 3,
+        "skip_globs": ("docs/**",),
+    }
+    assert parse_repo_file("") == RepoFile()
+    assert parse_repo_file("# only a comment\n").settings() == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("skip:\n  labels: [a]\n  labelz: [b]\n", "line 3: skip.labelz: Extra inputs"),
+        ("audit:\n  max_segments: '8'\n", "line 2: audit.max_segments: Input should be a valid"),
+        ("audit:\n  max_segments: 99\n", "line 2: audit.max_segments: Input should be less"),
+        ("skip:\n  titles:\n    - ok\n    - '(unclosed'\n", "line 4: skip.titles"),
+        ("elements:\n  - name: version\n", "line 1: elements: Extra inputs"),
+        ("models: [a]\n", "line 1: models: Input should be"),
+        ("labels:\n  ready:\n    color: '#00ff00'\n", "line 3: labels.ready.color: String should"),
+        ("skip: {labels: [a}\n", "not valid YAML at line 1"),
+        ("- a\n- b\n", "line 1: the file must be a mapping"),
+    ],
+)
+def test_a_broken_file_names_the_key_and_its_line(text: str, named: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_repo_file(text)
+    assert caught.value.exit_code == 2
+    assert str(caught.value).startswith(f"{REPO_FILE_PATH}: ")
+    assert named in str(caught.value)
+
+
+# --- precedence -------------------------------------------------------------------------------
+def test_flag_beats_action_input_beats_file_beats_default() -> None:
+    file = parse_repo_file("models: {validator: from-file}\naudit: {max_segments: 3}\n")
+    assert Settings.resolve({}, {}).with_repository_file(file).validator_model == "from-file"
+    assert Settings.resolve({}, {}).max_segments == 8  # the default, without the file
+    assert Settings.resolve({}, {}).with_repository_file(file).max_segments == 3
+    by_input = Settings.resolve({}, {"INPUT_VALIDATOR-MODEL": "from-input"})
+    assert by_input.with_repository_file(file).validator_model == "from-input"
+    by_flag = Settings.resolve({"validator_model": "from-flag"}, {"INPUT_VALIDATOR-MODEL": "x"})
+    assert by_flag.with_repository_file(file).validator_model == "from-flag"
+    by_variable = Settings.resolve({}, {"TRIAGE_MAX_SEGMENTS": "5"})
+    assert by_variable.with_repository_file(file).max_segments == 5
+
+
+# --- through the runner -----------------------------------------------------------------------
+def test_the_file_is_read_once_from_the_default_branch_and_sets_the_run(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+) -> None:
+    github.repo_files[("master", REPO_FILE_PATH)] = "author_comment: {enabled: false}\n"
+    model.enqueue(NEEDS_REPLY)
+    report = _run(tmp_path, _issue(SHORT_BODY))
+    assert report.outputs["label"] == "needs-refinement"
+    assert github.reads.count(CONFIG_READ) == 1
+    assert github.bot_comments(1) == []  # the author comment is off by file
+    assert not any(r[0] == "find_bot_comment" for r in github.reads)
+
+
+def test_the_intro_line_opens_the_author_comment_neutralised(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+) -> None:
+    intro = "See CONTRIBUTING.md, @acme/maintainers <img src=x> [here](http://evil.example)"
+    github.repo_files[("master", REPO_FILE_PATH)] = f"author_comment:\n  intro: '{intro}'\n"
+    model.enqueue(NEEDS_REPLY)
+    _run(tmp_path, _issue(SHORT_BODY))
+    (comment,) = github.bot_comments(1)
+    shown = render(comment.body)
+    assert "@\u200bacme/maintainers" in shown.text  # shown, but not a mention
+    assert intro in shown.text.replace("\u200b", "")
+    assert "a" not in shown.tags  # no link, no mention
+    assert "img" not in shown.tags
+    assert "href" not in shown.attributes
+
+
+RENAMED = """\
+labels:
+  ready: {name: 'status: ready', color: 00FF00}
+  needs_refinement: {name: 'status: needs info', description: 'Tell us more, please'}
+  validator_error: {name: 'status: bot error'}
+"""
+
+
+def test_labels_renamed_end_to_end(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+) -> None:
+    github.repo_files[("master", REPO_FILE_PATH)] = RENAMED
+    model.enqueue(NEEDS_REPLY)
+    report = _run(tmp_path, _issue(SHORT_BODY))
+    assert report.outputs["label"] == "status: needs info"
+    assert github.issue_labels[1] == ["status: needs info"]
+    assert github.label_looks["status: needs info"] == ("fbca04", "Tell us more, please")
+    (comment,) = github.bot_comments(1)
+    assert "labelled `status: needs info`" in comment.body
+    # the author edits the issue: VALID swaps the renamed labels and edits the comment
+    payload = _issue(COMPLETE_BODY, labels=[{"name": "status: needs info"}])
+    payload["action"] = "edited"
+    payload["changes"] = {"body": {"from": SHORT_BODY}}
+    model.enqueue(VALID_REPLY)
+    report = _run(tmp_path, payload)
+    assert report.outputs["label"] == "status: ready"
+    assert github.issue_labels[1] == ["status: ready"]
+    assert github.label_looks["status: ready"] == ("00ff00", READY.description)
+    assert "labelled `status: ready`" in github.bot_comments(1)[0].body
+    # a fault gets the renamed error label
+    payload["issue"]["body"] = COMPLETE_BODY + " More."
+    payload["issue"]["labels"] = [{"name": "status: ready"}]
+    model.enqueue(ModelUnavailable("down"))
+    assert _run(tmp_path, payload).outputs["label"] == "status: bot error"
+    assert github.issue_labels[1] == ["status: bot error"]
+
+
+def test_two_gate_labels_with_one_name_fail_the_run(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+) -> None:
+    github.repo_files[("master", REPO_FILE_PATH)] = "labels:\n  ready: {name: Needs-Refinement}\n"
+    model.enqueue(VALID_REPLY)
+    with pytest.raises(ConfigError, match="three different names"):
+        _run(tmp_path, _issue())
+    assert github.writes == []
+
+
+def test_a_pr_whose_head_changes_the_file_does_not_change_the_run(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+) -> None:
+    payload = load_webhook("pull_request.opened.0")
+    pr = payload["pull_request"]
+    number, head = pr["number"], pr["head"]["sha"]
+    pr.update(draft=False, state="open")
+    github.files[number] = []  # nothing to audit: the test is about the configuration read
+    github.repo_files[(head, REPO_FILE_PATH)] = "this: is: [broken\n"  # the PR's own version
+    github.repo_files[("master", REPO_FILE_PATH)] = "audit: {max_segments: 2}\n"
+    report = _run(tmp_path, payload, event="pull_request_target")
+    assert github.reads[0] == CONFIG_READ
+    assert not any(head in " ".join(read) for read in github.reads)
+    assert report.outputs == {"audits-accepted": "0", "audits-rejected": "0"}
+
+
+def test_a_broken_file_exits_2_naming_the_key_and_line_and_writes_nothing(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    github.repo_files[("master", REPO_FILE_PATH)] = "skip:\n  bots: true\n  labelz: [x]\n"
+    model.enqueue(NEEDS_REPLY)
+    env = {
+        "GITHUB_EVENT_NAME": "issues",
+        "GITHUB_EVENT_PATH": str(write_payload(tmp_path, _issue(SHORT_BODY))),
+        "GITHUB_TOKEN": "t",
+        "TRIAGE_DB": str(tmp_path / "store" / "triage.db"),
+        "GITHUB_OUTPUT": str(tmp_path / "outputs.txt"),
+    }
+    result = CliRunner().invoke(main, ["run"], env=env)
+    assert result.exit_code == 2, result.output
+    assert f"{REPO_FILE_PATH}: line 3: skip.labelz: Extra inputs" in result.stderr
+    assert github.writes == []
+    assert model.history == []  # judged nothing
+    assert not (tmp_path / "store").exists()
+    assert not (tmp_path / "outputs.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("issue", "reason"),
+    [
+        ({"labels": [{"name": "Question"}]}, "the issue has the label 'Question'"),
+        ({"user": {"login": "dependabot-preview", "type": "User"}}, "author 'dependabot-preview'"),
+        ({"user": {"login": "renovate[bot]", "type": "Bot"}}, "opened by a bot"),
+        ({"title": "[WIP] half an idea"}, "the title matches '^\\\\[WIP\\\\]'"),
+    ],
+)
+def test_skip_rules_skip_the_event_with_a_reason(
+    tmp_path: Path,
+    github: FakeGitHub,
+    model: FakeChatModel,
+    issue: dict[str, Any],
+    reason: str,
+) -> None:
+    github.repo_files[("master", REPO_FILE_PATH)] = FULL
+    report = _run(tmp_path, _issue(**issue))
+    assert reason in report.text
+    assert report.outputs.get("skipped") == "true"
+    assert github.writes == []
+    assert model.history == []
+
+
+def test_an_issue_no_rule_matches_is_judged(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+) -> None:
+    github.repo_files[("master", REPO_FILE_PATH)] = FULL
+    model.enqueue(VALID_REPLY)
+    report = _run(tmp_path, _issue())
+    assert report.outputs["label"] == "ready-for-dev"
+
+
+def test_the_file_sets_the_validator_model(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    github.repo_files[("master", REPO_FILE_PATH)] = "models: {validator: 'qwen2.5-coder:7b'}\n"
+    seen: list[str] = []
+
+    def make(settings: Settings, role: str) -> FakeChatModel:
+        seen.append(settings.validator_model)
+        return model
+
+    monkeypatch.setattr(runner, "make_chat_model", make)
+    model.enqueue(VALID_REPLY)
+    _run(tmp_path, _issue(), ollama_host="http://127.0.0.1:11434")
+    assert seen == ["qwen2.5-coder:7b"]
+
+
+# --- through the PyGithub adapter on recorded traffic -----------------------------------------
+def test_recorded_file_turns_the_author_comment_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gc, "DEFAULT_SECONDS_BETWEEN_WRITES", 0.0)
+    payload = _issue(load_webhook("issues.opened.18")["issue"]["body"])
+    env = {
+        "GITHUB_EVENT_NAME": "issues",
+        "GITHUB_EVENT_PATH": str(write_payload(tmp_path, payload)),
+        "GITHUB_TOKEN": "test-token-not-real",
+        "OLLAMA_HOST": "http://127.0.0.1:11434",
+        "TRIAGE_DB": str(tmp_path / "triage.db"),
+    }
+    captured: list[Any] = []
+    with cassette("e2e_repo_file_author_comment_off", captured) as cass:
+        result = CliRunner().invoke(main, ["run"], env=env)
+        assert cass.all_played
+    assert result.exit_code == 0, result.output
+    github = [r for r in captured if "api.github.com" in r.uri]
+    assert [r.method for r in github] == ["GET", "POST", "POST"]
+    assert github[0].uri.endswith("/contents/.github/triage-bot.yml?ref=master")
+    assert "needs-refinement" in json.loads(github[-1].body)  # no comment looked up or posted
+
+
+def test_the_readme_example_is_a_valid_file() -> None:
+    section = (ROOT / "README.md").read_text("utf-8").split("### Per-repository configuration")[1]
+    example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    assert example.startswith("# yaml-language-server: $schema=")
+    assert parse_repo_file(example).labels.ready.name == "status: ready"
+
+
+# --- the published schema ---------------------------------------------------------------------
+def test_the_published_schema_is_current() -> None:
+    published = json.loads((ROOT / "schema" / "triage-bot.schema.json").read_text("utf-8"))
+    assert published == json_schema(), "run: python scripts/repo_file_schema.py"
