@@ -104,7 +104,9 @@ def with_repository_file(
     (:meth:`Settings.with_repository_file`), read once per run: one
     ``GET .../contents/...`` on ``branch`` (the payload's ``repository.default_branch``; never
     a PR head), none when ``settings`` already carry the file. No file: the settings as they
-    are (with an empty file, so it is not read again).
+    are (with an empty file, so it is not read again). A dry run without a GitHub token (the
+    README's first command, a maintainer trying the bot locally, perhaps offline) reads no
+    file: it plans with the bot's defaults and the flags and variables given.
 
     Raises:
         ConfigError: the file is broken (:func:`bot.repo_file.parse_repo_file`: key and line).
@@ -113,6 +115,8 @@ def with_repository_file(
     from bot.repo_file import REPO_FILE_PATH, RepoFile, parse_repo_file
 
     if settings.repo_file is not None:
+        return settings
+    if settings.dry_run and not settings.github_token:
         return settings
     if github is None:
         github = make_github(settings, token_required=not settings.dry_run)

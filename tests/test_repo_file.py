@@ -330,3 +330,16 @@ def test_the_readme_example_is_a_valid_file() -> None:
 def test_the_published_schema_is_current() -> None:
     published = json.loads((ROOT / "schema" / "triage-bot.schema.json").read_text("utf-8"))
     assert published == json_schema(), "run: python scripts/repo_file_schema.py"
+
+
+def test_a_dry_run_without_a_token_reads_no_file_and_with_one_reads_it(github: FakeGitHub) -> None:
+    """The README's first command is a dry run with no token, perhaps offline: it plans with
+    the defaults. A dry run with a token reads the file as a real run would."""
+    github.repo_files[("master", REPO_FILE_PATH)] = "models: {validator: from-file}\n"
+    offline = Settings.resolve({"dry_run": True}, {})
+    assert runner.with_repository_file(offline, "o/r", "master", github) is offline
+    assert github.reads.count(CONFIG_READ) == 0
+    online = Settings.resolve({"dry_run": True}, {"GITHUB_TOKEN": "t"})
+    read = runner.with_repository_file(online, "o/r", "master", github)
+    assert read.validator_model == "from-file"
+    assert github.reads.count(CONFIG_READ) == 1
