@@ -1,4 +1,5 @@
-"""Pytest's fixtures and hooks: a clean environment, a fake model, the real-model timings.
+"""Pytest's fixtures and hooks: a clean environment, a fake model, the fake GitHub and model
+wired into the runner, the real-model timings.
 
 Helpers shared by test modules live in tests/support.py (a conftest is not imported)."""
 
@@ -9,7 +10,9 @@ from typing import Any
 
 import pytest
 
+from bot import runner
 from bot.config import ENV_VARS
+from tests.fake_github import FakeGitHub
 from tests.support import TIMINGS, FakeChatModel
 
 _EXTRA_ENV = ("GITHUB_ACTIONS", "CI", "RUNNER_TEMP", "XDG_DATA_HOME")
@@ -37,3 +40,19 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 @pytest.fixture
 def fake_model() -> FakeChatModel:
     return FakeChatModel()
+
+
+@pytest.fixture
+def github(monkeypatch: pytest.MonkeyPatch) -> FakeGitHub:
+    """A fake GitHub the runner builds in place of PyGithub (a module that needs issues, files
+    or contents in it overrides this fixture, asking for it by the same name)."""
+    fake = FakeGitHub()
+    monkeypatch.setattr(runner, "make_github", lambda *a, **k: fake)
+    return fake
+
+
+@pytest.fixture
+def model(monkeypatch: pytest.MonkeyPatch, fake_model: FakeChatModel) -> FakeChatModel:
+    """The fake model the runner builds in place of a real backend."""
+    monkeypatch.setattr(runner, "make_chat_model", lambda *a, **k: fake_model)
+    return fake_model

@@ -43,19 +43,6 @@ SHORT_BODY = "The app crashes when I click save."
 """Seven words: too little to act on (the rule's ``short`` step), whatever is quoted."""
 
 
-@pytest.fixture
-def github(monkeypatch: pytest.MonkeyPatch) -> FakeGitHub:
-    fake = FakeGitHub()
-    monkeypatch.setattr(runner, "make_github", lambda *a, **k: fake)
-    return fake
-
-
-@pytest.fixture
-def model(monkeypatch: pytest.MonkeyPatch, fake_model: FakeChatModel) -> FakeChatModel:
-    monkeypatch.setattr(runner, "make_chat_model", lambda *a, **k: fake_model)
-    return fake_model
-
-
 def _payload(action: str, body: str, labels: tuple[str, ...] = ()) -> dict[str, Any]:
     payload = load_webhook("issues.opened.18")
     payload["action"] = action

@@ -31,20 +31,13 @@ class Interrupted(Exception):
 
 
 @pytest.fixture
-def github(monkeypatch: pytest.MonkeyPatch) -> FakeGitHub:
-    fake = FakeGitHub()
+def github(github: FakeGitHub) -> FakeGitHub:
+    fake = github
     fake.open_issue_list = [
         {"number": n, "title": COMPLETE_TITLE, "body": COMPLETE_BODY, "state": "open", "labels": []}
         for n in (1, 2, 3, 4)
     ]
-    monkeypatch.setattr(runner, "make_github", lambda *a, **k: fake)
     return fake
-
-
-@pytest.fixture
-def model(monkeypatch: pytest.MonkeyPatch, fake_model: FakeChatModel) -> FakeChatModel:
-    monkeypatch.setattr(runner, "make_chat_model", lambda *a, **k: fake_model)
-    return fake_model
 
 
 def _settings(tmp_path: Path, **kw: Any) -> Settings:

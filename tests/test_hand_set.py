@@ -35,19 +35,6 @@ VALID, NEEDS = VALID_REPLY, NEEDS_REPLY  # VALID stands on COMPLETE_BODY (tests/
 BOT = ("github-actions[bot]", "Bot")
 
 
-@pytest.fixture
-def github(monkeypatch: pytest.MonkeyPatch) -> FakeGitHub:
-    fake = FakeGitHub()
-    monkeypatch.setattr(runner, "make_github", lambda *a, **k: fake)
-    return fake
-
-
-@pytest.fixture
-def model(monkeypatch: pytest.MonkeyPatch, fake_model: FakeChatModel) -> FakeChatModel:
-    monkeypatch.setattr(runner, "make_chat_model", lambda *a, **k: fake_model)
-    return fake_model
-
-
 def _payload(action: str, labels: list[str], body: str = COMPLETE_BODY) -> dict[str, Any]:
     name = {"opened": "issues.opened.18", "edited": "issues.edited.7"}
     payload = load_webhook(name.get(action, "issues.reopened.20"))

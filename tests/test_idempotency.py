@@ -38,8 +38,8 @@ GOOD_AUDIT = render_sections(
 
 
 @pytest.fixture
-def github(monkeypatch: pytest.MonkeyPatch) -> FakeGitHub:
-    fake = FakeGitHub()
+def github(github: FakeGitHub) -> FakeGitHub:
+    fake = github
     fake.files[2] = [
         ChangedFile(
             path="src/values.py",
@@ -48,14 +48,7 @@ def github(monkeypatch: pytest.MonkeyPatch) -> FakeGitHub:
         )
     ]
     fake.contents["src/values.py"] = SOURCE
-    monkeypatch.setattr(runner, "make_github", lambda *a, **k: fake)
     return fake
-
-
-@pytest.fixture
-def model(monkeypatch: pytest.MonkeyPatch, fake_model: FakeChatModel) -> FakeChatModel:
-    monkeypatch.setattr(runner, "make_chat_model", lambda *a, **k: fake_model)
-    return fake_model
 
 
 def _settings(tmp_path: Path, name: str, payload: dict[str, Any]) -> Settings:

@@ -53,19 +53,6 @@ models:
 """
 
 
-@pytest.fixture
-def github(monkeypatch: pytest.MonkeyPatch) -> FakeGitHub:
-    fake = FakeGitHub()
-    monkeypatch.setattr(runner, "make_github", lambda *a, **k: fake)
-    return fake
-
-
-@pytest.fixture
-def model(monkeypatch: pytest.MonkeyPatch, fake_model: FakeChatModel) -> FakeChatModel:
-    monkeypatch.setattr(runner, "make_chat_model", lambda *a, **k: fake_model)
-    return fake_model
-
-
 def _issue(body: str = COMPLETE_BODY, **issue: Any) -> dict[str, Any]:
     payload = load_webhook("issues.opened.18")  # repository.default_branch: master
     payload["issue"]["body"] = body

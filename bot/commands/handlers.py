@@ -14,6 +14,8 @@ Untrusted text reaches a reply only through :mod:`bot.neutralise`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from bot.audit.report import shown_path
 from bot.commands.spec import Answer, CommandContext, CommandSpec, help_text
 from bot.errors import InvalidRange
@@ -67,17 +69,22 @@ def rerun_audit(ctx: CommandContext) -> Answer:
         return f"Cannot audit that range: {neutralise(str(exc), max_chars=300)}."
 
 
+def _from_store(ctx: CommandContext, reply: Callable[[Store, str, int], str]) -> Answer:
+    """``reply(store, repo, count)`` over the store opened read-only, closed afterwards."""
+    store = ctx.services.read_store()
+    try:
+        return reply(store, ctx.repo, ctx.command.count or 1)
+    finally:
+        store.close()
+
+
 def list_history(ctx: CommandContext) -> Answer:
     """``/audit_history [N]``: the last N accepted audits (the store is opened read-only).
 
     Raises:
         StoreError: the store cannot be opened or read.
     """
-    store = ctx.services.read_store()
-    try:
-        return history_reply(store, ctx.repo, ctx.command.count or 1)
-    finally:
-        store.close()
+    return _from_store(ctx, history_reply)
 
 
 def show_stats(ctx: CommandContext) -> Answer:
@@ -86,11 +93,7 @@ def show_stats(ctx: CommandContext) -> Answer:
     Raises:
         StoreError: the store cannot be opened or read.
     """
-    store = ctx.services.read_store()
-    try:
-        return stats_reply(store, ctx.repo, ctx.command.count or 1)
-    finally:
-        store.close()
+    return _from_store(ctx, stats_reply)
 
 
 def show_gate_stats(ctx: CommandContext) -> Answer:
@@ -99,11 +102,7 @@ def show_gate_stats(ctx: CommandContext) -> Answer:
     Raises:
         StoreError: the store cannot be opened or read.
     """
-    store = ctx.services.read_store()
-    try:
-        return triage_stats_reply(store, ctx.repo, ctx.command.count or 1)
-    finally:
-        store.close()
+    return _from_store(ctx, triage_stats_reply)
 
 
 def list_commands(ctx: CommandContext) -> Answer:
