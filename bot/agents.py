@@ -11,19 +11,65 @@ reply. Tests and benchmarks that script a model build the classes directly.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from bot.audit.auditor import Auditor
 from bot.audit.prompt import AuditFormat
 from bot.chat import ChatModel
 from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS, Settings
+from bot.triage.evidence import ELEMENTS, Element, checklist
 from bot.triage.validator import Validator
 
-__all__ = ["audit_format", "make_auditor", "make_validator"]
+__all__ = [
+    "NUM_PREDICT_CAP",
+    "NUM_PREDICT_PER_ELEMENT",
+    "audit_format",
+    "checklist_of",
+    "make_auditor",
+    "make_validator",
+]
+
+
+NUM_PREDICT_PER_ELEMENT = 15
+"""Output tokens added to the validator's ``num_predict`` per element a repository adds (one
+more quote of at most 12 words), up to :data:`NUM_PREDICT_CAP`."""
+
+NUM_PREDICT_CAP = 200
+"""The validator's ``num_predict`` never exceeds this (design.md, "Models": ≤ 200)."""
+
+
+def checklist_of(settings: Settings) -> tuple[Element, ...]:
+    """The validator's checklist: the bot's elements, then the repository file's
+    ``elements:`` (:class:`bot.repo_file.ElementConfig`), each asking the model for "the
+    words giving" its definition and shown to authors as the definition itself."""
+    given = settings.repo_file.elements if settings.repo_file is not None else []
+    return checklist(
+        tuple(
+            Element(
+                key=e.name,
+                ask=f"the words giving {e.definition.rstrip('.')}",
+                missing=e.definition.rstrip("."),
+                required_for=tuple(e.required_for),
+            )
+            for e in given
+        )
+    )
 
 
 def make_validator(settings: Settings, model: ChatModel) -> Validator:
-    """The issue gate's validator: ``model`` with the validator role's options and the
-    settings' ``max_body_chars`` (characters of issue body judged)."""
-    return Validator(model, VALIDATOR_OPTIONS, max_body_chars=settings.max_body_chars)
+    """The issue gate's validator: ``model`` with the validator role's options, the settings'
+    ``max_body_chars`` (characters of issue body judged) and the repository's checklist
+    (:func:`checklist_of`); ``num_predict`` grows by :data:`NUM_PREDICT_PER_ELEMENT` per
+    element the repository adds, capped at :data:`NUM_PREDICT_CAP`."""
+    elements = checklist_of(settings)
+    extra = len(elements) - len(ELEMENTS)
+    options = replace(
+        VALIDATOR_OPTIONS,
+        num_predict=min(
+            NUM_PREDICT_CAP, VALIDATOR_OPTIONS.num_predict + NUM_PREDICT_PER_ELEMENT * extra
+        ),
+    )
+    return Validator(model, options, max_body_chars=settings.max_body_chars, elements=elements)
 
 
 def audit_format(settings: Settings) -> AuditFormat:

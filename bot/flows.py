@@ -41,7 +41,7 @@ from bot.history.store import AuditRow, GateRow, Store
 from bot.triage.author_comment import AUTHOR_MARKER, ready_comment, refinement_comment_for
 from bot.triage.issue_text import prepare_issue
 from bot.triage.labels import DEFAULT_LABELS, GateLabels, LabelPlan, plan_labels
-from bot.triage.validator import GateDecision, Validator, system_prompt
+from bot.triage.validator import GateDecision, Validator
 
 __all__ = [
     "HAND_SET_ACTIONS",
@@ -175,7 +175,7 @@ def plan_gate(
         author_intro: the repository's intro line for that comment, or ``None``.
         gate_labels: the repository's three gate labels (``.github/triage-bot.yml``).
     """
-    decision = validator.judge(event.issue.title, event.issue.body)
+    decision = validator.judge(event.issue.title, event.issue.body, labels=event.issue.label_names)
     target = gate_labels.for_verdict(decision.verdict)
     labels = plan_labels(event.issue.label_names, target, gate_labels)
     if (
@@ -305,6 +305,7 @@ def already_decided(
     *,
     model: str,
     max_body_chars: int,
+    prompt_version: str,
     gate: GateLabels = DEFAULT_LABELS,
 ) -> bool:
     """Whether the bot's last decision already judged this exact issue text.
@@ -318,14 +319,16 @@ def already_decided(
         last: the store's last gate row for the issue (see ``Store.last_gate``), or ``None``.
         model: the validator model's name.
         max_body_chars: the validator's body cut (the hash is of the text as judged).
+        prompt_version: the validator's (:attr:`bot.triage.validator.Validator.prompt_version`:
+            prompt, rule and the repository's checklist; a changed checklist judges again).
+        gate: the repository's three gate labels.
     """
     if last is None or last.get("error_kind") or last.get("label") == gate.validator_error.name:
         return False
     issue = prepare_issue(event.issue.title, event.issue.body, max_body_chars=max_body_chars)
-    _, version = system_prompt()
     return (
         last.get("content_sha") == issue.content_sha
-        and last.get("prompt_version") == version
+        and last.get("prompt_version") == prompt_version
         and last.get("model") == model
     )
 

@@ -18,6 +18,7 @@ The published JSON schema (``schema/triage-bot.schema.json``) is :func:`json_sch
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Annotated, Any
 
 import yaml
@@ -30,6 +31,7 @@ __all__ = [
     "SETTING_OF_KEY",
     "AuditConfig",
     "AuthorCommentConfig",
+    "ElementConfig",
     "LabelConfig",
     "LabelsConfig",
     "ModelsConfig",
@@ -44,6 +46,11 @@ REPO_FILE_PATH = ".github/triage-bot.yml"
 
 MAX_FILE_CHARS = 64_000
 """Largest file accepted (characters); a configuration is a few dozen lines."""
+
+MAX_ELEMENTS = 3
+"""Most elements a repository may add: each is one more quote the model writes, and the
+validator's ``num_predict`` stays ≤ 200 (design.md, "Models"; :func:`bot.agents.make_validator`
+adds room per element up to that), where a reply cut short is a validator-error."""
 
 
 class _Strict(BaseModel):
@@ -146,9 +153,70 @@ class ModelsConfig(_Strict):
     auditor: str | None = Field(default=None, min_length=1, description="the audit's model")
 
 
+_BOT_KEYS = frozenset({"problem", "trigger", "expected", "reason", "verdict"})
+"""Names an element may not take: the bot's own elements and the reply's other keys
+(:data:`bot.triage.evidence.RESERVED_KEYS`, which a test keeps equal to this)."""
+
+
+def _one_line(text: str) -> str:
+    """A definition is one line of plain words: it goes into the validator's system prompt
+    and into the comment an author reads (neutralised there)."""
+    if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in text):
+        raise ValueError("must be one line with no control or invisible characters")
+    if "<" in text or ">" in text:
+        raise ValueError("must not hold < or > (the prompt delimits the issue with tags)")
+    return text
+
+
+def _element_name(name: str) -> str:
+    if name in _BOT_KEYS:
+        raise ValueError(f"{name!r} is the bot's own; pick another name")
+    return name
+
+
+class ElementConfig(_Strict):
+    """One item of ``elements:``: something this repository requires of an issue, beyond the
+    bot's own checklist (what goes wrong, how to make it happen, what was expected).
+
+    The validator's model is asked to copy the words of the issue that give it; the bot
+    checks the quote is in the issue; an issue that requires it and lacks it is
+    needs-refinement, and the author comment asks for it with its definition.
+    """
+
+    name: Annotated[str, AfterValidator(_element_name)] = Field(
+        pattern=r"^[a-z][a-z0-9_]{1,29}$",
+        description="a short key: lower-case letters, digits and _ (e.g. version)",
+    )
+    definition: Annotated[str, AfterValidator(_one_line)] = Field(
+        min_length=8,
+        max_length=200,
+        description="what the issue must give, in plain words for the model and the author "
+        "(e.g. the version of the tool you ran)",
+    )
+    required_for: list[Annotated[str, Field(min_length=1, max_length=50)]] = Field(
+        default_factory=lambda: ["*"],
+        min_length=1,
+        description="labels of the issue kinds that require it (an issue template sets them, "
+        "e.g. bug); * for every issue (the default)",
+    )
+
+
+def _unique_names(elements: list[ElementConfig]) -> list[ElementConfig]:
+    names = [e.name for e in elements]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"element names must be unique: {', '.join(repeated)} repeats")
+    return elements
+
+
 class RepoFile(_Strict):
     """The whole file. Every key is optional; an empty file is the defaults."""
 
+    elements: Annotated[list[ElementConfig], AfterValidator(_unique_names)] = Field(
+        default_factory=list,
+        max_length=MAX_ELEMENTS,
+        description="what this repository requires of issues, beyond the bot's own checklist",
+    )
     labels: LabelsConfig = Field(default_factory=LabelsConfig)
     author_comment: AuthorCommentConfig = Field(default_factory=AuthorCommentConfig)
     skip: SkipRules = Field(default_factory=SkipRules)

@@ -205,9 +205,15 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
     try:
         last = store.last_gate(repo, number)
         model = make_chat_model(settings, "validator")
+        validator = make_validator(settings, model)
         labels = gate_labels(settings)
         if not force and already_decided(
-            event, last, model=model.name, max_body_chars=settings.max_body_chars, gate=labels
+            event,
+            last,
+            model=model.name,
+            max_body_chars=settings.max_body_chars,
+            prompt_version=validator.prompt_version,
+            gate=labels,
         ):
             label = last["label"] if last else ""
             return skipped_report(
@@ -226,7 +232,6 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
                 return skipped_report(
                     f"a maintainer set {hand_set!r} by hand; /triage re-runs the gate"
                 )
-        validator = make_validator(settings, model)
         plan = plan_gate(
             event,
             validator,

@@ -29,16 +29,20 @@ def reply(
     problem: str = "",
     trigger: str = "",
     expected: str = "",
+    **extra: str,
 ) -> str:
     """A model reply (JSON text) with every key of the reply schema, in the schema's order.
 
     ``verdict`` is typed loosely on purpose: tests of the parser build wrong values with it.
+    ``extra``: the quotes of a repository's own elements (``version="2.3.1"``), after the
+    bot's three.
     """
     return json.dumps(
         {
             "problem": problem,
             "trigger": trigger,
             "expected": expected,
+            **extra,
             "reason": reason,
             "verdict": verdict,
         },

@@ -91,7 +91,34 @@ def test_every_key_parses_into_the_settings_it_sets() -> None:
         ("audit:\n  max_segments: '8'\n", "line 2: audit.max_segments: Input should be a valid"),
         ("audit:\n  max_segments: 99\n", "line 2: audit.max_segments: Input should be less"),
         ("skip:\n  titles:\n    - ok\n    - '(unclosed'\n", "line 4: skip.titles"),
-        ("elements:\n  - name: version\n", "line 1: elements: Extra inputs"),
+        ("elements:\n  - name: version\n", "line 2: elements.0.definition: Field required"),
+        (
+            "elements:\n  - name: version\n    definition: the version\n"
+            "  - name: Bad-Name\n    definition: a thing you ran\n",
+            "line 4: elements.1.name: String should match pattern",
+        ),
+        (
+            "elements:\n  - name: trigger\n    definition: the steps you took\n",
+            "line 2: elements.0.name: Value error, 'trigger' is the bot's own",
+        ),
+        (
+            "elements:\n  - {name: os, definition: the operating system}\n"
+            "  - {name: os, definition: the OS and its version}\n",
+            "line 1: elements: Value error, element names must be unique: os repeats",
+        ),
+        (
+            "elements:\n  - name: version\n    definition: 'the version </issue> now'\n",
+            "line 3: elements.0.definition: Value error, must not hold < or >",
+        ),
+        (
+            "elements:\n  - name: version\n    definition: the version\n    required_for: []\n",
+            "line 4: elements.0.required_for: List should have at least 1 item",
+        ),
+        (
+            "elements:\n"
+            + "".join(f"  - {{name: e{i}, definition: thing {i} here}}\n" for i in range(4)),
+            "line 1: elements: List should have at most 3 items",
+        ),
         ("models: [a]\n", "line 1: models: Input should be"),
         ("labels:\n  ready:\n    color: '#00ff00'\n", "line 3: labels.ready.color: String should"),
         ("skip: {labels: [a}\n", "not valid YAML at line 1"),

@@ -16,6 +16,7 @@ from bot.triage.verdict import (
     REASON_MAX_CHARS,
     Verdict,
     parse_verdict,
+    verdict_model,
     verdict_schema,
 )
 from tests.replies import reply
@@ -171,7 +172,37 @@ def test_schema_is_strict() -> None:
     assert schema["properties"]["verdict"]["enum"] == ["VALID", "NEEDS_REFINEMENT"]
     for key in KEYS[:4]:
         assert schema["properties"][key]["type"] == "string"
-    assert list(Verdict.model_fields) == KEYS
+    assert list(verdict_model().model_fields) == KEYS
+
+
+def test_a_repositorys_elements_are_quote_fields_before_reason_and_all_required() -> None:
+    """A repository's elements (issue 16) join the reply shape: after the bot's quotes, before
+    the reason, required and bounded like them; a reply without them is no verdict."""
+    shape = verdict_model(("problem", "trigger", "expected", "version", "os"))
+    schema = verdict_schema(shape)
+    keys = ["problem", "trigger", "expected", "version", "os", "reason", "verdict"]
+    assert list(schema["properties"]) == keys
+    assert schema["required"] == keys
+    assert schema["additionalProperties"] is False
+    parsed = parse_verdict(reply("VALID", "All given.", problem="p q", version="2.3.1", os="x y"),
+                           shape)  # fmt: skip
+    assert parsed.quotes == {"problem": "p q", "trigger": "", "expected": "", "version": "2.3.1",
+                             "os": "x y"}  # fmt: skip
+    with pytest.raises(ModelOutputError, match="version"):
+        parse_verdict(OK, shape)  # the bot's shape lacks the repository's keys
+    with pytest.raises(ModelOutputError, match="version"):
+        parse_verdict(reply("VALID", "All given.", version="x" * (QUOTE_MAX_CHARS + 1), os=""),
+                      shape)  # fmt: skip
+    with pytest.raises(ModelOutputError, match="reason"):
+        parse_verdict(reply("VALID", "\u200bhidden words", version="1", os=""), shape)
+    with pytest.raises(ModelOutputError, match="version"):
+        parse_verdict(reply("VALID", "All given.", version="2"))  # not in the bot's shape
+
+
+@pytest.mark.parametrize("keys", [("problem", "reason"), ("a", "a"), ("not-an-identifier",)])
+def test_a_reply_shape_with_a_bad_key_is_refused(keys: tuple[str, ...]) -> None:
+    with pytest.raises(ValueError, match="cannot be the quote fields"):
+        verdict_model(keys)
 
 
 @given(st.text(max_size=300))

@@ -9,8 +9,12 @@ whitespace and markdown punctuation), outside the lines the bot itself quoted as
 verdicts or chat turns, and is more than an error's bare name. A quote may skip words with
 ``...`` / ``…``; each part must then be found, in order.
 
-:data:`ELEMENTS` is the one definition: the prompt's field instructions, the reason the bot
-builds, and (issue 16) the comment that tells an author what to add all read it.
+:data:`ELEMENTS` is the one definition of the bot's own elements: the prompt's field
+instructions, the reason the bot builds, and (issue 16) the comment that tells an author what to
+add all read it. A repository adds elements of its own (``elements:`` in
+``.github/triage-bot.yml``, :mod:`bot.repo_file`), each required for the issues that carry one
+of its labels (an issue template sets the kind's label, e.g. ``bug``) or for every issue; the
+validator is then built with :func:`checklist` of both.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bot.triage.facts import WIDE_SCRIPT
@@ -28,7 +33,20 @@ from bot.triage.issue_text import (
     quote_verdict_lines,
 )
 
-__all__ = ["ELEMENTS", "QUOTE_MIN_CHARS", "Element", "Evidence", "find_quote", "gather_evidence"]
+__all__ = [
+    "ELEMENTS",
+    "EVERY_ISSUE",
+    "QUOTE_MIN_CHARS",
+    "RESERVED_KEYS",
+    "Element",
+    "Evidence",
+    "checklist",
+    "find_quote",
+    "gather_evidence",
+]
+
+EVERY_ISSUE = "*"
+"""In :attr:`Element.required_for`: the element is required of every issue."""
 
 
 @dataclass(frozen=True)
@@ -39,11 +57,26 @@ class Element:
         key: the reply's field name.
         ask: what the model is asked to copy (prompt wording).
         missing: what an author is asked to add, in plain words.
+        required_for: the issue labels (the issue's kind, compared case-insensitively) for
+            which a missing quote alone makes the issue NEEDS_REFINEMENT
+            (:func:`bot.triage.rule.decide`, step "required"); :data:`EVERY_ISSUE` for all
+            issues. Empty for the bot's own elements, which the rule weighs together
+            (``valid_needs_one_of`` in ``gate_rule.json``).
     """
 
     key: str
     ask: str
     missing: str
+    required_for: tuple[str, ...] = ()
+
+    def required(self, labels: frozenset[str]) -> bool:
+        """Whether this element is required of an issue with these labels (lower-cased)."""
+        return any(kind == EVERY_ISSUE or kind.lower() in labels for kind in self.required_for)
+
+    def applies(self, labels: frozenset[str]) -> bool:
+        """Whether an author of an issue with these labels (lower-cased) is asked for it when
+        it is missing: the bot's own elements always, a repository's when required."""
+        return not self.required_for or self.required(labels)
 
 
 ELEMENTS: tuple[Element, ...] = (
@@ -56,6 +89,24 @@ ELEMENTS: tuple[Element, ...] = (
     Element("expected", "the words saying what should happen instead",
             "what you expected to happen instead"),
 )  # fmt: skip
+
+RESERVED_KEYS = frozenset({*(e.key for e in ELEMENTS), "reason", "verdict"})
+"""Reply keys a repository's element may not take: the bot's own elements and the verdict's."""
+
+
+def checklist(extra: tuple[Element, ...] = ()) -> tuple[Element, ...]:
+    """The validator's checklist: :data:`ELEMENTS`, then a repository's own elements.
+
+    Raises:
+        ValueError: an extra element reuses a key (:data:`RESERVED_KEYS` or another extra's);
+            :mod:`bot.repo_file` refuses such a file first, naming the line.
+    """
+    keys = [e.key for e in extra]
+    clash = (set(keys) & RESERVED_KEYS) or {k for k in keys if keys.count(k) > 1}
+    if clash:
+        raise ValueError(f"checklist element keys must be unique: {sorted(clash)}")
+    return (*ELEMENTS, *extra)
+
 
 QUOTE_MIN_CHARS = 4
 """Shortest quote that counts (characters after normalisation, letters or digits included)."""
@@ -115,24 +166,50 @@ class Evidence:
     Attributes:
         quotes: every element's quote as the model wrote it (``""`` for none).
         found: the keys whose quote was found in the issue.
+        elements: the checklist judged (:func:`checklist`).
+        labels: the issue's labels, lower-cased (its kind, for :attr:`Element.required_for`).
     """
 
     quotes: dict[str, str]
     found: frozenset[str]
+    elements: tuple[Element, ...] = ELEMENTS
+    labels: frozenset[str] = frozenset()
 
     @property
     def missing(self) -> tuple[Element, ...]:
-        """The elements with no verified quote, in :data:`ELEMENTS` order."""
-        return tuple(e for e in ELEMENTS if e.key not in self.found)
+        """The elements an author is asked for (:meth:`Element.applies`) with no verified
+        quote, in checklist order."""
+        return tuple(e for e in self.elements if e.key not in self.found and e.applies(self.labels))
+
+    @property
+    def required_missing(self) -> tuple[Element, ...]:
+        """The elements required of this issue (:meth:`Element.required`) with no verified
+        quote, in checklist order."""
+        return tuple(
+            e for e in self.elements if e.key not in self.found and e.required(self.labels)
+        )
 
 
-def gather_evidence(quotes: dict[str, str], issue: IssueText) -> Evidence:
+def gather_evidence(
+    quotes: dict[str, str],
+    issue: IssueText,
+    *,
+    elements: tuple[Element, ...] = ELEMENTS,
+    labels: Iterable[str] = (),
+) -> Evidence:
     """Check each element's quote against the issue (see the module docstring).
 
     Args:
         quotes: element key → the model's quote (``""`` when the model found none).
         issue: the issue as judged.
+        elements: the checklist the quotes answer (:func:`checklist`).
+        labels: the issue's labels (from the payload), which say which elements it requires.
     """
     text = _judgeable(issue)
     found = frozenset(key for key, quote in quotes.items() if quote and find_quote(quote, text))
-    return Evidence(quotes=dict(quotes), found=found)
+    return Evidence(
+        quotes=dict(quotes),
+        found=found,
+        elements=elements,
+        labels=frozenset(name.lower() for name in labels),
+    )

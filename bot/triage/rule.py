@@ -15,8 +15,12 @@ copies from the issue (checked by the bot), carried the signal. So the order is:
    goes wrong or what is wanted, how to make it happen: :mod:`bot.triage.evidence`) →
    NEEDS_REFINEMENT. A planted "answer VALID" cannot make the model quote a problem the issue
    does not state, and a quote from a planted line is no evidence.
-4. When ``model_verdict_counts``, the model's NEEDS_REFINEMENT → NEEDS_REFINEMENT.
-5. Otherwise VALID.
+4. **Something the repository requires is missing**: an element of the repository's own
+   (``elements:`` in ``.github/triage-bot.yml``) required of this issue's kind has no verified
+   quote (:attr:`bot.triage.evidence.Evidence.required_missing`) → NEEDS_REFINEMENT. With the
+   bot's own checklist this step never rules.
+5. When ``model_verdict_counts``, the model's NEEDS_REFINEMENT → NEEDS_REFINEMENT.
+6. Otherwise VALID.
 
 The model's own verdict is recorded with every decision either way. The thresholds are data
 (``gate_rule.json``, with its version and where they were chosen), chosen on the tune half
@@ -33,7 +37,7 @@ from importlib import resources
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.triage.evidence import ELEMENTS, Evidence
+from bot.triage.evidence import Evidence
 from bot.triage.facts import IssueFacts
 from bot.triage.verdict import VerdictValue
 
@@ -75,8 +79,8 @@ class Ruling:
     Attributes:
         verdict: ``VALID`` or ``NEEDS_REFINEMENT``.
         reason: one or two sentences built from the facts and the evidence.
-        rule: which step decided: ``unfilled``, ``short``, ``unbacked``, ``model`` or
-            ``evidence`` (VALID).
+        rule: which step decided: ``unfilled``, ``short``, ``unbacked``, ``required``,
+            ``model`` or ``evidence`` (VALID).
     """
 
     verdict: VerdictValue
@@ -99,7 +103,9 @@ def _refine(step: str, facts: IssueFacts, evidence: Evidence) -> str:
 
 def _found(evidence: Evidence, facts: IssueFacts) -> str:
     parts = [
-        f"{e.key} (“{evidence.quotes[e.key][:80]}”)" for e in ELEMENTS if e.key in evidence.found
+        f"{e.key} (“{evidence.quotes[e.key][:80]}”)"
+        for e in evidence.elements
+        if e.key in evidence.found
     ]
     if _has_evidence(facts):
         parts.append("code, a log or a reproduction link")
@@ -115,7 +121,7 @@ def finding(step: str, facts: IssueFacts) -> str:
 
     Args:
         step: :attr:`Ruling.rule` of a NEEDS_REFINEMENT (``unfilled``, ``short``, ``unbacked``,
-            ``model``).
+            ``required``, ``model``).
         facts: the facts the ruling was made on.
 
     Raises:
@@ -133,6 +139,8 @@ def finding(step: str, facts: IssueFacts) -> str:
         )
     if step == "unbacked":
         return "No words saying what goes wrong or how to make it happen were found in the issue."
+    if step == "required":
+        return "Something this repository asks of every such issue was not found in it."
     if step == "model":
         return "The model found it incomplete."
     raise ValueError(f"{step!r} is not a NEEDS_REFINEMENT step of the rule")
@@ -160,6 +168,8 @@ def decide(
     needs = set(rule.valid_needs_one_of)
     if needs and not needs & evidence.found:
         return Ruling("NEEDS_REFINEMENT", _refine("unbacked", facts, evidence), "unbacked")
+    if evidence.required_missing:
+        return Ruling("NEEDS_REFINEMENT", _refine("required", facts, evidence), "required")
     if rule.model_verdict_counts and model_verdict == "NEEDS_REFINEMENT":
         parts = (finding("model", facts), _found(evidence, facts), _missing(evidence))
         return Ruling("NEEDS_REFINEMENT", " ".join(p for p in parts if p), "model")

@@ -24,20 +24,28 @@ with the fault recorded in ``error_kind``. The fault is the bot's, not the autho
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 
 from bot.chat import ChatMessage, ChatModel, RoleOptions
 from bot.errors import ModelCopiedInput, ModelError
 from bot.prompts import load_prompt, prompt_version
-from bot.triage.evidence import ELEMENTS, Evidence, gather_evidence
+from bot.triage.evidence import ELEMENTS, Element, Evidence, gather_evidence
 from bot.triage.facts import IssueFacts, issue_facts
 from bot.triage.issue_text import TEXT_RULES_VERSION, IssueText, delimit_issue, prepare_issue
 from bot.triage.labels import GateLabel, label_for
 from bot.triage.rule import decide, gate_rule
-from bot.triage.verdict import VerdictValue, parse_verdict, verdict_schema
+from bot.triage.verdict import (
+    Verdict,
+    VerdictValue,
+    parse_verdict,
+    verdict_model,
+    verdict_schema,
+)
 
 __all__ = [
     "COPY_MIN_CHARS",
@@ -70,18 +78,34 @@ def reject_copied_reason(reason: str, issue: IssueText) -> None:
 
 
 @cache
-def system_prompt() -> tuple[str, str]:
+def system_prompt(elements: tuple[Element, ...] = ELEMENTS) -> tuple[str, str]:
     """The filled validator system prompt and its version (``validator@SHA8``).
 
     The SHA covers the prompt text (with the elements and the schema filled in), the decision
     rule's data (``gate_rule.json``, :mod:`bot.triage.rule`) and
     :data:`~bot.triage.issue_text.TEXT_RULES_VERSION`: the rule and the way the issue is turned
-    into the text the model is sent change the outcome as much as the prompt does."""
-    schema = json.dumps(verdict_schema(), separators=(",", ":"))
-    elements = "\n".join(f"- {e.key}: {e.ask}." for e in ELEMENTS)
-    text = load_prompt("validator").replace("{elements}", elements).replace("{schema}", schema)
+    into the text the model is sent change the outcome as much as the prompt does. A
+    repository's own elements (issue 16, "the prompt version stored with each decision covers
+    the repository's criteria") add their whole definition, which kinds require them included;
+    with the bot's checklist alone the version is what it was before repositories could add
+    any, so stored decisions stay comparable.
+
+    Args:
+        elements: the checklist (:func:`bot.triage.evidence.checklist`).
+    """
+    schema = json.dumps(verdict_schema(_reply_model(elements)), separators=(",", ":"))
+    lines = "\n".join(f"- {e.key}: {e.ask}." for e in elements)
+    text = load_prompt("validator").replace("{elements}", lines).replace("{schema}", schema)
     rule = gate_rule().model_dump_json()
-    return text, prompt_version("validator", f"{text}\n{rule}\n{TEXT_RULES_VERSION}")
+    hashed = f"{text}\n{rule}\n{TEXT_RULES_VERSION}"
+    extra = [dataclasses.asdict(e) for e in elements if e not in ELEMENTS]
+    if extra:
+        hashed += "\n" + json.dumps(extra, sort_keys=True)
+    return text, prompt_version("validator", hashed)
+
+
+def _reply_model(elements: tuple[Element, ...]) -> type[Verdict]:
+    return verdict_model(tuple(e.key for e in elements))
 
 
 @dataclass(frozen=True)
@@ -104,7 +128,7 @@ class GateDecision:
         issue: the cleaned issue as judged (cut marker and counts included).
         model_reason: the model's own reason (``""`` on a fault).
         rule: the step of the rule that decided (``unfilled``, ``short``, ``unbacked``,
-            ``model``, ``evidence``), ``""`` on a fault.
+            ``required``, ``model``, ``evidence``), ``""`` on a fault.
         evidence: the model's quotes and which were found in the issue (``None`` on a fault).
         facts: what the bot established itself (``None`` on a fault).
     """
@@ -139,31 +163,52 @@ class Validator:
         model: the backend (Ollama or embedded).
         options: validator role options (temperature 0, ``num_predict`` ≤ 200).
         max_body_chars: longest body judged (characters); longer bodies are cut visibly.
+        elements: the checklist (:func:`bot.triage.evidence.checklist`: the bot's elements and
+            a repository's own).
     """
 
-    def __init__(self, model: ChatModel, options: RoleOptions, *, max_body_chars: int) -> None:
+    def __init__(
+        self,
+        model: ChatModel,
+        options: RoleOptions,
+        *,
+        max_body_chars: int,
+        elements: tuple[Element, ...] = ELEMENTS,
+    ) -> None:
         self._model = model
         self._options = options
         self._max_body_chars = max_body_chars
+        self._elements = elements
+        self._reply = _reply_model(elements)
+
+    @property
+    def prompt_version(self) -> str:
+        """``validator@SHA8`` of this validator's prompt, rule and checklist
+        (:func:`system_prompt`)."""
+        return system_prompt(self._elements)[1]
 
     def messages(self, issue: IssueText, *, nonce: str | None = None) -> list[ChatMessage]:
         """The two chat messages for one issue: stable system prompt, then the delimited issue."""
-        system, _ = system_prompt()
+        system, _ = system_prompt(self._elements)
         return [
             ChatMessage("system", system),
             ChatMessage("user", delimit_issue(issue, nonce=nonce)),
         ]
 
-    def judge(self, title: str | None, body: str | None) -> GateDecision:
+    def judge(
+        self, title: str | None, body: str | None, *, labels: Iterable[str] = ()
+    ) -> GateDecision:
         """Judge one issue. Never raises for model faults: they become ``validator-error``.
 
         Args:
             title: ``issue.title`` from the payload.
             body: ``issue.body`` from the payload (``None`` when empty).
+            labels: the issue's label names from the payload: its kind, which says which of a
+                repository's elements it requires (:attr:`Element.required_for`).
         """
         started = time.perf_counter()
         issue = prepare_issue(title, body, max_body_chars=self._max_body_chars)
-        _, version = system_prompt()
+        version = self.prompt_version
         prompt_tokens = output_tokens = 0
         model_ms = 0.0
         verdict: VerdictValue | None = None
@@ -173,14 +218,14 @@ class Validator:
         facts: IssueFacts | None = None
         try:
             result = self._model.chat(
-                self.messages(issue), options=self._options, schema=verdict_schema()
+                self.messages(issue), options=self._options, schema=verdict_schema(self._reply)
             )
             prompt_tokens, output_tokens = result.prompt_tokens, result.output_tokens
             model_ms = result.duration_ms
-            parsed = parse_verdict(result.text)
+            parsed = parse_verdict(result.text, self._reply)
             reject_copied_reason(parsed.reason, issue)
             model_verdict, model_reason = parsed.verdict, parsed.reason
-            evidence = gather_evidence(parsed.quotes, issue)
+            evidence = gather_evidence(parsed.quotes, issue, elements=self._elements, labels=labels)
             facts = issue_facts(issue.title, issue.author_body)
             ruling = decide(facts, evidence, parsed.verdict)
             verdict, reason, rule = ruling.verdict, ruling.reason, ruling.rule

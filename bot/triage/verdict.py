@@ -16,12 +16,21 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from typing import Any, Literal
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    create_model,
+    field_validator,
+)
 
 from bot.chat import structured_output_schema
 from bot.errors import ModelOutputError
+from bot.triage.evidence import ELEMENTS
 
 __all__ = [
     "QUOTE_MAX_CHARS",
@@ -30,6 +39,7 @@ __all__ = [
     "Verdict",
     "VerdictValue",
     "parse_verdict",
+    "verdict_model",
     "verdict_schema",
 ]
 
@@ -52,35 +62,31 @@ QUOTE_MAX_CHARS = 400
 
 class Verdict(BaseModel):
     """The validator agent's answer about one issue: a short verbatim quote (or ``""``) per
-    checklist element (:data:`bot.triage.evidence.ELEMENTS`), then ``reason`` and ``verdict``.
+    checklist element (:func:`bot.triage.evidence.checklist`), then ``reason`` and ``verdict``.
+
+    The fields are made per checklist by :func:`verdict_model`, so a repository that adds
+    elements (``.github/triage-bot.yml``) sends its model, and holds its reply to, a schema
+    naming each of them: one quote field per element (words copied from the issue, at most
+    :data:`QUOTE_MAX_CHARS`, or ``""``), then ``reason`` (one or two sentences naming what the
+    issue has or lacks) and ``verdict`` (``VALID``: a developer can start work;
+    ``NEEDS_REFINEMENT``: the author must add detail). This class only carries what every
+    shape shares; parse with :func:`parse_verdict`.
     """
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    # Field order is the order constrained decoding writes the keys in: the quotes first, so
-    # the model reads the issue for each element before it commits to a verdict. The parser
-    # accepts any order; the contract is the keys, not their order.
-    problem: str = Field(max_length=QUOTE_MAX_CHARS)
-    """Words copied from the issue saying what goes wrong or what is wanted, or ``""``."""
-
-    trigger: str = Field(max_length=QUOTE_MAX_CHARS)
-    """Words copied from the issue saying what the author did when it happens, or ``""``."""
-
-    expected: str = Field(max_length=QUOTE_MAX_CHARS)
-    """Words copied from the issue saying what should happen instead, or ``""``."""
-
-    reason: str = Field(min_length=REASON_MIN_CHARS, max_length=REASON_MAX_CHARS)
-    """One or two sentences that name what the issue has or lacks."""
-
-    verdict: VerdictValue
-    """``VALID``: a developer can start work. ``NEEDS_REFINEMENT``: the author must add detail."""
+    if TYPE_CHECKING:  # the fields themselves come from verdict_model, in decoding order
+        reason: str
+        verdict: VerdictValue
 
     @property
     def quotes(self) -> dict[str, str]:
         """Element key → quote, for :func:`bot.triage.evidence.gather_evidence`."""
-        return {"problem": self.problem, "trigger": self.trigger, "expected": self.expected}
+        return {
+            key: getattr(self, key) for key in type(self).model_fields if key not in _NOT_QUOTES
+        }
 
-    @field_validator("reason")
+    @field_validator("reason", check_fields=False)
     @classmethod
     def _reason_visible(cls, value: str) -> str:
         if not any(ch.isalnum() for ch in value):
@@ -90,10 +96,45 @@ class Verdict(BaseModel):
         return value
 
 
-def verdict_schema() -> dict[str, Any]:
+_NOT_QUOTES = ("reason", "verdict")
+
+
+@cache
+def verdict_model(keys: tuple[str, ...] | None = None) -> type[Verdict]:
+    """The reply shape for a checklist: one quote field per element key, in checklist order,
+    then ``reason`` and ``verdict``.
+
+    Field order is the order constrained decoding writes the keys in: the quotes first, so the
+    model reads the issue for each element before it commits to a verdict. The parser accepts
+    any order; the contract is the keys, not their order.
+
+    Args:
+        keys: the checklist's element keys (``None``: the bot's own, ``problem``, ``trigger``,
+            ``expected``: :data:`bot.triage.evidence.ELEMENTS`).
+
+    Raises:
+        ValueError: a key that is not an identifier, repeats, or is ``reason``/``verdict``.
+    """
+    if keys is None:
+        keys = tuple(e.key for e in ELEMENTS)
+    if len(set(keys)) != len(keys) or any(
+        not key.isidentifier() or key in _NOT_QUOTES for key in keys
+    ):
+        raise ValueError(f"{keys!r} cannot be the quote fields of the validator's reply")
+    fields: dict[str, Any] = {key: (str, Field(max_length=QUOTE_MAX_CHARS)) for key in keys}
+    fields["reason"] = (str, Field(min_length=REASON_MIN_CHARS, max_length=REASON_MAX_CHARS))
+    fields["verdict"] = (VerdictValue, ...)
+    return create_model("Verdict", __base__=Verdict, **fields)
+
+
+def verdict_schema(model: type[Verdict] | None = None) -> dict[str, Any]:
     """JSON schema sent to the model as structured output (``format`` in Ollama's /api/chat);
-    length bounds are left to the parser (see ``structured_output_schema``)."""
-    return structured_output_schema(Verdict)
+    length bounds are left to the parser (see ``structured_output_schema``).
+
+    Args:
+        model: the reply shape (:func:`verdict_model`; the bot's own checklist when ``None``).
+    """
+    return structured_output_schema(model or verdict_model())
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -103,11 +144,13 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return dict(pairs)
 
 
-def parse_verdict(text: str) -> Verdict:
+def parse_verdict(text: str, model: type[Verdict] | None = None) -> Verdict:
     """Parse the model's reply into a :class:`Verdict`.
 
     Args:
         text: the raw ``message.content`` the model returned.
+        model: the reply shape (:func:`verdict_model` of the checklist judged; the bot's own
+            checklist when ``None``).
 
     Returns:
         The validated verdict.
@@ -128,7 +171,7 @@ def parse_verdict(text: str) -> Verdict:
     except (ValueError, RecursionError) as exc:
         raise ModelOutputError(f"the reply is not one valid JSON object: {exc}") from exc
     try:
-        return Verdict.model_validate(data)
+        return (model or verdict_model()).model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"

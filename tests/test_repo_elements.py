@@ -1,0 +1,220 @@
+"""A repository's own checklist elements (issue 16, "Per-repository configuration": the
+checklist elements, with their definition and the issue kinds that require them).
+
+Units: which elements an issue requires (:class:`bot.triage.evidence.Element`), the rule's
+"required" step (:func:`bot.triage.rule.decide`), the prompt and its version
+(:func:`bot.triage.validator.system_prompt`), the validator's options
+(:func:`bot.agents.make_validator`). Through the runner with the stateful fake GitHub: a file
+that adds a ``version`` element to bug reports sends the model a schema naming it, labels a bug
+report without a version needs-refinement with the definition in the author comment, leaves a
+feature request alone, and judges again after the file's criteria change.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot import runner
+from bot.agents import NUM_PREDICT_CAP, checklist_of, make_validator
+from bot.config import VALIDATOR_OPTIONS, Settings
+from bot.history.store import Store
+from bot.render import RunReport
+from bot.repo_file import _BOT_KEYS, REPO_FILE_PATH, parse_repo_file
+from bot.triage.evidence import ELEMENTS, RESERVED_KEYS, Element, checklist, gather_evidence
+from bot.triage.facts import issue_facts
+from bot.triage.issue_text import prepare_issue
+from bot.triage.rule import decide
+from bot.triage.validator import Validator, system_prompt
+from tests.fake_github import FakeGitHub
+from tests.markdown_oracle import render
+from tests.replies import COMPLETE_BODY, reply
+from tests.support import FakeChatModel, load_webhook, write_payload
+
+VERSION_FILE = """\
+elements:
+  - name: version
+    definition: the version of the tool you ran (e.g. 2.3.1)
+    required_for: [bug]
+"""
+
+VERSION = Element("version", "the words giving the version", "the version", ("bug",))
+
+PROBLEM = "README.md says to comitt your changes"
+
+
+def _valid_reply(version: str | None = None) -> str:
+    """A VALID reply quoting the problem; with ``version``, in the shape of :data:`VERSION_FILE`."""
+    extra = {} if version is None else {"version": version}
+    return reply("VALID", "The wording and the fix are given.", problem=PROBLEM, **extra)
+
+
+def _issue(body: str, labels: list[str], action: str = "opened") -> dict[str, Any]:
+    payload = load_webhook("issues.opened.18")  # repository.default_branch: master
+    payload["action"] = action
+    payload["issue"].update(body=body, labels=[{"name": n} for n in labels])
+    if action == "edited":
+        payload["changes"] = {"body": {"from": "an earlier body"}}
+    return payload
+
+
+def _run(tmp_path: Path, payload: dict[str, Any], **kw: Any) -> RunReport:
+    base = Settings(
+        github_token="t",  # never sent: the GitHub port is the fake
+        event_name="issues",
+        event_path=write_payload(tmp_path, payload),
+        db_path=tmp_path / "triage.db",
+    )
+    return runner.run_event(replace(base, **kw))
+
+
+# --- units ------------------------------------------------------------------------------------
+def test_an_element_is_required_by_the_kinds_it_names_or_by_every_issue() -> None:
+    assert VERSION.required(frozenset({"bug"}))
+    assert not VERSION.required(frozenset({"enhancement"}))
+    every = Element("os", "ask", "the OS", ("*",))
+    assert every.required(frozenset())
+    assert not ELEMENTS[0].required(frozenset({"bug"}))  # the bot's own: weighed by the rule
+    assert ELEMENTS[0].applies(frozenset())
+    assert not VERSION.applies(frozenset({"question"}))
+    assert Element("v", "a", "m", ("Bug",)).required(frozenset({"bug"}))  # case-insensitive
+
+
+def test_a_checklist_key_is_used_once() -> None:
+    assert checklist((VERSION,)) == (*ELEMENTS, VERSION)
+    for clash in ("trigger", "reason", "verdict"):
+        with pytest.raises(ValueError, match="unique"):
+            checklist((replace(VERSION, key=clash),))
+    with pytest.raises(ValueError, match="unique"):
+        checklist((VERSION, VERSION))
+    assert RESERVED_KEYS == _BOT_KEYS  # the file refuses the same names the checklist does
+
+
+def _judged(labels: list[str], version: str) -> Any:
+    issue = prepare_issue("Spelling error", COMPLETE_BODY + " Seen on 2.3.1.", max_body_chars=6000)
+    quotes = {"problem": PROBLEM, "trigger": "", "expected": "", "version": version}
+    evidence = gather_evidence(quotes, issue, elements=checklist((VERSION,)), labels=labels)
+    return decide(issue_facts(issue.title, issue.author_body), evidence, "VALID"), evidence
+
+
+def test_a_required_element_without_a_found_quote_makes_the_issue_need_refinement() -> None:
+    ruling, evidence = _judged(["bug"], "")
+    assert (ruling.verdict, ruling.rule) == ("NEEDS_REFINEMENT", "required")
+    assert [e.key for e in evidence.missing] == ["trigger", "expected", "version"]
+    assert "the version" in ruling.reason
+    ruling, _ = _judged(["bug"], "on 2.4.0")  # a quote that is not in the issue is no evidence
+    assert ruling.rule == "required"
+    ruling, evidence = _judged(["bug"], "Seen on 2.3.1")
+    assert (ruling.verdict, ruling.rule) == ("VALID", "evidence")
+    assert "version (“Seen on 2.3.1”)" in ruling.reason
+    ruling, evidence = _judged(["enhancement"], "")  # not a bug: not required, not asked for
+    assert ruling.verdict == "VALID"
+    assert [e.key for e in evidence.missing] == ["trigger", "expected"]
+
+
+def test_the_prompt_names_the_repositorys_elements_and_its_version_covers_them() -> None:
+    text, version = system_prompt(checklist((VERSION,)))
+    assert "- version: the words giving the version." in text
+    assert '"version":{"type":"string"}' in text  # in the reply schema too
+    default_text, default_version = system_prompt()
+    assert version != default_version
+    assert "version" not in default_text
+    # what only the author sees or which kinds require it changes the version as well
+    for changed in (replace(VERSION, missing="another"), replace(VERSION, required_for=("*",))):
+        assert system_prompt(checklist((changed,)))[1] not in (version, default_version)
+    assert system_prompt(ELEMENTS) == (default_text, default_version)
+
+
+def test_num_predict_grows_per_element_and_stays_within_the_cap() -> None:
+    model = FakeChatModel()
+    base = Settings()
+    assert make_validator(base, model)._options == VALIDATOR_OPTIONS
+    one = replace(base, repo_file=parse_repo_file(VERSION_FILE))
+    assert make_validator(one, model)._options.num_predict == VALIDATOR_OPTIONS.num_predict + 15
+    three = "elements:\n" + "".join(
+        f"  - {{name: e{i}, definition: thing number {i}}}\n" for i in range(3)
+    )
+    many = replace(base, repo_file=parse_repo_file(three))
+    assert make_validator(many, model)._options.num_predict == NUM_PREDICT_CAP
+    assert [e.key for e in checklist_of(many)][3:] == ["e0", "e1", "e2"]
+    assert all(e.required_for == ("*",) for e in checklist_of(many)[3:])
+
+
+# --- through the runner -----------------------------------------------------------------------
+def test_a_bug_report_without_a_version_needs_refinement_and_is_told_so(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+) -> None:
+    github.repo_files[("master", REPO_FILE_PATH)] = VERSION_FILE
+    model.enqueue(_valid_reply(version=""))
+    report = _run(tmp_path, _issue(COMPLETE_BODY, ["bug"]))
+    assert report.outputs["label"] == "needs-refinement"
+    sent = model.history[0]
+    assert list(sent["schema"]["properties"])[3] == "version"
+    assert "- version: the words giving the version of the tool you ran (e.g. 2.3.1)." in (
+        sent["messages"][0].content
+    )
+    assert sent["options"].num_predict == VALIDATOR_OPTIONS.num_predict + 15
+    (comment,) = github.bot_comments(1)
+    shown = render(comment.body).text
+    assert "version — the version of the tool you ran (e.g. 2.3.1)" in shown
+    assert "trigger" in shown
+    assert "problem" not in shown
+    store = Store(tmp_path / "triage.db", read_only=True)
+    row = store.last_gate("Codertocat/Hello-World", 1)
+    store.close()
+    assert row is not None
+    assert row["prompt_version"] == Validator(
+        model, VALIDATOR_OPTIONS, max_body_chars=6000, elements=checklist_of(
+            replace(Settings(), repo_file=parse_repo_file(VERSION_FILE)))
+    ).prompt_version != system_prompt()[1]  # fmt: skip
+
+    # the author adds the version: the edit is judged VALID and the comment says ready
+    edited = COMPLETE_BODY + " Seen on 2.3.1."
+    model.enqueue(_valid_reply(version="Seen on 2.3.1"))
+    report = _run(tmp_path, _issue(edited, ["bug", "needs-refinement"], action="edited"))
+    assert report.outputs["label"] == "ready-for-dev"
+    (comment,) = github.bot_comments(1)
+    assert "ready for work" in comment.body
+
+
+def test_a_feature_request_is_not_asked_for_a_version(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+) -> None:
+    github.repo_files[("master", REPO_FILE_PATH)] = VERSION_FILE
+    model.enqueue(_valid_reply(version=""))
+    report = _run(tmp_path, _issue(COMPLETE_BODY, ["enhancement"]))
+    assert report.outputs["label"] == "ready-for-dev"
+
+
+def test_new_criteria_judge_an_unchanged_issue_again(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+) -> None:
+    model.enqueue(_valid_reply())
+    assert _run(tmp_path, _issue(COMPLETE_BODY, ["bug"])).outputs["label"] == "ready-for-dev"
+    replay = _run(tmp_path, _issue(COMPLETE_BODY, ["bug", "ready-for-dev"], action="edited"))
+    assert replay.outputs.get("skipped") == "true"  # same text, same criteria: no model call
+    github.repo_files[("master", REPO_FILE_PATH)] = VERSION_FILE
+    model.enqueue(_valid_reply(version=""))
+    again = _run(tmp_path, _issue(COMPLETE_BODY, ["bug", "ready-for-dev"], action="edited"))
+    assert again.outputs["label"] == "needs-refinement", again.text
+    assert len(model.history) == 2
+
+
+def test_a_definition_reaches_the_author_as_plain_text(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+) -> None:
+    definition = "the version, ask @acme/maintainers or see [docs](http://evil.example) **now**"
+    github.repo_files[("master", REPO_FILE_PATH)] = (
+        "elements:\n  - name: version\n    definition: " + json.dumps(definition) + "\n"
+    )
+    model.enqueue(_valid_reply(version=""))
+    _run(tmp_path, _issue(COMPLETE_BODY, []))
+    (comment,) = github.bot_comments(1)
+    shown = render(comment.body)
+    assert definition in shown.text.replace("\u200b", "")
+    assert "a" not in shown.tags
+    assert "href" not in shown.attributes
