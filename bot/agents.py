@@ -41,7 +41,8 @@ NUM_PREDICT_CAP = 200
 def checklist_of(settings: Settings) -> tuple[Element, ...]:
     """The validator's checklist: the bot's elements, then the repository file's
     ``elements:`` (:class:`bot.repo_file.ElementConfig`), each asking the model for "the
-    words giving" its definition and shown to authors as the definition itself."""
+    words giving" its definition, shown to authors as the definition itself, and found from a
+    one-word quote too (:attr:`bot.triage.evidence.Element.one_word`)."""
     given = settings.repo_file.elements if settings.repo_file is not None else []
     return checklist(
         tuple(
@@ -50,6 +51,7 @@ def checklist_of(settings: Settings) -> tuple[Element, ...]:
                 ask=f"the words giving {e.definition.rstrip('.')}",
                 missing=e.definition.rstrip("."),
                 required_for=tuple(e.required_for),
+                one_word=True,  # a value such as a version ("2.3.1") is one word
             )
             for e in given
         )

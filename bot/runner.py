@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from bot.agents import make_auditor, make_validator
 from bot.audit.auditor import AuditRejected
@@ -106,7 +107,9 @@ def with_repository_file(
     a PR head), none when ``settings`` already carry the file. No file: the settings as they
     are (with an empty file, so it is not read again). A dry run without a GitHub token (the
     README's first command, a maintainer trying the bot locally, perhaps offline) reads no
-    file: it plans with the bot's defaults and the flags and variables given.
+    file: it plans with the bot's defaults and the flags and variables given. With
+    ``--repo-file`` / ``TRIAGE_REPO_FILE`` (``Settings.repo_file_path``) the operator's local
+    file is read instead, with no request.
 
     Raises:
         ConfigError: the file is broken (:func:`bot.repo_file.parse_repo_file`: key and line).
@@ -116,12 +119,27 @@ def with_repository_file(
 
     if settings.repo_file is not None:
         return settings
+    if settings.repo_file_path is not None:  # the operator's file, to try before committing
+        local = _read_local_file(settings.repo_file_path)
+        return settings.with_repository_file(parse_repo_file(local))
     if settings.dry_run and not settings.github_token:
         return settings
     if github is None:
         github = make_github(settings, token_required=not settings.dry_run)
     text = github.repo_file(repo, REPO_FILE_PATH, branch)
     return settings.with_repository_file(RepoFile() if text is None else parse_repo_file(text))
+
+
+def _read_local_file(path: Path) -> str:
+    """A local repository file's text.
+
+    Raises:
+        ConfigError: unreadable, or not UTF-8.
+    """
+    try:
+        return path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--repo-file {path}: cannot be read ({exc})") from None
 
 
 def gate_labels(settings: Settings) -> GateLabels:

@@ -187,6 +187,16 @@ class SettingsTable:
         "place on later runs, and to say the issue is ready once it is); never on "
         "`validator-error`",
     )
+    repo_file_path: Path | None = setting(
+        None,
+        env="TRIAGE_REPO_FILE",
+        flag="--repo-file",
+        commands=_JOBS,
+        parse=existing_file("repository configuration"),
+        readme_default="the default branch's",
+        help="a local `.github/triage-bot.yml` used instead of the default branch's (to try a "
+        "file before committing it; no request, works offline with `--dry-run`)",
+    )
     audit_model: str | None = setting(
         None,
         env="TRIAGE_AUDIT_MODEL",

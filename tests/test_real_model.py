@@ -23,7 +23,7 @@ from bot.config import EMBEDDED_N_CTX, VALIDATOR_OPTIONS
 from bot.events import IssuesEvent, route_event
 from bot.flows import apply_gate, plan_gate
 from bot.triage.labels import GATE_LABELS
-from bot.triage.validator import Validator
+from bot.triage.validator import Validator, system_prompt
 from tests.support import ROOT, TIMINGS, RecordingGitHub, load_webhook
 
 pytestmark = pytest.mark.model
@@ -108,6 +108,28 @@ def test_readme_main_job_on_the_embedded_model() -> None:
     labels = [line for line in result.stdout.splitlines() if line.startswith("label:")]
     assert len(labels) == 1
     assert labels[0].split()[1] in GATE_NAMES
+
+
+def test_readme_walkthrough_own_element_on_the_embedded_model() -> None:
+    """The README's walkthrough ("Your own checklist elements"): the example issue, labelled
+    ``bug`` by GitHub, with ``examples/triage-bot.yml`` (a ``version`` element required of
+    bug reports) needs refinement, and the author comment asks for the version."""
+    started = time.perf_counter()
+    result = CliRunner().invoke(
+        main,
+        ["run", "--dry-run", "--event-name", "issues",
+         "--event-path", str(ROOT / "examples" / "issues.opened.json"),
+         "--repo-file", str(ROOT / "examples" / "triage-bot.yml")],
+    )  # fmt: skip
+    TIMINGS.append(
+        ("cli run --dry-run --repo-file (walkthrough)", (time.perf_counter() - started) * 1000)
+    )
+    assert result.exit_code == 0, result.output
+    assert "label:    needs-refinement" in result.stdout
+    assert r"| - **version** — the version of the tool you ran \(e\.g\. 2\.3\.1\)" in result.stdout
+    assert "| Thanks for taking the time to report this" in result.stdout
+    model_line = next(line for line in result.stdout.splitlines() if line.startswith("model:"))
+    assert system_prompt()[1] not in model_line  # the version covers the repository's criteria
 
 
 def test_chat_template_tokens_in_an_issue_stay_text(validator: Validator) -> None:

@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from bot import runner
 from bot.agents import NUM_PREDICT_CAP, checklist_of, make_validator
+from bot.cli import main
 from bot.config import VALIDATOR_OPTIONS, Settings
 from bot.history.store import Store
 from bot.render import RunReport
@@ -33,7 +35,7 @@ from bot.triage.validator import Validator, system_prompt
 from tests.fake_github import FakeGitHub
 from tests.markdown_oracle import render
 from tests.replies import COMPLETE_BODY, reply
-from tests.support import FakeChatModel, load_webhook, write_payload
+from tests.support import ROOT, FakeChatModel, load_webhook, write_payload
 
 VERSION_FILE = """\
 elements:
@@ -116,6 +118,19 @@ def test_a_required_element_without_a_found_quote_makes_the_issue_need_refinemen
     assert [e.key for e in evidence.missing] == ["trigger", "expected"]
 
 
+def test_a_repositorys_element_is_found_from_one_word_the_bots_own_are_not() -> None:
+    """A version is one word ("2.3.1"); "Slow" as the problem names a topic and states
+    nothing (issue 14's rule for the bot's own elements stays)."""
+    issue = prepare_issue("Slow", "Export is slow on 2.3.1. " + COMPLETE_BODY, max_body_chars=6000)
+    elements = checklist((replace(VERSION, one_word=True),))
+    quotes = {"problem": "Slow", "trigger": "", "expected": "", "version": "2.3.1"}
+    found = gather_evidence(quotes, issue, elements=elements, labels=["bug"]).found
+    assert found == {"version"}
+    assert not gather_evidence(quotes, issue, elements=checklist((VERSION,))).found
+    quotes["version"] = "2.4.0"  # one word that is not in the issue is still no evidence
+    assert not gather_evidence(quotes, issue, elements=elements).found
+
+
 def test_the_prompt_names_the_repositorys_elements_and_its_version_covers_them() -> None:
     text, version = system_prompt(checklist((VERSION,)))
     assert "- version: the words giving the version." in text
@@ -141,7 +156,7 @@ def test_num_predict_grows_per_element_and_stays_within_the_cap() -> None:
     many = replace(base, repo_file=parse_repo_file(three))
     assert make_validator(many, model)._options.num_predict == NUM_PREDICT_CAP
     assert [e.key for e in checklist_of(many)][3:] == ["e0", "e1", "e2"]
-    assert all(e.required_for == ("*",) for e in checklist_of(many)[3:])
+    assert all(e.required_for == ("*",) and e.one_word for e in checklist_of(many)[3:])
 
 
 # --- through the runner -----------------------------------------------------------------------
@@ -218,3 +233,34 @@ def test_a_definition_reaches_the_author_as_plain_text(
     assert definition in shown.text.replace("\u200b", "")
     assert "a" not in shown.tags
     assert "href" not in shown.attributes
+
+
+def test_the_walkthrough_file_is_valid_and_requires_a_version_of_bug_reports() -> None:
+    parsed = parse_repo_file((ROOT / "examples" / "triage-bot.yml").read_text("utf-8"))
+    (version,) = checklist_of(replace(Settings(), repo_file=parsed))[len(ELEMENTS) :]
+    assert (version.key, version.required_for) == ("version", ("bug",))
+
+
+def test_a_local_file_is_tried_in_a_dry_run_with_no_request(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+) -> None:
+    """``--repo-file`` (the README's walkthrough): the operator's local file instead of the
+    default branch's, with no GitHub request, so a dry run shows its effect offline."""
+    local = tmp_path / "triage-bot.yml"
+    local.write_text(VERSION_FILE, "utf-8")
+    github.repo_files[("master", REPO_FILE_PATH)] = "elements: [broken"  # never read
+    model.enqueue(_valid_reply(version=""))
+    event = write_payload(tmp_path, _issue(COMPLETE_BODY, ["bug"]))
+    args = ["run", "--dry-run", "--event-name", "issues", "--repo-file", str(local),
+            "--event-path", str(event)]  # fmt: skip
+    env = {"GITHUB_TOKEN": "", "TRIAGE_DB": str(tmp_path / "triage.db")}
+    result = CliRunner().invoke(main, args, env=env)
+    assert result.exit_code == 0, result.output
+    assert "label:    needs-refinement" in result.output
+    assert r"**version** — the version of the tool you ran \(e\.g\. 2\.3\.1\)" in result.output
+    assert github.reads == []
+    assert github.writes == []
+    local.write_text("elements:\n  - name: version\n", "utf-8")
+    broken = CliRunner().invoke(main, args, env=env)
+    assert broken.exit_code == 2
+    assert "line 2: elements.0.definition: Field required" in broken.stderr

@@ -62,12 +62,16 @@ class Element:
             (:func:`bot.triage.rule.decide`, step "required"); :data:`EVERY_ISSUE` for all
             issues. Empty for the bot's own elements, which the rule weighs together
             (``valid_needs_one_of`` in ``gate_rule.json``).
+        one_word: whether a one-word quote counts (:func:`find_quote`). Not for the bot's own
+            elements, which are statements ("Slow" names a topic, it states nothing); a
+            repository's element is often a value, such as a version (``2.3.1``).
     """
 
     key: str
     ask: str
     missing: str
     required_for: tuple[str, ...] = ()
+    one_word: bool = False
 
     def required(self, labels: frozenset[str]) -> bool:
         """Whether this element is required of an issue with these labels (lower-cased)."""
@@ -134,19 +138,20 @@ def _judgeable(issue: IssueText) -> str:
     return _normal("\n".join(kept))
 
 
-def find_quote(quote: str, text: str) -> bool:
+def find_quote(quote: str, text: str, *, one_word: bool = False) -> bool:
     """Whether ``quote`` is a quote of ``text`` (both as :func:`_normal` makes them).
 
     ``text`` must already be normalised. A quote shorter than :data:`QUOTE_MIN_CHARS`, with no
-    letter or digit, that is only an error's name (``TypeError``) or a single word of a script
-    written with spaces (``Slow``) is not evidence.
+    letter or digit, that is only an error's name (``TypeError``) or, unless ``one_word``
+    (:attr:`Element.one_word`), a single word of a script written with spaces (``Slow``) is
+    not evidence.
     """
     normal = _normal(quote).strip(" .,;:!?")
     if len(normal) < QUOTE_MIN_CHARS or not any(ch.isalnum() for ch in normal):
         return False
     if _ERROR_NAME.fullmatch(normal):
         return False
-    if " " not in normal and not WIDE_SCRIPT.search(normal):
+    if " " not in normal and not one_word and not WIDE_SCRIPT.search(normal):
         return False  # one word ("Slow", "Traceback") names a topic, it states nothing
     at = 0
     for part in (p.strip(" .,;:") for p in _ELLIPSIS.split(normal)):
@@ -206,7 +211,12 @@ def gather_evidence(
         labels: the issue's labels (from the payload), which say which elements it requires.
     """
     text = _judgeable(issue)
-    found = frozenset(key for key, quote in quotes.items() if quote and find_quote(quote, text))
+    one_word = {e.key for e in elements if e.one_word}
+    found = frozenset(
+        key
+        for key, quote in quotes.items()
+        if quote and find_quote(quote, text, one_word=key in one_word)
+    )
     return Evidence(
         quotes=dict(quotes),
         found=found,
