@@ -21,6 +21,7 @@ from bot.chat import ChatModel
 from bot.clients.embedded import EmbeddedChatModel
 from bot.clients.github_client import PyGithubClient
 from bot.clients.ollama_client import OllamaChatModel
+from bot.clients.prompt_cache import PromptCache
 from bot.config import EMBEDDED_N_CTX, Settings
 from bot.errors import ConfigError
 from bot.history.store import Store
@@ -61,8 +62,14 @@ def _ollama(settings: Settings, role: ModelRole) -> ChatModel:
 
 def _embedded(settings: Settings, role: ModelRole) -> ChatModel:
     """Both roles share one loaded GGUF, loaded with the largest role context."""
+    cache = None
+    if settings.prompt_cache_mb > 0:
+        cache = PromptCache(settings.prompt_cache_dir, max_bytes=settings.prompt_cache_mb << 20)
     return EmbeddedChatModel(
-        model_path=settings.model_path, models_dir=settings.models_dir, n_ctx=EMBEDDED_N_CTX
+        model_path=settings.model_path,
+        models_dir=settings.models_dir,
+        n_ctx=EMBEDDED_N_CTX,
+        prompt_cache=cache,
     )
 
 

