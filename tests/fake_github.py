@@ -6,6 +6,10 @@ the bot's ``add_labels`` records ``github-actions[bot]``, type ``Bot``, as the A
 does; :meth:`FakeGitHub.label_by_hand` records a person), PR files and file contents. Every
 write is logged in ``writes``; ``fail`` queues an exception for the next call of a method, so a
 test can put a fault or a crash between any two steps of a pipeline and then run it again.
+
+``requests`` logs every port call by method name: each :class:`PyGithubClient` method makes one
+HTTP request per call (lists: one page of 100; checked on the recordings in ``cassettes/``), so
+its length is what a run costs in GitHub requests, reads and writes (:data:`WRITE_METHODS`).
 """
 
 from __future__ import annotations
@@ -20,6 +24,11 @@ from bot.clients.github_client import BotComment, ChangedFile, LabelEvent, PullR
 CONFIG_READ = ("repo_file", ".github/triage-bot.yml@master")
 """The one read every webhook gate or audit run makes first: the repository's configuration on
 its default branch (``master`` in the real example payloads)."""
+
+WRITE_METHODS = frozenset(
+    {"ensure_label", "add_labels", "remove_label", "upsert_comment", "add_reaction"}
+)
+"""The port methods that write (POST, PATCH, DELETE); every other method is one GET."""
 
 CONFIG_READ_DEFAULT = ("repo_file", ".github/triage-bot.yml@None")
 """The same read when no payload names the default branch (``backlog``, the schedule): GitHub
@@ -57,6 +66,7 @@ class FakeGitHub:
     bot_type: str = "Bot"
     writes: list[tuple[str, ...]] = field(default_factory=list)
     reads: list[tuple[str, ...]] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
     faults: dict[str, list[BaseException]] = field(default_factory=lambda: defaultdict(list))
     _next_id: int = 1000
 
@@ -65,6 +75,7 @@ class FakeGitHub:
         self.faults[method].extend([exc] * times)
 
     def _enter(self, method: str) -> None:
+        self.requests.append(method)
         if self.faults[method]:
             raise self.faults[method].pop(0)
 
