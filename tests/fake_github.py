@@ -20,13 +20,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.clients.github_client import BotComment, ChangedFile, LabelEvent, PullRef
+from bot.errors import GitHubNotFound
 
 CONFIG_READ = ("repo_file", ".github/triage-bot.yml@master")
 """The one read every webhook gate or audit run makes first: the repository's configuration on
 its default branch (``master`` in the real example payloads)."""
 
 WRITE_METHODS = frozenset(
-    {"ensure_label", "add_labels", "remove_label", "upsert_comment", "add_reaction"}
+    {
+        "ensure_label",
+        "add_labels",
+        "remove_label",
+        "upsert_comment",
+        "post_comment",
+        "edit_comment",
+        "add_reaction",
+    }
 )
 """The port methods that write (POST, PATCH, DELETE); every other method is one GET."""
 
@@ -150,15 +159,32 @@ class FakeGitHub:
     def upsert_comment(self, repo: str, number: int, existing: BotComment | None, body: str) -> str:
         self._enter("upsert_comment")
         if existing is not None:
-            for c in self.comments[number]:
-                if c.id == existing.id:
-                    c.body = body
-            self.writes.append(("edit_comment", str(number)))
+            self._edit(number, existing.id, body)
             return "edited"
+        self._post(number, body)
+        return "created"
+
+    def post_comment(self, repo: str, number: int, body: str) -> int:
+        self._enter("post_comment")
+        return self._post(number, body)
+
+    def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> None:
+        self._enter("edit_comment")
+        self._edit(number, comment_id, body)
+
+    def _post(self, number: int, body: str) -> int:
         self._next_id += 1
         self.comments[number].append(StoredComment(self._next_id, body))
         self.writes.append(("create_comment", str(number)))
-        return "created"
+        return self._next_id
+
+    def _edit(self, number: int, comment_id: int, body: str) -> None:
+        for c in self.comments[number]:
+            if c.id == comment_id:
+                c.body = body
+                self.writes.append(("edit_comment", str(number)))
+                return
+        raise GitHubNotFound(f"edit comment {comment_id}: GitHub answered 404", 404)
 
     def collaborator_permission(self, repo: str, login: str) -> str:
         self._enter("collaborator_permission")

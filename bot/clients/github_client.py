@@ -195,6 +195,15 @@ class GitHubPort(Protocol):
         """Edit ``existing`` (PATCH) or create a comment (POST); returns ``edited``/``created``."""
         ...
 
+    def post_comment(self, repo: str, number: int, body: str) -> int:
+        """Create a comment on issue/PR ``number`` (POST); returns its id."""
+        ...
+
+    def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> None:
+        """Replace the body of comment ``comment_id`` (PATCH); :class:`GitHubNotFound` when it
+        is gone."""
+        ...
+
     def collaborator_permission(self, repo: str, login: str) -> str:
         """``admin``, ``write``, ``read`` or ``none`` (GitHub's legacy ``permission`` field:
         maintain reads as write, triage as read)."""
@@ -441,15 +450,29 @@ class PyGithubClient:
         return self._call(f"list comments of {repo}#{number}", fetch, safe_to_repeat=True)
 
     def upsert_comment(self, repo: str, number: int, existing: BotComment | None, body: str) -> str:
-        """``PATCH /repos/{repo}/issues/comments/{id}`` when ``existing``, else ``POST
-        /repos/{repo}/issues/{number}/comments``. The POST is never retried (no double post)."""
-        issue = self._gh.get_repo(repo).get_issue(number)
+        """:meth:`edit_comment` when ``existing``, else :meth:`post_comment`."""
         if existing is not None:
-            comment = issue.get_comment(existing.id)
-            self._call(f"edit comment {existing.id} in {repo}", lambda: comment.edit(body))
+            self.edit_comment(repo, number, existing.id, body)
             return "edited"
-        self._call(f"comment on {repo}#{number}", lambda: issue.create_comment(body))
+        self.post_comment(repo, number, body)
         return "created"
+
+    def post_comment(self, repo: str, number: int, body: str) -> int:
+        """``POST /repos/{repo}/issues/{number}/comments``, never retried (no double post);
+        the new comment's id (from the answer)."""
+        issue = self._gh.get_repo(repo).get_issue(number)
+        comment = self._call(f"comment on {repo}#{number}", lambda: issue.create_comment(body))
+        return int(comment.id)
+
+    def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> None:
+        """``PATCH /repos/{repo}/issues/comments/{comment_id}`` (the comment is not read first:
+        PyGithub's lazy objects cost no request).
+
+        Raises:
+            GitHubNotFound: the comment is gone (deleted) or not in ``repo``.
+        """
+        comment = self._gh.get_repo(repo).get_issue(number).get_comment(comment_id)
+        self._call(f"edit comment {comment_id} in {repo}", lambda: comment.edit(body))
 
     def collaborator_permission(self, repo: str, login: str) -> str:
         """``GET /repos/{repo}/collaborators/{login}/permission``; a 404 (no such user, or not

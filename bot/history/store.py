@@ -3,9 +3,8 @@
 Rule source: design.md, "Storage". The default path is outside the Actions workspace (the runner
 cleans the workspace between jobs): ``$XDG_DATA_HOME/triage-bot/triage.db``, i.e.
 ``~/.local/share/triage-bot/triage.db`` (:func:`bot.config.default_db_path`); ``--db`` /
-``TRIAGE_DB`` override it. Only accepted
-audits are written to ``audits``. This module is where sqlite3 errors become
-:class:`~bot.errors.StoreError`.
+``TRIAGE_DB`` override it. Only accepted audits are written to ``audits``. This module is where
+sqlite3 errors become :class:`~bot.errors.StoreError`.
 
 Two ways to open it:
 
@@ -32,7 +31,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
@@ -249,6 +248,28 @@ class Store:
         data["week"] = week_of(data["created_at"])
         return self._insert("gate_decisions", data)
 
+    def put(self, table: str, row: Mapping[str, Any], pk: Sequence[str]) -> None:
+        """Insert ``row``, replacing ``table``'s row with the same primary key ``pk``
+        (raises :class:`StoreError` when the write fails or the store is read-only)."""
+        self._change(table, lambda t: t.upsert(dict(row), pk=tuple(pk)))
+
+    def get(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The row of ``table`` whose columns equal ``key``'s values, or ``None``."""
+        rows = self._table(table).rows_where(_where(key), list(key.values()), limit=1)
+        return next(iter(rows), None)
+
+    def forget(self, table: str, key: Mapping[str, Any]) -> None:
+        """Delete the rows of ``table`` whose columns equal ``key``'s values (raises
+        :class:`StoreError` as :meth:`put` does)."""
+        self._change(table, lambda t: t.delete_where(_where(key), list(key.values())))
+
+    def _change(self, table: str, change: Callable[[Table], object]) -> None:
+        try:
+            with self._write():
+                change(self._table(table))
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write to {table}: {exc}") from exc
+
     def audits(self, repo: str, *, limit: int = 10) -> list[dict[str, Any]]:
         """The newest accepted audits of a repository, newest first."""
         return list(
@@ -267,6 +288,11 @@ class Store:
     def close(self) -> None:
         """Close the connection."""
         self.db.close()
+
+
+def _where(key: Mapping[str, Any]) -> str:
+    """``[a] = ? and [b] = ?`` for ``key``'s columns (names from code, never from input)."""
+    return " and ".join(f"[{column}] = ?" for column in key)
 
 
 def _known_migrations() -> frozenset[str]:
