@@ -1,8 +1,17 @@
 """Maintainer-command figures: `.venv/bin/python benchmarks/commands.py`.
 
-Prints GitHub requests per `/triage` comment, counted on recorded traffic (goal ≤ 4 for the
+Prints, first, GitHub requests per gate event with the author comment on (issue 16's goal: ≤ 3
+when the verdict changes, 0 when it does not), split into reads and writes, for a store kept
+between jobs (a self-hosted runner in its steady state: labels created, the repository file
+read at the default branch's commit `GITHUB_SHA`) and for an empty store (an ephemeral runner,
+or the first event after the store was lost). They are counted on the project's fake GitHub
+(tests/fake_github.py), one request per port call: tests/test_request_budget.py checks on
+recorded traffic that each port call is one request, and the same rows on the fake.
+
+Then GitHub requests per `/triage` comment, counted on recorded traffic (goal ≤ 4 for the
 permission, 👀 and the label; the recording's issue needs refinement, so the author comment's
-list and post come on top: issue 16), and
+list and post come on top: issue 16; no `GITHUB_SHA` there, so the repository file is read by
+branch), and
 `/audit_stats` query time over 100,000 synthetic accepted audits (goal ≤ 50 ms), median of 20
 runs on a file store (WAL), plus the `/audit_history` query time; then the `/triage_stats`
 figures (verdict mix, errors by kind, p50/p95 model time, versions) over 100,000 synthetic gate
@@ -181,10 +190,14 @@ def _gate_event(tmp: Path, github, model, event, *, db, number=1):  # type: igno
         "GITHUB_REF": "refs/heads/master",
         "TRIAGE_DB": str(db),
     }
+    real = runner.make_github, runner.make_chat_model
     runner.make_github = lambda *a, **k: github  # type: ignore[assignment]
     runner.make_chat_model = lambda *a, **k: model  # type: ignore[assignment]
     before = len(github.requests)
-    runner.run_event(Settings.resolve({}, env))
+    try:
+        runner.run_event(Settings.resolve({}, env))
+    finally:  # the `/triage` count below runs the real clients on recorded traffic
+        runner.make_github, runner.make_chat_model = real
     return list(github.requests[before:])
 
 

@@ -18,7 +18,8 @@ overrides a hand-set label. The store keeps what it is right about: the replay s
 
 On NEEDS_REFINEMENT the gate also tells the author what to add, in one comment found again by
 its hidden marker (:mod:`bot.triage.author_comment`); :func:`plan_gate` builds its text and
-:func:`apply_gate` finds and writes it after the labels.
+:func:`apply_gate` writes it after the labels, by the id the store remembers when it can
+(:mod:`bot.gate_writes`).
 
 The audit reads (PR files, file contents at the head SHA) happen while planning; its writes
 (rows, then the PR comment) happen in :func:`apply_audit`.

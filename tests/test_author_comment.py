@@ -132,8 +132,8 @@ def test_with_an_empty_store_the_same_text_is_found_and_not_written(
     _run(tmp_path, _payload("opened", SHORT_BODY), db_path=tmp_path / "first.db")
     github.writes.clear()
     github.reads.clear()
-    report = _run(tmp_path, _payload("edited", "The app crashes when I press save.",
-                                     ("needs-refinement",)), db_path=tmp_path / "new.db")  # fmt: skip
+    edited = _payload("edited", "The app crashes when I press save.", ("needs-refinement",))
+    report = _run(tmp_path, edited, db_path=tmp_path / "new.db")
     assert github.writes == []
     assert _lookups(github) == 1
     assert len(github.bot_comments(1)) == 1
