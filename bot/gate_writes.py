@@ -11,7 +11,9 @@ Remembering is best effort after a GitHub write succeeded: a failed memory write
 next run a request, so it is not an error. The one exception is the author comment's body
 hash, which could otherwise claim a text GitHub no longer holds: its row is deleted before
 the comment is written and written again after, so a write whose outcome is unknown leaves no
-row (the next run finds the comment by its marker).
+row, and a row another run wrote in between is deleted rather than overwritten (two runs wrote
+at once: :func:`~bot.history.github_memory.remember_comment`). No row: the next run finds the
+comment by its marker.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from bot.triage.labels import GateLabel
 __all__ = ["CommentWrite", "add_gate_label", "write_author_comment"]
 
 
-def _remember(write: Callable[..., None], *args: object) -> None:
+def _remember(write: Callable[..., object], *args: object) -> None:
     # best effort: without the row the next run asks GitHub again (module docstring)
     with contextlib.suppress(StoreError):
         write(*args)

@@ -263,6 +263,34 @@ def test_an_edit_whose_answer_is_lost_leaves_no_row_and_the_next_run_looks(
     assert github.bot_comments(1)[0].body == first
 
 
+def test_two_runs_writing_the_comment_at_once_leave_no_row(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An issue run and a `/triage` run (different concurrency groups) write the comment at
+    the same time: which text GitHub kept is unknown, so neither is remembered."""
+    found = reply("NEEDS_REFINEMENT", "No steps are given.", problem="the app crashes")
+    model.enqueue(NEEDS_REPLY, found, NEEDS_REPLY)
+    _run(tmp_path, _payload("opened", SHORT))
+    first = github.bot_comments(1)[0].body
+    edit = github.edit_comment
+
+    def meanwhile(repo: str, number: int, comment_id: int, body: str) -> None:
+        edit(repo, number, comment_id, body)
+        other = Store(tmp_path / "kept.db")  # the other run remembers its own write first
+        assert remember_comment(other, REPO, 1, comment_id, "the other run's text")
+        other.close()
+
+    monkeypatch.setattr(github, "edit_comment", meanwhile)
+    _run(tmp_path, _payload("edited", SHORT + " Sorry.", ("needs-refinement",)))
+    monkeypatch.setattr(github, "edit_comment", edit)
+    store = Store(tmp_path / "kept.db", read_only=True)
+    assert known_comment(store, REPO, 1) is None
+    store.close()
+    cost = _cost(github, tmp_path, _payload("edited", SHORT_AGAIN, ("needs-refinement",)))
+    assert cost == ["label_events", "find_bot_comment", "edit_comment"]
+    assert github.bot_comments(1)[0].body == first
+
+
 # --- the hand-set label check is not spared -------------------------------------------------
 def test_hand_set_label_is_still_asked_of_github_with_the_store_kept(
     tmp_path: Path, github: FakeGitHub, model: FakeChatModel

@@ -27,8 +27,11 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Any
 
-from bot.history.store import Store, utc_now
+from sqlite_utils.db import Table
+
+from bot.history.store import Store, utc_now, where
 
 __all__ = [
     "CachedFile",
@@ -50,6 +53,14 @@ def body_sha(body: str) -> str:
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
+def _put(store: Store, table: str, row: dict[str, Any], pk: tuple[str, ...]) -> None:
+    store.change(table, lambda t: t.upsert(row, pk=pk))
+
+
+def _forget(store: Store, table: str, key: dict[str, Any]) -> None:
+    store.change(table, lambda t: t.delete_where(where(key), list(key.values())))
+
+
 @dataclass(frozen=True)
 class KnownComment:
     """The author comment the bot last wrote on an issue.
@@ -69,23 +80,28 @@ def known_comment(store: Store, repo: str, issue: int) -> KnownComment | None:
     return None if row is None else KnownComment(int(row["comment_id"]), str(row["body_sha"]))
 
 
-def remember_comment(store: Store, repo: str, issue: int, comment_id: int, body: str) -> None:
-    """Record that comment ``comment_id`` on ``repo#issue`` now holds ``body``.
+def remember_comment(store: Store, repo: str, issue: int, comment_id: int, body: str) -> bool:
+    """Record that comment ``comment_id`` on ``repo#issue`` now holds ``body``, unless a row
+    for the issue appeared since this run cleared it (:func:`forget_comment`): then another run
+    wrote the comment at the same time and which text GitHub kept is unknown, so that row is
+    deleted too, and the next run finds the comment by its marker. Returns whether it recorded.
 
     Raises:
         StoreError: the write failed.
     """
-    store.put(
-        "author_comments",
-        {
-            "repo": repo,
-            "issue": issue,
-            "comment_id": comment_id,
-            "body_sha": body_sha(body),
-            "written_at": utc_now(),
-        },
-        ("repo", "issue"),
-    )
+    key: dict[str, Any] = {"repo": repo, "issue": issue}
+    row = {**key, "comment_id": comment_id, "body_sha": body_sha(body), "written_at": utc_now()}
+    recorded: list[bool] = []
+
+    def claim(table: Table) -> None:
+        if table.count_where(where(key), list(key.values())):
+            table.delete_where(where(key), list(key.values()))
+        else:
+            table.insert(row)
+            recorded.append(True)
+
+    store.change("author_comments", claim)
+    return bool(recorded)
 
 
 def forget_comment(store: Store, repo: str, issue: int) -> None:
@@ -95,7 +111,7 @@ def forget_comment(store: Store, repo: str, issue: int) -> None:
     Raises:
         StoreError: the write failed.
     """
-    store.forget("author_comments", {"repo": repo, "issue": issue})
+    _forget(store, "author_comments", {"repo": repo, "issue": issue})
 
 
 def created_label(store: Store, repo: str, name: str) -> bool:
@@ -109,11 +125,8 @@ def remember_label(store: Store, repo: str, name: str) -> None:
     Raises:
         StoreError: the write failed.
     """
-    store.put(
-        "created_labels",
-        {"repo": repo, "name": name.lower(), "created_at": utc_now()},
-        ("repo", "name"),
-    )
+    row = {"repo": repo, "name": name.lower(), "created_at": utc_now()}
+    _put(store, "created_labels", row, ("repo", "name"))
 
 
 def forget_label(store: Store, repo: str, name: str) -> None:
@@ -122,7 +135,7 @@ def forget_label(store: Store, repo: str, name: str) -> None:
     Raises:
         StoreError: the write failed.
     """
-    store.forget("created_labels", {"repo": repo, "name": name.lower()})
+    _forget(store, "created_labels", {"repo": repo, "name": name.lower()})
 
 
 @dataclass(frozen=True)
@@ -145,8 +158,5 @@ def remember_repo_file(store: Store, repo: str, path: str, sha: str, text: str |
     Raises:
         StoreError: the write failed.
     """
-    store.put(
-        "repo_files",
-        {"repo": repo, "path": path, "sha": sha, "text": text, "read_at": utc_now()},
-        ("repo", "path"),
-    )
+    row = {"repo": repo, "path": path, "sha": sha, "text": text, "read_at": utc_now()}
+    _put(store, "repo_files", row, ("repo", "path"))

@@ -54,6 +54,7 @@ __all__ = [
     "Store",
     "utc_now",
     "week_of",
+    "where",
 ]
 
 BUSY_TIMEOUT_MS = 5000
@@ -248,22 +249,17 @@ class Store:
         data["week"] = week_of(data["created_at"])
         return self._insert("gate_decisions", data)
 
-    def put(self, table: str, row: Mapping[str, Any], pk: Sequence[str]) -> None:
-        """Insert ``row``, replacing ``table``'s row with the same primary key ``pk``
-        (raises :class:`StoreError` when the write fails or the store is read-only)."""
-        self._change(table, lambda t: t.upsert(dict(row), pk=tuple(pk)))
-
     def get(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
         """The row of ``table`` whose columns equal ``key``'s values, or ``None``."""
-        rows = self._table(table).rows_where(_where(key), list(key.values()), limit=1)
+        rows = self._table(table).rows_where(where(key), list(key.values()), limit=1)
         return next(iter(rows), None)
 
-    def forget(self, table: str, key: Mapping[str, Any]) -> None:
-        """Delete the rows of ``table`` whose columns equal ``key``'s values (raises
-        :class:`StoreError` as :meth:`put` does)."""
-        self._change(table, lambda t: t.delete_where(_where(key), list(key.values())))
+    def change(self, table: str, change: Callable[[Table], object]) -> None:
+        """Run ``change`` on ``table`` in one write transaction (all or nothing).
 
-    def _change(self, table: str, change: Callable[[Table], object]) -> None:
+        Raises:
+            StoreError: the write failed, or the store was opened read-only.
+        """
         try:
             with self._write():
                 change(self._table(table))
@@ -290,7 +286,7 @@ class Store:
         self.db.close()
 
 
-def _where(key: Mapping[str, Any]) -> str:
+def where(key: Mapping[str, Any]) -> str:
     """``[a] = ? and [b] = ?`` for ``key``'s columns (names from code, never from input)."""
     return " and ".join(f"[{column}] = ?" for column in key)
 
