@@ -1,8 +1,17 @@
 """Maintainer-command figures: `.venv/bin/python benchmarks/commands.py`.
 
-Prints GitHub requests per `/triage` comment, counted on recorded traffic (goal ≤ 4 for the
+Prints, first, GitHub requests per gate event with the author comment on (issue 16's goal: ≤ 3
+when the verdict changes, 0 when it does not), split into reads and writes, for a store kept
+between jobs (a self-hosted runner in its steady state: labels created, the repository file
+read at the default branch's commit `GITHUB_SHA`) and for an empty store (an ephemeral runner,
+or the first event after the store was lost). They are counted on the project's fake GitHub
+(tests/fake_github.py), one request per port call: tests/test_request_budget.py checks on
+recorded traffic that each port call is one request, and the same rows on the fake.
+
+Then GitHub requests per `/triage` comment, counted on recorded traffic (goal ≤ 4 for the
 permission, 👀 and the label; the recording's issue needs refinement, so the author comment's
-list and post come on top: issue 16), and
+list and post come on top: issue 16; no `GITHUB_SHA` there, so the repository file is read by
+branch), and
 `/audit_stats` query time over 100,000 synthetic accepted audits (goal ≤ 50 ms), median of 20
 runs on a file store (WAL), plus the `/audit_history` query time; then the `/triage_stats`
 figures (verdict mix, errors by kind, p50/p95 model time, versions) over 100,000 synthetic gate
@@ -142,7 +151,128 @@ def triage_requests() -> int:
         return sum(1 for r in cass.requests[: cass.play_count] if "api.github.com" in r.uri)
 
 
+GATE_SHA = "6113728f27ae82c7b1a177c8d03f9e96e0adf246"
+"""The default branch's last commit, as Actions sets ``GITHUB_SHA`` for an ``issues`` event."""
+
+SHORT = "The app crashes when I click save."
+"""Seven words: needs refinement whatever the model quotes (the rule's ``short`` step)."""
+
+
+def _gate_event(tmp: Path, github, model, event, *, db, number=1):  # type: ignore[no-untyped-def]
+    """Run one ``issues`` event (action, body, labels) through the runner on the fake GitHub,
+    as Actions runs it (``GITHUB_SHA``/``GITHUB_REF`` of an ``issues`` event); the names of
+    the port calls it made."""
+    import json
+
+    from bot import runner
+    from bot.config import Settings
+    from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
+    from tests.support import load_webhook
+
+    action, body, labels = event
+    texts = {"short": SHORT, "short+": SHORT.replace("click", "press"), "complete": COMPLETE_BODY}
+    body = texts[body]
+    payload = load_webhook("issues.opened.18")
+    payload["action"] = action
+    if action == "edited":
+        payload["changes"] = {"body": {"from": "older text"}}
+    payload["issue"]["number"] = number
+    payload["issue"]["body"] = body
+    payload["issue"]["labels"] = [{"name": name} for name in labels]
+    path = tmp / "event.json"
+    path.write_text(json.dumps(payload), encoding="utf-8")
+    model.queue[:] = [VALID_REPLY if body == COMPLETE_BODY else NEEDS_REPLY]
+    env = {
+        "GITHUB_TOKEN": "bench-not-real",
+        "GITHUB_EVENT_NAME": "issues",
+        "GITHUB_EVENT_PATH": str(path),
+        "GITHUB_SHA": GATE_SHA,
+        "GITHUB_REF": "refs/heads/master",
+        "TRIAGE_DB": str(db),
+    }
+    real = runner.make_github, runner.make_chat_model
+    runner.make_github = lambda *a, **k: github  # type: ignore[assignment]
+    runner.make_chat_model = lambda *a, **k: model  # type: ignore[assignment]
+    before = len(github.requests)
+    try:
+        runner.run_event(Settings.resolve({}, env))
+    finally:  # the `/triage` count below runs the real clients on recorded traffic
+        runner.make_github, runner.make_chat_model = real
+    return list(github.requests[before:])
+
+
+GATE_ROWS = (
+    # (row, earlier events on the same issue, the measured event, goal)
+    ("opened -> needs-refinement", (), ("opened", "short", ()), 3),
+    ("opened -> ready-for-dev", (), ("opened", "complete", ()), 3),
+    (
+        "edited needs-refinement -> ready-for-dev",
+        (("opened", "short", ()),),
+        ("edited", "complete", ("needs-refinement",)),
+        3,
+    ),
+    (
+        "edited needs-refinement -> same (same missing list)",
+        (("opened", "short", ()),),
+        ("edited", "short+", ("needs-refinement",)),
+        0,
+    ),
+    (
+        "edited, text unchanged (replay)",
+        (("opened", "short", ()),),
+        ("edited", "short", ("needs-refinement",)),
+        0,
+    ),
+)
+
+
+def gate_requests(*, keep_store: bool) -> list[tuple[str, int, int, int]]:
+    """GitHub requests of each row's measured event with the author comment on: (row, reads,
+    writes, goal). Counted on the project's fake GitHub (tests/fake_github.py), one request
+    per port call as the PyGithub adapter makes them (tests/test_request_budget.py checks the
+    costs on the recordings in cassettes/).
+
+    ``keep_store``: one store for every job, as on a self-hosted runner, in the repository's
+    steady state: earlier issues were judged at the same default-branch commit (``GITHUB_SHA``),
+    so the gate labels exist and the repository file was read. Else every job starts with an
+    empty store (an ephemeral runner, or the first event after the store was lost).
+    """
+    from tests.fake_github import WRITE_METHODS, FakeGitHub
+    from tests.support import FakeChatModel
+
+    rows = []
+    for name, earlier, event, goal in GATE_ROWS:
+        github, model = FakeGitHub(), FakeChatModel()
+        with tempfile.TemporaryDirectory() as tmp_name:
+            tmp = Path(tmp_name)
+            jobs = iter(range(100))
+
+            def db(tmp: Path = tmp, jobs=jobs) -> Path:  # type: ignore[no-untyped-def]
+                return tmp / ("kept.db" if keep_store else f"job{next(jobs)}.db")
+
+            if keep_store:
+                _gate_event(tmp, github, model, ("opened", "short", ()), db=db(), number=2)
+                _gate_event(tmp, github, model, ("opened", "complete", ()), db=db(), number=3)
+            for step in earlier:
+                _gate_event(tmp, github, model, step, db=db())
+            measured = _gate_event(tmp, github, model, event, db=db())
+        writes = sum(1 for m in measured if m in WRITE_METHODS)
+        rows.append((name, len(measured) - writes, writes, goal))
+    return rows
+
+
+def print_gate_requests() -> None:
+    """The table of :func:`gate_requests`, a store kept and an empty store side by side."""
+    kept, empty = gate_requests(keep_store=True), gate_requests(keep_store=False)
+    print("GitHub requests per gate event, author comment on (reads + writes = total)")
+    print(f"{'event':52s} {'store kept':>16s} {'empty store':>16s}   goal")
+    for (name, r1, w1, goal), (_, r2, w2, _) in zip(kept, empty, strict=True):
+        cells = [f"{r} + {w} = {r + w}" for r, w in ((r1, w1), (r2, w2))]
+        print(f"{name:52s} {cells[0]:>16s} {cells[1]:>16s}   <= {goal}")
+
+
 def main() -> None:
+    print_gate_requests()
     print(
         f"/triage: {triage_requests()} GitHub requests   (goal <= 4, + 2 for the author comment, "
         "+ 1 for the repository file)"

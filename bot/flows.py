@@ -18,7 +18,8 @@ overrides a hand-set label. The store keeps what it is right about: the replay s
 
 On NEEDS_REFINEMENT the gate also tells the author what to add, in one comment found again by
 its hidden marker (:mod:`bot.triage.author_comment`); :func:`plan_gate` builds its text and
-:func:`apply_gate` finds and writes it after the labels.
+:func:`apply_gate` writes it after the labels, by the id the store remembers when it can
+(:mod:`bot.gate_writes`).
 
 The audit reads (PR files, file contents at the head SHA) happen while planning; its writes
 (rows, then the PR comment) happen in :func:`apply_audit`.
@@ -37,8 +38,9 @@ from bot.audit.selection import DEFAULT_SKIP_GLOBS, Segment, Selection, Skipped,
 from bot.clients.github_client import BotComment, GitHubPort, LabelEvent, PullRef
 from bot.errors import GitHubError
 from bot.events import IssuesEvent
+from bot.gate_writes import add_gate_label, write_author_comment
 from bot.history.store import AuditRow, GateRow, Store
-from bot.triage.author_comment import AUTHOR_MARKER, ready_comment, refinement_comment_for
+from bot.triage.author_comment import ready_comment, refinement_comment_for
 from bot.triage.issue_text import prepare_issue
 from bot.triage.labels import DEFAULT_LABELS, GateLabels, LabelPlan, plan_labels
 from bot.triage.validator import GateDecision, Validator
@@ -200,42 +202,53 @@ def plan_gate(
     )
 
 
-def apply_gate(plan: GatePlan, github: GitHubPort, *, bot_login: str | None = None) -> AppliedGate:
+def apply_gate(
+    plan: GatePlan,
+    github: GitHubPort,
+    *,
+    bot_login: str | None = None,
+    store: Store | None = None,
+) -> AppliedGate:
     """Apply the label plan: ensure + add the target label, then remove stale gate labels;
     then the author comment, if the plan has one.
 
     Adding before removing means a crash between the two leaves two gate labels, never none;
-    the next run's plan (from the payload) removes the extra one. The author comment is looked
-    up with one list call (its hidden marker, among the comments of ``bot_login`` or of any Bot
-    account: ``GitHubPort.find_bot_comment``) and edited in place, never posted twice; an
-    identical text is not written again, and a VALID plan never posts one. A failed comment
-    write raises after the labels are on the issue: the caller records no decision then, so the
-    next event judges again and writes the comment.
+    the next run's plan (from the payload) removes the extra one. The author comment is found
+    by its hidden marker (among the comments of ``bot_login`` or of any Bot account) and edited
+    in place, never posted twice; an identical text is not written again, and a VALID plan
+    never posts one. A failed comment write raises after the labels are on the issue: the
+    caller records no decision then, so the next event judges again and writes the comment.
+
+    With ``store`` (a run that writes), what the bot already knows of GitHub spares requests
+    (:mod:`bot.gate_writes`): a label it created in the repository is not created again, and
+    its comment on the issue is edited by id, with no lookup, or not written when its text is
+    the same. Without one, GitHub is asked (``backlog`` passes its store too).
 
     Raises:
         GitHubError: a read or write failed after the client's retries.
+        StoreError: the comment's row could not be cleared before its write.
     """
     requests = 0
     if plan.labels.add:
-        target = plan.labels.target
-        github.ensure_label(
-            plan.repo, target.name, color=target.color, description=target.description
+        requests += add_gate_label(
+            github, store, plan.repo, plan.number, plan.labels.target, plan.labels.add
         )
-        github.add_labels(plan.repo, plan.number, plan.labels.add)
-        requests += 2
     for name in plan.labels.remove:
         github.remove_label(plan.repo, plan.number, name)
         requests += 1
     wanted = plan.author_comment
     if wanted is None:
         return AppliedGate(plan=plan, requests=requests)
-    existing = github.find_bot_comment(plan.repo, plan.number, AUTHOR_MARKER, author=bot_login)
-    if existing is None and not wanted.create:
-        return AppliedGate(plan, requests, reads=1, comment="absent")
-    if existing is not None and existing.body == wanted.body:
-        return AppliedGate(plan, requests, reads=1, comment="unchanged")
-    action = github.upsert_comment(plan.repo, plan.number, existing, wanted.body)
-    return AppliedGate(plan, requests + 1, reads=1, comment=action)
+    done = write_author_comment(
+        github,
+        store,
+        plan.repo,
+        plan.number,
+        wanted.body,
+        create=wanted.create,
+        bot_login=bot_login,
+    )
+    return AppliedGate(plan, requests + done.writes, reads=done.reads, comment=done.fate)
 
 
 HAND_SET_ACTIONS = frozenset({"edited", "reopened"})

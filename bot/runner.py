@@ -10,6 +10,8 @@ commands never import this module.
 
 from __future__ import annotations
 
+import contextlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +23,7 @@ from bot.backlog import select_backlog
 from bot.clients.github_client import GitHubPort, PullRef
 from bot.commands.comment import run_comment
 from bot.config import Settings
-from bot.errors import ConfigError, ModelNotFound, ModelUnavailable
+from bot.errors import ConfigError, ModelNotFound, ModelUnavailable, StoreError
 from bot.events import (
     REPO_PATTERN,
     IssueCommentEvent,
@@ -43,6 +45,7 @@ from bot.flows import (
     plan_audit,
     plan_gate,
 )
+from bot.history.github_memory import cached_repo_file, remember_repo_file
 from bot.history.store import Store
 from bot.render import (
     RunReport,
@@ -56,7 +59,9 @@ from bot.triage.labels import DEFAULT_LABELS, GateLabel, GateLabels
 
 __all__ = [
     "BACKLOG_LIMIT",
+    "DEFAULT_BRANCH_EVENTS",
     "OUTAGE_KINDS",
+    "default_branch_commit",
     "gate_labels",
     "run_audit",
     "run_backlog",
@@ -98,6 +103,30 @@ def run_event(settings: Settings) -> RunReport:
     return _run_audit_event(routed, settings)
 
 
+DEFAULT_BRANCH_EVENTS = frozenset({"issues", "issue_comment", "schedule", "pull_request_target"})
+"""Events for which Actions sets ``GITHUB_SHA`` to the last commit of the branch in
+``GITHUB_REF``: the default branch for the first three, the PR's base branch for
+``pull_request_target`` (docs.github.com, "Events that trigger workflows"); never a PR head."""
+
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+
+
+def default_branch_commit(settings: Settings, branch: str | None) -> str | None:
+    """``GITHUB_SHA`` when it provably is a commit of the default branch ``branch`` (the
+    payload's), else ``None``: the event is one of :data:`DEFAULT_BRANCH_EVENTS`, ``GITHUB_REF``
+    is ``refs/heads/<branch>`` and the SHA is 40 hex digits. A ``pull_request_target`` run on
+    a PR into another branch, a run outside Actions, or no branch named: ``None``."""
+    sha = settings.commit_sha or ""
+    if (
+        branch
+        and settings.event_name in DEFAULT_BRANCH_EVENTS
+        and settings.git_ref == f"refs/heads/{branch}"
+        and _COMMIT.fullmatch(sha)
+    ):
+        return sha
+    return None
+
+
 def with_repository_file(
     settings: Settings, repo: str, branch: str | None, github: GitHubPort | None = None
 ) -> Settings:
@@ -111,9 +140,15 @@ def with_repository_file(
     ``--repo-file`` / ``TRIAGE_REPO_FILE`` (``Settings.repo_file_path``) the operator's local
     file is read instead, with no request.
 
+    In Actions the read names the commit instead (:func:`default_branch_commit`: the default
+    branch's last commit, ``GITHUB_SHA``), and the store keeps what it read
+    (:mod:`bot.history.github_memory`): what a commit holds never changes, so every later run
+    at that commit reads the store, not GitHub, until the branch moves.
+
     Raises:
         ConfigError: the file is broken (:func:`bot.repo_file.parse_repo_file`: key and line).
         GitHubError: the read failed.
+        StoreError: the store cannot be opened (only when a commit is read).
     """
     from bot.repo_file import REPO_FILE_PATH, RepoFile, parse_repo_file
 
@@ -126,7 +161,11 @@ def with_repository_file(
         return settings
     if github is None:
         github = make_github(settings, token_required=not settings.dry_run)
-    text = github.repo_file(repo, REPO_FILE_PATH, branch)
+    commit = default_branch_commit(settings, branch)
+    if commit is None:
+        text = github.repo_file(repo, REPO_FILE_PATH, branch)
+    else:
+        text = _file_at_commit(settings, github, repo, REPO_FILE_PATH, commit)
     return settings.with_repository_file(RepoFile() if text is None else parse_repo_file(text))
 
 
@@ -140,6 +179,25 @@ def _read_local_file(path: Path) -> str:
         return path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"--repo-file {path}: cannot be read ({exc})") from None
+
+
+def _file_at_commit(
+    settings: Settings, github: GitHubPort, repo: str, path: str, commit: str
+) -> str | None:
+    """The file at ``commit``: from the store when it was read at that commit, else read
+    (``GET .../contents/{path}?ref={commit}``) and kept unless the run is dry."""
+    store = make_store(settings, read_only=settings.dry_run)
+    try:
+        cached = cached_repo_file(store, repo, path, commit)
+        if cached is not None:
+            return cached.text
+        text = github.repo_file(repo, path, commit)
+        if not settings.dry_run:
+            with contextlib.suppress(StoreError):  # only costs the next run the read
+                remember_repo_file(store, repo, path, commit, text)
+        return text
+    finally:
+        store.close()
 
 
 def gate_labels(settings: Settings) -> GateLabels:
@@ -261,7 +319,7 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
         text = render_gate_plan(plan)
         comment: str | None = None
         if github is not None:
-            applied = apply_gate(plan, github, bot_login=settings.bot_login)
+            applied = apply_gate(plan, github, bot_login=settings.bot_login, store=store)
             store.record_gate(gate_row(plan))
             comment = applied.comment
             text += f"\napplied:  {applied.requests} GitHub write request(s)"
@@ -447,7 +505,7 @@ def run_backlog(
                 gate_labels=labels,
             )
             if not settings.dry_run:
-                apply_gate(plan, github, bot_login=settings.bot_login)
+                apply_gate(plan, github, bot_login=settings.bot_login, store=store)
                 store.record_gate(gate_row(plan))
             counts[plan.labels.target.name] += 1
             kind = f", {plan.decision.error_kind}" if plan.decision.error_kind else ""

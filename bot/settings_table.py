@@ -110,6 +110,17 @@ class SettingsTable:
         env="GITHUB_REPOSITORY",
         help="set by Actions: `OWNER/NAME`; a `schedule` event runs `backlog --retry-errors` on it",
     )
+    commit_sha: str | None = setting(
+        None,
+        env="GITHUB_SHA",
+        help="set by Actions: the commit the workflow runs for; with `GITHUB_REF` naming the "
+        "default branch, the repository file is read at this commit, once per commit",
+    )
+    git_ref: str | None = setting(
+        None,
+        env="GITHUB_REF",
+        help="set by Actions: the branch or tag the workflow runs for (`refs/heads/NAME`)",
+    )
     step_summary_path: Path | None = setting(
         None,
         env="GITHUB_STEP_SUMMARY",

@@ -6,6 +6,10 @@ the bot's ``add_labels`` records ``github-actions[bot]``, type ``Bot``, as the A
 does; :meth:`FakeGitHub.label_by_hand` records a person), PR files and file contents. Every
 write is logged in ``writes``; ``fail`` queues an exception for the next call of a method, so a
 test can put a fault or a crash between any two steps of a pipeline and then run it again.
+
+``requests`` logs every port call by method name: each :class:`PyGithubClient` method makes one
+HTTP request per call (lists: one page of 100; checked on the recordings in ``cassettes/``), so
+its length is what a run costs in GitHub requests, reads and writes (:data:`WRITE_METHODS`).
 """
 
 from __future__ import annotations
@@ -16,10 +20,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.clients.github_client import BotComment, ChangedFile, LabelEvent, PullRef
+from bot.errors import GitHubNotFound
 
 CONFIG_READ = ("repo_file", ".github/triage-bot.yml@master")
 """The one read every webhook gate or audit run makes first: the repository's configuration on
 its default branch (``master`` in the real example payloads)."""
+
+WRITE_METHODS = frozenset(
+    {
+        "ensure_label",
+        "add_labels",
+        "remove_label",
+        "upsert_comment",
+        "post_comment",
+        "edit_comment",
+        "add_reaction",
+    }
+)
+"""The port methods that write (POST, PATCH, DELETE); every other method is one GET."""
 
 CONFIG_READ_DEFAULT = ("repo_file", ".github/triage-bot.yml@None")
 """The same read when no payload names the default branch (``backlog``, the schedule): GitHub
@@ -57,6 +75,7 @@ class FakeGitHub:
     bot_type: str = "Bot"
     writes: list[tuple[str, ...]] = field(default_factory=list)
     reads: list[tuple[str, ...]] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
     faults: dict[str, list[BaseException]] = field(default_factory=lambda: defaultdict(list))
     _next_id: int = 1000
 
@@ -65,6 +84,7 @@ class FakeGitHub:
         self.faults[method].extend([exc] * times)
 
     def _enter(self, method: str) -> None:
+        self.requests.append(method)
         if self.faults[method]:
             raise self.faults[method].pop(0)
 
@@ -139,15 +159,32 @@ class FakeGitHub:
     def upsert_comment(self, repo: str, number: int, existing: BotComment | None, body: str) -> str:
         self._enter("upsert_comment")
         if existing is not None:
-            for c in self.comments[number]:
-                if c.id == existing.id:
-                    c.body = body
-            self.writes.append(("edit_comment", str(number)))
+            self._edit(number, existing.id, body)
             return "edited"
+        self._post(number, body)
+        return "created"
+
+    def post_comment(self, repo: str, number: int, body: str) -> int:
+        self._enter("post_comment")
+        return self._post(number, body)
+
+    def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> None:
+        self._enter("edit_comment")
+        self._edit(number, comment_id, body)
+
+    def _post(self, number: int, body: str) -> int:
         self._next_id += 1
         self.comments[number].append(StoredComment(self._next_id, body))
         self.writes.append(("create_comment", str(number)))
-        return "created"
+        return self._next_id
+
+    def _edit(self, number: int, comment_id: int, body: str) -> None:
+        for c in self.comments[number]:
+            if c.id == comment_id:
+                c.body = body
+                self.writes.append(("edit_comment", str(number)))
+                return
+        raise GitHubNotFound(f"edit comment {comment_id}: GitHub answered 404", 404)
 
     def collaborator_permission(self, repo: str, login: str) -> str:
         self._enter("collaborator_permission")

@@ -292,7 +292,7 @@ def _author_comment_fails_after_labels() -> str:
     row is written, so the next event judges again: the label is in place, the comment is
     posted, and only once."""
     github, model = FakeGitHub(), FakeChatModel().enqueue(NEEDS_REPLY, NEEDS_REPLY)
-    github.fail("upsert_comment", GitHubUnavailable("comment: GitHub answered 502", 502))
+    github.fail("post_comment", GitHubUnavailable("comment: GitHub answered 502", 502))
     payload = load_webhook("issues.opened.18")  # 10 words: needs refinement
     with tempfile.TemporaryDirectory() as tmp:
         with contextlib.suppress(GitHubUnavailable):

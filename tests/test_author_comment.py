@@ -120,7 +120,23 @@ def test_the_same_text_is_not_written_again(
     report = _run(tmp_path, _payload("edited", "The app crashes when I press save.",
                                      ("needs-refinement",)))  # fmt: skip
     assert github.writes == []  # label in place, comment text the same: 0 writes
-    assert _lookups(github) == 1  # one list call
+    assert _lookups(github) == 0  # the store knows the text it wrote (bot.gate_writes)
+    assert "author comment unchanged" in report.text
+
+
+def test_with_an_empty_store_the_same_text_is_found_and_not_written(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+) -> None:
+    """An ephemeral runner (or a lost store): the comment is found by its marker, once."""
+    model.enqueue(NEEDS_REPLY, NEEDS_REPLY)
+    _run(tmp_path, _payload("opened", SHORT_BODY), db_path=tmp_path / "first.db")
+    github.writes.clear()
+    github.reads.clear()
+    edited = _payload("edited", "The app crashes when I press save.", ("needs-refinement",))
+    report = _run(tmp_path, edited, db_path=tmp_path / "new.db")
+    assert github.writes == []
+    assert _lookups(github) == 1
+    assert len(github.bot_comments(1)) == 1
     assert "author comment unchanged" in report.text
 
 

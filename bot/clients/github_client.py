@@ -4,21 +4,26 @@ The pipeline talks to :class:`GitHubPort`; :class:`PyGithubClient` implements it
 is the one place where PyGithub and requests errors become :mod:`bot.errors` classes
 (:func:`translate_github_error`).
 
-Request budget (design.md; issue gate goal ≤ 2 requests when the label changes, 0 when not):
-PyGithub runs with ``lazy=True``, so ``get_repo`` / ``get_issue`` cost nothing; the label plan is
-computed from the payload, so the only requests are the writes themselves:
+Request budget (design.md; issue 16's goal for a gate event: ≤ 3 requests when the verdict
+changes, 0 when not; the table is README "GitHub requests per gate event"). PyGithub runs with
+``lazy=True``, so ``get_repo`` / ``get_issue`` / ``get_comment`` cost nothing; the label plan
+is computed from the payload, so the only requests are these, one each
+(tests/test_request_budget.py shows them on recorded traffic):
 ``POST /repos/{o}/{r}/labels`` (create the gate label with colour and description; 422
-``already_exists`` is success), ``POST /repos/{o}/{r}/issues/{n}/labels`` and, for a stale gate
-label, ``DELETE /repos/{o}/{r}/issues/{n}/labels/{name}``. One read comes first when it
-matters: an ``edited``/``reopened`` event whose issue carries a gate label reads
+``already_exists`` is success; skipped once the store has seen the label,
+:mod:`bot.gate_writes`), ``POST /repos/{o}/{r}/issues/{n}/labels`` and, for a stale gate label,
+``DELETE /repos/{o}/{r}/issues/{n}/labels/{name}``. One read comes first when it matters: an
+``edited``/``reopened`` event whose issue carries a gate label reads
 ``GET /repos/{o}/{r}/issues/{n}/events`` (100 per page, so one request up to 100 events) to
 learn who added that label (:meth:`GitHubPort.label_events`; the rule is in
-:func:`bot.flows.hand_set_gate_label`). The author comment (issue 16) adds
-``GET /repos/{o}/{r}/issues/{n}/comments`` (one page of 100) to find it by its hidden marker and
-one ``POST`` (create) or ``PATCH`` (edit) when its text changes, on NEEDS_REFINEMENT, and on a
-VALID that may follow one (:func:`bot.flows.apply_gate`). Every webhook run reads the
-repository's configuration first, once: ``GET /repos/{o}/{r}/contents/.github/triage-bot.yml``
-at the default branch (404: no file; :meth:`GitHubPort.repo_file`, :mod:`bot.repo_file`).
+:func:`bot.flows.hand_set_gate_label`). The author comment (issue 16) is one ``PATCH``
+(:meth:`~PyGithubClient.edit_comment`, by the id the store remembers) or ``POST``
+(:meth:`~PyGithubClient.post_comment`) when its text changes, preceded by
+``GET /repos/{o}/{r}/issues/{n}/comments`` (one page of 100) to find it by its hidden marker
+only when the store does not know it. A run reads the repository's configuration first, once:
+``GET /repos/{o}/{r}/contents/.github/triage-bot.yml`` at the default branch, or at its commit
+``GITHUB_SHA`` in Actions, which the store keeps for later runs at that commit (404: no file;
+:meth:`GitHubPort.repo_file`, :mod:`bot.repo_file`).
 
 PR audit budget (goal ≤ files + 3 requests): ``GET .../pulls/{n}/files`` (100 per page), one
 ``GET .../contents/{path}?ref={head_sha}`` per audited file (plus ``GET .../git/blobs/{sha}``
@@ -193,6 +198,15 @@ class GitHubPort(Protocol):
 
     def upsert_comment(self, repo: str, number: int, existing: BotComment | None, body: str) -> str:
         """Edit ``existing`` (PATCH) or create a comment (POST); returns ``edited``/``created``."""
+        ...
+
+    def post_comment(self, repo: str, number: int, body: str) -> int:
+        """Create a comment on issue/PR ``number`` (POST); returns its id."""
+        ...
+
+    def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> None:
+        """Replace the body of comment ``comment_id`` (PATCH); :class:`GitHubNotFound` when it
+        is gone."""
         ...
 
     def collaborator_permission(self, repo: str, login: str) -> str:
@@ -441,15 +455,29 @@ class PyGithubClient:
         return self._call(f"list comments of {repo}#{number}", fetch, safe_to_repeat=True)
 
     def upsert_comment(self, repo: str, number: int, existing: BotComment | None, body: str) -> str:
-        """``PATCH /repos/{repo}/issues/comments/{id}`` when ``existing``, else ``POST
-        /repos/{repo}/issues/{number}/comments``. The POST is never retried (no double post)."""
-        issue = self._gh.get_repo(repo).get_issue(number)
+        """:meth:`edit_comment` when ``existing``, else :meth:`post_comment`."""
         if existing is not None:
-            comment = issue.get_comment(existing.id)
-            self._call(f"edit comment {existing.id} in {repo}", lambda: comment.edit(body))
+            self.edit_comment(repo, number, existing.id, body)
             return "edited"
-        self._call(f"comment on {repo}#{number}", lambda: issue.create_comment(body))
+        self.post_comment(repo, number, body)
         return "created"
+
+    def post_comment(self, repo: str, number: int, body: str) -> int:
+        """``POST /repos/{repo}/issues/{number}/comments``, never retried (no double post);
+        the new comment's id (from the answer)."""
+        issue = self._gh.get_repo(repo).get_issue(number)
+        comment = self._call(f"comment on {repo}#{number}", lambda: issue.create_comment(body))
+        return int(comment.id)
+
+    def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> None:
+        """``PATCH /repos/{repo}/issues/comments/{comment_id}`` (the comment is not read first:
+        PyGithub's lazy objects cost no request).
+
+        Raises:
+            GitHubNotFound: the comment is gone (deleted) or not in ``repo``.
+        """
+        comment = self._gh.get_repo(repo).get_issue(number).get_comment(comment_id)
+        self._call(f"edit comment {comment_id} in {repo}", lambda: comment.edit(body))
 
     def collaborator_permission(self, repo: str, login: str) -> str:
         """``GET /repos/{repo}/collaborators/{login}/permission``; a 404 (no such user, or not

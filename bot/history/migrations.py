@@ -9,6 +9,7 @@ Rule source: design.md, "Storage". Never edit an applied migration: add a new on
 ``audit_weeks``     weekly sums of ``audits`` per repository, kept by triggers
 ``gate_weeks``      weekly counts of ``gate_decisions`` per repository, verdict, error kind,
                     model and prompt version, kept by triggers
+``author_comments`` ``created_labels`` ``repo_files``: what the bot knows of GitHub (``m007``)
 
 Timestamps are UTC ISO 8601 strings (``2026-11-30T05:00:00+00:00``) so the file reads the same in
 sqlite-utils, Datasette and the sqlite3 shell.
@@ -247,4 +248,29 @@ def m006_gate_week(db: Database) -> None:
                prompt_version, count(*), sum(coalesce(duration_ms, 0) > 0)
         from gate_decisions group by 1, 2, 3, 4, 5, 6
         """
+    )
+
+
+@MIGRATIONS()
+def m007_github_memory(db: Database) -> None:
+    """What the bot knows of GitHub, so a run need not ask again (issue 16, requests per gate
+    event; ``bot.history.github_memory``): the author comment it last wrote on each issue (its
+    id and the SHA-256 of its body), the gate labels it created in each repository (name as
+    written, compared lower-cased as GitHub does), and the repository file as read at a
+    default-branch commit (``text`` null: no file at that commit), one row per repository and
+    path, replaced by the next commit's."""
+    _table(db, "author_comments").create(
+        {"repo": str, "issue": int, "comment_id": int, "body_sha": str, "written_at": str},
+        pk=("repo", "issue"),
+        not_null={"repo", "issue", "comment_id", "body_sha", "written_at"},
+    )
+    _table(db, "created_labels").create(
+        {"repo": str, "name": str, "created_at": str},
+        pk=("repo", "name"),
+        not_null={"repo", "name", "created_at"},
+    )
+    _table(db, "repo_files").create(
+        {"repo": str, "path": str, "sha": str, "text": str, "read_at": str},
+        pk=("repo", "path"),
+        not_null={"repo", "path", "sha", "read_at"},
     )

@@ -3,9 +3,8 @@
 Rule source: design.md, "Storage". The default path is outside the Actions workspace (the runner
 cleans the workspace between jobs): ``$XDG_DATA_HOME/triage-bot/triage.db``, i.e.
 ``~/.local/share/triage-bot/triage.db`` (:func:`bot.config.default_db_path`); ``--db`` /
-``TRIAGE_DB`` override it. Only accepted
-audits are written to ``audits``. This module is where sqlite3 errors become
-:class:`~bot.errors.StoreError`.
+``TRIAGE_DB`` override it. Only accepted audits are written to ``audits``. This module is where
+sqlite3 errors become :class:`~bot.errors.StoreError`.
 
 Two ways to open it:
 
@@ -32,7 +31,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
@@ -55,6 +54,7 @@ __all__ = [
     "Store",
     "utc_now",
     "week_of",
+    "where",
 ]
 
 BUSY_TIMEOUT_MS = 5000
@@ -249,6 +249,23 @@ class Store:
         data["week"] = week_of(data["created_at"])
         return self._insert("gate_decisions", data)
 
+    def get(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The row of ``table`` whose columns equal ``key``'s values, or ``None``."""
+        rows = self._table(table).rows_where(where(key), list(key.values()), limit=1)
+        return next(iter(rows), None)
+
+    def change(self, table: str, change: Callable[[Table], object]) -> None:
+        """Run ``change`` on ``table`` in one write transaction (all or nothing).
+
+        Raises:
+            StoreError: the write failed, or the store was opened read-only.
+        """
+        try:
+            with self._write():
+                change(self._table(table))
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write to {table}: {exc}") from exc
+
     def audits(self, repo: str, *, limit: int = 10) -> list[dict[str, Any]]:
         """The newest accepted audits of a repository, newest first."""
         return list(
@@ -267,6 +284,11 @@ class Store:
     def close(self) -> None:
         """Close the connection."""
         self.db.close()
+
+
+def where(key: Mapping[str, Any]) -> str:
+    """``[a] = ? and [b] = ?`` for ``key``'s columns (names from code, never from input)."""
+    return " and ".join(f"[{column}] = ?" for column in key)
 
 
 def _known_migrations() -> frozenset[str]:
