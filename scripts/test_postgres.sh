@@ -17,11 +17,13 @@ dir="${2:?usage: test_postgres.sh start|stop DIR}"
 
 find_bin() {
   command -v "$1" 2>/dev/null && return
-  ls /usr/lib/postgresql/*/bin/"$1" 2>/dev/null | sort -V | tail -n 1
+  local found
+  for found in /usr/lib/postgresql/*/bin/"$1"; do :; done  # the last match in glob order
+  [ -x "$found" ] && echo "$found"
 }
 
 as_owner() {
-  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+  if [ "$(id -u)" = 0 ]; then "$(command -v runuser || echo /usr/sbin/runuser)" -u postgres -- "$@"; else "$@"; fi
 }
 
 case "$cmd" in
