@@ -355,6 +355,24 @@ def backlog(repo: str, limit: int, retry_errors: bool, **flags: Any) -> None:
     _guarded(job)
 
 
+@main.command()
+@setting_options("doctor")
+def doctor(**flags: Any) -> None:
+    """Check this runner: Python, the model (Ollama and its models, or the GGUF), the store
+    (reachable, migrated) and the GitHub token; one ok/FAIL line each, exit 1 on a FAIL."""
+    from bot.doctor import run_checks
+    from bot.neutralise import log_value
+
+    def job() -> None:
+        checks = run_checks(_settings(flags))
+        for check in checks:
+            click.echo(log_value(_redact(check.line())))
+        if not all(check.ok for check in checks):
+            sys.exit(1)
+
+    _guarded(job)
+
+
 @main.command(name="eval")
 @click.option(
     "--issues",

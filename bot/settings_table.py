@@ -52,9 +52,9 @@ DEFAULT_OLLAMA_MODEL = "qwen2.5-coder:1.5b"
 
 # The commands that take a flag (names of bot/cli.py commands; a test checks them).
 _JOBS = ("run", "audit", "backlog")  # the jobs that gate or audit
-_MODEL = (*_JOBS, "eval")  # every job that calls a model
+_MODEL = (*_JOBS, "eval", "doctor")  # every job that calls a model, and the doctor
 _AUDIT = ("run", "audit", "eval")  # every job that audits
-_STORE = (*_JOBS, "history", "stats")  # every job that opens the store
+_STORE = (*_JOBS, "history", "stats", "doctor")  # every job that opens the store
 
 
 DATABASE_URL_SCHEMES = ("postgresql://", "postgres://")

@@ -70,6 +70,7 @@ __all__ = [
     "AuditRow",
     "GateRow",
     "Store",
+    "pending_file_migrations",
     "utc_now",
     "week_of",
 ]
@@ -291,6 +292,25 @@ def _refuse_newer(db: Database, path: Path) -> None:
             f"{', '.join(unknown)} are unknown to this version); upgrade triage-bot, or point "
             "--db / TRIAGE_DB at another file"
         )
+
+
+def pending_file_migrations(path: Path | str) -> list[str]:
+    """The names of this version's migrations not yet applied to the file at ``path``
+    (``triage-bot doctor``); reads only (SQLite's ``mode=ro``).
+
+    Raises:
+        StoreError: the file cannot be read as a database.
+    """
+    try:
+        conn = _connect(f"{Path(path).resolve().as_uri()}?mode=ro")
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read the store at {path}: {exc}") from exc
+    try:
+        return sorted(KNOWN_MIGRATIONS - _applied_names(Database(conn)))
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read the store at {path}: {exc}") from exc
+    finally:
+        conn.close()
 
 
 def _migrated(db: Database) -> Database:
