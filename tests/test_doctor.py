@@ -92,10 +92,10 @@ def test_a_store_missing_a_migration_fails(tmp_path: Path) -> None:
     db = tmp_path / "t.db"
     make_store(Settings(db_path=str(db))).close()
     with sqlite3.connect(db) as conn:
-        conn.execute("delete from _sqlite_migrations where name = 'm007_unique_keys'")
+        conn.execute("delete from _sqlite_migrations where name = 'm008_unique_keys'")
     check = check_store(Settings(db_path=str(db)))
     assert not check.ok
-    assert "lacks migrations m007_unique_keys" in check.detail
+    assert "lacks migrations m008_unique_keys" in check.detail
 
 
 def test_an_unreachable_server_fails() -> None:

@@ -37,7 +37,7 @@ def test_runners_starting_together_migrate_once(pg_url: str) -> None:
     assert [p.returncode for p in procs] == [0] * 6, errors
     with psycopg.connect(pg_url) as conn:
         applied = conn.execute("select migration_id from _yoyo_migration").fetchall()
-    assert [row[0] for row in applied] == ["0001_schema"]
+    assert [row[0] for row in applied] == ["0001_schema", "0002_github_memory"]
     assert pending_migrations(pg_url) == []
 
 

@@ -201,3 +201,33 @@ def test_two_runners_on_one_event_post_one_comment_and_write_one_row(
         assert _count(store, "gate_decisions") == 1
     finally:
         store.close()
+
+
+def test_what_the_bot_knows_of_github_is_kept_by_both_stores(store_target: str) -> None:
+    """``github_memory``'s keyed rows through the protocol's ``get``/``change`` (issue 16's
+    tables on both stores; a comment id beyond 32 bits, as GitHub's are)."""
+    from bot.history import github_memory as memory
+
+    store = _open(store_target)
+    try:
+        assert memory.remember_comment(store, "o/r", 3, 4_000_000_000, "hello")
+        known = memory.known_comment(store, "o/r", 3)
+        assert known == memory.KnownComment(4_000_000_000, memory.body_sha("hello"))
+        assert not memory.remember_comment(store, "o/r", 3, 4_000_000_001, "x")  # a race: none
+        assert memory.known_comment(store, "o/r", 3) is None
+        memory.remember_label(store, "o/r", "Ready-For-Dev")
+        memory.remember_label(store, "o/r", "ready-for-dev")  # an upsert, not a duplicate
+        assert memory.created_label(store, "o/r", "READY-for-dev")
+        memory.remember_repo_file(store, "o/r", ".github/triage-bot.yml", "s1", None)
+        memory.remember_repo_file(store, "o/r", ".github/triage-bot.yml", "s2", "skip: {}")
+        assert memory.cached_repo_file(store, "o/r", ".github/triage-bot.yml", "s1") is None
+        cached = memory.cached_repo_file(store, "o/r", ".github/triage-bot.yml", "s2")
+        assert cached == memory.CachedFile("skip: {}")
+    finally:
+        store.close()
+    reader = _open(store_target, read_only=True)
+    try:
+        with pytest.raises(StoreError):
+            memory.remember_label(reader, "o/r", "x")
+    finally:
+        reader.close()
