@@ -1,4 +1,13 @@
-"""Store under load (issue 6): `.venv/bin/python benchmarks/store_load.py`.
+"""Store under load (issue 6): `.venv/bin/python benchmarks/store_load.py [--db postgresql://…]`.
+
+With ``--db postgresql://…`` (issue 18): a runner pool on one store, 8 writer processes × 250
+events (gate decisions and audits, 20% replays and same-event races, ``tests/fleet_load.py``)
+against that server, then the same on a fresh SQLite file: rows against the expected counts
+(0 lost, 0 duplicated), weekly sums against the raw rows, comments per issue or PR on the
+shared fake GitHub (goal: 1), and each store's throughput (events/s). The server's database
+should be empty or hold only earlier runs of this benchmark: its rows are deleted first.
+
+Without ``--db``:
 
 Prints:
 1. Two writer processes × 1,000 accepted audits each on one fresh store file (WAL, busy
@@ -22,6 +31,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.fleet_load import REPO as FLEET_REPO  # noqa: E402
+from tests.fleet_load import run_fleet  # noqa: E402
 from tests.store_load import kill_mid_run, run_writers  # noqa: E402
 
 PROCESSES = 2
@@ -29,6 +40,8 @@ PER_PROCESS = 1_000
 BATCH = 10
 KILL_BATCH = 50
 KILL_AFTER_ROWS = 500
+FLEET_WRITERS = 8
+FLEET_EVENTS = 250
 
 
 def concurrent_case(processes: int = PROCESSES, per_process: int = PER_PROCESS) -> dict[str, Any]:
@@ -84,9 +97,75 @@ def rows(
     ]
 
 
+def fleet_case(db: str | None) -> dict[str, Any]:
+    """The runner pool on ``db`` (a PostgreSQL URL; a fresh SQLite file when ``None``)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        if db is None:
+            db = str(Path(tmp) / "triage.db")
+        else:
+            _clear(db)
+        return run_fleet(db, Path(tmp) / "board.json", FLEET_WRITERS, FLEET_EVENTS)
+
+
+def _clear(url: str) -> None:
+    """Delete an earlier run's rows (the delete triggers bring the weekly sums to 0)."""
+    from bot.config import Settings
+    from bot.factory import make_store
+
+    make_store(Settings(db_path=url)).close()  # migrated
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        for table in ("audits", "gate_decisions"):
+            conn.execute(f"delete from {table} where repo = %s", [FLEET_REPO])
+
+
+def print_fleet(url: str) -> bool:
+    """Run the pool on the server and on SQLite, print both; ``True`` when both met the goal."""
+    print(
+        f"== Runner pool: {FLEET_WRITERS} writer processes × {FLEET_EVENTS} events "
+        "(gate decisions and audits, 20% replays and same-event races)"
+    )
+    header = ("store", "gate rows", "audit rows", "keys", "weekly", "comments", "max/PR",
+              "exits", "seconds", "events/s")  # fmt: skip
+    print("  ".join(f"{h:>10}" for h in header))
+    ok = True
+    for name, db in (("PostgreSQL", url), ("SQLite", None)):
+        r = fleet_case(db)
+        want = r["expected"]
+        good = (
+            r["gate_rows"] == r["gate_keys"] == r["gate_weekly"] == want["gate_rows"]
+            and r["audit_rows"] == r["audit_keys"] == want["audit_rows"]
+            and r["weeks_match"]
+            and r["comments"] == want["comments"]
+            and r["most_comments_on_one"] == 1
+            and not any(r["exit_codes"])
+        )
+        ok = ok and good
+        cells = (
+            name, f"{r['gate_rows']}/{want['gate_rows']}",
+            f"{r['audit_rows']}/{want['audit_rows']}",
+            "ok" if r["gate_keys"] + r["audit_keys"] == r["gate_rows"] + r["audit_rows"]
+            else "DUP",
+            "match" if r["weeks_match"] and r["gate_weekly"] == r["gate_rows"] else "differ",
+            f"{r['comments']}/{want['comments']}", str(r["most_comments_on_one"]),
+            ",".join(str(c) for c in r["exit_codes"]), f"{r['seconds']:.1f}",
+            f"{r['events_per_s']:.0f}",
+        )  # fmt: skip
+        print("  ".join(f"{c:>10}" for c in cells) + ("" if good else "  FAIL"))
+        if r["stderr"]:
+            print(f"writer errors: {r['stderr'][:2000]}")
+    return ok
+
+
 def main() -> None:
-    """Run both scenarios and print the figures."""
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
+    """Run the scenarios and print the figures (the pool with ``--db``; exit 1 when it missed
+    its goal)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", help="a postgresql:// URL: run the runner-pool benchmark on it")
+    args = parser.parse_args()
+    if args.db:
+        raise SystemExit(0 if print_fleet(args.db) else 1)
     concurrent = concurrent_case()
     killed = kill_case()
     print(

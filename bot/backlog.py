@@ -29,7 +29,7 @@ from typing import Any
 
 from bot.clients.github_client import GitHubPort
 from bot.flows import hand_set_label
-from bot.history.store import Store
+from bot.history.protocol import HistoryStore
 from bot.triage.labels import DEFAULT_LABELS, GateLabels
 
 __all__ = ["BacklogItem", "BacklogSelection", "select_backlog"]
@@ -76,7 +76,7 @@ def _last_was_error(last: dict[str, Any] | None, error: str) -> bool:
 def select_backlog(
     repo: str,
     issues: Iterable[dict[str, Any]],
-    store: Store,
+    store: HistoryStore,
     github: GitHubPort,
     *,
     limit: int,

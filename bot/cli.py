@@ -229,7 +229,7 @@ def _show(title: str, columns: Sequence[str], cells: Sequence[Sequence[str]]) ->
     Console().print(table)
 
 
-def _store_rows(db_path: Path | None, read: Callable[[Any], list[Any]]) -> list[Any]:
+def _store_rows(db_path: str | None, read: Callable[[Any], list[Any]]) -> list[Any]:
     from bot.factory import make_store
 
     store = make_store(_settings({"db_path": db_path}), read_only=True)
@@ -243,7 +243,7 @@ def _store_rows(db_path: Path | None, read: Callable[[Any], list[Any]]) -> list[
 @store_options
 @setting_options("history")
 @click.option("--limit", default=10, type=click.IntRange(1, 1000), help="How many rows.")
-def history(repo: str, db_path: Path | None, as_json: bool, limit: int) -> None:
+def history(repo: str, db_path: str | None, as_json: bool, limit: int) -> None:
     """The last accepted audits of a repository (newest first)."""
 
     def job() -> None:
@@ -271,7 +271,7 @@ def history(repo: str, db_path: Path | None, as_json: bool, limit: int) -> None:
 @setting_options("stats")
 @click.option("--weeks", default=8, type=click.IntRange(1, 52), help="How many weeks back.")
 @click.option("--gate", is_flag=True, help="Gate decisions instead of accepted audits.")
-def stats(repo: str, db_path: Path | None, as_json: bool, weeks: int, gate: bool) -> None:
+def stats(repo: str, db_path: str | None, as_json: bool, weeks: int, gate: bool) -> None:
     """Weekly statistics of accepted audits (verdict shares, retry rate, confidence mix), or
     with --gate of gate decisions (verdict mix, errors by kind, p50/p95 model time, versions).
     """
@@ -295,7 +295,7 @@ def stats(repo: str, db_path: Path | None, as_json: bool, weeks: int, gate: bool
     _guarded(job)
 
 
-def _gate_stats(repo: str, db_path: Path | None, as_json: bool, weeks: int) -> None:
+def _gate_stats(repo: str, db_path: str | None, as_json: bool, weeks: int) -> None:
     """``stats --gate``: JSON through ``json_line``, else the table (stored strings plain:
     ``_show`` passes every cell through ``log_value``)."""
     from bot.history.gate_stats import gate_cells, gate_columns, gate_weeks
@@ -351,6 +351,24 @@ def backlog(repo: str, limit: int, retry_errors: bool, **flags: Any) -> None:
                 on_progress=lambda done, total: progress.update(task, completed=done, total=total),
             )
         _emit(report, settings)
+
+    _guarded(job)
+
+
+@main.command()
+@setting_options("doctor")
+def doctor(**flags: Any) -> None:
+    """Check this runner: Python, the model (Ollama and its models, or the GGUF), the store
+    (reachable, migrated) and the GitHub token; one ok/FAIL line each, exit 1 on a FAIL."""
+    from bot.doctor import run_checks
+    from bot.neutralise import log_value
+
+    def job() -> None:
+        checks = run_checks(_settings(flags))
+        for check in checks:
+            click.echo(log_value(_redact(check.line())))
+        if not all(check.ok for check in checks):
+            sys.exit(1)
 
     _guarded(job)
 

@@ -27,6 +27,7 @@ from bot.settings_table import (
     SettingsTable,
     default_db_path,
     default_models_dir,
+    is_database_url,
 )
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ __all__ = [
     "Settings",
     "default_db_path",
     "default_models_dir",
+    "is_database_url",
 ]
 
 VALIDATOR_OPTIONS = RoleOptions(temperature=0.0, num_predict=160, num_ctx=4096, seed=42)

@@ -22,8 +22,9 @@ from bot.clients.embedded import EmbeddedChatModel
 from bot.clients.github_client import PyGithubClient
 from bot.clients.ollama_client import OllamaChatModel
 from bot.clients.prompt_cache import PromptCache
-from bot.config import EMBEDDED_N_CTX, Settings
+from bot.config import EMBEDDED_N_CTX, Settings, is_database_url
 from bot.errors import ConfigError
+from bot.history.protocol import HistoryStore
 from bot.history.store import Store
 
 __all__ = ["BACKENDS", "Backend", "ModelRole", "make_chat_model", "make_github", "make_store"]
@@ -109,12 +110,19 @@ def make_github(settings: Settings, *, token_required: bool = True) -> PyGithubC
     )
 
 
-def make_store(settings: Settings, *, read_only: bool = False) -> Store:
-    """Open the store at ``settings.db_path``: for writing (created ``0600`` and migrated), or
-    ``read_only`` (dry runs, ``history``, ``stats``: nothing created, migrated or written; a
-    missing file reads as empty). See :mod:`bot.history.store`.
+def make_store(settings: Settings, *, read_only: bool = False) -> HistoryStore:
+    """Open the store ``settings.db_path`` names: a ``postgresql://`` URL opens the shared
+    PostgreSQL store (:mod:`bot.history.pg_store`), anything else the SQLite file
+    (:mod:`bot.history.store`; ``:memory:`` when unset). For writing (a file is created ``0600``;
+    either is migrated), or ``read_only`` (dry runs, ``history``, ``stats``: nothing written; a
+    missing file reads as empty).
 
     Raises:
-        StoreError: the file cannot be opened or migrated, or a newer triage-bot wrote it.
+        StoreError: the store cannot be opened or migrated, or a newer triage-bot wrote it.
     """
-    return Store(settings.db_path or ":memory:", read_only=read_only)
+    target = str(settings.db_path) if settings.db_path else ":memory:"
+    if is_database_url(target):
+        from bot.history.pg_store import PostgresStore  # psycopg and yoyo only when used
+
+        return PostgresStore(target, read_only=read_only)
+    return Store(target, read_only=read_only)

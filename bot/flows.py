@@ -39,7 +39,7 @@ from bot.clients.github_client import BotComment, GitHubPort, LabelEvent, PullRe
 from bot.errors import GitHubError
 from bot.events import IssuesEvent
 from bot.gate_writes import add_gate_label, write_author_comment
-from bot.history.store import AuditRow, GateRow, Store
+from bot.history.protocol import AuditRow, GateRow, HistoryStore
 from bot.triage.author_comment import ready_comment, refinement_comment_for
 from bot.triage.issue_text import prepare_issue
 from bot.triage.labels import DEFAULT_LABELS, GateLabels, LabelPlan, plan_labels
@@ -207,7 +207,7 @@ def apply_gate(
     github: GitHubPort,
     *,
     bot_login: str | None = None,
-    store: Store | None = None,
+    store: HistoryStore | None = None,
 ) -> AppliedGate:
     """Apply the label plan: ensure + add the target label, then remove stale gate labels;
     then the author comment, if the plan has one.
@@ -329,7 +329,7 @@ def already_decided(
 
     Args:
         event: the routed ``issues`` event.
-        last: the store's last gate row for the issue (see ``Store.last_gate``), or ``None``.
+        last: the store's last gate row for the issue (see ``HistoryStore.last_gate``), or ``None``.
         model: the validator model's name.
         max_body_chars: the validator's body cut (the hash is of the text as judged).
         prompt_version: the validator's (:attr:`bot.triage.validator.Validator.prompt_version`:
@@ -508,7 +508,7 @@ def plan_audit(
     return AuditPlan(pull, final, outcomes, rows, comment, audit_format, existing)
 
 
-def apply_audit(plan: AuditPlan, github: GitHubPort, store: Store) -> AppliedAudit:
+def apply_audit(plan: AuditPlan, github: GitHubPort, store: HistoryStore) -> AppliedAudit:
     """Persist the accepted rows (one transaction), then create or edit the PR comment.
 
     Nothing accepted and no comment yet: nothing is posted (a rejected or failed audit is never

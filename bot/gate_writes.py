@@ -33,7 +33,7 @@ from bot.history.github_memory import (
     remember_comment,
     remember_label,
 )
-from bot.history.store import Store
+from bot.history.protocol import HistoryStore
 from bot.triage.author_comment import AUTHOR_MARKER
 from bot.triage.labels import GateLabel
 
@@ -48,7 +48,7 @@ def _remember(write: Callable[..., object], *args: object) -> None:
 
 def add_gate_label(
     github: GitHubPort,
-    store: Store | None,
+    store: HistoryStore | None,
     repo: str,
     number: int,
     target: GateLabel,
@@ -98,7 +98,7 @@ class CommentWrite:
 
 def write_author_comment(
     github: GitHubPort,
-    store: Store | None,
+    store: HistoryStore | None,
     repo: str,
     number: int,
     body: str,

@@ -46,7 +46,7 @@ from bot.flows import (
     plan_gate,
 )
 from bot.history.github_memory import cached_repo_file, remember_repo_file
-from bot.history.store import Store
+from bot.history.protocol import HistoryStore
 from bot.render import (
     RunReport,
     render_audit_plan,
@@ -319,8 +319,9 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
         text = render_gate_plan(plan)
         comment: str | None = None
         if github is not None:
-            applied = apply_gate(plan, github, bot_login=settings.bot_login, store=store)
-            store.record_gate(gate_row(plan))
+            with store.exclusive(f"{repo}#{number}"):  # a second runner waits, then edits
+                applied = apply_gate(plan, github, bot_login=settings.bot_login, store=store)
+                store.record_gate(gate_row(plan))
             comment = applied.comment
             text += f"\napplied:  {applied.requests} GitHub write request(s)"
             if plan.author_comment is not None:
@@ -397,7 +398,8 @@ def run_audit(
     else:
         store = make_store(settings)
         try:
-            applied = apply_audit(plan, github, store)
+            with store.exclusive(f"{pull.repo}#{pull.number}"):  # one comment per PR
+                applied = apply_audit(plan, github, store)
         finally:
             store.close()
         text += f"\napplied:  {applied.rows_written} row(s) stored; comment {applied.comment}"
@@ -423,7 +425,7 @@ class _CommandServices:
     def github(self) -> GitHubPort:
         return make_github(self.settings, token_required=not self.settings.dry_run)
 
-    def read_store(self) -> Store:
+    def read_store(self) -> HistoryStore:
         return make_store(self.settings, read_only=True)
 
     def rerun_gate(self, event: IssuesEvent) -> RunReport:
@@ -505,8 +507,9 @@ def run_backlog(
                 gate_labels=labels,
             )
             if not settings.dry_run:
-                apply_gate(plan, github, bot_login=settings.bot_login, store=store)
-                store.record_gate(gate_row(plan))
+                with store.exclusive(f"{repo}#{plan.number}"):
+                    apply_gate(plan, github, bot_login=settings.bot_login, store=store)
+                    store.record_gate(gate_row(plan))
             counts[plan.labels.target.name] += 1
             kind = f", {plan.decision.error_kind}" if plan.decision.error_kind else ""
             lines.append(

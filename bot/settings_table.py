@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bot.setting_spec import (
     Factory,
@@ -35,6 +36,7 @@ from bot.setting_spec import (
 )
 
 __all__ = [
+    "DATABASE_URL_SCHEMES",
     "DEFAULT_OLLAMA_MODEL",
     "ENV_VARS",
     "SETTINGS",
@@ -42,15 +44,38 @@ __all__ = [
     "default_db_path",
     "default_models_dir",
     "default_prompt_cache_dir",
+    "is_database_url",
+    "store_target",
 ]
 
 DEFAULT_OLLAMA_MODEL = "qwen2.5-coder:1.5b"
 
 # The commands that take a flag (names of bot/cli.py commands; a test checks them).
 _JOBS = ("run", "audit", "backlog")  # the jobs that gate or audit
-_MODEL = (*_JOBS, "eval")  # every job that calls a model
+_MODEL = (*_JOBS, "eval", "doctor")  # every job that calls a model, and the doctor
 _AUDIT = ("run", "audit", "eval")  # every job that audits
-_STORE = (*_JOBS, "history", "stats")  # every job that opens the store
+_STORE = (*_JOBS, "history", "stats", "doctor")  # every job that opens the store
+
+
+DATABASE_URL_SCHEMES = ("postgresql://", "postgres://")
+"""A ``TRIAGE_DB`` that starts with one of these names a PostgreSQL server, not a file."""
+
+
+def is_database_url(target: str) -> bool:
+    """Whether a store target (``TRIAGE_DB``, ``--db``) names a PostgreSQL server (issue 18)
+    rather than a SQLite file."""
+    return target.startswith(DATABASE_URL_SCHEMES)
+
+
+def store_target(value: Any) -> str:
+    """A ``postgresql://`` URL as given, else a SQLite file's path (``~`` expanded)."""
+    text = str(value)
+    return text if is_database_url(text) else str(Path(text).expanduser())
+
+
+def default_store_target(env: Mapping[str, str]) -> str:
+    """:func:`default_db_path` as a store target."""
+    return str(default_db_path(env))
 
 
 def default_db_path(env: Mapping[str, str]) -> Path:
@@ -265,16 +290,18 @@ class SettingsTable:
         parse=comma_list,
         help="extra comma-separated globs of files never audited",
     )
-    db_path: Path | None = setting(
+    db_path: str | None = setting(
         None,
         env="TRIAGE_DB",
         flag="--db",
         commands=_STORE,
         action_input="db-path",
-        parse=Path,
-        default_from_env=default_db_path,
+        parse=store_target,
+        echo=without_credentials,
+        default_from_env=default_store_target,
         readme_default="`~/.local/share/triage-bot/triage.db`",
-        help="SQLite store; the default follows `$XDG_DATA_HOME`",
+        help="the store: a SQLite file (the default follows `$XDG_DATA_HOME`), or a "
+        "`postgresql://` URL shared by a runner pool",
     )
     bot_login: str | None = setting(
         None,

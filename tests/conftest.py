@@ -5,6 +5,7 @@ Helpers shared by test modules live in tests/support.py (a conftest is not impor
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from bot import runner
 from bot.config import ENV_VARS
 from tests.fake_github import FakeGitHub
+from tests.pg import fresh_database
 from tests.support import TIMINGS, FakeChatModel
 
 _EXTRA_ENV = ("GITHUB_ACTIONS", "CI", "RUNNER_TEMP", "XDG_DATA_HOME")
@@ -56,3 +58,13 @@ def model(monkeypatch: pytest.MonkeyPatch, fake_model: FakeChatModel) -> FakeCha
     """The fake model the runner builds in place of a real backend."""
     monkeypatch.setattr(runner, "make_chat_model", lambda *a, **k: fake_model)
     return fake_model
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A store's ``TRIAGE_DB`` value, once per store: a SQLite file in the test's folder, and a
+    fresh database on the test PostgreSQL server (``tests/pg.py``: skipped without one)."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "triage.db")
+    else:
+        yield from fresh_database()

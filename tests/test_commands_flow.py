@@ -129,7 +129,10 @@ def test_history_and_stats_replies(tmp_path: Path) -> None:
     assert "No accepted audits" in history_reply(store, "o/r", 10)
     assert "No accepted audits in the last 8 week(s)" in stats_reply(store, "o/r", 8)
     store.record_audits(
-        [audit_row(verdict="FIX", created_at=utc_now()), audit_row(verdict="GO", retried=False)]
+        [
+            audit_row(verdict="FIX", created_at=utc_now()),
+            audit_row(verdict="GO", retried=False, head_sha="b" * 40),
+        ]
     )
     history = history_reply(store, "o/r", 1)
     assert history.startswith("Last 1 accepted audit(s):\n```\n#")

@@ -65,9 +65,13 @@ def test_a_false_flag_beats_a_true_variable() -> None:
 
 def test_the_store_default_follows_xdg_data_home(tmp_path: Path) -> None:
     env = {"XDG_DATA_HOME": str(tmp_path)}
-    assert Settings.resolve({}, env).db_path == tmp_path / "triage-bot" / "triage.db"
-    assert Settings.resolve({}, {**env, "TRIAGE_DB": "x.db"}).db_path == Path("x.db")
-    assert Settings.resolve({"db_path": Path("y.db")}, env).db_path == Path("y.db")
+    assert Settings.resolve({}, env).db_path == str(tmp_path / "triage-bot" / "triage.db")
+    assert Settings.resolve({}, {**env, "TRIAGE_DB": "x.db"}).db_path == "x.db"
+    assert Settings.resolve({"db_path": "y.db"}, env).db_path == "y.db"
+    # a PostgreSQL URL is kept as written (a path would fold its "//")
+    url = "postgresql://triage@db.internal:5432/triage"
+    assert Settings.resolve({}, {**env, "TRIAGE_DB": url}).db_path == url
+    assert Settings.resolve({}, {**env, "INPUT_DB_PATH": url}).db_path == url
     assert Settings().db_path is None  # made directly (tests, benchmarks): no default path
 
 

@@ -35,7 +35,10 @@ def _store(tmp_path: Path) -> Store:
         ("2025-01-01T00:00:00+00:00", "FIX", "High", True),  # too old
     ]
     store.record_audits(
-        [audit_row(created_at=t, verdict=v, confidence=c, retried=r) for t, v, c, r in rows]
+        [  # one head SHA per row: one audit per segment and head SHA (a unique key)
+            audit_row(created_at=t, verdict=v, confidence=c, retried=r, head_sha=f"{i:040x}")
+            for i, (t, v, c, r) in enumerate(rows)
+        ]
     )
     store.record_audits([audit_row(repo="other/repo", created_at="2026-11-30T09:00:00+00:00")])
     return store
@@ -116,8 +119,9 @@ def test_weekly_sums_match_the_accepted_rows(
                 verdict=v,
                 confidence=c,
                 retried=r,
+                head_sha=f"{i:040x}",  # distinct keys: each row is another audit
             )
-            for d, v, c, r in rows
+            for i, (d, v, c, r) in enumerate(rows)
         ]
     )
     store.db.execute("delete from audits where id in (select id from audits limit ?)", [deleted])

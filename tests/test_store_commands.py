@@ -18,7 +18,10 @@ def _db(tmp_path: Path) -> Path:
     db = tmp_path / "t.db"
     store = Store(db)
     store.record_audits(
-        [audit_row(verdict="FIX", created_at=utc_now()), audit_row(verdict="GO", retried=False)]
+        [
+            audit_row(verdict="FIX", created_at=utc_now()),
+            audit_row(verdict="GO", retried=False, head_sha="b" * 40),
+        ]
     )
     store.close()
     return db

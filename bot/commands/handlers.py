@@ -20,6 +20,7 @@ from bot.audit.report import shown_path
 from bot.commands.spec import Answer, CommandContext, CommandSpec, help_text
 from bot.errors import InvalidRange
 from bot.history.gate_stats import gate_cells, gate_columns, gate_weeks, mermaid_error_share
+from bot.history.protocol import HistoryStore
 from bot.history.stats import (
     history_line,
     mermaid_fix_share,
@@ -27,7 +28,6 @@ from bot.history.stats import (
     stats_columns,
     weekly_stats,
 )
-from bot.history.store import Store
 from bot.neutralise import code_block, code_span, neutralise
 
 __all__ = [
@@ -69,7 +69,7 @@ def rerun_audit(ctx: CommandContext) -> Answer:
         return f"Cannot audit that range: {neutralise(str(exc), max_chars=300)}."
 
 
-def _from_store(ctx: CommandContext, reply: Callable[[Store, str, int], str]) -> Answer:
+def _from_store(ctx: CommandContext, reply: Callable[[HistoryStore, str, int], str]) -> Answer:
     """``reply(store, repo, count)`` over the store opened read-only, closed afterwards."""
     store = ctx.services.read_store()
     try:
@@ -115,7 +115,7 @@ HISTORY_MAX_CHARS = 60_000
 limit with room for the heading and the note."""
 
 
-def history_reply(store: Store, repo: str, count: int) -> str:
+def history_reply(store: HistoryStore, repo: str, count: int) -> str:
     """The ``/audit_history`` reply: the last ``count`` accepted audits of ``repo``.
 
     Paths come from PR authors: each is shortened to its last characters
@@ -139,7 +139,7 @@ def history_reply(store: Store, repo: str, count: int) -> str:
     return f"Last {len(rows)} accepted audit(s):\n{code_block(lines)}{note}"
 
 
-def stats_reply(store: Store, repo: str, weeks: int) -> str:
+def stats_reply(store: HistoryStore, repo: str, weeks: int) -> str:
     """The ``/audit_stats`` reply: a weekly table of accepted audits (:func:`stats_columns`)
     and a chart of the share of defect verdicts (``FIX``)."""
     stats = weekly_stats(store, repo, weeks)
@@ -168,7 +168,7 @@ def _stored(text: str) -> str:
     return code_span(text, max_chars=STORED_MAX_CHARS, table=True)
 
 
-def triage_stats_reply(store: Store, repo: str, weeks: int) -> str:
+def triage_stats_reply(store: HistoryStore, repo: str, weeks: int) -> str:
     """The ``/triage_stats`` reply: a weekly table of gate decisions
     (:func:`~bot.history.gate_stats.gate_columns`; stored strings as inline code through
     :func:`~bot.neutralise.code_span`) and a chart of the ``validator-error`` share."""

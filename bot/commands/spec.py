@@ -17,7 +17,7 @@ from typing import Literal, Protocol
 from bot.clients.github_client import GitHubPort, PullRef
 from bot.config import Settings
 from bot.events import IssueCommentEvent, IssuesEvent
-from bot.history.store import Store
+from bot.history.protocol import HistoryStore
 from bot.render import RunReport
 
 __all__ = [
@@ -70,7 +70,7 @@ class Services(Protocol):
         """
         ...
 
-    def read_store(self) -> Store:
+    def read_store(self) -> HistoryStore:
         """The store opened read-only (the caller closes it).
 
         Raises:

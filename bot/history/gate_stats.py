@@ -19,7 +19,6 @@ the covering ``(repo, week, duration_ms)`` index, from its nearer end.
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TypeVar, get_args
 
 from bot.errors import StoreError
-from bot.history.store import Store
+from bot.history.protocol import HistoryStore
 from bot.triage.verdict import VerdictValue
 
 __all__ = [
@@ -135,7 +134,7 @@ _AT_RANK = (
 
 
 def gate_weeks(
-    store: Store, repo: str, weeks: int, *, now: datetime | None = None
+    store: HistoryStore, repo: str, weeks: int, *, now: datetime | None = None
 ) -> list[GateWeek]:
     """Gate figures per week for the last ``weeks`` weeks (oldest first; weeks without a
     decision are left out).
@@ -151,17 +150,15 @@ def gate_weeks(
     """
     try:
         return _gate_weeks(store, repo, weeks, now or datetime.now(UTC))
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot read the gate decisions: {exc}") from exc
+    except StoreError as exc:  # the database's own words, without the store's prefix
+        raise StoreError(f"cannot read the gate decisions: {exc.__cause__ or exc}") from exc
 
 
-def _gate_weeks(store: Store, repo: str, weeks: int, now: datetime) -> list[GateWeek]:
+def _gate_weeks(store: HistoryStore, repo: str, weeks: int, now: datetime) -> list[GateWeek]:
     monday = (now - timedelta(days=now.weekday())).date()
     cutoff = (monday - timedelta(weeks=weeks - 1)).isoformat()
     mix: dict[str, tuple[Counter[str], Counter[str], Counter[tuple[str, str]], list[int]]] = {}
-    for week, verdict, kind, model, prompt, count, timed in store.db.execute(
-        _MIX, [repo, cutoff]
-    ).fetchall():
+    for week, verdict, kind, model, prompt, count, timed in store.fetch(_MIX, [repo, cutoff]):
         outcomes, kinds, versions, totals = mix.setdefault(
             week, (Counter(), Counter(), Counter(), [0, 0])
         )
@@ -197,7 +194,7 @@ def _ranked(counts: Counter[_K]) -> list[tuple[_K, int]]:
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
-def _at_rank(store: Store, repo: str, week: str, timed: int, percent: int) -> float | None:
+def _at_rank(store: HistoryStore, repo: str, week: str, timed: int, percent: int) -> float | None:
     """The value at the percentile's rank, counted from the nearer end of the index (p95 is
     read from the top: the walk is 5% of the week's rows, not 95%)."""
     if not timed:
@@ -205,8 +202,8 @@ def _at_rank(store: Store, repo: str, week: str, timed: int, percent: int) -> fl
     rank = nearest_rank(timed, percent)
     descending = rank > timed - rank
     sql = _AT_RANK.format("desc" if descending else "asc")
-    row = store.db.execute(sql, [repo, week, timed - rank if descending else rank - 1]).fetchone()
-    return float(row[0]) if row else None
+    rows = store.fetch(sql, [repo, week, timed - rank if descending else rank - 1])
+    return float(rows[0][0]) if rows else None
 
 
 def gate_columns() -> tuple[str, ...]:

@@ -29,9 +29,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from sqlite_utils.db import Table
-
-from bot.history.store import Store, utc_now, where
+from bot.history.protocol import HistoryStore, KeyedTable, utc_now
 
 __all__ = [
     "CachedFile",
@@ -53,12 +51,12 @@ def body_sha(body: str) -> str:
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
-def _put(store: Store, table: str, row: dict[str, Any], pk: tuple[str, ...]) -> None:
-    store.change(table, lambda t: t.upsert(row, pk=pk))
+def _put(store: HistoryStore, table: str, row: dict[str, Any], pk: tuple[str, ...]) -> None:
+    store.change(table, lambda t: t.upsert(row, pk))
 
 
-def _forget(store: Store, table: str, key: dict[str, Any]) -> None:
-    store.change(table, lambda t: t.delete_where(where(key), list(key.values())))
+def _forget(store: HistoryStore, table: str, key: dict[str, Any]) -> None:
+    store.change(table, lambda t: t.delete(key))
 
 
 @dataclass(frozen=True)
@@ -74,13 +72,15 @@ class KnownComment:
     body_sha: str
 
 
-def known_comment(store: Store, repo: str, issue: int) -> KnownComment | None:
+def known_comment(store: HistoryStore, repo: str, issue: int) -> KnownComment | None:
     """The author comment the bot last wrote on ``repo#issue``, or ``None``."""
     row = store.get("author_comments", {"repo": repo, "issue": issue})
     return None if row is None else KnownComment(int(row["comment_id"]), str(row["body_sha"]))
 
 
-def remember_comment(store: Store, repo: str, issue: int, comment_id: int, body: str) -> bool:
+def remember_comment(
+    store: HistoryStore, repo: str, issue: int, comment_id: int, body: str
+) -> bool:
     """Record that comment ``comment_id`` on ``repo#issue`` now holds ``body``, unless a row
     for the issue appeared since this run cleared it (:func:`forget_comment`): then another run
     wrote the comment at the same time and which text GitHub kept is unknown, so that row is
@@ -93,9 +93,9 @@ def remember_comment(store: Store, repo: str, issue: int, comment_id: int, body:
     row = {**key, "comment_id": comment_id, "body_sha": body_sha(body), "written_at": utc_now()}
     recorded: list[bool] = []
 
-    def claim(table: Table) -> None:
-        if table.count_where(where(key), list(key.values())):
-            table.delete_where(where(key), list(key.values()))
+    def claim(table: KeyedTable) -> None:
+        if table.count(key):
+            table.delete(key)
         else:
             table.insert(row)
             recorded.append(True)
@@ -104,7 +104,7 @@ def remember_comment(store: Store, repo: str, issue: int, comment_id: int, body:
     return bool(recorded)
 
 
-def forget_comment(store: Store, repo: str, issue: int) -> None:
+def forget_comment(store: HistoryStore, repo: str, issue: int) -> None:
     """Drop the row of ``repo#issue``'s comment: done before each write of the comment, so a
     write whose outcome is unknown leaves no body hash that GitHub may not hold.
 
@@ -114,12 +114,12 @@ def forget_comment(store: Store, repo: str, issue: int) -> None:
     _forget(store, "author_comments", {"repo": repo, "issue": issue})
 
 
-def created_label(store: Store, repo: str, name: str) -> bool:
+def created_label(store: HistoryStore, repo: str, name: str) -> bool:
     """Whether the bot created (or found) the label ``name`` in ``repo`` before."""
     return store.get("created_labels", {"repo": repo, "name": name.lower()}) is not None
 
 
-def remember_label(store: Store, repo: str, name: str) -> None:
+def remember_label(store: HistoryStore, repo: str, name: str) -> None:
     """Record that the label ``name`` exists in ``repo`` (GitHub compares names lower-cased).
 
     Raises:
@@ -129,7 +129,7 @@ def remember_label(store: Store, repo: str, name: str) -> None:
     _put(store, "created_labels", row, ("repo", "name"))
 
 
-def forget_label(store: Store, repo: str, name: str) -> None:
+def forget_label(store: HistoryStore, repo: str, name: str) -> None:
     """Drop the record of label ``name`` in ``repo`` (the next run creates it again).
 
     Raises:
@@ -145,13 +145,15 @@ class CachedFile:
     text: str | None
 
 
-def cached_repo_file(store: Store, repo: str, path: str, sha: str) -> CachedFile | None:
+def cached_repo_file(store: HistoryStore, repo: str, path: str, sha: str) -> CachedFile | None:
     """The file at ``path`` in ``repo`` as read at commit ``sha``, or ``None`` (not read)."""
     row = store.get("repo_files", {"repo": repo, "path": path, "sha": sha})
     return None if row is None else CachedFile(row["text"])
 
 
-def remember_repo_file(store: Store, repo: str, path: str, sha: str, text: str | None) -> None:
+def remember_repo_file(
+    store: HistoryStore, repo: str, path: str, sha: str, text: str | None
+) -> None:
     """Record the file at ``path`` in ``repo`` at commit ``sha`` (``None``: no such file),
     replacing what was kept for an earlier commit.
 

@@ -274,3 +274,29 @@ def m007_github_memory(db: Database) -> None:
         pk=("repo", "path"),
         not_null={"repo", "path", "sha", "read_at"},
     )
+
+
+@MIGRATIONS()
+def m008_unique_keys(db: Database) -> None:
+    """The protocol's unique keys (issue 18, :mod:`bot.history.protocol`): one audit per
+    segment and head SHA, one gate decision per issue, judged text, model, prompt version and
+    label, so two writers on the same event cannot both insert. Duplicates an older version
+    left keep their newest row (the delete triggers take the others out of the weekly sums);
+    an empty content hash becomes ``NULL`` (unknown text: matches no other row)."""
+    db.execute(
+        "delete from audits where id not in (select max(id) from audits "
+        "group by repo, pr, head_sha, path, line_start, line_end)"
+    )
+    db.execute(
+        "create unique index audits_key on audits (repo, pr, head_sha, path, line_start, line_end)"
+    )
+    db.execute("update gate_decisions set content_sha = null where content_sha = ''")
+    db.execute(
+        "delete from gate_decisions where content_sha is not null and id not in "
+        "(select max(id) from gate_decisions where content_sha is not null "
+        "group by repo, issue, content_sha, model, prompt_version, label)"
+    )
+    db.execute(
+        "create unique index gate_decisions_key on gate_decisions "
+        "(repo, issue, content_sha, model, prompt_version, label)"
+    )

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.audit.contract import CONFIDENCES, VERDICTS, Confidence, Verdict, defect_verdicts
-from bot.history.store import Store
+from bot.history.protocol import HistoryStore
 
 __all__ = [
     "WeekStats",
@@ -84,7 +84,7 @@ _WEEKLY = (
 
 
 def weekly_stats(
-    store: Store, repo: str, weeks: int, *, now: datetime | None = None
+    store: HistoryStore, repo: str, weeks: int, *, now: datetime | None = None
 ) -> list[WeekStats]:
     """Accepted-audit statistics per week for the last ``weeks`` weeks (oldest first).
 
@@ -98,7 +98,7 @@ def weekly_stats(
     monday = (now - timedelta(days=now.weekday())).date()
     cutoff = (monday - timedelta(weeks=weeks - 1)).isoformat()
     out = []
-    for week, audits, retried, *counts in store.db.execute(_WEEKLY, [repo, cutoff]).fetchall():
+    for week, audits, retried, *counts in store.fetch(_WEEKLY, [repo, cutoff]):
         by_verdict, by_confidence = counts[: len(VERDICTS)], counts[len(VERDICTS) :]
         out.append(
             WeekStats(

@@ -1,5 +1,9 @@
 """The SQLite store: opened with WAL and a busy timeout, migrated on open, written atomically.
 
+One of the two :class:`~bot.history.protocol.HistoryStore` implementations (the embedded
+default; :mod:`bot.history.pg_store` is the shared one): its statements and unique keys are the
+protocol's, its schema the sqlite-utils migrations of :mod:`bot.history.migrations`.
+
 Rule source: design.md, "Storage". The default path is outside the Actions workspace (the runner
 cleans the workspace between jobs): ``$XDG_DATA_HOME/triage-bot/triage.db``, i.e.
 ``~/.local/share/triage-bot/triage.db`` (:func:`bot.config.default_db_path`); ``--db`` /
@@ -29,20 +33,34 @@ before anything is written, instead of a write failing later on a changed schema
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from sqlite_utils import Database
-from sqlite_utils.db import Table
 
 from bot.errors import StoreError
 from bot.history.migrations import MIGRATIONS
+from bot.history.protocol import (
+    AUDIT_KEY,
+    AUDITS_SQL,
+    GATE_KEY,
+    LAST_GATE_SQL,
+    AuditRow,
+    GateRow,
+    KeyedTable,
+    audit_params,
+    delete_sql,
+    gate_params,
+    get_sql,
+    insert_sql,
+    utc_now,
+    week_of,
+)
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
@@ -52,9 +70,9 @@ __all__ = [
     "AuditRow",
     "GateRow",
     "Store",
+    "pending_file_migrations",
     "utc_now",
     "week_of",
-    "where",
 ]
 
 BUSY_TIMEOUT_MS = 5000
@@ -65,69 +83,6 @@ DB_FILE_MODE = 0o600
 
 DB_DIR_MODE = 0o700
 """Mode of the data folder when the store creates it."""
-
-
-def utc_now() -> str:
-    """The current UTC time as ISO 8601 with offset, seconds precision."""
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def week_of(created_at: str) -> str:
-    """The Monday (``YYYY-MM-DD``, UTC) of the week of an ISO 8601 timestamp."""
-    moment = datetime.fromisoformat(created_at).astimezone(UTC)
-    return (moment - timedelta(days=moment.weekday())).date().isoformat()
-
-
-@dataclass(frozen=True)
-class AuditRow:
-    """One accepted audit (columns of ``audits``; ``retried`` stored as 0/1)."""
-
-    repo: str
-    pr: int
-    head_sha: str
-    path: str
-    line_start: int
-    line_end: int
-    verdict: str
-    confidence: str
-    retried: bool
-    audit_format: str
-    model: str
-    prompt_version: str
-    prompt_tokens: int
-    output_tokens: int
-    duration_ms: float
-    markdown: str
-    created_at: str = ""
-
-
-@dataclass(frozen=True)
-class GateRow:
-    """One gate decision (columns of ``gate_decisions``; ``week`` is set on insert from
-    ``created_at``, as for audits)."""
-
-    repo: str
-    issue: int
-    event: str
-    verdict: str | None
-    label: str
-    reason: str
-    error_kind: str | None
-    model: str
-    prompt_version: str
-    prompt_tokens: int
-    output_tokens: int
-    duration_ms: float
-    created_at: str = ""
-    content_sha: str = ""
-
-
-def _audit_data(row: AuditRow) -> dict[str, Any]:
-    data = asdict(row)
-    data["retried"] = int(row.retried)
-    data["created_at"] = row.created_at or utc_now()
-    data["week"] = week_of(data["created_at"])
-    return data
 
 
 class Store:
@@ -195,66 +150,60 @@ class Store:
             self.db.rollback()
             raise
 
-    def _table(self, name: str) -> Table:
-        table = self.db[name]
-        assert isinstance(table, Table)
-        return table
+    def _rows(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
+        cursor = self.db.conn.execute(sql, list(params))
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
-    def _insert(self, table: str, row: dict[str, Any]) -> int:
+    def _replace(self, table: str, key: Sequence[str], rows: Sequence[dict[str, Any]]) -> int:
+        """Delete each row's key, then insert it, in one write transaction (the protocol's
+        idempotency rule); returns the id of the last row inserted."""
+        last = 0
         try:
             with self._write():
-                inserted = self._table(table).insert(row)
+                for data in rows:
+                    self.db.conn.execute(delete_sql(table, key), [data[k] for k in key])
+                    cursor = self.db.conn.execute(
+                        insert_sql(table, list(data)), list(data.values())
+                    )
+                    last = int(cursor.fetchone()[0])
         except sqlite3.Error as exc:
             raise StoreError(f"cannot write to {table}: {exc}") from exc
-        if inserted.last_pk is None:
-            raise StoreError(f"the insert into {table} returned no id")
-        return int(inserted.last_pk)
+        return last
 
     def record_audits(self, rows: Sequence[AuditRow]) -> int:
         """Insert accepted audits in one transaction (all or none); returns the count.
 
-        A row replaces any earlier audit of the same segment at the same head SHA (key: repo,
-        PR, head SHA, path, first and last line), so a replayed event or a repeated ``/audit``
-        leaves one row per segment per head SHA, and the weekly sums (kept by triggers on
-        insert and delete) count it once.
+        A row replaces any earlier audit of the same segment at the same head SHA
+        (:data:`~bot.history.protocol.AUDIT_KEY`, a unique key since ``m008_unique_keys``), so
+        a replayed event or a repeated ``/audit`` leaves one row per segment per head SHA, and
+        the weekly sums (kept by triggers on insert and delete) count it once.
 
         Raises:
             StoreError: the write failed; no row of the batch is kept and none is removed.
         """
         if not rows:
             return 0
-        data = [_audit_data(row) for row in rows]
-        table = self._table("audits")
-        try:
-            with self._write():
-                for row in rows:
-                    table.delete_where(
-                        "repo = ? and pr = ? and head_sha = ? and path = ? "
-                        "and line_start = ? and line_end = ?",
-                        [row.repo, row.pr, row.head_sha, row.path, row.line_start, row.line_end],
-                    )
-                table.insert_all(data)
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot write to audits: {exc}") from exc
-        return len(data)
+        self._replace("audits", AUDIT_KEY, [audit_params(row) for row in rows])
+        return len(rows)
 
     def record_gate(self, row: GateRow) -> int:
-        """Insert one gate decision; returns its id.
+        """Insert one gate decision, replacing the row with its
+        :data:`~bot.history.protocol.GATE_KEY`; returns its id.
 
         Raises:
             StoreError: the write failed (locked past the busy timeout, disk full …).
         """
-        data = asdict(row)
-        data["created_at"] = row.created_at or utc_now()
-        data["week"] = week_of(data["created_at"])
-        return self._insert("gate_decisions", data)
+        return self._replace("gate_decisions", GATE_KEY, [gate_params(row)])
 
     def get(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
         """The row of ``table`` whose columns equal ``key``'s values, or ``None``."""
-        rows = self._table(table).rows_where(where(key), list(key.values()), limit=1)
-        return next(iter(rows), None)
+        try:
+            return next(iter(self._rows(get_sql(table, key), list(key.values()))), None)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read {table}: {exc}") from exc
 
-    def change(self, table: str, change: Callable[[Table], object]) -> None:
+    def change(self, table: str, change: Callable[[KeyedTable], object]) -> None:
         """Run ``change`` on ``table`` in one write transaction (all or nothing).
 
         Raises:
@@ -262,33 +211,55 @@ class Store:
         """
         try:
             with self._write():
-                change(self._table(table))
+                change(KeyedTable(table, self.db.conn.execute))
         except sqlite3.Error as exc:
             raise StoreError(f"cannot write to {table}: {exc}") from exc
 
     def audits(self, repo: str, *, limit: int = 10) -> list[dict[str, Any]]:
         """The newest accepted audits of a repository, newest first."""
-        return list(
-            self._table("audits").rows_where(
-                "repo = ?", [repo], order_by="created_at desc, id desc", limit=limit
-            )
-        )
+        return self._rows(AUDITS_SQL, [repo, limit])
 
     def last_gate(self, repo: str, issue: int) -> dict[str, Any] | None:
         """The bot's last gate decision on an issue, or ``None``."""
-        rows = self._table("gate_decisions").rows_where(
-            "repo = ? and issue = ?", [repo, issue], order_by="id desc", limit=1
-        )
-        return next(iter(rows), None)
+        return next(iter(self._rows(LAST_GATE_SQL, [repo, issue])), None)
+
+    def fetch(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """Rows of a read-only query (``?`` parameters) as tuples.
+
+        Raises:
+            StoreError: the query failed.
+        """
+        try:
+            return [tuple(row) for row in self.db.conn.execute(sql, list(params)).fetchall()]
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the store at {self.path}: {exc}") from exc
+
+    @contextmanager
+    def exclusive(self, subject: str) -> Iterator[None]:
+        """Hold an exclusive ``flock`` on ``<file>.lock`` while the block runs, so runners
+        sharing this file on one machine take turns on an issue's or PR's writes (one lock for
+        every subject: such runners are few). An in-memory or read-only store needs none.
+
+        Raises:
+            StoreError: the lock file cannot be opened.
+        """
+        del subject  # one lock per file
+        if self.path == ":memory:" or self.read_only:
+            yield
+            return
+        try:
+            fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, DB_FILE_MODE)
+        except OSError as exc:
+            raise StoreError(f"cannot open the lock file of {self.path}: {exc}") from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
 
     def close(self) -> None:
         """Close the connection."""
         self.db.close()
-
-
-def where(key: Mapping[str, Any]) -> str:
-    """``[a] = ? and [b] = ?`` for ``key``'s columns (names from code, never from input)."""
-    return " and ".join(f"[{column}] = ?" for column in key)
 
 
 def _known_migrations() -> frozenset[str]:
@@ -321,6 +292,25 @@ def _refuse_newer(db: Database, path: Path) -> None:
             f"{', '.join(unknown)} are unknown to this version); upgrade triage-bot, or point "
             "--db / TRIAGE_DB at another file"
         )
+
+
+def pending_file_migrations(path: Path | str) -> list[str]:
+    """The names of this version's migrations not yet applied to the file at ``path``
+    (``triage-bot doctor``); reads only (SQLite's ``mode=ro``).
+
+    Raises:
+        StoreError: the file cannot be read as a database.
+    """
+    try:
+        conn = _connect(f"{Path(path).resolve().as_uri()}?mode=ro")
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read the store at {path}: {exc}") from exc
+    try:
+        return sorted(KNOWN_MIGRATIONS - _applied_names(Database(conn)))
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read the store at {path}: {exc}") from exc
+    finally:
+        conn.close()
 
 
 def _migrated(db: Database) -> Database:

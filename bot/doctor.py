@@ -1,0 +1,150 @@
+"""``triage-bot doctor``: is this runner ready for a job? (issue 18, the fleet guide)
+
+Four checks, each one line ``ok  `` or ``FAIL`` with what was found, in this order:
+
+- **python**: the interpreter is at least :data:`MIN_PYTHON` (``requires-python`` in
+  pyproject.toml).
+- **model**: with ``OLLAMA_HOST``, Ollama answers and has the validator's and the auditor's
+  models pulled (a tag without ``:`` means ``:latest``, as in Ollama); else the embedded GGUF is
+  present (``--model-path``, or the default in ``TRIAGE_MODELS`` at its expected size).
+- **store**: the store ``TRIAGE_DB`` names is reachable and every migration this version knows
+  is applied (a SQLite file that does not exist yet is fine: the first job creates it).
+- **token**: GitHub accepts ``GITHUB_TOKEN``, and a classic token's ``X-OAuth-Scopes`` include
+  ``repo`` (or ``public_repo``, enough for public repositories). Fine-grained, Actions and App
+  tokens carry no such header: GitHub does not list their permissions to the token, so the
+  check can only say that the token works and where its permissions are set.
+
+A check never raises: a :class:`~bot.errors.BotError` becomes its ``FAIL`` line.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.clients.embedded import default_model_path
+from bot.clients.probes import ollama_models, token_scopes
+from bot.config import Settings, is_database_url
+from bot.errors import BotError
+from bot.history.store import pending_file_migrations
+
+__all__ = ["MIN_PYTHON", "Check", "run_checks"]
+
+MIN_PYTHON = (3, 11)
+"""pyproject.toml's ``requires-python``."""
+
+WRITE_SCOPES = ("repo", "public_repo")
+"""Classic-token scopes that let the bot label issues and comment (``public_repo``: public
+repositories only)."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check's outcome: ``name`` (``python``, ``model``, ``store``, ``token``), whether it
+    passed, and what was found (never a secret)."""
+
+    name: str
+    ok: bool
+    detail: str
+
+    def line(self) -> str:
+        """``ok   store: …`` or ``FAIL store: …``."""
+        return f"{'ok  ' if self.ok else 'FAIL'} {self.name}: {self.detail}"
+
+
+def check_python(version: tuple[int, ...] | None = None) -> Check:
+    """The interpreter's version against :data:`MIN_PYTHON`."""
+    found = tuple(version or sys.version_info[:3])
+    shown = ".".join(str(n) for n in found)
+    if found[:2] >= MIN_PYTHON:
+        return Check("python", True, shown)
+    need = ".".join(str(n) for n in MIN_PYTHON)
+    return Check("python", False, f"{shown}; triage-bot needs {need} or newer")
+
+
+def _tag(name: str) -> str:
+    return name if ":" in name else f"{name}:latest"
+
+
+def check_model(settings: Settings) -> Check:
+    """The model backend: Ollama's pulled models, or the embedded GGUF file."""
+    if settings.ollama_host:
+        wanted = {settings.validator_model, settings.audit_model or settings.validator_model}
+        pulled = {_tag(m) for m in ollama_models(settings.ollama_host)}
+        missing = sorted(m for m in wanted if _tag(m) not in pulled)
+        if missing:
+            pulls = "; ".join(f"ollama pull {m}" for m in missing)
+            return Check("model", False, f"Ollama answers but lacks {', '.join(missing)} ({pulls})")
+        return Check("model", True, f"Ollama answers; pulled: {', '.join(sorted(wanted))}")
+    path = settings.model_path or default_model_path(settings.models_dir)
+    if not Path(path).is_file():
+        return Check("model", False, f"no GGUF file at {path}")
+    size_mb = Path(path).stat().st_size / 1e6
+    return Check("model", True, f"embedded GGUF {path} ({size_mb:.0f} MB)")
+
+
+def check_store(settings: Settings) -> Check:
+    """The store is reachable and migrated (see the module doc)."""
+    target = str(settings.db_path) if settings.db_path else ":memory:"
+    if is_database_url(target):
+        from bot.history.pg_store import pending_migrations  # psycopg and yoyo only when used
+        from bot.setting_spec import without_credentials
+
+        where = f"PostgreSQL {without_credentials(target)}"
+        pending = pending_migrations(target)
+    else:
+        where = f"SQLite {target}"
+        if target != ":memory:" and not Path(target).exists():
+            return Check("store", True, f"{where} does not exist yet (the first job creates it)")
+        pending = pending_file_migrations(target)
+    if pending:
+        return Check(
+            "store",
+            False,
+            f"{where} is reachable but lacks migrations {', '.join(pending)} (the next job "
+            "applies them: its database user needs CREATE on the schema)",
+        )
+    return Check("store", True, f"{where} is reachable and migrated")
+
+
+def check_token(settings: Settings) -> Check:
+    """The GitHub token works, and a classic token has a scope that can write issues."""
+    if not settings.github_token:
+        return Check("token", False, "no token: set GITHUB_TOKEN (the action passes its input)")
+    scopes = token_scopes(settings.github_token, base_url=settings.github_api_url)
+    if scopes is None:
+        return Check(
+            "token",
+            True,
+            "GitHub accepts it; no X-OAuth-Scopes (a fine-grained, Actions or App token: GitHub "
+            "does not list its permissions; grant issues: write, pull-requests: write and "
+            "contents: read where it is made)",
+        )
+    shown = ", ".join(scopes) or "none"
+    if not set(scopes) & set(WRITE_SCOPES):
+        return Check(
+            "token", False, f"classic token with scopes {shown}: needs repo or public_repo"
+        )
+    return Check("token", True, f"classic token with scopes {shown}")
+
+
+CHECKS: tuple[Callable[[Settings], Check], ...] = (
+    lambda _settings: check_python(),
+    check_model,
+    check_store,
+    check_token,
+)
+
+
+def run_checks(settings: Settings) -> list[Check]:
+    """Every check, in order; a :class:`~bot.errors.BotError` in one is its ``FAIL`` line."""
+    names = ("python", "model", "store", "token")
+    out = []
+    for name, check in zip(names, CHECKS, strict=True):
+        try:
+            out.append(check(settings))
+        except BotError as exc:
+            out.append(Check(name, False, str(exc)))
+    return out

@@ -1,0 +1,267 @@
+"""The PostgreSQL store: one history shared by a fleet of runners (issue 18), psycopg 3.
+
+The other :class:`~bot.history.protocol.HistoryStore` (:mod:`bot.history.store` is the embedded
+SQLite file). Chosen when ``TRIAGE_DB`` / ``--db`` / the action's ``db-path`` is a
+``postgresql://`` (or ``postgres://``) URL (:func:`bot.settings_table.is_database_url`); the URL
+follows libpq's rules, so a password may come from the URL, ``PGPASSWORD`` or ``~/.pgpass``. It
+never appears in a message: the store names the server without its credentials.
+
+This module holds every run-time difference from SQLite: ``?`` parameters become psycopg's
+``%s`` (:func:`pg_sql`), a write transaction takes a transaction-level advisory lock per subject
+(``owner/name#number``) where SQLite takes its one write lock, and :meth:`PostgresStore.exclusive`
+is a session-level advisory lock. The statements and unique keys are the protocol's.
+
+Opening applies pending migrations (yoyo-migrations, the ``pg_migrations/*.sql`` files of this
+package) while holding a session advisory lock (:data:`MIGRATION_LOCK`), so runners that start at
+once migrate one after another; the second finds nothing to apply. A server whose migration
+table names a migration this version does not know was migrated by a newer triage-bot: the open
+fails with a :class:`~bot.errors.StoreError` before anything is written. Opened ``read_only``
+(dry runs, listings) the session refuses writes; it still migrates a server that needs it (the
+schema is shared, and holds no decision).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+from yoyo import get_backend, read_migrations  # type: ignore[import-untyped]
+
+from bot.errors import StoreError
+from bot.history.protocol import (
+    AUDIT_KEY,
+    AUDITS_SQL,
+    GATE_KEY,
+    LAST_GATE_SQL,
+    AuditRow,
+    GateRow,
+    KeyedTable,
+    audit_params,
+    delete_sql,
+    gate_params,
+    get_sql,
+    insert_sql,
+)
+from bot.setting_spec import without_credentials
+
+__all__ = [
+    "LOCK_TIMEOUT_S",
+    "MIGRATIONS_DIR",
+    "MIGRATION_LOCK",
+    "PostgresStore",
+    "pending_migrations",
+    "pg_sql",
+]
+
+MIGRATIONS_DIR = Path(__file__).with_name("pg_migrations")
+"""The yoyo migrations: ``NNNN_name.sql``, applied in name order."""
+
+MIGRATION_LOCK = 0x7472_6961_6765  # "triage": any fixed key no other application uses
+"""The session advisory lock held while migrating."""
+
+_WRITE_LOCKS = 1
+_SUBJECT_LOCKS = 2
+"""Namespaces (first key) of the two-key advisory locks: a write transaction's per-subject lock
+and :meth:`PostgresStore.exclusive`'s; the second key is ``hashtext(subject)``."""
+
+LOCK_TIMEOUT_S = 120
+"""How long a statement waits for a lock (a row, an advisory lock) before failing (s): longer
+than a comment upsert holds :meth:`PostgresStore.exclusive` with GitHub's retries."""
+
+CONNECT_TIMEOUT_S = 10
+
+
+def pg_sql(sql: str) -> str:
+    """A statement of the protocol (``?`` parameters) in psycopg's style (``%s``; a literal
+    ``%`` doubled). The protocol's statements hold no ``?`` or ``%`` inside a string literal."""
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+def _yoyo_url(url: str) -> str:
+    """yoyo's name for the same server through psycopg 3."""
+    return "postgresql+psycopg://" + url.split("://", 1)[1]
+
+
+def _migrations() -> Any:
+    return read_migrations(str(MIGRATIONS_DIR))
+
+
+def pending_migrations(url: str) -> list[str]:
+    """The ids of the migrations not yet applied on the server at ``url`` (``triage-bot
+    doctor``); applies nothing.
+
+    Raises:
+        StoreError: the server cannot be reached.
+    """
+    try:
+        backend = get_backend(_yoyo_url(url))
+        try:
+            return [m.id for m in backend.to_apply(_migrations())]
+        finally:
+            backend.connection.close()
+    except Exception as exc:  # yoyo and psycopg raise many kinds
+        raise StoreError(
+            f"cannot read the migrations of {without_credentials(url)}: {exc}"
+        ) from exc
+
+
+def _migrate(url: str) -> None:
+    """Apply pending migrations under :data:`MIGRATION_LOCK` (see the module doc).
+
+    yoyo's own lock is a row in ``yoyo_lock``, which a runner killed mid-migration leaves
+    behind; under the advisory lock (released by the server when a session dies) no other
+    triage-bot is migrating, so any such row is stale and is broken first.
+
+    Raises:
+        StoreError: a newer triage-bot migrated the server.
+    """
+    with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn:
+        conn.execute("select pg_advisory_lock(%s)", [MIGRATION_LOCK])
+        backend = get_backend(_yoyo_url(url))
+        try:
+            migrations = _migrations()
+            known = {m.hash for m in migrations}
+            unknown = sorted(set(backend.get_applied_migration_hashes()) - known)
+            if unknown:
+                raise StoreError(
+                    f"the store at {without_credentials(url)} was migrated by a newer triage-bot "
+                    f"({len(unknown)} migration(s) unknown to this version); upgrade triage-bot"
+                )
+            pending = backend.to_apply(migrations)
+            if pending:
+                backend.break_lock()
+                with backend.lock():
+                    backend.apply_migrations(pending)
+        finally:
+            backend.connection.close()
+        # the session lock goes with the connection
+
+
+class PostgresStore:
+    """The decision store on a PostgreSQL server (:class:`~bot.history.protocol.HistoryStore`).
+
+    Args:
+        url: ``postgresql://user[:password]@host[:port]/database[?options]``.
+        read_only: the session refuses writes (dry runs, ``history``, ``stats``); the
+            ``record_*`` methods raise.
+
+    Raises:
+        StoreError: the server cannot be reached, the migrations fail, or a newer triage-bot
+            migrated it.
+    """
+
+    def __init__(self, url: str, *, read_only: bool = False) -> None:
+        self.path = without_credentials(url)
+        self.read_only = read_only
+        try:
+            _migrate(url)
+            self.conn = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+            self.conn.execute(f"set lock_timeout = '{LOCK_TIMEOUT_S}s'")
+            if read_only:
+                self.conn.execute("set session characteristics as transaction read only")
+        except StoreError:
+            raise
+        except Exception as exc:  # psycopg.Error, and yoyo's errors while migrating
+            raise StoreError(f"cannot open the store at {self.path}: {exc}") from exc
+
+    def _replace(self, table: str, key: Sequence[str], rows: Sequence[dict[str, Any]]) -> int:
+        """Delete each row's key, then insert it, in one transaction that first takes the
+        advisory lock of every subject it writes (sorted, so two writers never deadlock);
+        returns the last id inserted."""
+        if self.read_only:
+            raise StoreError(f"the store at {self.path} was opened read-only")
+        number = "pr" if table == "audits" else "issue"
+        subjects = sorted({f"{r['repo']}#{r[number]}" for r in rows})
+        last = 0
+        try:
+            with self.conn.transaction():
+                for subject in subjects:
+                    self.conn.execute(
+                        "select pg_advisory_xact_lock(%s, hashtext(%s))", [_WRITE_LOCKS, subject]
+                    )
+                for data in rows:
+                    self.conn.execute(pg_sql(delete_sql(table, key)), [data[k] for k in key])
+                    cursor = self.conn.execute(
+                        pg_sql(insert_sql(table, list(data))), list(data.values())
+                    )
+                    found = cursor.fetchone()
+                    last = int(found[0]) if found else last
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot write to {table}: {exc}") from exc
+        return last
+
+    def record_audits(self, rows: Sequence[AuditRow]) -> int:
+        """See :meth:`~bot.history.protocol.HistoryStore.record_audits`."""
+        if not rows:
+            return 0
+        self._replace("audits", AUDIT_KEY, [audit_params(row) for row in rows])
+        return len(rows)
+
+    def record_gate(self, row: GateRow) -> int:
+        """See :meth:`~bot.history.protocol.HistoryStore.record_gate`."""
+        return self._replace("gate_decisions", GATE_KEY, [gate_params(row)])
+
+    def _dicts(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
+        try:
+            with self.conn.cursor(row_factory=dict_row) as cursor:
+                return cursor.execute(pg_sql(sql), list(params)).fetchall()
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot read the store at {self.path}: {exc}") from exc
+
+    def audits(self, repo: str, *, limit: int = 10) -> list[dict[str, Any]]:
+        """The newest accepted audits of a repository, newest first."""
+        return self._dicts(AUDITS_SQL, [repo, limit])
+
+    def last_gate(self, repo: str, issue: int) -> dict[str, Any] | None:
+        """The bot's last gate decision on an issue, or ``None``."""
+        return next(iter(self._dicts(LAST_GATE_SQL, [repo, issue])), None)
+
+    def get(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
+        """See :meth:`~bot.history.protocol.HistoryStore.get`."""
+        return next(iter(self._dicts(get_sql(table, key), list(key.values()))), None)
+
+    def change(self, table: str, change: Callable[[KeyedTable], object]) -> None:
+        """See :meth:`~bot.history.protocol.HistoryStore.change`."""
+        if self.read_only:
+            raise StoreError(f"the store at {self.path} was opened read-only")
+        try:
+            with self.conn.transaction():
+                change(KeyedTable(table, lambda sql, p: self.conn.execute(pg_sql(sql), p)))
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot write to {table}: {exc}") from exc
+
+    def fetch(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """See :meth:`~bot.history.protocol.HistoryStore.fetch`."""
+        try:
+            return list(self.conn.execute(pg_sql(sql), list(params)).fetchall())
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot read the store at {self.path}: {exc}") from exc
+
+    @contextmanager
+    def exclusive(self, subject: str) -> Iterator[None]:
+        """Hold the session advisory lock of ``subject`` while the block runs (every runner
+        on this server takes turns per issue or PR; the server releases it if the runner dies).
+
+        Raises:
+            StoreError: the lock was not granted within :data:`LOCK_TIMEOUT_S`.
+        """
+        try:
+            self.conn.execute(
+                "select pg_advisory_lock(%s, hashtext(%s))", [_SUBJECT_LOCKS, subject]
+            )
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot lock {subject} in {self.path}: {exc}") from exc
+        try:
+            yield
+        finally:
+            self.conn.execute(
+                "select pg_advisory_unlock(%s, hashtext(%s))", [_SUBJECT_LOCKS, subject]
+            )
+
+    def close(self) -> None:
+        """Close the connection (its advisory locks go with it)."""
+        self.conn.close()

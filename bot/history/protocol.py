@@ -1,0 +1,278 @@
+"""What every store is: the ``HistoryStore`` protocol, its rows, and the SQL both dialects share.
+
+Rule source: issue 18 (one history for a fleet of runners). Two stores implement the protocol:
+:class:`bot.history.store.Store` (the embedded SQLite file, sqlite-utils) and
+:class:`bot.history.pg_store.PostgresStore` (a shared PostgreSQL server, psycopg 3). They hold
+the same tables, constraints and unique keys and run the same statements below; each writes them
+in the ``?`` parameter style, which the PostgreSQL store translates (its module holds every
+dialect difference at run time; each store's migrations hold the differences in DDL).
+
+Idempotency (the unique keys, created by both stores' migrations): a write first deletes the row
+with its key, then inserts, in one transaction that holds the key's lock (SQLite's write lock,
+PostgreSQL's transaction advisory lock on the subject), so a replayed event or two runners on
+the same event leave one row, the newest, and the weekly sums (kept by triggers on insert and
+delete) count it once.
+
+- ``audits``: one row per segment and head SHA (:data:`AUDIT_KEY`).
+- ``gate_decisions``: one row per issue, judged text, model, prompt version and outcome label
+  (:data:`GATE_KEY`). A retry that turns a ``validator-error`` into a verdict on the same text
+  keeps both rows (the error stays counted in ``/triage_stats``); a row without a content hash
+  (older rows, rows written without one) never matches another (SQL ``NULL`` is distinct).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+__all__ = [
+    "AUDITS_SQL",
+    "AUDIT_KEY",
+    "GATE_KEY",
+    "LAST_GATE_SQL",
+    "AuditRow",
+    "GateRow",
+    "HistoryStore",
+    "KeyedTable",
+    "audit_params",
+    "delete_sql",
+    "gate_params",
+    "get_sql",
+    "insert_sql",
+    "key_where",
+    "utc_now",
+    "week_of",
+]
+
+
+def utc_now() -> str:
+    """The current UTC time as ISO 8601 with offset, seconds precision."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def week_of(created_at: str) -> str:
+    """The Monday (``YYYY-MM-DD``, UTC) of the week of an ISO 8601 timestamp."""
+    moment = datetime.fromisoformat(created_at).astimezone(UTC)
+    return (moment - timedelta(days=moment.weekday())).date().isoformat()
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    """One accepted audit (columns of ``audits``; ``retried`` stored as 0/1)."""
+
+    repo: str
+    pr: int
+    head_sha: str
+    path: str
+    line_start: int
+    line_end: int
+    verdict: str
+    confidence: str
+    retried: bool
+    audit_format: str
+    model: str
+    prompt_version: str
+    prompt_tokens: int
+    output_tokens: int
+    duration_ms: float
+    markdown: str
+    created_at: str = ""
+
+
+@dataclass(frozen=True)
+class GateRow:
+    """One gate decision (columns of ``gate_decisions``; ``week`` is set on insert from
+    ``created_at``, as for audits; an empty ``content_sha`` is stored as ``NULL``)."""
+
+    repo: str
+    issue: int
+    event: str
+    verdict: str | None
+    label: str
+    reason: str
+    error_kind: str | None
+    model: str
+    prompt_version: str
+    prompt_tokens: int
+    output_tokens: int
+    duration_ms: float
+    created_at: str = ""
+    content_sha: str = ""
+
+
+AUDIT_KEY = ("repo", "pr", "head_sha", "path", "line_start", "line_end")
+"""The columns of ``audits``' unique key: one row per segment per head SHA."""
+
+GATE_KEY = ("repo", "issue", "content_sha", "model", "prompt_version", "label")
+"""The columns of ``gate_decisions``' unique key (see the module doc)."""
+
+
+def audit_params(row: AuditRow) -> dict[str, Any]:
+    """The ``audits`` columns of ``row``: ``retried`` as 0/1, ``created_at`` now when empty,
+    ``week`` from ``created_at``."""
+    data = asdict(row)
+    data["retried"] = int(row.retried)
+    data["created_at"] = row.created_at or utc_now()
+    data["week"] = week_of(data["created_at"])
+    return data
+
+
+def gate_params(row: GateRow) -> dict[str, Any]:
+    """The ``gate_decisions`` columns of ``row``: ``created_at`` now when empty, ``week`` from
+    it, an empty ``content_sha`` as ``None`` (a row of unknown text matches no other)."""
+    data = asdict(row)
+    data["created_at"] = row.created_at or utc_now()
+    data["week"] = week_of(data["created_at"])
+    data["content_sha"] = row.content_sha or None
+    return data
+
+
+def delete_sql(table: str, key: Sequence[str]) -> str:
+    """``delete from TABLE where k1 = ? and …``: the row with a unique key, before its insert."""
+    where = " and ".join(f"{k} = ?" for k in key)
+    return f"delete from {table} where {where}"  # noqa: S608 (names are the constants above)
+
+
+def insert_sql(table: str, columns: Sequence[str]) -> str:
+    """``insert into TABLE (…) values (?, …) returning id`` (SQLite ≥ 3.35 and PostgreSQL)."""
+    marks = ", ".join("?" for _ in columns)
+    return f"insert into {table} ({', '.join(columns)}) values ({marks}) returning id"  # noqa: S608
+
+
+AUDITS_SQL = "select * from audits where repo = ? order by created_at desc, id desc limit ?"
+"""The newest accepted audits of a repository (``/audit_history``, ``triage-bot history``)."""
+
+LAST_GATE_SQL = "select * from gate_decisions where repo = ? and issue = ? order by id desc limit 1"
+"""The bot's last gate decision on an issue (replay check, backlog)."""
+
+
+def key_where(key: Mapping[str, Any]) -> str:
+    """``a = ? and b = ?`` for ``key``'s columns (names from code, never from input)."""
+    return " and ".join(f"{column} = ?" for column in key)
+
+
+Execute = Callable[[str, Sequence[Any]], Any]
+"""Runs one statement written with ``?`` parameters and returns a cursor (each store's own)."""
+
+
+class KeyedTable:
+    """One table of small keyed rows (``author_comments``, ``created_labels``, ``repo_files``:
+    :mod:`bot.history.github_memory`), written inside the transaction of
+    :meth:`HistoryStore.change`. The statements are SQL both dialects accept as written
+    (``on conflict … do update`` since SQLite 3.24); each store passes its way to execute them.
+    Table and column names come from code, never from input.
+    """
+
+    def __init__(self, name: str, execute: Execute) -> None:
+        self.name, self._execute = name, execute
+
+    def count(self, key: Mapping[str, Any]) -> int:
+        """Rows whose columns equal ``key``'s values."""
+        sql = f"select count(*) from {self.name} where {key_where(key)}"  # noqa: S608
+        return int(self._execute(sql, list(key.values())).fetchone()[0])
+
+    def delete(self, key: Mapping[str, Any]) -> None:
+        """Delete the rows whose columns equal ``key``'s values."""
+        self._execute(f"delete from {self.name} where {key_where(key)}", list(key.values()))  # noqa: S608
+
+    def insert(self, row: Mapping[str, Any]) -> None:
+        """Insert ``row`` (a duplicate key raises the database's error)."""
+        marks = ", ".join("?" for _ in row)
+        sql = f"insert into {self.name} ({', '.join(row)}) values ({marks})"  # noqa: S608
+        self._execute(sql, list(row.values()))
+
+    def upsert(self, row: Mapping[str, Any], pk: Sequence[str]) -> None:
+        """Insert ``row``, or update the row with its primary key ``pk`` to it."""
+        marks = ", ".join("?" for _ in row)
+        updates = ", ".join(f"{c} = excluded.{c}" for c in row if c not in pk)
+        sql = (
+            f"insert into {self.name} ({', '.join(row)}) values ({marks}) "  # noqa: S608
+            f"on conflict ({', '.join(pk)}) do update set {updates}"
+        )
+        self._execute(sql, list(row.values()))
+
+
+def get_sql(table: str, key: Mapping[str, Any]) -> str:
+    """``select * from TABLE where …`` for :meth:`HistoryStore.get`."""
+    return f"select * from {table} where {key_where(key)} limit 1"  # noqa: S608
+
+
+class HistoryStore(Protocol):
+    """The decision store, whichever database holds it.
+
+    Rows come back as ``dict`` (column → value) with the same types from both stores:
+    ``id``, counts and line numbers as ``int``, ``duration_ms`` as ``float``, timestamps as ISO
+    8601 text, ``retried`` as 0/1.
+    """
+
+    read_only: bool
+
+    def record_audits(self, rows: Sequence[AuditRow]) -> int:
+        """Insert accepted audits in one transaction (all or none), each replacing the row with
+        its :data:`AUDIT_KEY`; returns the count.
+
+        Raises:
+            StoreError: the write failed (no row of the batch kept, none removed) or the store
+                is read-only.
+        """
+        ...
+
+    def record_gate(self, row: GateRow) -> int:
+        """Insert one gate decision, replacing the row with its :data:`GATE_KEY`; returns its
+        id.
+
+        Raises:
+            StoreError: the write failed or the store is read-only.
+        """
+        ...
+
+    def audits(self, repo: str, *, limit: int = 10) -> list[dict[str, Any]]:
+        """The newest accepted audits of a repository, newest first (:data:`AUDITS_SQL`)."""
+        ...
+
+    def last_gate(self, repo: str, issue: int) -> dict[str, Any] | None:
+        """The bot's last gate decision on an issue, or ``None`` (:data:`LAST_GATE_SQL`)."""
+        ...
+
+    def get(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The row of ``table`` whose columns equal ``key``'s values, or ``None``
+        (:func:`get_sql`).
+
+        Raises:
+            StoreError: the read failed.
+        """
+        ...
+
+    def change(self, table: str, change: Callable[[KeyedTable], object]) -> None:
+        """Run ``change`` on ``table`` in one write transaction (all or nothing).
+
+        Raises:
+            StoreError: the write failed, or the store was opened read-only.
+        """
+        ...
+
+    def fetch(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """Rows of a read-only query written with ``?`` parameters.
+
+        Raises:
+            StoreError: the query failed.
+        """
+        ...
+
+    def exclusive(self, subject: str) -> AbstractContextManager[None]:
+        """Hold the lock on ``subject`` (``owner/name#number``) across runners sharing this
+        store while the block runs: the runner holds it around an issue's or PR's writes to
+        GitHub and the store, so a second runner on the same issue waits, then finds the first
+        one's comment and edits it instead of posting another.
+
+        Raises:
+            StoreError: the lock cannot be taken.
+        """
+        ...
+
+    def close(self) -> None:
+        """Close the connection."""
+        ...

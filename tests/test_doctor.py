@@ -1,0 +1,118 @@
+"""``triage-bot doctor`` (issue 18): one ok/FAIL line per check, exit 1 on a failure; the
+Ollama and GitHub parts on recorded shapes (cassettes), the store on both stores."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bot.cli import main
+from bot.config import Settings
+from bot.doctor import check_model, check_python, check_store, check_token, run_checks
+from bot.factory import make_store
+from tests.support import cassette
+
+OLLAMA = "http://127.0.0.1:11434"
+
+
+def test_python_version() -> None:
+    assert check_python((3, 12, 1)).line() == "ok   python: 3.12.1"
+    failed = check_python((3, 10, 4))
+    assert not failed.ok
+    assert failed.line() == "FAIL python: 3.10.4; triage-bot needs 3.11 or newer"
+
+
+def test_ollama_reachable_with_the_models_pulled() -> None:
+    with cassette("ollama_tags") as cass:
+        check = check_model(Settings(ollama_host=OLLAMA, validator_model="qwen2.5-coder:1.5b"))
+    assert cass.play_count == 1
+    assert check.ok
+    assert "pulled: qwen2.5-coder:1.5b" in check.detail
+
+
+def test_a_model_not_pulled_fails_and_says_how_to_pull_it() -> None:
+    settings = Settings(
+        ollama_host=OLLAMA, validator_model="qwen2.5-coder:1.5b", audit_model="qwen2.5-coder"
+    )
+    with cassette("ollama_tags"):
+        check = check_model(settings)
+    assert not check.ok
+    assert "lacks qwen2.5-coder (ollama pull qwen2.5-coder)" in check.detail  # ':latest'
+
+
+def test_an_unreachable_ollama_is_a_fail_line() -> None:
+    (_, model, _, _) = run_checks(Settings(ollama_host="http://127.0.0.1:9", validator_model="m"))
+    assert not model.ok
+    assert "unreachable" in model.detail
+
+
+def test_the_embedded_gguf(tmp_path: Path) -> None:
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF" + bytes(2_000_000))
+    line = check_model(Settings(model_path=gguf)).line()
+    assert line == f"ok   model: embedded GGUF {gguf} (2 MB)"
+    (_, missing, _, _) = run_checks(Settings(models_dir=tmp_path))
+    assert not missing.ok
+    assert "not set up" in missing.detail
+
+
+def test_a_classic_token_shows_its_scopes() -> None:
+    with cassette("github_rate_limit_classic") as cass:
+        check = check_token(Settings(github_token="test-token-not-real"))
+    assert cass.play_count == 1
+    assert check.line() == "ok   token: classic token with scopes repo, workflow"
+
+
+def test_a_fine_grained_token_has_no_scopes_to_show() -> None:
+    with cassette("github_rate_limit_fine_grained"):
+        check = check_token(Settings(github_token="test-token-not-real"))
+    assert check.ok
+    assert "no X-OAuth-Scopes" in check.detail
+    assert "issues: write" in check.detail
+
+
+def test_no_token_fails() -> None:
+    assert not check_token(Settings()).ok
+
+
+def test_the_store_is_reachable_and_migrated(store_target: str) -> None:
+    settings = Settings(db_path=store_target)
+    if not store_target.startswith("postgresql://"):
+        assert check_store(settings).ok  # no file yet: the first job creates it
+    make_store(settings).close()
+    check = check_store(settings)
+    assert check.ok, check.detail
+    assert "reachable and migrated" in check.detail
+
+
+def test_a_store_missing_a_migration_fails(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    make_store(Settings(db_path=str(db))).close()
+    with sqlite3.connect(db) as conn:
+        conn.execute("delete from _sqlite_migrations where name = 'm008_unique_keys'")
+    check = check_store(Settings(db_path=str(db)))
+    assert not check.ok
+    assert "lacks migrations m008_unique_keys" in check.detail
+
+
+def test_an_unreachable_server_fails() -> None:
+    check = run_checks(Settings(db_path="postgresql://u:pw@127.0.0.1:9/x?connect_timeout=2"))[2]
+    assert not check.ok
+    assert "pw" not in check.detail
+
+
+def test_the_command_prints_one_line_per_check_and_exits_1_on_a_fail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    monkeypatch.setenv("TRIAGE_DB", str(tmp_path / "t.db"))
+    result = CliRunner().invoke(main, ["doctor", "--model-path", str(gguf)])
+    assert result.exit_code == 1  # no token
+    lines = result.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        "ok   python", "ok   model", "ok   store", "FAIL token",
+    ]  # fmt: skip
