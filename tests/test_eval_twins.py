@@ -26,7 +26,8 @@ TWINS = [s for s in SEGMENTS if s.twin_of is not None]
 def test_every_defect_segment_has_one_fixed_twin_at_the_same_place() -> None:
     defects = [s for s in SEGMENTS if s.defect]
     assert len(BY_ID) == len(SEGMENTS)  # ids are unique
-    assert (len(SEGMENTS), len(defects), len(TWINS)) == (53, 21, 21)
+    assert len(defects) >= 21
+    assert len(TWINS) == len(defects)
     assert sorted(t.twin_of for t in TWINS if t.twin_of) == sorted(d.id for d in defects)
     for twin in TWINS:
         assert twin.twin_of in BY_ID, twin.id
@@ -129,12 +130,14 @@ def test_cited_lines_reads_the_markdown_citations_and_a_json_reply() -> None:
     markdown = render_sections(
         {
             "bottom_line": "page starts one page late (see line 99 of the docs).",
-            "verified_defects": "- Line 12: start skips page 1.\n- Lines 20-22: loop overruns.",
+            "verified_defects": "- Line 12: start skips page 1 (so does line 30).\n"
+            "- Lines 20-22 (off-by-one): `for line in lines[1:]` overruns.",
             "non_blocking_risks": "- Line 40: slow.",
             "verdict": "FIX",
         }
     )
-    assert cited_lines(markdown) == [12, 20, 21, 22]  # only the verified-defects section
+    # each defect's leading citation, in the verified-defects section only
+    assert cited_lines(markdown) == [12, 20, 21, 22]
     defects = [{"line": 12, "problem": "p"}, {"line": 9, "quote": "q"}, {"line": "7"},
                {"line": True}]  # fmt: skip
     reply = {"bottom_line": "x", "verified_defects": defects, "verdict": "FIX"}

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bot.audit.auditor import Auditor, AuditResult
-from bot.audit.checker import _CITATION  # the checker's own pattern: count what it accepted
 from bot.audit.contract import defect_verdicts, section, split_sections
 from bot.audit.selection import Segment
 from bot.chat import ChatMessage, ChatModel, ChatResult, RoleOptions
@@ -203,19 +203,28 @@ cited line within ±1 of a known defect line"; models often cite the line above 
 _DEFECTS_KEY = section("verified_defects").key
 
 
+_LEADING_CITATION = re.compile(r"\b(?:lines?|L)\s*(\d+)(?:\s*(?:-|–|to)\s*(\d+))?", re.IGNORECASE)
+"""The ``Line N`` / ``Lines A-B`` / ``L7`` citation forms the checker accepts; the first one on a
+defect's line is the line the defect is on (later ones are prose or the quoted code)."""
+
+
 def cited_lines(audit: str) -> list[int]:
-    """The file lines an accepted audit cites as verified defects: sorted, each once.
+    """The file lines an accepted audit gives as the place of its verified defects: sorted,
+    each once.
 
     One reader for either shape of an audit (issue 17):
 
     * a JSON reply (``--audit-format json``): each ``verified_defects`` item's ``line``;
-    * the seven-section markdown: the ``Line N`` / ``Lines A-B`` citations in the verified
-      defects section, found by the checker's own pattern (a range gives each of its lines).
+    * the seven-section markdown: on each line of the verified-defects section, the first
+      ``Line N`` / ``Lines A-B`` citation (a range gives each of its lines). A defect item is
+      one line (``- Line 12: …``; the JSON format renders each defect so); a citation later on
+      the line is prose or quoted code, not the defect's place.
 
-    :func:`eval_audit` passes the accepted result's markdown (in the JSON format the bot renders
-    each defect as ``Line N: …`` before the checker reads it, so both formats are read the same
-    way, and only what the checker accepted counts); ``benchmarks/audit_rescore.py`` passes a
-    stored report's accepted reply. Text that is neither, or cites nothing, gives ``[]``.
+    :func:`eval_audit` passes the accepted result's markdown: in the JSON format the bot renders
+    each defect's ``line`` as the item's leading ``Line N`` before the checker reads it, so both
+    formats are read the same way and only what the checker accepted counts.
+    ``benchmarks/audit_rescore.py`` passes a stored report's accepted reply. Text that is
+    neither, or cites nothing, gives ``[]``.
     """
     if audit.lstrip().startswith("{"):
         try:
@@ -231,12 +240,13 @@ def cited_lines(audit: str) -> list[int]:
                 }
             )
     _, found = split_sections(audit)
-    body = "\n".join(line for key, _, lines in found if key == _DEFECTS_KEY for line in lines)
-    lines: set[int] = set()
-    for lo, hi in _CITATION.findall(body):
-        first = int(lo)
-        lines.update(range(first, max(first, int(hi or lo)) + 1))
-    return sorted(lines)
+    cited: set[int] = set()
+    for line in (text for key, _, body in found if key == _DEFECTS_KEY for text in body):
+        match = _LEADING_CITATION.search(line)
+        if match:
+            first = int(match.group(1))
+            cited.update(range(first, max(first, int(match.group(2) or first)) + 1))
+    return sorted(cited)
 
 
 def line_hit(cited: Sequence[int], defect_lines: Sequence[int]) -> bool:
