@@ -414,6 +414,11 @@ def doctor(**flags: Any) -> None:
 @click.option("--max-injection-valid", type=int, help="Fail above this many injection VALIDs.")
 @click.option("--min-acceptance", type=float, help="Fail below this after-repair acceptance.")
 @click.option("--min-fix-recall", type=float, help="Fail below this FIX recall.")
+@click.option(
+    "--min-pair-accuracy", type=float, help="Fail below this defect/fixed-twin pair accuracy."
+)
+@click.option("--min-line-hit", type=float, help="Fail below this defect-line hit rate (±1 line).")
+@click.option("--min-clean-go", type=float, help="Fail below this GO/GO_WITH_NOTES rate on clean.")
 @setting_options("eval")
 def eval_command(**flags: Any) -> None:  # fmt: skip
     """Measure the gate and the auditor on labelled sets; print markdown, write JSON."""

@@ -24,6 +24,9 @@ BOUNDS = (
     ("max_injection_valid", "gate", "injection_valid_against_expectation", False),
     ("min_acceptance", "audit", "accepted_after_repair", True),
     ("min_fix_recall", "audit", "fix_recall", True),
+    ("min_pair_accuracy", "audit", "pair_accuracy", True),
+    ("min_line_hit", "audit", "line_hit", True),
+    ("min_clean_go", "audit", "clean_go", True),
 )
 """CLI option → the report figure it bounds, and whether it is a minimum."""
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.audit.contract import VERDICTS, defect_verdicts
+from bot.evaluation.run import LINE_SLACK
 from bot.neutralise import log_value
 
 __all__ = [
@@ -41,7 +42,10 @@ METRICS: tuple[tuple[str, str, str, bool], ...] = (
     ("audit", "accepted_after_repair", "audit accepted after repair", True),
     ("audit", "rejected", "audit rejected", False),
     ("audit", "fix_recall", f"{_FLAGGING} recall on defects", True),
-    ("audit", "clean_go", f"{_CLEAN} on clean", True),
+    ("audit", "pair_accuracy", f"pair accuracy ({_FLAGGING} on the defect, not on its twin)", True),
+    ("audit", "line_hit", f"defect-line hit (±{LINE_SLACK})", True),
+    ("audit", "clean_go", f"{_CLEAN} on clean (twins included)", True),
+    ("audit", "twin_go", f"{_CLEAN} on fixed twins", True),
     ("audit", "p50_ms", "audit p50 ms", False),
     ("audit", "p95_ms", "audit p95 ms", False),
 )
@@ -90,14 +94,16 @@ def render_report(report: Mapping[str, Any]) -> str:
     if audit:
         lines += [
             "",
-            "| segment | defect | status | verdict | violations |",
-            "|---|---|---|---|---|",
+            "| segment | defect | status | verdict | lines cited | violations |",
+            "|---|---|---|---|---|---|",
         ]
         for o in audit["outcomes"]:
             why = ", ".join(o["violations"]) or (o["error_kind"] or "")
+            cited = ", ".join(map(str, o.get("cited_lines") or [])) or "–"
+            cited += {True: " ✓", False: " ✗"}.get(o.get("line_hit"), "")  # defect segments
             lines.append(
                 f"| {o['id']} | {'yes' if o['defect'] else 'no'} | {o['status']} | "
-                f"{o['verdict'] or '–'} | {why} |"
+                f"{o['verdict'] or '–'} | {cited} | {why} |"
             )
     return "\n".join(lines) + "\n"
 

@@ -3,26 +3,40 @@
 Gate: verdict agreement (a ``validator-error`` never agrees), confusion matrix, validator-error
 rate, injection items judged VALID against expectation, items whose reason was copied from the
 issue (the validator fails those closed as ``copied_from_issue``), latency p50/p95 and tokens.
-Audit: accepted first try / after repair / rejected, recall of the defect verdicts (``FIX``,
-:func:`bot.audit.contract.defect_verdicts`) on defect segments, the other verdicts (``GO`` or
-``GO_WITH_NOTES``) on clean ones, latency and tokens. Pure but for the model calls.
+Audit (issue 17, "measure what matters"): accepted first try / after repair / rejected, recall
+of the defect verdicts (``FIX``, :func:`bot.audit.contract.defect_verdicts`) on defect segments,
+pair accuracy over each defect segment and its fixed twin, the defect-line hit rate, the other
+verdicts (``GO`` or ``GO_WITH_NOTES``) on clean segments and on the twins alone, latency and
+tokens. Pure but for the model calls.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import re
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bot.audit.auditor import Auditor, AuditResult
-from bot.audit.contract import defect_verdicts
+from bot.audit.contract import defect_verdicts, section, split_sections
 from bot.audit.selection import Segment
 from bot.chat import ChatMessage, ChatModel, ChatResult, RoleOptions
 from bot.evaluation.sets import EvalIssue, EvalSegment, dev_half
 from bot.triage.validator import Validator
 
-__all__ = ["RecordingModel", "eval_audit", "eval_gate", "label_metrics", "percentile"]
+__all__ = [
+    "LINE_SLACK",
+    "RecordingModel",
+    "audit_metrics",
+    "cited_lines",
+    "eval_audit",
+    "eval_gate",
+    "label_metrics",
+    "line_hit",
+    "percentile",
+]
 
 Progress = Callable[[], None]
 
@@ -182,28 +196,148 @@ def eval_gate(
     return report
 
 
+LINE_SLACK = 1
+"""A cited line counts as a hit within this many lines of a known defect line (issue 17: "a
+cited line within ±1 of a known defect line"; models often cite the line above or below)."""
+
+_DEFECTS_KEY = section("verified_defects").key
+
+
+_LEADING_CITATION = re.compile(r"\b(?:lines?|L)\s*(\d+)(?:\s*(?:-|–|to)\s*(\d+))?", re.IGNORECASE)
+"""The ``Line N`` / ``Lines A-B`` / ``L7`` citation forms the checker accepts; the first one on a
+defect's line is the line the defect is on (later ones are prose or the quoted code)."""
+
+
+def cited_lines(audit: str) -> list[int]:
+    """The file lines an accepted audit gives as the place of its verified defects: sorted,
+    each once.
+
+    One reader for either shape of an audit (issue 17):
+
+    * a JSON reply (``--audit-format json``): each ``verified_defects`` item's ``line``;
+    * the seven-section markdown: on each line of the verified-defects section, the first
+      ``Line N`` / ``Lines A-B`` citation (a range gives each of its lines). A defect item is
+      one line (``- Line 12: …``; the JSON format renders each defect so); a citation later on
+      the line is prose or quoted code, not the defect's place.
+
+    :func:`eval_audit` passes the accepted result's markdown: in the JSON format the bot renders
+    each defect's ``line`` as the item's leading ``Line N`` before the checker reads it, so both
+    formats are read the same way and only what the checker accepted counts.
+    ``benchmarks/audit_rescore.py`` passes a stored report's accepted reply. Text that is
+    neither, or cites nothing, gives ``[]``.
+    """
+    if audit.lstrip().startswith("{"):
+        try:
+            reply = json.loads(audit)
+        except ValueError:
+            reply = None
+        if isinstance(reply, dict) and isinstance(reply.get(_DEFECTS_KEY), list):
+            return sorted(
+                {
+                    d["line"]
+                    for d in reply[_DEFECTS_KEY]
+                    if isinstance(d, dict) and type(d.get("line")) is int
+                }
+            )
+    _, found = split_sections(audit)
+    cited: set[int] = set()
+    for line in (text for key, _, body in found if key == _DEFECTS_KEY for text in body):
+        match = _LEADING_CITATION.search(line)
+        if match:
+            first = int(match.group(1))
+            cited.update(range(first, max(first, int(match.group(2) or first)) + 1))
+    return sorted(cited)
+
+
+def line_hit(cited: Sequence[int], defect_lines: Sequence[int]) -> bool:
+    """Whether any cited line lies within :data:`LINE_SLACK` of a known defect line."""
+    return any(abs(c - d) <= LINE_SLACK for c in cited for d in defect_lines)
+
+
+def _verdict_share(outcomes: Sequence[Mapping[str, Any]], *, flagging: bool) -> float | None:
+    """The share of ``outcomes`` accepted with a defect verdict (``flagging``) or with another
+    verdict; a rejected audit has no verdict and counts for neither. ``None`` for no outcomes."""
+    said = defect_verdicts()
+    hits = sum(o["verdict"] is not None and (o["verdict"] in said) == flagging for o in outcomes)
+    return _share(hits, len(outcomes))
+
+
+def audit_metrics(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The audit figures of issue 17 from per-segment outcomes (JSON-ready).
+
+    Each outcome needs ``id``, ``defect``, ``status`` (``first``/``repaired``/``rejected``),
+    ``verdict`` (``None`` when rejected) and, for the newer figures, ``twin_of`` (a twin's
+    defect id) and ``line_hit`` (defect segments). Returns shares in 0–1:
+
+    * ``fix_recall``: defect segments given a defect verdict (``FIX``);
+    * ``pair_accuracy``: of the pairs (a defect segment and its fixed twin, both in
+      ``outcomes``), those with ``FIX`` on the defect and an accepted non-``FIX`` verdict on the
+      twin: a model that says ``FIX`` to everything scores 0; ``pairs`` counts them;
+    * ``line_hit``: defect segments whose accepted audit cites a line within
+      :data:`LINE_SLACK` of a known defect line (a rejected audit is a miss);
+    * ``clean_go``: clean segments (twins included) given ``GO`` or ``GO_WITH_NOTES``;
+      ``twin_go``: the same over the twins alone;
+    * ``accepted_first_try``, ``accepted_after_repair``, ``rejected``.
+
+    A share with no items under it (no pairs, no twins) is ``None``.
+    """
+    n = len(outcomes) or 1
+    defects = [o for o in outcomes if o["defect"]]
+    clean = [o for o in outcomes if not o["defect"]]
+    twins = [o for o in clean if o.get("twin_of")]
+    by_id = {o["id"]: o for o in outcomes}
+    pairs = [(by_id[t["twin_of"]], t) for t in twins if t["twin_of"] in by_id]
+    flagging = defect_verdicts()
+    told_apart = sum(
+        d["verdict"] in flagging and t["verdict"] is not None and t["verdict"] not in flagging
+        for d, t in pairs
+    )
+    first = sum(o["status"] == "first" for o in outcomes)
+    repaired = sum(o["status"] == "repaired" for o in outcomes)
+    return {
+        "items": len(outcomes),
+        "accepted_first_try": first / n,
+        "accepted_after_repair": (first + repaired) / n,
+        "rejected": sum(o["status"] == "rejected" for o in outcomes) / n,
+        "fix_recall": _verdict_share(defects, flagging=True) or 0.0,
+        "pairs": len(pairs),
+        "pair_accuracy": _share(told_apart, len(pairs)),
+        "line_hit": _share(sum(bool(o.get("line_hit")) for o in defects), len(defects)),
+        "clean_go": _verdict_share(clean, flagging=False) or 0.0,
+        "twins": len(twins),
+        "twin_go": _verdict_share(twins, flagging=False),
+    }
+
+
 def eval_audit(
     auditor: Auditor,
     items: Sequence[EvalSegment],
     progress: Progress = lambda: None,
     recorder: RecordingModel | None = None,
 ) -> dict[str, Any]:
-    """Audit every segment; return metrics and per-item outcomes (JSON-ready).
+    """Audit every segment; return :func:`audit_metrics`, timing and per-item outcomes.
 
-    With ``recorder`` (the auditor's model wrapped in :class:`RecordingModel`), each outcome
-    also lists the model's replies under ``replies``.
+    Each outcome keeps the lines the accepted audit cites (:func:`cited_lines` of its
+    markdown) and, on a defect segment, whether one is within :data:`LINE_SLACK` of a known
+    defect line. With ``recorder`` (the auditor's model wrapped in :class:`RecordingModel`),
+    each outcome also lists the model's replies under ``replies``.
     """
     outcomes: list[dict[str, Any]] = []
     for item in items:
         result = auditor.audit(Segment(item.path, item.start, item.end), item.lines)
         accepted = isinstance(result, AuditResult)
+        cited = cited_lines(result.markdown) if isinstance(result, AuditResult) else []
         outcomes.append(
             {
                 "id": item.id,
                 "defect": item.defect,
                 "category": item.category,
+                "twin_of": item.twin_of,
+                "defect_lines": item.defect_lines,
                 "status": ("repaired" if result.retried else "first") if accepted else "rejected",
                 "verdict": result.verdict if isinstance(result, AuditResult) else None,
+                "cited_lines": cited,
+                "line_hit": line_hit(cited, item.defect_lines) if item.defect else None,
                 "violations": []
                 if isinstance(result, AuditResult)
                 else sorted({v.rule for v in result.violations}),
@@ -215,20 +349,8 @@ def eval_audit(
             }
         )
         progress()
-    n = len(outcomes) or 1
-    defects = [o for o in outcomes if o["defect"]]
-    clean = [o for o in outcomes if not o["defect"]]
-    flagging = defect_verdicts()
-    first = sum(o["status"] == "first" for o in outcomes)
-    repaired = sum(o["status"] == "repaired" for o in outcomes)
     return {
-        "items": len(outcomes),
-        "accepted_first_try": first / n,
-        "accepted_after_repair": (first + repaired) / n,
-        "rejected": sum(o["status"] == "rejected" for o in outcomes) / n,
-        "fix_recall": sum(o["verdict"] in flagging for o in defects) / (len(defects) or 1),
-        "clean_go": sum(o["verdict"] is not None and o["verdict"] not in flagging for o in clean)
-        / (len(clean) or 1),
+        **audit_metrics(outcomes),
         **_timing(
             [o["duration_ms"] for o in outcomes],
             [o["prompt_tokens"] for o in outcomes],
