@@ -177,7 +177,8 @@ def test_audit_command_on_a_pr_edits_the_bots_comment(tmp_path: Path, env: dict[
         result = CliRunner().invoke(
             main,
             ["run", "--event-name", "issue_comment", "--event-path", str(path)],
-            env=env | {"TRIAGE_DB": str(tmp_path / "t.db")},
+            # the review of verified defects has its own cassettes (tests/test_review.py)
+            env=env | {"TRIAGE_DB": str(tmp_path / "t.db"), "TRIAGE_REVIEW_COMMENTS": "false"},
         )
     assert result.exit_code == 0, result.output
     assert cass.all_played
