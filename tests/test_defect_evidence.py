@@ -202,3 +202,10 @@ def test_markdown_replies_store_and_post_only_verified_defects(
     rows, posted = _run([text, text], "markdown")
     claims = [(d["line"], d["quote"]) for d in defects]
     _assert_only_verified(rows, posted, claims)
+
+
+def test_the_readme_lists_every_category_of_the_contract() -> None:
+    from tests.support import ROOT
+
+    readme = " ".join((ROOT / "README.md").read_text("utf-8").split())
+    assert ", ".join(f"`{c}`" for c in CATEGORIES) in readme

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 
 from bot.audit.auditor import Auditor, AuditResult
@@ -184,3 +185,32 @@ def test_a_review_body_is_plain() -> None:
     rendered = render(review_summary(2, SHA))
     assert set(rendered.tags) <= {"p", "code"}
     assert not rendered.github_links
+
+
+def test_a_failed_review_post_is_posted_once_by_the_next_run() -> None:
+    """The review POST fails after the summary comment was written: the next run finds the
+    comment unchanged and posts the review; a third run posts nothing."""
+    from bot.clients.github_client import ChangedFile
+    from bot.errors import GitHubUnavailable
+    from tests.fake_github import FakeGitHub
+
+    lines = ["def allowed(history, now):", "    recent = [t for t in history]", "    return 1"]
+    patch = "@@ -0,0 +1,3 @@\n" + "\n".join("+" + line for line in lines)
+    github = FakeGitHub(files={2: [ChangedFile("a.py", "added", patch)]}, contents={"a.py": lines})
+    defect = {"line": 2, "quote": "for t in history", "category": "other", "failure": "x"}
+    store = Store(":memory:")
+
+    def run() -> str:
+        auditor = Auditor(FakeChatModel().enqueue(_reply(defect)), AUDITOR_OPTIONS, fmt="json")
+        plan = plan_audit(PullRef("o/r", 2, SHA), github, auditor, audit_format="json",
+                          review_comments=True)  # fmt: skip
+        return apply_audit(plan, github, store).review
+
+    github.fail("create_review", GitHubUnavailable("502"))
+    with pytest.raises(GitHubUnavailable):
+        run()
+    assert github.reviews[2] == []
+    assert run() == "1 line comment(s) posted"
+    assert run() == "nothing new"
+    assert [w[0] for w in github.writes].count("create_review") == 1
+    assert [w[0] for w in github.writes].count("create_comment") == 1
