@@ -25,7 +25,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bot.audit.checker import DEFAULT_FORBIDDEN, SegmentRef, check_response
-from bot.audit.contract import CheckResult, Confidence, Verdict, Violation, render_sections
+from bot.audit.contract import (
+    NONE,
+    CheckResult,
+    Confidence,
+    Verdict,
+    Violation,
+    render_sections,
+)
 from bot.audit.evidence import Claim, defect_items, keep_verified, parse_claim
 from bot.audit.prompt import AuditFormat, repair_message, segment_message, system_prompt
 from bot.audit.selection import Segment
@@ -106,7 +113,7 @@ class AuditResult(AuditOutcome):
         """The verified defects of section 2 (each passed :func:`~bot.audit.evidence.check_claim`
         against this segment), in order; empty for ``None``."""
         body = self.sections.get("verified_defects", "")
-        return () if body in ("", "None") else tuple(parse_claim(i) for i in defect_items(body))
+        return () if body in ("", NONE) else tuple(parse_claim(i) for i in defect_items(body))
 
 
 @dataclass(frozen=True)
