@@ -22,7 +22,8 @@ its hidden marker (:mod:`bot.triage.author_comment`); :func:`plan_gate` builds i
 (:mod:`bot.gate_writes`).
 
 The audit reads (PR files, file contents at the head SHA) happen while planning; its writes
-(rows, then the PR comment) happen in :func:`apply_audit`.
+(rows, then the PR comment, then the review of verified defects on their lines:
+:mod:`bot.audit.review`) happen in :func:`apply_audit`.
 """
 
 from __future__ import annotations
@@ -34,8 +35,16 @@ from typing import Any
 from bot.audit.auditor import Auditor, AuditResult, Outcome
 from bot.audit.ranges import check_range_in_file, parse_range_spec
 from bot.audit.report import MARKER, audited_head, render_audit_comment
-from bot.audit.selection import DEFAULT_SKIP_GLOBS, Segment, Selection, Skipped, select_segments
-from bot.clients.github_client import BotComment, GitHubPort, LabelEvent, PullRef
+from bot.audit.review import FINDING_PREFIX, line_comments, review_summary, to_post
+from bot.audit.selection import (
+    DEFAULT_SKIP_GLOBS,
+    Segment,
+    Selection,
+    Skipped,
+    right_side_lines,
+    select_segments,
+)
+from bot.clients.github_client import BotComment, GitHubPort, LabelEvent, PullRef, ReviewComment
 from bot.errors import GitHubError
 from bot.events import IssuesEvent
 from bot.gate_writes import add_gate_label, write_author_comment
@@ -380,6 +389,9 @@ class AuditPlan:
         existing: the bot's comment on the PR as read while planning, or ``None``.
         already_audited: the existing comment already audits this head SHA and the run was a
             replayed or repeated webhook event: nothing was audited and nothing is to be written.
+        review: the line comments of verified defects on diff lines
+            (:func:`bot.audit.review.line_comments`); empty when review comments are off.
+        bot_login: the login the bot posts as, to find its review comments again.
     """
 
     pull: PullRef
@@ -390,6 +402,8 @@ class AuditPlan:
     audit_format: str
     existing: BotComment | None = None
     already_audited: bool = False
+    review: tuple[ReviewComment, ...] = ()
+    bot_login: str | None = None
 
     @property
     def accepted(self) -> int:
@@ -404,11 +418,13 @@ class AuditPlan:
 
 @dataclass(frozen=True)
 class AppliedAudit:
-    """What :func:`apply_audit` did: rows written and ``created``/``edited``/``unchanged``."""
+    """What :func:`apply_audit` did: rows written, the comment (``created``/``edited``/
+    ``unchanged``) and the review (``none``, ``nothing new``, ``N line comment(s) posted``)."""
 
     plan: AuditPlan
     rows_written: int
     comment: str
+    review: str = "none"
 
 
 def _row(pull: PullRef, result: AuditResult, fmt: str) -> AuditRow:
@@ -443,6 +459,7 @@ def plan_audit(
     skip_globs: Sequence[str] = DEFAULT_SKIP_GLOBS,
     skip_if_audited: bool = False,
     bot_login: str | None = None,
+    review_comments: bool = False,
 ) -> AuditPlan:
     """Select, read and audit a PR's changed lines; plan the rows and the comment.
 
@@ -461,6 +478,8 @@ def plan_audit(
         skip_if_audited: return an ``already_audited`` plan when the comment covers the head SHA.
         bot_login: the login the bot posts as (``Settings.bot_login``); its comment is the one
             by that login, else the first by any Bot account with the marker.
+        review_comments: plan a line comment per verified defect on a diff line
+            (``Settings.review_comments``).
 
     Raises:
         InvalidRange: the requested range breaks a rule.
@@ -505,7 +524,11 @@ def plan_audit(
     comment = render_audit_comment(
         head_sha=pull.head_sha, selection=final, outcomes=outcomes, model=model
     )
-    return AuditPlan(pull, final, outcomes, rows, comment, audit_format, existing)
+    diff_lines = {f.path: right_side_lines(f.patch) for f in files if f.patch}
+    review = line_comments(outcomes, diff_lines) if review_comments else ()
+    return AuditPlan(
+        pull, final, outcomes, rows, comment, audit_format, existing, False, review, bot_login
+    )
 
 
 def apply_audit(plan: AuditPlan, github: GitHubPort, store: HistoryStore) -> AppliedAudit:
@@ -518,7 +541,9 @@ def apply_audit(plan: AuditPlan, github: GitHubPort, store: HistoryStore) -> App
     an identical body is not written again. Rows are written first (replacing earlier rows of
     the same segments at the same head SHA), so a failed post leaves the audits recorded and
     the next run audits again, replaces them and posts: never a duplicate row or a second
-    comment.
+    comment. Last, when the plan has line comments, the bot's review comments are listed once
+    and one ``COMMENT`` review holds those not posted before (:func:`bot.audit.review.to_post`:
+    none when this head SHA already has the bot's review).
 
     Raises:
         StoreError: the rows could not be written (nothing is posted then).
@@ -531,6 +556,22 @@ def apply_audit(plan: AuditPlan, github: GitHubPort, store: HistoryStore) -> App
     if not plan.rows and existing is None:
         return AppliedAudit(plan, 0, "not posted (nothing accepted)")
     if existing is not None and existing.body == plan.comment:
-        return AppliedAudit(plan, written, "unchanged")
+        return AppliedAudit(plan, written, "unchanged", _apply_review(plan, github))
     action = github.upsert_comment(plan.pull.repo, plan.pull.number, existing, plan.comment)
-    return AppliedAudit(plan, written, action)
+    return AppliedAudit(plan, written, action, _apply_review(plan, github))
+
+
+def _apply_review(plan: AuditPlan, github: GitHubPort) -> str:
+    """Post the plan's new line comments as one ``COMMENT`` review; say what was done."""
+    if not plan.review:
+        return "none"
+    pull = plan.pull
+    posted = github.bot_review_comments(
+        pull.repo, pull.number, FINDING_PREFIX, author=plan.bot_login
+    )
+    new = to_post(plan.review, posted, pull.head_sha)
+    if not new:
+        return "nothing new"
+    summary = review_summary(len(new), pull.head_sha)
+    github.create_review(pull.repo, pull.number, pull.head_sha, summary, new)
+    return f"{len(new)} line comment(s) posted"

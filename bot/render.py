@@ -152,6 +152,10 @@ def render_audit_plan(plan: AuditPlan) -> str:
         for s in plan.selection.skipped
     ]
     lines.append(f"accepted: {plan.accepted}  rejected: {plan.rejected}")
+    lines += [
+        f"review comment (unless posted before): {log_value(c.path, max_chars=300)}:{c.line}"
+        for c in plan.review
+    ]
     lines.append("comment (as it would be posted):")
     lines += [f"  | {log_value(line)}" for line in plan.comment.rstrip().split("\n")]
     return "\n".join(lines)

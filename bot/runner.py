@@ -386,6 +386,7 @@ def run_audit(
         skip_globs=DEFAULT_SKIP_GLOBS + settings.skip_globs,
         skip_if_audited=skip_if_audited,
         bot_login=settings.bot_login,
+        review_comments=settings.review_comments,
     )
     if plan.already_audited:
         return skipped_report(
@@ -402,7 +403,10 @@ def run_audit(
                 applied = apply_audit(plan, github, store)
         finally:
             store.close()
-        text += f"\napplied:  {applied.rows_written} row(s) stored; comment {applied.comment}"
+        text += (
+            f"\napplied:  {applied.rows_written} row(s) stored; comment {applied.comment}; "
+            f"review {applied.review}"
+        )
     outputs = {"audits-accepted": str(plan.accepted), "audits-rejected": str(plan.rejected)}
     warnings = [
         f"{o.segment} could not be audited ({o.error_kind}; "

@@ -284,6 +284,17 @@ class SettingsTable:
         parse=int_between(1, 50),
         help="per-PR segment cap (1–50)",
     )
+    review_comments: bool = setting(
+        True,
+        env="TRIAGE_REVIEW_COMMENTS",
+        flag="--review-comments",
+        commands=("run", "audit"),
+        action_input="review-comments",
+        parse=true_or_false,
+        help="besides the summary comment, post each verified defect on its diff line, in one "
+        "`COMMENT` review per head SHA (only findings not posted before; never approves or "
+        "requests changes)",
+    )
     skip_globs: tuple[str, ...] = setting(
         (),
         env="TRIAGE_SKIP_GLOBS",

@@ -19,7 +19,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.clients.github_client import BotComment, ChangedFile, LabelEvent, PullRef
+from bot.clients.github_client import (
+    BotComment,
+    ChangedFile,
+    LabelEvent,
+    PostedReviewComment,
+    PullRef,
+    ReviewComment,
+)
 from bot.errors import GitHubNotFound
 
 CONFIG_READ = ("repo_file", ".github/triage-bot.yml@master")
@@ -71,6 +78,10 @@ class FakeGitHub:
     """Label name → (colour, description) as the bot created it."""
     repo_files: dict[tuple[str, str], str] = field(default_factory=dict)
     """``(ref, path)`` → text: the repository's files by branch (``repo_file`` reads them)."""
+    reviews: dict[int, list[tuple[str, str, tuple[ReviewComment, ...]]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    """PR number → its reviews as ``(commit_id, body, comments)``, all the bot's."""
     bot_login: str = "github-actions[bot]"
     bot_type: str = "Bot"
     writes: list[tuple[str, ...]] = field(default_factory=list)
@@ -185,6 +196,25 @@ class FakeGitHub:
                 self.writes.append(("edit_comment", str(number)))
                 return
         raise GitHubNotFound(f"edit comment {comment_id}: GitHub answered 404", 404)
+
+    def bot_review_comments(
+        self, repo: str, number: int, marker: str, *, author: str | None = None
+    ) -> list[PostedReviewComment]:
+        self._enter("bot_review_comments")
+        self.reads.append(("bot_review_comments", str(number)))
+        return [
+            PostedReviewComment(commit, c.body)
+            for commit, _, comments in self.reviews[number]
+            for c in comments
+            if c.body.startswith(marker)
+        ]
+
+    def create_review(
+        self, repo: str, number: int, head_sha: str, body: str, comments: Sequence[ReviewComment]
+    ) -> None:
+        self._enter("create_review")
+        self.reviews[number].append((head_sha, body, tuple(comments)))
+        self.writes.append(("create_review", str(number), head_sha))
 
     def collaborator_permission(self, repo: str, login: str) -> str:
         self._enter("collaborator_permission")

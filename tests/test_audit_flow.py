@@ -68,7 +68,13 @@ def test_first_audit_stores_the_row_and_creates_the_comment(
     posted = json.loads(captured[-1].body)["body"]
     assert posted == plan.comment
     assert posted.startswith(MARKER)
-    assert "| `src/limits.py` | 7-18 | FIX | High | no |" in posted
+    assert (
+        "| `src/limits.py` | 7-18 | FIX | 1 verified defect\\(s\\) in lines 7–18 by fake-model "
+        "| High | no |"
+    ) in posted
+    assert "GO means that model found no defect there, not that the change is safe" in posted
+    version = plan.outcomes[0].prompt_version
+    assert posted.rstrip().endswith(f"_Model: `fake-model` · prompt: `{version}`_")
     assert "`poetry.lock` (matches skip glob '\\*\\.lock')" in posted  # inert markdown
     assert "`assets/logo.png` (no patch" in posted
     assert "`old_limits.py` (removed)" in posted

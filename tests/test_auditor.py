@@ -103,7 +103,14 @@ def test_fault_during_repair_rejects(fake_model: FakeChatModel) -> None:
 def _json_reply(**overrides: object) -> str:
     reply: dict[str, object] = {
         "bottom_line": "read_config leaks its file handle.",
-        "verified_defects": [{"line": 11, "problem": "open() without close()."}],
+        "verified_defects": [
+            {
+                "line": 11,
+                "quote": "handle = open(path)",
+                "category": "resource leak",
+                "failure": "open() without close().",
+            }
+        ],
         "non_blocking_risks": [],
         "assumptions": [],
         "future_improvements": [],
@@ -118,7 +125,13 @@ def test_json_mode_renders_and_checks(fake_model: FakeChatModel) -> None:
     result = _auditor(fake_model.enqueue(_json_reply()), "json").audit(SEG, LINES)
     assert isinstance(result, AuditResult)
     assert result.markdown.startswith("## 1. Bottom line\n")
-    assert "- Line 11: open() without close()." in result.markdown
+    assert (
+        "- Line 11 (resource leak): `handle = open(path)` — open() without close()."
+        in result.markdown
+    )
+    assert [(d.line, d.quote, d.category) for d in result.defects] == [
+        (11, "handle = open(path)", "resource leak")
+    ]
     assert fake_model.history[0]["schema"]["additionalProperties"] is False
 
 
@@ -177,3 +190,67 @@ def test_segment_message_numbers_lines_and_escapes_the_tag() -> None:
     assert "100 | y = 2" in message.content
     assert message.content.count("</untrusted-code>") == 1
     assert message.content.endswith("</untrusted-code>")
+
+
+def _defect(line: int, quote: str, failure: str = "it breaks") -> dict[str, object]:
+    return {"line": line, "quote": quote, "category": "other", "failure": failure}
+
+
+def test_unverifiable_defect_is_named_in_the_repair_turn(fake_model: FakeChatModel) -> None:
+    wrong = _json_reply(verified_defects=[_defect(11, "handle.close()")])
+    result = _auditor(fake_model.enqueue(wrong, _json_reply()), "json").audit(SEG, LINES)
+    assert isinstance(result, AuditResult)
+    assert result.retried
+    assert result.dropped == 0
+    repair = fake_model.history[1]["messages"][1].content
+    assert "quotes code that is not on line 11; line 11 reads `handle = open(path)`" in repair
+
+
+def test_defect_still_unverifiable_after_repair_is_dropped_with_a_note(
+    fake_model: FakeChatModel,
+) -> None:
+    """One defect quotes code that is not on its line, one cites a line outside the segment:
+    both are dropped, the verified one stays, the verdict stays FIX."""
+    good = _defect(11, "open(path)", "leaks a descriptor per call")
+    off = _defect(99, "xyz", "SECRET-CLAIM-A")
+    wrong = _defect(12, "handle.close()", "SECRET-CLAIM-B")
+    reply = _json_reply(verified_defects=[good, off, wrong])
+    result = _auditor(fake_model.enqueue(reply, reply), "json").audit(SEG, LINES)
+    assert isinstance(result, AuditResult)
+    assert (result.verdict, result.dropped) == ("FIX", 2)
+    assert [d.line for d in result.defects] == [11]
+    assert "SECRET-CLAIM" not in result.markdown
+    assert (
+        "- triage-bot dropped 2 claimed defect(s) it could not verify: line 99 (not a line of "
+        "the audited segment); line 12 (its quoted code is not on that line)."
+    ) in result.sections["non_blocking_risks"]
+
+
+def test_fix_whose_every_defect_is_dropped_becomes_go_with_notes(
+    fake_model: FakeChatModel,
+) -> None:
+    reply = _json_reply(verified_defects=[_defect(12, "handle.close()", "SECRET-CLAIM")])
+    result = _auditor(fake_model.enqueue(reply, reply), "json").audit(SEG, LINES)
+    assert isinstance(result, AuditResult)
+    assert (result.verdict, result.dropped, result.defects) == ("GO_WITH_NOTES", 1, ())
+    assert result.sections["verified_defects"] == "None"
+    assert "SECRET-CLAIM" not in result.markdown
+
+
+def test_markdown_citation_outside_the_segment_is_dropped_not_rejected(
+    fake_model: FakeChatModel,
+) -> None:
+    outside = GOOD.replace(
+        "- Line 11: open() without close() leaks a descriptor.",
+        "- Line 11: `open(path)` leaks a descriptor.\n- Line 40: SECRET-CLAIM.",
+    )
+    result = _auditor(fake_model.enqueue(outside, outside)).audit(SEG, LINES)
+    assert isinstance(result, AuditResult)
+    assert (result.verdict, result.dropped) == ("FIX", 1)
+    assert "SECRET-CLAIM" not in result.markdown
+
+
+def test_a_broken_contract_still_rejects_whatever_the_defects(fake_model: FakeChatModel) -> None:
+    result = _auditor(fake_model.enqueue(BAD, BAD)).audit(SEG, LINES)
+    assert isinstance(result, AuditRejected)
+    assert "preamble" in {v.rule for v in result.violations}

@@ -140,6 +140,33 @@ def test_history_and_stats_replies(tmp_path: Path) -> None:
     stats = stats_reply(store, "o/r", 8)
     assert "| 2 | 50% | 0% | 50% |" in stats
     assert "xychart-beta" in stats
+    assert "| `m` | 2 | 50% | 0% | 50% | 50% |" in stats  # per model (issue 17)
+
+
+def test_audit_stats_reads_per_model(tmp_path: Path) -> None:
+    """Two models' verdicts are not mixed: each has its row, most audits first; a hostile
+    model name stays inline code in its cell."""
+    from bot.commands.handlers import stats_reply
+    from bot.history.stats import model_stats
+    from bot.history.store import Store
+    from tests.markdown_oracle import render
+    from tests.support import audit_row
+
+    store = Store(tmp_path / "t.db")
+    hostile = "x | @octocat <b>#1</b>"
+    store.record_audits(
+        [audit_row(model="qwen", verdict="GO", path=f"a{i}.py") for i in range(3)]
+        + [audit_row(model=hostile, verdict="FIX", retried=False)]
+    )
+    assert [(m.model, m.audits, m.verdicts["FIX"]) for m in model_stats(store, "o/r", 8)] == [
+        ("qwen", 3, 0),
+        (hostile, 1, 1),
+    ]
+    stats = stats_reply(store, "o/r", 8)
+    assert "| `qwen` | 3 | 100% | 0% | 0% | 100% |" in stats
+    rendered = render(stats)
+    assert not rendered.mentions
+    assert "b" not in rendered.tags
 
 
 @pytest.mark.parametrize(
@@ -180,7 +207,8 @@ def test_audit_command_on_a_pr_edits_the_bots_comment(tmp_path: Path, env: dict[
         result = CliRunner().invoke(
             main,
             ["run", "--event-name", "issue_comment", "--event-path", str(path)],
-            env=env | {"TRIAGE_DB": str(tmp_path / "t.db")},
+            # the review of verified defects has its own cassettes (tests/test_review.py)
+            env=env | {"TRIAGE_DB": str(tmp_path / "t.db"), "TRIAGE_REVIEW_COMMENTS": "false"},
         )
     assert result.exit_code == 0, result.output
     assert cass.all_played

@@ -89,6 +89,10 @@ CASES: list[tuple[str, str, str]] = [
      "defect_citation"),
     ("defect-out-of-range", with_(verified_defects="- Line 99: the handle is never closed."),
      "defect_citation"),
+    ("defect-quote-elsewhere", with_(verified_defects="- Line 11: `handle.read()` leaks."),
+     "defect_quote"),
+    ("defect-quote-invented", with_(verified_defects="- Line 12 (resource leak): `close()` x"),
+     "defect_quote"),
     ("verdict-bold", with_(verdict="**FIX**"), "verdict_value"),
     ("verdict-case", with_(verdict="fix"), "verdict_value"),
     ("verdict-prose", with_(verdict="FIX, because of the leak"), "verdict_value"),
@@ -237,7 +241,9 @@ def test_json_fields_are_the_section_keys() -> None:
 def test_json_reply_renders_to_an_accepted_response() -> None:
     audit = AuditJSON(
         bottom_line="read_config leaks the file handle.",
-        verified_defects=[Defect(line=11, problem="open() without close.")],
+        verified_defects=[
+            Defect(line=11, quote="open(path)", category="resource leak", failure="never closed")
+        ],
         non_blocking_risks=[],
         assumptions=["parse() is pure."],
         future_improvements=[],

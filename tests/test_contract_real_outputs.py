@@ -11,6 +11,7 @@ import pytest
 from bot.audit.checker import SegmentRef, check_response
 from bot.audit.contract import render_sections
 from bot.audit.structured import parse_audit_json
+from bot.errors import ModelOutputError
 
 FOLDER = Path(__file__).parent / "data" / "model_outputs"
 INDEX: list[dict[str, Any]] = json.loads((FOLDER / "index.json").read_text("utf-8"))
@@ -20,7 +21,11 @@ INDEX: list[dict[str, Any]] = json.loads((FOLDER / "index.json").read_text("utf-
 def test_real_output_is_rejected_with_the_recorded_violations(entry: dict[str, Any]) -> None:
     text = (FOLDER / entry["file"]).read_text("utf-8")
     if entry["format"] == "json":
-        text = render_sections(parse_audit_json(text).bodies())
+        try:
+            text = render_sections(parse_audit_json(text).bodies())
+        except ModelOutputError:  # the auditor's own code for a reply outside the schema
+            assert entry["expected_rules"] == ["json_schema"]
+            return
     ref = SegmentRef(entry["path"], entry["start"], entry["end"], entry["code"])
     result = check_response(text, ref)
     assert not result.ok

@@ -81,9 +81,11 @@ def test_the_pr_comment_keeps_its_structure_whatever_the_text(
     assert rendered.tags["details"] == len(accepted)
     if accepted:
         assert rendered.tags["tr"] == len(accepted) + 1
-        assert rendered.tags["td"] == 5 * len(accepted)
-    assert rendered.blocks[-1][0] == "p"
-    assert rendered.blocks[-1][1].startswith("Coverage: ")
+        assert rendered.tags["td"] == 6 * len(accepted)
+    assert rendered.blocks[-2][0] == "p"
+    assert rendered.blocks[-2][1].startswith("Coverage: ")
+    assert rendered.blocks[-1][1].startswith("Model: ")  # the footer: model, prompt version
+    assert rendered.blocks[-1][1].endswith(" · prompt: v")
 
 
 @FUZZ
@@ -190,7 +192,7 @@ def test_fifty_audits_of_invisible_paths_keep_the_coverage_line() -> None:
         head_sha=SHA, selection=Selection((), skipped), outcomes=outcomes, model="m"
     )
     assert len(body) <= COMMENT_LIMIT
-    assert render(body).blocks[-1][1].startswith("Coverage: 50 segment(s) audited")
+    assert render(body).blocks[-2][1].startswith("Coverage: 50 segment(s) audited")
 
 
 def test_one_oversized_audit_does_not_push_the_others_out() -> None:

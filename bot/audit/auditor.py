@@ -4,8 +4,12 @@ Rule source: design.md, "PR audit". Ask for the seven-section response, check it
 contract, and on any violation send one repair turn that quotes every violation and asks for the
 whole corrected response (in JSON format a fresh answer: see ``Auditor._repair``); check again.
 Still invalid → :class:`AuditRejected`, whose text is never kept: a rejected audit is never
-stored and never posted. The "repair once" is pipeline logic, written out plainly here, not a
-transport retry.
+stored and never posted. Only the seven-section contract rejects: a defect whose evidence fails
+(its line is not in the segment, its quote not on the line: :mod:`bot.audit.evidence`) is named in
+the repair turn, and one that still fails after it is dropped with a note
+(:func:`~bot.audit.evidence.keep_verified`; a ``FIX`` left with no defect becomes
+``GO_WITH_NOTES``), so every defect an accepted audit holds is verified. The "repair once" is
+pipeline logic, written out plainly here, not a transport retry.
 
 A truncated reply (``num_predict`` reached) counts as an invalid attempt and gets the repair
 turn. Any other model fault (unreachable, 404, 5xx after transport retries, load failure) rejects
@@ -21,7 +25,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bot.audit.checker import DEFAULT_FORBIDDEN, SegmentRef, check_response
-from bot.audit.contract import CheckResult, Confidence, Verdict, Violation, render_sections
+from bot.audit.contract import (
+    NONE,
+    CheckResult,
+    Confidence,
+    Verdict,
+    Violation,
+    render_sections,
+)
+from bot.audit.evidence import Claim, defect_items, keep_verified, parse_claim
 from bot.audit.prompt import AuditFormat, repair_message, segment_message, system_prompt
 from bot.audit.selection import Segment
 from bot.audit.structured import AuditJSON, parse_audit_json
@@ -86,12 +98,22 @@ class AuditResult(AuditOutcome):
         sections: section key → body (:data:`~bot.audit.contract.SECTIONS`).
         verdict: one of :data:`~bot.audit.contract.VERDICTS`.
         confidence: one of :data:`~bot.audit.contract.CONFIDENCES`.
+        dropped: how many claimed defects were dropped as unverifiable (the note is in
+            section 3).
     """
 
     markdown: str
     sections: dict[str, str]
     verdict: Verdict
     confidence: Confidence
+    dropped: int = 0
+
+    @property
+    def defects(self) -> tuple[Claim, ...]:
+        """The verified defects of section 2 (each passed :func:`~bot.audit.evidence.check_claim`
+        against this segment), in order; empty for ``None``."""
+        body = self.sections.get("verified_defects", "")
+        return () if body in ("", NONE) else tuple(parse_claim(i) for i in defect_items(body))
 
 
 @dataclass(frozen=True)
@@ -187,7 +209,10 @@ class Auditor:
         except ModelError as exc:
             usage += _Usage.of(exc)
             return self._rejected(segment, (), exc.kind, retried, version, usage)
-        check = attempt.check
+        check, dropped = attempt.check, 0
+        if check.contract_ok and not check.ok:
+            bodies, dropped = keep_verified(check.sections, segment.start, segment.end, lines)
+            check = check_response(render_sections(bodies), ref, forbidden=self._forbidden)
         # an accepted response has a verdict and a confidence (rules verdict_value,
         # confidence_value); the two None tests only narrow the types
         if not check.ok or check.verdict is None or check.confidence is None:
@@ -198,6 +223,7 @@ class Auditor:
             sections=check.sections,
             verdict=check.verdict,
             confidence=check.confidence,
+            dropped=dropped,
         )
 
     def _repair(self, messages: list[ChatMessage], attempt: _Attempt) -> list[ChatMessage]:

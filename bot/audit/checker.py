@@ -2,7 +2,10 @@
 
 Rule source: design.md, "PR audit" (the contract table and its checks). :func:`check_response`
 judges a response against :mod:`bot.audit.contract` (its sections, verdict rules and codes) and
-returns every violation, never only the first: the repair prompt quotes them all. In
+returns every violation, never only the first: the repair prompt quotes them all. Each verified
+defect's evidence (its line in the segment, its quote on that line) is checked by
+:mod:`bot.audit.evidence`; those violations (``EVIDENCE_RULES``) drop the defect after the
+repair instead of rejecting the audit (:mod:`bot.audit.auditor`). In
 ``--audit-format json`` the bot renders the model's object to the canonical markdown first, so
 "accepted" means the same thing in both formats.
 """
@@ -28,6 +31,7 @@ from bot.audit.contract import (
     split_sections,
     verdicts_where,
 )
+from bot.audit.evidence import check_claim, defect_items, parse_claim
 
 __all__ = ["DEFAULT_FORBIDDEN", "SegmentRef", "check_response"]
 
@@ -60,19 +64,11 @@ _BOTTOM, _DEFECTS, _RISKS, _VERDICT, _CONFIDENCE = (
     section(k).key
     for k in ("bottom_line", "verified_defects", "non_blocking_risks", "verdict", "confidence")
 )
-_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-_CITATION = re.compile(r"\b(?:lines?|L)\s*(\d+)(?:\s*(?:-|–|to)\s*(\d+))?", re.IGNORECASE)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 _STOPWORDS = frozenset(
     "the and for this that with from into when then than code line lines file segment function "
     "value values none not are was were has have its will can should may".split()
 )
-
-
-def _items(body: str) -> list[str]:
-    lines = [line for line in body.splitlines() if line.strip()]
-    bullets = [line for line in lines if _BULLET.match(line)]
-    return bullets or ([body] if body.strip() else [])
 
 
 def _check_bottom_line(body: str, segment: SegmentRef) -> list[Violation]:
@@ -126,23 +122,12 @@ def _example_names(code: str, count: int = 3) -> list[str]:
 
 
 def _check_defects(body: str, segment: SegmentRef) -> list[Violation]:
-    out = []
-    for item in _items(body):
-        cited = [(int(a), int(b) if b else int(a)) for a, b in _CITATION.findall(item)]
-        label = " ".join(item.split())[:60]
-        if not cited:
-            out.append(
-                Violation("defect_citation", (f"Defect '{label}' cites no line number.",), _DEFECTS)
-            )
-        elif any(lo < segment.start or hi > segment.end or lo > hi for lo, hi in cited):
-            out.append(
-                Violation(
-                    "defect_citation",
-                    (f"Defect '{label}' cites a line outside {segment.start}-{segment.end}.",),
-                    _DEFECTS,
-                )
-            )
-    return out
+    """Each defect's evidence (:func:`bot.audit.evidence.check_claim`): a failing defect is
+    named, so the repair turn can fix or drop it."""
+    lines = segment.code.split("\n")
+    claims = (parse_claim(item) for item in defect_items(body))
+    found = (check_claim(c, segment.start, segment.end, lines) for c in claims)
+    return [v for v in found if v is not None]
 
 
 def check_response(

@@ -17,6 +17,7 @@ body (:func:`render_sections`). Violation codes, each stable:
 ``empty_section``        a section has no body (sections 2–5 say ``None`` when empty)
 ``bottom_line``          section 1 is not one paragraph naming something in the segment
 ``defect_citation``      a verified defect cites no line, or a line outside the audited range
+``defect_quote``         a verified defect's quote is not on the line it cites
 ``verdict_value``        section 6 is not exactly one of :data:`VERDICTS`
 ``confidence_value``     section 7 is not exactly one of :data:`CONFIDENCES`
 ``trailing_text``        anything after section 7's value
@@ -25,6 +26,11 @@ body (:func:`render_sections`). Violation codes, each stable:
 ``soft_go``              risks listed but a verdict that admits none (``GO``)
 ``truncated``            the reply was cut at ``num_predict`` (the auditor's own)
 ``json_schema``          ``--audit-format json``: the reply is not the schema (the auditor's own)
+
+The two defect rules (:data:`EVIDENCE_RULES`) are about one defect, not the contract: the repair
+turn names the defect, and one still failing after the repair is dropped from the audit with a
+note (:mod:`bot.audit.evidence`), never rejected with it. A verified defect carries a category
+from :data:`CATEGORIES` (issue 17).
 """
 
 from __future__ import annotations
@@ -35,11 +41,14 @@ from typing import Literal, get_args
 
 __all__ = [
     "AUDITOR_RULES",
+    "CATEGORIES",
     "CONFIDENCES",
+    "EVIDENCE_RULES",
     "RULES",
     "SECTIONS",
     "VERDICTS",
     "VERDICT_RULES",
+    "Category",
     "CheckResult",
     "Confidence",
     "Rule",
@@ -134,7 +143,8 @@ SECTIONS: tuple[Section, ...] = (
     Section(1, "Bottom line", "bottom_line",
             "one paragraph tied to this code (names something in the segment)", False),
     Section(2, "Verified defects", "verified_defects",
-            "concrete defects visible in the segment, each citing a line in range; or None", True),
+            "concrete defects visible in the segment, each with its line in range, the code on "
+            "that line, its category and what goes wrong; or None", True),
     Section(3, "Non-blocking risks", "non_blocking_risks",
             "practical risks that do not block; or None", True),
     Section(4, "Assumptions", "assumptions",
@@ -159,7 +169,8 @@ def section(key: str) -> Section:
 
 Rule = Literal[
     "preamble", "missing_section", "duplicate_section", "order", "empty_section", "bottom_line",
-    "defect_citation", "verdict_value", "confidence_value", "trailing_text", "forbidden_phrase",
+    "defect_citation", "defect_quote", "verdict_value", "confidence_value", "trailing_text",
+    "forbidden_phrase",
     "verdict_inconsistent", "soft_go", "truncated", "json_schema",
 ]  # fmt: skip
 """A violation code (the module docstring says what each means)."""
@@ -167,6 +178,17 @@ RULES: tuple[Rule, ...] = get_args(Rule)
 """Every violation code: the checker's, then the auditor's own."""
 AUDITOR_RULES: tuple[Rule, ...] = ("truncated", "json_schema")
 """The codes the auditor reports itself (:mod:`bot.audit.auditor`), never the checker."""
+EVIDENCE_RULES: tuple[Rule, ...] = ("defect_citation", "defect_quote")
+"""The codes about one defect's evidence (its line, its quote): after the repair turn the
+defect is dropped with a note, the audit is not rejected for them."""
+
+Category = Literal[
+    "off-by-one", "bounds", "loop termination", "injection", "input validation",
+    "resource leak", "unchecked error", "null/None", "race", "wrong condition", "other",
+]  # fmt: skip
+"""A verified defect's kind (issue 17's fixed list; ``other`` for anything else)."""
+CATEGORIES: tuple[Category, ...] = get_args(Category)
+"""Every defect category, in the order the prompt lists them."""
 
 
 def heading(section: Section) -> str:
@@ -223,8 +245,14 @@ class CheckResult:
 
     @property
     def ok(self) -> bool:
-        """Whether the response satisfies the whole contract."""
+        """Whether the response satisfies the whole contract, every defect's evidence too."""
         return not self.violations
+
+    @property
+    def contract_ok(self) -> bool:
+        """Whether the seven-section contract holds, leaving aside defects whose evidence
+        fails (:data:`EVIDENCE_RULES`: those defects are dropped, the audit stands)."""
+        return all(v.rule in EVIDENCE_RULES for v in self.violations)
 
     @property
     def verdict(self) -> Verdict | None:

@@ -15,7 +15,15 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Literal
 
-from bot.audit.contract import SECTIONS, Section, Violation, heading, verdict_guide
+from bot.audit.contract import (
+    CATEGORIES,
+    SECTIONS,
+    Section,
+    Violation,
+    heading,
+    one_of,
+    verdict_guide,
+)
 from bot.audit.selection import Segment
 from bot.audit.structured import AuditJSON
 from bot.chat import ChatMessage, structured_output_schema
@@ -30,7 +38,8 @@ CODE_TAG = "untrusted-code"
 
 @cache
 def system_prompt(fmt: AuditFormat) -> tuple[str, str]:
-    """The filled audit system prompt for a format and its version (``audit-FORMAT@SHA8``)."""
+    """The filled audit system prompt for a format and its version (``audit-FORMAT@SHA8``: the
+    hash covers the filled text, so a new defect shape or category list is a new version)."""
     described = "\n".join(f"{heading(s)}\n<{s.rule}>" for s in SECTIONS)
     if fmt == "markdown":
         tail = load_prompt("audit_markdown").replace("{sections}", described)
@@ -38,7 +47,12 @@ def system_prompt(fmt: AuditFormat) -> tuple[str, str]:
         keyed = "\n".join(f"- {s.key}: {s.rule}" for s in SECTIONS)
         schema = json.dumps(structured_output_schema(AuditJSON), separators=(",", ":"))
         tail = load_prompt("audit_json").replace("{sections}", keyed).replace("{schema}", schema)
-    text = load_prompt("audit").replace("{verdicts}", verdict_guide()).replace("{format}", tail)
+    text = (
+        load_prompt("audit")
+        .replace("{categories}", one_of(CATEGORIES))
+        .replace("{verdicts}", verdict_guide())
+        .replace("{format}", tail)
+    )
     return text, prompt_version(f"audit-{fmt}", text)
 
 

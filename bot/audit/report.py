@@ -9,6 +9,11 @@ the table as code with ``|`` escaped, in the ``<summary>`` (raw HTML, where mark
 apply) HTML-escaped, in the coverage line as code; section bodies as inert markdown under the
 bot's own headings. The whole comment stays under GitHub's 65,536-character limit by dropping
 detail blocks from the end, with a note.
+
+An honest verdict (issue 17, item 5): each row says what its verdict means for this model, "no
+defect found in lines A–B by MODEL" or how many verified defects it lists (:func:`finding`), and
+a line under the table says a GO is not "safe to merge"; the footer names the model and the
+prompt version (:func:`footer`), so a reader knows whose judgement it is.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ __all__ = [
     "MARKER_PREFIX",
     "audited_head",
     "coverage_line",
+    "finding",
+    "footer",
     "head_marker",
     "render_audit_comment",
 ]
@@ -132,6 +139,34 @@ def _where(segment: Segment) -> str:
     return f"{shown_path(segment.path)}:{segment.start}-{segment.end}"
 
 
+def finding(result: AuditResult) -> str:
+    """What the verdict means for this model, e.g. ``no defect found in lines 7–18 by
+    qwen2.5-coder:1.5b`` (GO, GO_WITH_NOTES) or ``2 verified defect(s) in lines 7–18 by …``
+    (FIX), plus how many claimed defects were dropped as unverifiable. Plain text: the caller
+    passes it through its sink."""
+    count = len(result.defects)
+    found = f"{count} verified defect(s)" if count else "no defect found"
+    where = f"in lines {result.segment.start}–{result.segment.end} by {result.model}"
+    dropped = f"; {result.dropped} unverifiable claim(s) dropped" if result.dropped else ""
+    return f"{found} {where}{dropped}"
+
+
+MEANING = (
+    "_A verdict is one model's reading of the audited lines: GO means that model found no "
+    "defect there, not that the change is safe to merge; every defect listed was checked "
+    "against its line._"
+)
+"""The line under the table saying what a verdict is (and is not)."""
+
+
+def footer(outcomes: Sequence[Outcome], model: str) -> str:
+    """``_Model: `M` · prompt: `audit-json@SHA8`_``: whose judgement the comment holds (the
+    prompt versions of the outcomes, in order of first use)."""
+    versions = list(dict.fromkeys(o.prompt_version for o in outcomes)) or ["none"]
+    prompts = ", ".join(code_span(v, max_chars=80) for v in versions)
+    return f"_Model: {code_span(model, max_chars=80)} · prompt: {prompts}_"
+
+
 def _details(result: AuditResult) -> str:
     """One collapsible block: the bot's own ``<summary>`` and headings around each section's
     body, each body inert markdown (an accepted audit has every section: the contract)."""
@@ -155,16 +190,21 @@ def render_audit_comment(
     )
     top = f"{MARKER}\n{head_marker(head_sha)}\n{title}"
     coverage = coverage_line(selection, outcomes)
+    foot = footer(outcomes, model)
     if not accepted:
-        return f"{top}\n\n{coverage}\n"
-    table = ["| file | lines | verdict | confidence | retried |", "|---|---|---|---|---|"]
+        return f"{top}\n\n{coverage}\n\n{foot}\n"
+    table = [
+        "| file | lines | verdict | meaning | confidence | retried |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in accepted:
         table.append(
             f"| {code_span(shown_path(r.segment.path), table=True)} | "
             f"{r.segment.start}-{r.segment.end} | "
-            f"{r.verdict} | {r.confidence} | {'yes' if r.retried else 'no'} |"
+            f"{r.verdict} | {neutralise(finding(r), max_chars=300, table=True)} | "
+            f"{r.confidence} | {'yes' if r.retried else 'no'} |"
         )
-    head = f"{top}\n\n" + "\n".join(table) + "\n\n"
+    head = f"{top}\n\n" + "\n".join(table) + f"\n\n{MEANING}\n\n"
     details = [_details(r) for r in accepted]
     omitted = 0
     while True:
@@ -174,7 +214,7 @@ def render_audit_comment(
             if omitted
             else ""
         )
-        body = head + "\n\n".join(details) + "\n\n" + coverage + note + "\n"
+        body = head + "\n\n".join(details) + "\n\n" + coverage + note + f"\n\n{foot}\n"
         if len(body) <= COMMENT_LIMIT or not details:
             return body[:COMMENT_LIMIT]
         details.pop()

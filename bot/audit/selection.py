@@ -25,6 +25,7 @@ __all__ = [
     "Skipped",
     "added_ranges",
     "merge_ranges",
+    "right_side_lines",
     "select_segments",
     "split_range",
 ]
@@ -109,6 +110,28 @@ def added_ranges(patch: str) -> list[tuple[int, int]]:
         elif line.startswith(" ") or line == "":
             new_line += 1
     return ranges
+
+
+def right_side_lines(patch: str) -> frozenset[int]:
+    """The new-side line numbers a unified diff shows: its added and its context lines (GitHub
+    accepts a review comment with ``side: RIGHT`` only on these; docs.github.com, "Create a
+    review for a pull request": "the line of the blob in the pull request diff")."""
+    shown: set[int] = set()
+    new_line = 0
+    in_hunk = False
+    for raw in patch.split("\n"):
+        line = raw.rstrip("\r")
+        header = _HUNK.match(line)
+        if header:
+            new_line = int(header.group(1))
+            in_hunk = new_line >= 1
+            continue
+        if not in_hunk or line.startswith(("\\", "-")):
+            continue
+        if line.startswith(("+", " ")) or line == "":
+            shown.add(new_line)
+            new_line += 1
+    return frozenset(shown)
 
 
 def merge_ranges(ranges: Iterable[tuple[int, int]], gap: int) -> list[tuple[int, int]]:

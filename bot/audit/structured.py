@@ -9,9 +9,11 @@ fill a JSON object. The bot renders the canonical markdown from it
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bot.audit.contract import NONE, Confidence, Verdict
+from bot.audit.contract import NONE, Category, Confidence, Verdict
 from bot.errors import ModelOutputError
 
 __all__ = ["AuditJSON", "Defect", "parse_audit_json"]
@@ -22,15 +24,38 @@ list (Qwen2.5-Coder 1.5B does this), so it renders as ``None``, not as one risk 
 
 
 class Defect(BaseModel):
-    """One verified defect: the line it is on and what is wrong."""
+    """One verified defect as evidence the bot checks (issue 17): the line, the code on it,
+    the kind of defect and what goes wrong (:mod:`bot.audit.evidence` verifies line and quote).
+    """
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     line: int = Field(ge=1)
     """The 1-based file line the defect is on (must lie in the audited range)."""
 
-    problem: str = Field(min_length=1, max_length=600)
-    """What is wrong and what breaks, in one or two sentences."""
+    quote: str = Field(min_length=1, max_length=200)
+    """The exact code on that line, or a part of it (compared with whitespace removed)."""
+
+    category: Category
+    """One of :data:`~bot.audit.contract.CATEGORIES`."""
+
+    failure: str = Field(min_length=1, max_length=600)
+    """What goes wrong, with which input, in one or two sentences."""
+
+    def item(self) -> str:
+        """The defect as a section-2 item: ``Line N (category): `quote` — failure`` (the shape
+        :func:`bot.audit.evidence.parse_claim` reads back)."""
+        return (
+            f"Line {self.line} ({self.category}): {_code_span(' '.join(self.quote.split()))} "
+            f"— {' '.join(self.failure.split())}"
+        )
+
+
+def _code_span(code: str) -> str:
+    """``code`` as a CommonMark code span whose fence no backtick run inside can close."""
+    fence = "`" * (max((len(r) for r in re.findall(r"`+", code)), default=0) + 1)
+    pad = " " if code.startswith("`") or code.endswith("`") else ""
+    return f"{fence}{pad}{code}{pad}{fence}"
 
 
 class AuditJSON(BaseModel):
@@ -62,7 +87,7 @@ class AuditJSON(BaseModel):
             kept = [i for i in kept if i.strip(" .").casefold() not in _EMPTY_ITEMS]
             return "\n".join(f"- {i}" for i in kept) if kept else NONE
 
-        defects = [f"Line {d.line}: {' '.join(d.problem.split())}" for d in self.verified_defects]
+        defects = [d.item() for d in self.verified_defects]
         return {
             "bottom_line": " ".join(self.bottom_line.split()),
             "verified_defects": bullets(defects),

@@ -29,7 +29,11 @@ PR audit budget (goal ≤ files + 3 requests): ``GET .../pulls/{n}/files`` (100 
 ``GET .../contents/{path}?ref={head_sha}`` per audited file (plus ``GET .../git/blobs/{sha}``
 for files over 1 MB, whose content the contents API leaves empty), ``GET .../issues/{n}/comments``
 to find the bot's comment by its hidden marker, then one ``PATCH`` (edit) or ``POST`` (create).
-PR code is only ever read through the API at the head SHA, never checked out.
+PR code is only ever read through the API at the head SHA, never checked out. Verified defects on
+diff lines add, when there are any (issue 17), ``GET .../pulls/{n}/comments`` (the review
+comments, 100 per page) to see what the bot already posted, and at most one ``POST
+.../pulls/{n}/reviews`` with the ``COMMENT`` event, never retried on 5xx like the comment POST
+(:meth:`GitHubPort.bot_review_comments`, :meth:`GitHubPort.create_review`).
 
 Retry policy, chosen on purpose: PyGithub's default ``GithubRetry`` retries POST on 5xx, which can
 double-post a comment. Here its HTTP-level retries cover only idempotent methods (GET, HEAD, PUT,
@@ -54,6 +58,7 @@ from typing import Any, Protocol, TypeVar
 
 import requests
 from github import Auth, Github, GithubException, GithubRetry
+from github.PullRequest import ReviewComment as GithubReviewComment
 
 from bot.clients.github_errors import (
     is_already_exists,
@@ -74,8 +79,10 @@ __all__ = [
     "ChangedFile",
     "GitHubPort",
     "LabelEvent",
+    "PostedReviewComment",
     "PullRef",
     "PyGithubClient",
+    "ReviewComment",
     "rate_limit_wait_s",
     "translate_github_error",
 ]
@@ -139,6 +146,32 @@ class PullRef:
     draft: bool = False
     state: str = "open"
     public_repo: bool = True
+
+
+@dataclass(frozen=True)
+class ReviewComment:
+    """One line comment of a pull-request review (REST "Create a review for a pull request",
+    ``comments[]``): always on the RIGHT side, the new file.
+
+    Attributes:
+        path: the file, relative to the repository root.
+        line: the new-side line number; it must be a line of the PR's diff (GitHub answers 422
+            otherwise).
+        body: the comment's markdown.
+    """
+
+    path: str
+    line: int
+    body: str
+
+
+@dataclass(frozen=True)
+class PostedReviewComment:
+    """A review comment of the bot's already on the PR (REST "List review comments on a pull
+    request"): ``commit_id`` is its ``original_commit_id``, the head SHA it was posted at."""
+
+    commit_id: str
+    body: str
 
 
 T = TypeVar("T")
@@ -207,6 +240,20 @@ class GitHubPort(Protocol):
     def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> None:
         """Replace the body of comment ``comment_id`` (PATCH); :class:`GitHubNotFound` when it
         is gone."""
+        ...
+
+    def bot_review_comments(
+        self, repo: str, number: int, marker: str, *, author: str | None = None
+    ) -> list[PostedReviewComment]:
+        """The PR's review comments whose body starts with ``marker``, written by ``author``
+        when given (the bot's login), else by any Bot account (``GET .../pulls/{n}/comments``)."""
+        ...
+
+    def create_review(
+        self, repo: str, number: int, head_sha: str, body: str, comments: Sequence[ReviewComment]
+    ) -> None:
+        """One review at ``head_sha`` with the ``COMMENT`` event (never approve, never request
+        changes) holding ``comments`` (``POST .../pulls/{n}/reviews``)."""
         ...
 
     def collaborator_permission(self, repo: str, login: str) -> str:
@@ -478,6 +525,42 @@ class PyGithubClient:
         """
         comment = self._gh.get_repo(repo).get_issue(number).get_comment(comment_id)
         self._call(f"edit comment {comment_id} in {repo}", lambda: comment.edit(body))
+
+    def bot_review_comments(
+        self, repo: str, number: int, marker: str, *, author: str | None = None
+    ) -> list[PostedReviewComment]:
+        """``GET /repos/{repo}/pulls/{number}/comments`` (all pages, 100 per page): the review
+        comments starting with ``marker`` by ``author`` (else by any Bot account), as
+        :meth:`find_bot_comment` chooses the bot's issue comment."""
+
+        def fetch() -> list[PostedReviewComment]:
+            found = []
+            for comment in self._gh.get_repo(repo).get_pull(number).get_review_comments():
+                by = comment.user
+                mine = by.login == author if author else by.type == "Bot"
+                if mine and comment.body.startswith(marker):
+                    found.append(PostedReviewComment(comment.original_commit_id, comment.body))
+            return found
+
+        return self._call(f"list review comments of {repo}#{number}", fetch, safe_to_repeat=True)
+
+    def create_review(
+        self, repo: str, number: int, head_sha: str, body: str, comments: Sequence[ReviewComment]
+    ) -> None:
+        """``POST /repos/{repo}/pulls/{number}/reviews`` with ``commit_id`` = ``head_sha``,
+        ``event`` ``COMMENT`` and ``comments[]`` of ``{path, line, side: "RIGHT", body}``.
+        Like the comment POST it is retried only on a rate limit, never on 5xx (no double
+        review); the next run lists the review comments and posts only what is missing."""
+        handle = self._gh.get_repo(repo)
+        pull = handle.get_pull(number)
+        commit = handle.get_commit(head_sha)  # lazy: names the SHA, no request
+        payload: list[GithubReviewComment] = [
+            {"path": c.path, "line": c.line, "side": "RIGHT", "body": c.body} for c in comments
+        ]
+        self._call(
+            f"review {repo}#{number}",
+            lambda: pull.create_review(commit=commit, body=body, event="COMMENT", comments=payload),
+        )
 
     def collaborator_permission(self, repo: str, login: str) -> str:
         """``GET /repos/{repo}/collaborators/{login}/permission``; a 404 (no such user, or not

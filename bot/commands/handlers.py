@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from bot.audit.contract import VERDICTS
 from bot.audit.report import shown_path
 from bot.commands.spec import Answer, CommandContext, CommandSpec, help_text
 from bot.errors import InvalidRange
@@ -24,6 +25,7 @@ from bot.history.protocol import HistoryStore
 from bot.history.stats import (
     history_line,
     mermaid_fix_share,
+    model_stats,
     stats_cells,
     stats_columns,
     weekly_stats,
@@ -140,8 +142,10 @@ def history_reply(store: HistoryStore, repo: str, count: int) -> str:
 
 
 def stats_reply(store: HistoryStore, repo: str, weeks: int) -> str:
-    """The ``/audit_stats`` reply: a weekly table of accepted audits (:func:`stats_columns`)
-    and a chart of the share of defect verdicts (``FIX``)."""
+    """The ``/audit_stats`` reply: a weekly table of accepted audits (:func:`stats_columns`),
+    a chart of the share of defect verdicts (``FIX``), and the same weeks per model (a verdict
+    is one model's judgement: issue 17; model names as inline code through
+    :func:`~bot.neutralise.code_span`)."""
     stats = weekly_stats(store, repo, weeks)
     if not stats:
         return f"No accepted audits in the last {weeks} week(s)."
@@ -153,7 +157,27 @@ def stats_reply(store: HistoryStore, repo: str, weeks: int) -> str:
         + "\n".join(table)
         + "\n\n"
         + mermaid_fix_share(stats)
+        + "\n\n"
+        + _per_model(store, repo, weeks)
     )
+
+
+MODELS_SHOWN = 20
+"""Most models listed in ``/audit_stats`` (the rest are counted): the reply stays small."""
+
+
+def _per_model(store: HistoryStore, repo: str, weeks: int) -> str:
+    """The ``/audit_stats`` table per model: audits, each verdict's share, the retry rate."""
+    rows = model_stats(store, repo, weeks)
+    shown = rows[:MODELS_SHOWN]
+    head = ("model", "audits", *VERDICTS, "retried")
+    table = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for m in shown:
+        shares = (f"{m.share(n):.0%}" for n in m.verdicts.values())
+        cells = (_stored(m.model), str(m.audits), *shares, f"{m.share(m.retried):.0%}")
+        table.append("| " + " | ".join(cells) + " |")
+    more = f"\n\n{len(rows) - len(shown)} more model(s) not listed." if rows[len(shown) :] else ""
+    return "Per model, same weeks:\n\n" + "\n".join(table) + more
 
 
 STORED_MAX_CHARS = 48
@@ -199,7 +223,9 @@ COMMANDS: dict[str, CommandSpec] = {
                     arg_name="PATH:START-END"),
         CommandSpec("audit_history", "count", "list the last N accepted audits of this repository",
                     list_history, arg_name="N", default=10, maximum=50),
-        CommandSpec("audit_stats", "count", "weekly audit statistics for the last WEEKS weeks",
+        CommandSpec("audit_stats", "count",
+                    "weekly audit statistics for the last WEEKS weeks, and the same weeks per "
+                    "model",
                     show_stats, arg_name="WEEKS", default=8, maximum=52),
         CommandSpec("triage_stats", "count",
                     "weekly gate health for the last WEEKS weeks (verdicts, errors by kind, "

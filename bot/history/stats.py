@@ -3,7 +3,8 @@
 Rule source: the maintainer-commands issue. Only accepted audits exist in ``audits``, so every
 figure here is about accepted audits. Weeks start on Monday (UTC); each row carries its week
 (migration ``m003_audit_week``), and triggers keep the weekly sums in ``audit_weeks``
-(``m004_audit_weeks``), so the weekly query reads one row per week.
+(``m004_audit_weeks``), so the weekly query reads one row per week. A verdict is one model's
+judgement (issue 17, item 5), so the same weeks are also read per model (:func:`model_stats`).
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from bot.audit.contract import CONFIDENCES, VERDICTS, Confidence, Verdict, defec
 from bot.history.protocol import HistoryStore
 
 __all__ = [
+    "ModelStats",
     "WeekStats",
     "column",
     "history_line",
     "mermaid_fix_share",
+    "model_stats",
     "stats_cells",
     "stats_columns",
     "weekly_stats",
@@ -110,6 +113,58 @@ def weekly_stats(
             )
         )
     return out
+
+
+@dataclass(frozen=True)
+class ModelStats:
+    """The accepted audits of one model over the chosen weeks.
+
+    Attributes:
+        model: the model name as stored (untrusted text: a reply shows it through a sink).
+        audits: accepted audits by this model.
+        retried: of those, audits accepted after the repair turn.
+        verdicts: audits per verdict, in :data:`~bot.audit.contract.VERDICTS` order.
+    """
+
+    model: str
+    audits: int
+    retried: int
+    verdicts: dict[Verdict, int]
+
+    def share(self, count: int) -> float:
+        """``count`` as a fraction of this model's audits (0.0 when there are none)."""
+        return count / self.audits if self.audits else 0.0
+
+
+_BY_MODEL = (
+    "select model, count(*), sum(retried), "  # noqa: S608 (verdicts of the contract, bound)
+    + ", ".join("sum(case when verdict = ? then 1 else 0 end)" for _ in VERDICTS)
+    + " from audits where repo = ? and week >= ? group by model order by count(*) desc, model"
+)
+
+
+def model_stats(
+    store: HistoryStore, repo: str, weeks: int, *, now: datetime | None = None
+) -> list[ModelStats]:
+    """Accepted-audit counts per model over the last ``weeks`` weeks (most audits first).
+
+    Reads ``audits`` itself (the weekly sums in ``audit_weeks`` carry no model): one grouped
+    query over the repository's rows of those weeks (index ``repo, week, …``).
+
+    Args:
+        store: the open store.
+        repo: ``owner/name``.
+        weeks: how many weeks back, including the current one (1–52).
+        now: the reference time (UTC); the current time when ``None``.
+    """
+    now = now or datetime.now(UTC)
+    monday = (now - timedelta(days=now.weekday())).date()
+    cutoff = (monday - timedelta(weeks=weeks - 1)).isoformat()
+    rows = store.fetch(_BY_MODEL, [*VERDICTS, repo, cutoff])
+    return [
+        ModelStats(model, audits, retried or 0, dict(zip(VERDICTS, counts, strict=True)))
+        for model, audits, retried, *counts in rows
+    ]
 
 
 def stats_columns(*, short: bool) -> tuple[str, ...]:

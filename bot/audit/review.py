@@ -1,0 +1,121 @@
+"""Verified defects as review comments on their lines: one ``COMMENT`` review per head SHA.
+
+Rule source: issue 17, item 4 ("where reviewers look"). Besides the summary comment
+(:mod:`bot.audit.report`), each verified defect of an accepted audit
+(:attr:`~bot.audit.auditor.AuditResult.defects`, every one checked against its segment) becomes
+one line comment, when its line is a RIGHT-side line of the PR's diff
+(:func:`~bot.audit.selection.right_side_lines`: GitHub answers 422 for any other line); a
+defect on a line outside the diff stays in the summary comment only.
+
+What was posted is read from GitHub, not from the store: an ephemeral runner starts with an
+empty store, and a review that was posted after a failed row write would be posted twice. Each
+line comment starts with a hidden marker naming its finding (:func:`finding_marker`: a hash of
+path, category and quote, which survive a line shift), so one listing of the bot's review
+comments (:func:`to_post`) tells which head SHAs already have the bot's review (then nothing is
+posted: one review per head SHA, a replay posts nothing) and which findings were posted at an
+earlier head (not posted again: a new head gets a review only for its new findings).
+
+Every comment body is the bot's marker and heading around the model's defect as inert markdown
+(:func:`bot.neutralise.neutralise_block`), like every posted text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+
+from bot.audit.auditor import AuditResult, Outcome
+from bot.audit.evidence import Claim, normalise
+from bot.audit.report import MARKER_PREFIX
+from bot.clients.github_client import PostedReviewComment, ReviewComment
+from bot.neutralise import neutralise, neutralise_block
+
+__all__ = [
+    "FINDING_PREFIX",
+    "REVIEW_BODY_MAX_CHARS",
+    "finding_marker",
+    "line_comments",
+    "review_summary",
+    "to_post",
+]
+
+FINDING_PREFIX = f"{MARKER_PREFIX}:finding="
+"""How the hidden first line of each of the bot's review comments begins."""
+_FINDING = re.compile(re.escape(FINDING_PREFIX) + r"([0-9a-f]{16}) -->")
+
+REVIEW_BODY_MAX_CHARS = 2000
+"""Longest defect text in one line comment (characters of markdown, escapes included)."""
+
+
+def finding_marker(path: str, claim: Claim) -> str:
+    """The hidden line naming a finding: ``<!-- triage-bot:finding=HASH16 -->``, HASH16 the
+    first 16 hex digits of the SHA-256 of path, category and quote (whitespace removed; the
+    defect's text when it has no quote). The line number is left out: it moves when lines are
+    added above, the code it names does not."""
+    what = normalise(claim.quote) if claim.quote else normalise(claim.text)
+    key = "\0".join((path, claim.category or "", what))
+    return f"{FINDING_PREFIX}{hashlib.sha256(key.encode('utf-8')).hexdigest()[:16]} -->"
+
+
+def _body(path: str, claim: Claim, model: str) -> str:
+    kind = claim.category or "defect"
+    return (
+        f"{finding_marker(path, claim)}\n"
+        f"**triage-bot: verified defect ({kind})** found by {neutralise(model, max_chars=80)}\n\n"
+        f"{neutralise_block(claim.text, max_chars=REVIEW_BODY_MAX_CHARS)}"
+    )
+
+
+def line_comments(
+    outcomes: Sequence[Outcome], diff_lines: Mapping[str, frozenset[int]]
+) -> tuple[ReviewComment, ...]:
+    """One comment per verified defect whose line is in the diff, in outcome order.
+
+    Args:
+        outcomes: the plan's audits; only accepted ones (:class:`AuditResult`) have defects.
+        diff_lines: path → its RIGHT-side diff lines (absent: the file has no patch).
+    """
+    out: list[ReviewComment] = []
+    seen: set[tuple[str, int, str]] = set()
+    for result in outcomes:
+        if not isinstance(result, AuditResult):
+            continue
+        path = result.segment.path
+        for claim in result.defects:
+            line = claim.line
+            if line is None or line not in diff_lines.get(path, frozenset()):
+                continue
+            body = _body(path, claim, result.model)
+            if (path, line, body) not in seen:
+                seen.add((path, line, body))
+                out.append(ReviewComment(path, line, body))
+    return tuple(out)
+
+
+def _finding(body: str) -> str | None:
+    first = body.split("\n", 1)[0]
+    found = _FINDING.fullmatch(first)
+    return found.group(1) if found else None
+
+
+def to_post(
+    candidates: Sequence[ReviewComment], posted: Sequence[PostedReviewComment], head_sha: str
+) -> tuple[ReviewComment, ...]:
+    """The comments to post at ``head_sha``, given the bot's review comments on the PR.
+
+    Nothing when a posted comment was made at ``head_sha`` (the review of this head exists);
+    else the candidates whose finding no posted comment names.
+    """
+    if any(p.commit_id == head_sha for p in posted):
+        return ()
+    known = {_finding(p.body) for p in posted} - {None}
+    return tuple(c for c in candidates if _finding(c.body) not in known)
+
+
+def review_summary(count: int, head_sha: str) -> str:
+    """The review's own body: how many line comments, at which head, and what they are."""
+    return (
+        f"triage-bot: {count} verified defect(s) at `{head_sha[:12]}`, each on its line. "
+        "The summary comment has the whole audit; a defect a model did not find is not here."
+    )
