@@ -8,6 +8,15 @@ Prints:
    project's own code: accepted first try, accepted after repair, rejected. Slow: about
    1.5 minutes per segment and format on 2 cores.
 
+4. `--timing [--limit N]` (issue 19): where an audit's time goes on the eval segments
+   (`evals/segments.jsonl`, JSON format, embedded default model): per segment wall time p50/p95,
+   and per model call the prompt tokens evaluated (prefill), their time, the output tokens and
+   their time (generation), first try vs repair turn, read from llama.cpp's perf counters.
+   Runs only this section (it loads the model; ~25 s per segment with Qwen 1.5B on 2 cores).
+5. `--compare BEFORE.json AFTER.json`: two `triage-bot eval --only audit` reports side by side:
+   p50/p95 per segment on the segments both measured, and the eval figures (acceptance, FIX
+   recall, pair accuracy, line hit, GO on clean). No model.
+
 `--save-outputs DIR` also writes each raw first reply (markdown mode: whatever the model wrote,
 cut or not) for the contract checker's table of real outputs.
 """
@@ -16,10 +25,12 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -33,6 +44,8 @@ from bot.chat import ChatMessage  # noqa: E402
 from bot.clients.embedded import EmbeddedChatModel  # noqa: E402
 from bot.clients.github_client import PullRef, PyGithubClient  # noqa: E402
 from bot.config import AUDITOR_OPTIONS, EMBEDDED_N_CTX  # noqa: E402
+from bot.evaluation.run import percentile  # noqa: E402
+from bot.evaluation.sets import EvalSegment, load_jsonl  # noqa: E402
 from bot.flows import apply_audit, plan_audit  # noqa: E402
 from bot.history.store import Store  # noqa: E402
 from tests.support import FakeChatModel, cassette  # noqa: E402
@@ -133,12 +146,115 @@ def raw_first_reply(
     (folder / name).write_text(reply["choices"][0]["message"]["content"] or "", "utf-8")
 
 
+class PerfModel:
+    """The embedded model, noting llama.cpp's perf counters after each call: prompt tokens
+    evaluated and their ms (prefill), tokens generated and their ms (generation)."""
+
+    def __init__(self, model: EmbeddedChatModel) -> None:
+        self.model = model
+        self.calls: list[dict[str, float]] = []
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    def chat(self, messages: Any, *, options: Any, schema: Any = None) -> Any:
+        import llama_cpp
+
+        started = time.perf_counter()
+        result = self.model.chat(messages, options=options, schema=schema)
+        perf = llama_cpp.llama_perf_context(self.model._llm()._ctx.ctx)
+        self.calls.append(
+            {
+                "wall_ms": (time.perf_counter() - started) * 1000,
+                "prompt_tokens": result.prompt_tokens,
+                "prefill_tokens": perf.n_p_eval,
+                "prefill_ms": perf.t_p_eval_ms,
+                "output_tokens": perf.n_eval,
+                "generation_ms": perf.t_eval_ms,
+            }
+        )
+        return result
+
+
+def timing(limit: int | None) -> None:
+    items = load_jsonl(ROOT / "evals" / "segments.jsonl", EvalSegment)[:limit]
+    model = PerfModel(EmbeddedChatModel(n_ctx=EMBEDDED_N_CTX))
+    auditor = Auditor(model, AUDITOR_OPTIONS, fmt="json")  # type: ignore[arg-type]
+    walls: list[float] = []
+    turns: dict[str, list[dict[str, float]]] = {"first": [], "repair": []}
+    for item in items:
+        model.calls.clear()
+        started = time.perf_counter()
+        auditor.audit(Segment(item.path, item.start, item.end), item.lines)
+        walls.append((time.perf_counter() - started) * 1000)
+        for n, call in enumerate(model.calls):
+            turns["first" if n == 0 else "repair"].append(call)
+    total = sum(walls)
+    print(f"\n== Audit time on {len(items)} eval segments (JSON format, {model.name})")
+    print(
+        f"per segment: p50 {percentile(walls, 0.5) / 1000:.1f} s, "
+        f"p95 {percentile(walls, 0.95) / 1000:.1f} s   (goal p50 <= 30 s)"
+    )
+    print("turn     calls  prefill tok (mean)  prefill s  output tok (mean)  generation s  share")
+    for turn, calls in turns.items():
+        if not calls:
+            continue
+        prefill = sum(c["prefill_ms"] for c in calls) / 1000
+        generation = sum(c["generation_ms"] for c in calls) / 1000
+        print(
+            f"{turn:8s} {len(calls):5d}  "
+            f"{statistics.mean(c['prefill_tokens'] for c in calls):18.0f}  {prefill:9.1f}  "
+            f"{statistics.mean(c['output_tokens'] for c in calls):17.0f}  {generation:12.1f}  "
+            f"{(prefill + generation) / (total / 1000):.0%}"
+        )
+
+
+COMPARED = (
+    "accepted_first_try",
+    "accepted_after_repair",
+    "fix_recall",
+    "pair_accuracy",
+    "line_hit",
+    "clean_go",
+    "output_tokens_mean",
+    "prompt_tokens_mean",
+)
+
+
+def compare(before: Path, after: Path) -> None:
+    reports = [json.loads(p.read_text("utf-8")) for p in (before, after)]
+    audits = [r.get("audit", r) for r in reports]
+    by_id = [{o["id"]: o["duration_ms"] for o in a["outcomes"]} for a in audits]
+    common = sorted(set(by_id[0]) & set(by_id[1]))
+    print(f"== {before.name} -> {after.name}: {len(common)} segments in both")
+    for name, times in zip(("before", "after"), by_id, strict=True):
+        values = [times[i] for i in common]
+        print(
+            f"{name:7s} p50 {percentile(values, 0.5) / 1000:5.1f} s  "
+            f"p95 {percentile(values, 0.95) / 1000:5.1f} s"
+        )
+    for key in COMPARED:
+        cells = [a.get(key) for a in audits]
+        shown = [f"{c:.3f}" if isinstance(c, float) else str(c) for c in cells]
+        print(f"{key:22s} {shown[0]:>8s} -> {shown[1]:>8s}   (whole sets)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--segments", type=int, default=3, help="segments per format (max 5)")
     parser.add_argument("--formats", default="json,markdown")
     parser.add_argument("--save-outputs", type=Path, default=None)
+    parser.add_argument("--timing", action="store_true", help="section 4 only")
+    parser.add_argument("--limit", type=int, default=None, help="first N eval segments")
+    parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))
     args = parser.parse_args()
+    if args.compare:
+        compare(*args.compare)
+        return
+    if args.timing:
+        timing(args.limit)
+        return
 
     requests, files = github_requests()
     print("== GitHub requests per PR audit (recorded traffic)")
