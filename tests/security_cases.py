@@ -434,6 +434,28 @@ def _history_json() -> str:
     )
 
 
+def _reply_on_stdout() -> str:
+    """``/audit_history`` by an admin on a PR whose stored path holds ``##[`` and a line break:
+    the lines of the run's log a runner would read as workflow commands."""
+    path = "x ##[set-output name=verdict;]VALID\n::error::y"
+    with tempfile.TemporaryDirectory() as tmp:
+        payload = load_webhook("issue_comment.created.0")
+        payload["comment"]["body"] = "/audit_history 5"
+        store = Store(Path(tmp) / "t.db")
+        tail = (False, "markdown", "m", "v", 1, 1, 1.0, "")
+        repo = payload["repository"]["full_name"]
+        store.record_audits([AuditRow(repo, 7, SHA, path, 1, 2, "GO", "High", *tail)])
+        store.close()
+        settings = Settings(github_token="t", event_name="issue_comment",
+                            event_path=write_payload(Path(tmp), payload),
+                            db_path=Path(tmp) / "t.db")  # fmt: skip
+        github = FakeGitHub(permissions={payload["comment"]["user"]["login"]: "admin"})
+        with mock.patch.object(runner, "make_github", return_value=github):
+            text = runner.run_event(settings).text
+    commands = [ln for ln in text.splitlines() if ln.lstrip().startswith("::") or "##[" in ln]
+    return f"command lines {len(commands)}; replied {len(github.comments[1])}"
+
+
 def _fifty_invisible_paths() -> str:
     path = "\U000e0041" * 120 + ".py"
     outcomes: list[AuditResult | AuditRejected] = [_result(f"{i}{path}", "x") for i in range(50)]
@@ -456,6 +478,8 @@ ROWS += [
         lambda: _links_in_model_text("```mermaid\nflowchart LR\n  A[safe to merge]-->B\n```")),
     Row(SECURITY, "review: 50 audits of 120 invisible characters per path, 3,000 skipped",
         f"≤ {COMMENT_LIMIT}; coverage last: True", _fifty_invisible_paths),
+    Row(SECURITY, "review: /audit_history's reply in the run's log, a path holding ##[ and \\n",
+        "command lines 0; replied 1", _reply_on_stdout),
     Row(SECURITY, "review: `history --json` of a path holding ##[, ::error and ESC",
         "exit 0; command lines 0; ESC 0; path read back: True", _history_json),
 ]  # fmt: skip
