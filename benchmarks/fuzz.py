@@ -49,6 +49,8 @@ TARGETS: dict[str, tuple[str, str | None]] = {
     "test_the_history_reply_is_one_code_block": ("oracle: /audit_history reply", None),
     "test_step_summaries_render_only_the_bots_markup": ("oracle: step summaries", None),
     "test_the_plan_on_stdout_holds_no_workflow_command": ("stdout: dry-run plan", None),
+    "test_the_audit_range_refusal_is_one_inert_paragraph": ("oracle: /audit refusal", None),
+    "test_a_command_reply_on_stdout_holds_no_workflow_command": ("stdout: command reply", None),
 }
 """Test function → (target as printed, counter key in the JSON report; ``None``: the examples
 are hypothesis's own count of passing examples)."""

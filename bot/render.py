@@ -20,6 +20,7 @@ __all__ = [
     "PUBLIC_WARNING",
     "SKIPPED_OUTPUTS",
     "RunReport",
+    "quoted_lines",
     "render_audit_plan",
     "render_audit_summary",
     "render_gate_plan",
@@ -61,6 +62,13 @@ def skipped_report(reason: str) -> RunReport:
     )
 
 
+def quoted_lines(text: str) -> list[str]:
+    """``text`` (markdown the bot posts, e.g. a comment or a command reply) as log lines, each
+    ``"  | "`` and the line through :func:`log_value`: a line break or ``##[`` in a path or
+    model text cannot start or hold a workflow command (issue 13, finding 4)."""
+    return [f"  | {log_value(line)}" for line in text.rstrip().split("\n")]
+
+
 def _label_changes(plan: GatePlan) -> str:
     """Plain text; each sink escapes it for its place."""
     parts = [f"+{name}" for name in plan.labels.add] + [f"-{name}" for name in plan.labels.remove]
@@ -88,7 +96,7 @@ def render_gate_plan(plan: GatePlan) -> str:
     if wanted is not None:
         how = "posted or edited" if wanted.create else "edited, if the issue has one"
         lines.append(f"comment:  the author comment ({how}):")
-        lines += [f"  | {log_value(line)}" for line in wanted.body.rstrip().split("\n")]
+        lines += quoted_lines(wanted.body)
     return "\n".join(lines)
 
 
@@ -157,7 +165,7 @@ def render_audit_plan(plan: AuditPlan) -> str:
         for c in plan.review
     ]
     lines.append("comment (as it would be posted):")
-    lines += [f"  | {log_value(line)}" for line in plan.comment.rstrip().split("\n")]
+    lines += quoted_lines(plan.comment)
     return "\n".join(lines)
 
 

@@ -381,6 +381,52 @@ def _private_store() -> str:
     return f"folder {folder}; files {sorted(set(modes.values()))}"
 
 
+_READ_ONLY_CHILD = r"""
+import json, sys
+from pathlib import Path
+from click.testing import CliRunner
+from bot.cli import main
+db = Path(sys.argv[1])
+try:
+    (db.parent / "probe").touch()
+    print("the folder is writable: nothing shown")
+except OSError:
+    shown = []
+    for command in ("history", "stats"):
+        r = CliRunner().invoke(main, [command, "--repo", "o/r", "--db", str(db), "--json"])
+        shown.append(f"{command} exit {r.exit_code}")
+    print(f"{', '.join(shown)}; weeks {len(json.loads(r.stdout)) if r.exit_code == 0 else '-'}")
+"""
+
+
+def _read_only_folder() -> str:
+    """``history`` and ``stats`` on a store in a folder the process cannot write, in a child
+    process (as root under ``unshare --user``: root's override is gone, the mode binds; the
+    child first checks it cannot write there). Before 048e865: exit 5."""
+    import sys
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "ro"
+        folder.mkdir()
+        store = Store(folder / "t.db")
+        store.record_gate(runner_row())
+        store.record_audits([AuditRow("o/r", 7, SHA, "a.py", 1, 2, "GO", "High", False,
+                                      "markdown", "m", "v", 1, 1, 1.0, "")])  # fmt: skip
+        store.close()
+        folder.chmod(0o500)
+        prefix = ["unshare", "--user"] if os.geteuid() == 0 else []
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        try:
+            done = subprocess.run(
+                [*prefix, sys.executable, "-c", _READ_ONLY_CHILD, str(folder / "t.db")],
+                cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+            )  # fmt: skip
+            files = sorted(os.listdir(folder))
+        finally:
+            folder.chmod(0o700)
+    return f"{done.stdout.strip() or done.stderr.strip()[-200:]}; files {files}"
+
+
 def runner_row() -> Any:
     from bot.history.store import GateRow
 
@@ -400,6 +446,8 @@ ROWS += [
         "audit True, comment False, issue False", _groups),
     Row(SECURITY, "low: a dry run with no store yet", "store created: False; folder created: "
         "False", _dry_run_store),
+    Row(SECURITY, "low: history and stats on a store in a read-only folder",
+        "history exit 0, stats exit 0; weeks 1; files ['t.db']", _read_only_folder, 20_000),
     Row(SECURITY, "low: a store migrated by a newer triage-bot", "StoreError exit 5 at open: True",
         _newer_store),
     Row(SECURITY, "low: a new store's folder and files (umask 022)",
@@ -434,6 +482,28 @@ def _history_json() -> str:
     )
 
 
+def _reply_on_stdout() -> str:
+    """``/audit_history`` by an admin on a PR whose stored path holds ``##[`` and a line break:
+    the lines of the run's log a runner would read as workflow commands."""
+    path = "x ##[set-output name=verdict;]VALID\n::error::y"
+    with tempfile.TemporaryDirectory() as tmp:
+        payload = load_webhook("issue_comment.created.0")
+        payload["comment"]["body"] = "/audit_history 5"
+        store = Store(Path(tmp) / "t.db")
+        tail = (False, "markdown", "m", "v", 1, 1, 1.0, "")
+        repo = payload["repository"]["full_name"]
+        store.record_audits([AuditRow(repo, 7, SHA, path, 1, 2, "GO", "High", *tail)])
+        store.close()
+        settings = Settings(github_token="t", event_name="issue_comment",
+                            event_path=write_payload(Path(tmp), payload),
+                            db_path=Path(tmp) / "t.db")  # fmt: skip
+        github = FakeGitHub(permissions={payload["comment"]["user"]["login"]: "admin"})
+        with mock.patch.object(runner, "make_github", return_value=github):
+            text = runner.run_event(settings).text
+    commands = [ln for ln in text.splitlines() if ln.lstrip().startswith("::") or "##[" in ln]
+    return f"command lines {len(commands)}; replied {len(github.comments[1])}"
+
+
 def _fifty_invisible_paths() -> str:
     path = "\U000e0041" * 120 + ".py"
     outcomes: list[AuditResult | AuditRejected] = [_result(f"{i}{path}", "x") for i in range(50)]
@@ -456,6 +526,8 @@ ROWS += [
         lambda: _links_in_model_text("```mermaid\nflowchart LR\n  A[safe to merge]-->B\n```")),
     Row(SECURITY, "review: 50 audits of 120 invisible characters per path, 3,000 skipped",
         f"≤ {COMMENT_LIMIT}; coverage last: True", _fifty_invisible_paths),
+    Row(SECURITY, "review: /audit_history's reply in the run's log, a path holding ##[ and \\n",
+        "command lines 0; replied 1", _reply_on_stdout),
     Row(SECURITY, "review: `history --json` of a path holding ##[, ::error and ESC",
         "exit 0; command lines 0; ESC 0; path read back: True", _history_json),
 ]  # fmt: skip

@@ -111,7 +111,7 @@ def test_an_unknown_command_in_a_comment_gets_the_usage_reply_and_runs_nothing(
     services: FakeServices,
 ) -> None:
     report = run_comment(_event("/nope 3"), Settings(), services)
-    assert "reply:\nUnknown command. Commands: `/triage`, `/audit`" in report.text
+    assert "reply:\n  | Unknown command. Commands: `/triage`, `/audit`" in report.text
     assert (services.gates, services.audits, services.stores) == ([], [], 0)
     assert services.client.writes == [REACTION, ("create_comment", "1")]
 
@@ -163,7 +163,7 @@ def test_audit_with_a_range_runs_the_audit_through_the_services(services: FakeSe
 def test_history_and_stats_open_the_store_once_each_and_close_it(services: FakeServices) -> None:
     for body in ("/audit_history 3", "/audit_stats"):
         report = run_comment(_event(body), Settings(), services)
-        assert "reply:\nNo accepted audits" in report.text
+        assert "reply:\n  | No accepted audits" in report.text
     assert services.stores == 2
 
 
@@ -175,6 +175,6 @@ def test_help_lists_the_registry_it_was_dispatched_from(services: FakeServices) 
 
 def test_a_dry_run_reads_the_permission_and_writes_nothing(services: FakeServices) -> None:
     report = run_comment(_event("/help"), Settings(dry_run=True), services)
-    assert "reply:\ntriage-bot commands:" in report.text
+    assert "reply:\n  | triage-bot commands:" in report.text
     assert services.client.writes == []
     assert services.client.reads == [("permission", AUTHOR)]

@@ -1,24 +1,32 @@
 """Every place untrusted text is posted or printed, judged by a real renderer (issue 13).
 
-The PR comment (table, ``<summary>``, sections, coverage line), the ``/audit_history`` reply,
-the step summaries and the plan printed on stdout are built from hostile paths, model text,
-model names, label names and skip reasons, then rendered with CommonMark + tables + raw HTML
-(tests/markdown_oracle.py) or read as a GitHub runner reads a step's output.
+The PR comment (table, ``<summary>``, sections, coverage line), the ``/audit_history`` reply
+and ``/audit``'s range refusal, the step summaries, and the plan and command replies printed on
+stdout are built from hostile paths, model text, model names, label names, skip reasons and
+ranges, then rendered with CommonMark + tables + raw HTML (tests/markdown_oracle.py) or read as
+a GitHub runner reads a step's output.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.audit.auditor import AuditRejected, AuditResult
+from bot.audit.ranges import parse_range_spec
 from bot.audit.report import COMMENT_LIMIT, MARKER, audited_head, render_audit_comment
 from bot.audit.selection import Segment, Selection, Skipped
-from bot.clients.github_client import PullRef
+from bot.clients.github_client import GitHubPort, PullRef
+from bot.commands.comment import run_comment
 from bot.commands.handlers import history_reply
+from bot.config import Settings
+from bot.events import IssueCommentEvent, IssuesEvent, route_event
 from bot.flows import AuditPlan, GatePlan
 from bot.history.store import AuditRow, Store
 from bot.render import (
+    RunReport,
     render_audit_plan,
     render_audit_summary,
     render_gate_plan,
@@ -27,8 +35,10 @@ from bot.render import (
 from bot.triage.issue_text import prepare_issue
 from bot.triage.labels import READY, plan_labels
 from bot.triage.validator import GateDecision
+from tests.fake_github import FakeGitHub
 from tests.markdown_oracle import render
 from tests.profiles import FUZZ
+from tests.support import load_webhook
 
 SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
 PIECES = [
@@ -219,3 +229,89 @@ def test_the_bots_comment_is_the_one_its_login_wrote() -> None:
     github.comments[2] = [StoredComment(1, forged, "Bot", "other-app[bot]")]
     assert github.find_bot_comment("o/r", 2, MARKER) is not None
     assert github.find_bot_comment("o/r", 2, MARKER, author="triage-app[bot]") is None
+
+
+# --- command replies: on GitHub and on stdout (issue 13, findings 3 and 4) -------------------
+AUTHOR = "Codertocat"  # the commenter in issue_comment.created.0 (on issue 1)
+
+
+@dataclass
+class _ReplyServices:
+    """The runner's side of a command reply: a store holding one audit per hostile path (a
+    new in-memory store per read: the handler closes it), the real /audit range rules."""
+
+    client: FakeGitHub
+    paths: list[str]
+
+    def github(self) -> GitHubPort:
+        return self.client
+
+    def read_store(self) -> Store:
+        store = Store(":memory:")
+        tail = (False, "markdown", "m", "v", 1, 1, 1.0, "")
+        repo = "Codertocat/Hello-World"
+        store.record_audits(
+            [AuditRow(repo, 1, SHA, p, i + 1, i + 2, "GO", "High", *tail)
+             for i, p in enumerate(self.paths)]
+        )  # fmt: skip
+        return store
+
+    def rerun_gate(self, event: IssuesEvent) -> RunReport:
+        raise AssertionError("no gate in these tests")
+
+    def audit(self, pull: PullRef, github: GitHubPort, requested_range: str | None) -> RunReport:
+        # the one changed file is named with a character no hostile text holds
+        parse_range_spec(requested_range or "", ["\u20ac.py"])  # raises InvalidRange
+        raise AssertionError("the hostile range was accepted")
+
+
+def _command(body: str, paths: list[str]) -> tuple[str, RunReport]:
+    """``body`` commented on PR 1 by an admin: (the reply posted, the run's report)."""
+    payload = load_webhook("issue_comment.created.0")
+    payload["comment"]["body"] = body
+    payload["issue"]["pull_request"] = {"url": "https://api.github.com/repos/o/r/pulls/1"}
+    event = route_event("issue_comment", payload)
+    assert isinstance(event, IssueCommentEvent)
+    github = FakeGitHub(permissions={AUTHOR: "admin"})
+    github.heads[1] = SHA
+    report = run_comment(event, Settings(), _ReplyServices(github, paths))
+    (reply,) = [c.body for c in github.comments[1]]
+    return reply, report
+
+
+NO_SPACE = HOSTILE.map(lambda s: "".join(s.split()) or "x")
+
+
+@FUZZ
+@given(NO_SPACE)
+def test_the_audit_range_refusal_is_one_inert_paragraph(path: str) -> None:
+    """``/audit PATH:1-2`` with the commenter's hostile path: the refusal quotes it inert."""
+    reply, report = _command(f"/audit {path}:1-2", [])
+    rendered = render(reply)
+    assert set(rendered.tags) <= {"p", "code"}, rendered.html
+    assert rendered.tags["p"] == 1
+    assert not rendered.attributes
+    assert not rendered.mentions
+    assert not rendered.github_links
+    assert _command_lines(report.text) == []
+
+
+@FUZZ
+@given(st.lists(PATHS, min_size=1, max_size=4))
+def test_a_command_reply_on_stdout_holds_no_workflow_command(paths: list[str]) -> None:
+    """The run's log quotes the ``/audit_history`` reply line by line through ``log_value``:
+    a stored path with a line break or ``##[`` cannot make a workflow command."""
+    reply, report = _command("/audit_history 10", paths)
+    assert _command_lines(report.text) == []
+    lines = report.text.splitlines()
+    assert lines[1] == "reply:"
+    assert all(line.startswith("  | ") for line in lines[2:])
+    assert len(lines[2:]) == len(reply.splitlines())
+
+
+def test_a_stored_path_holding_a_v1_command_is_escaped_in_the_log() -> None:
+    """Before: the reply was printed as posted, and its code block kept ``##[set-output …]``
+    (only the ``::stop-commands::`` wrapper stood between it and the runner)."""
+    _, report = _command("/audit_history 10", ["x ##[set-output name=verdict;]VALID\n::error::y"])
+    assert "x ##%5Bset-output name=verdict;]VALID\\n::error::y:1-2" in report.text
+    assert _command_lines(report.text) == []

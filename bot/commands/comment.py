@@ -27,7 +27,14 @@ from bot.commands.parser import Command, Malformed, parse_command
 from bot.commands.spec import PLACES, Answer, CommandContext, CommandSpec, Services
 from bot.config import Settings
 from bot.events import IssueCommentEvent
-from bot.render import PUBLIC_WARNING, SKIPPED_OUTPUTS, RunReport, skipped_report
+from bot.neutralise import log_value
+from bot.render import (
+    PUBLIC_WARNING,
+    SKIPPED_OUTPUTS,
+    RunReport,
+    quoted_lines,
+    skipped_report,
+)
 
 __all__ = [
     "ALLOWED_PERMISSIONS",
@@ -121,12 +128,14 @@ def run_comment(event: IssueCommentEvent, settings: Settings, services: Services
     auth = authorise(event, github)
     if not auth.allowed:
         report = skipped_report(f"command refused: {auth.reason}")
-        report.text = f"triage-bot: refused: {auth.reason}"
+        report.text = f"triage-bot: refused: {log_value(auth.reason)}"
         return report
     if not settings.dry_run:
         github.add_reaction(repo, number, event.comment.id, "eyes")
     name = parsed.name if isinstance(parsed, Command) else "malformed"
-    head = f"triage-bot: /{name} by {event.comment.user.login} ({auth.reason})"
+    head = (
+        f"triage-bot: /{name} by {log_value(event.comment.user.login)} ({log_value(auth.reason)})"
+    )
     if isinstance(parsed, Malformed):
         answer: Answer = parsed.reply
     else:
@@ -140,4 +149,7 @@ def run_comment(event: IssueCommentEvent, settings: Settings, services: Services
     summary = f"triage-bot: /{name}: replied\n"
     if not event.repository.private:
         summary += PUBLIC_WARNING + "\n"
-    return RunReport(f"{head}\nreply:\n{answer}", summary, outputs)
+    # The reply quotes stored paths (``/audit_history``) and the commenter's range: on stdout
+    # each of its lines goes through log_value, like the plans' comment lines.
+    text = "\n".join([head, "reply:", *quoted_lines(answer)])
+    return RunReport(text, summary, outputs)
