@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -174,7 +175,7 @@ def test_report_compare_and_thresholds() -> None:
     assert failed_thresholds(new, [Threshold("gate", "agreement", 0.7, True)]) == []
 
 
-def _split_run(tune: tuple[float, float], check: tuple[float, float]) -> dict[str, object]:
+def _split_run(tune: tuple[float, float], check: tuple[float, float]) -> dict[str, Any]:
     """A ``--split`` report with each half's (non-borderline agreement, NR precision)."""
     halves = {name: {"items": 41, "agreement_non_borderline": a, "nr_precision": p}
               for name, (a, p) in (("tune", tune), ("check", check))}  # fmt: skip
@@ -199,6 +200,11 @@ def test_compare_shows_each_half_and_names_a_trade_between_them() -> None:
 
     whole_set = {"model": "m", "audit_format": "json", "gate": {"agreement": 0.6}}
     assert "| half |" not in compare_reports(whole_set, old)  # only when both are split runs
+    assert "prompt version" not in compare_reports(whole_set, old)  # kept reports have none
+
+    versioned = _split_run(tune=(0.60, 0.60), check=(0.70, 0.70))
+    versioned["gate"]["prompt_version"] = "validator@0123abcd"
+    assert "| gate prompt version | – | validator@0123abcd | |" in compare_reports(old, versioned)
 
 
 def _run(agreement: float, injection_valid: int, trace: str) -> dict[str, object]:
@@ -304,5 +310,9 @@ def test_a_split_run_reports_both_halves(fake_model: FakeChatModel) -> None:
     assert halves["tune"]["items"] + halves["check"]["items"] == 6
     text = render_report({"model": "m", "audit_format": "json", "gate": report})
     assert "| half | items | agreement |" in text
+    # the report says which gate its figures are of: prompt, decision rule and text rules
+    validator = Validator(fake_model, VALIDATOR_OPTIONS, max_body_chars=6000)
+    assert report["prompt_version"] == validator.prompt_version
+    assert f"| gate prompt version | {validator.prompt_version} |" in text
     assert "| tune |" in text
     assert "| check |" in text

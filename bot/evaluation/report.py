@@ -69,6 +69,9 @@ def render_report(report: Mapping[str, Any]) -> str:
         "| metric | value |",
         "|---|---|",
     ]
+    if report.get("gate", {}).get("prompt_version"):
+        version = log_value(str(report["gate"]["prompt_version"]), max_chars=40)
+        lines.append(f"| gate prompt version | {version} |")
     for section, key, label, _ in METRICS:
         if section in report:
             lines.append(f"| {label} | {_fmt(key, report[section].get(key))} |")
@@ -191,6 +194,10 @@ def compare_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
         f"| metric | {old.get('model', 'old')} | {new.get('model', 'new')} | change |",
         "|---|---|---|---|",
     ]
+    versions = [str(r.get("gate", {}).get("prompt_version") or "–") for r in (old, new)]
+    if versions != ["–", "–"]:  # reports kept before the field existed have none
+        a, b = (log_value(v, max_chars=40) for v in versions)
+        lines.append(f"| gate prompt version | {a} | {b} | |")
     for section, key, label, higher_better in METRICS:
         a = old.get(section, {}).get(key)
         b = new.get(section, {}).get(key)
