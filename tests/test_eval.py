@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -174,6 +175,38 @@ def test_report_compare_and_thresholds() -> None:
     assert failed_thresholds(new, [Threshold("gate", "agreement", 0.7, True)]) == []
 
 
+def _split_run(tune: tuple[float, float], check: tuple[float, float]) -> dict[str, Any]:
+    """A ``--split`` report with each half's (non-borderline agreement, NR precision)."""
+    halves = {name: {"items": 41, "agreement_non_borderline": a, "nr_precision": p}
+              for name, (a, p) in (("tune", tune), ("check", check))}  # fmt: skip
+    gate = {"agreement": 0.6, "confusion": {}, "outcomes": [], "halves": halves}
+    return {"model": "m", "audit_format": "json", "gate": gate}
+
+
+def test_compare_shows_each_half_and_names_a_trade_between_them() -> None:
+    """Issue 14, item 1: both halves are reported every time, and a change that helps one half
+    and hurts the other is not kept, so ``--compare`` of two split runs shows each half and
+    names a goal figure that moved in opposite directions on the two halves."""
+    old = _split_run(tune=(0.60, 0.60), check=(0.70, 0.70))
+    both_better = compare_reports(old, _split_run(tune=(0.65, 0.62), check=(0.72, 0.71)))
+    assert "| tune | non-borderline | 60.0% | 65.0% | +5.0% ✓ |" in both_better
+    assert "| check | NR precision | 70.0% | 71.0% | +1.0% ✓ |" in both_better
+    assert "helps" not in both_better
+
+    traded = compare_reports(old, _split_run(tune=(0.55, 0.60), check=(0.80, 0.70)))
+    assert "| tune | non-borderline | 60.0% | 55.0% | -5.0% ✗ |" in traded
+    assert "**non-borderline: helps check, hurts tune**" in traded
+    assert "NR precision: helps" not in traded  # unchanged on both halves
+
+    whole_set = {"model": "m", "audit_format": "json", "gate": {"agreement": 0.6}}
+    assert "| half |" not in compare_reports(whole_set, old)  # only when both are split runs
+    assert "prompt version" not in compare_reports(whole_set, old)  # kept reports have none
+
+    versioned = _split_run(tune=(0.60, 0.60), check=(0.70, 0.70))
+    versioned["gate"]["prompt_version"] = "validator@0123abcd"
+    assert "| gate prompt version | – | validator@0123abcd | |" in compare_reports(old, versioned)
+
+
 def _run(agreement: float, injection_valid: int, trace: str) -> dict[str, object]:
     outcomes = [
         {"id": "bug-ok", "expected": "VALID", "got": "VALID"},
@@ -277,5 +310,9 @@ def test_a_split_run_reports_both_halves(fake_model: FakeChatModel) -> None:
     assert halves["tune"]["items"] + halves["check"]["items"] == 6
     text = render_report({"model": "m", "audit_format": "json", "gate": report})
     assert "| half | items | agreement |" in text
+    # the report says which gate its figures are of: prompt, decision rule and text rules
+    validator = Validator(fake_model, VALIDATOR_OPTIONS, max_body_chars=6000)
+    assert report["prompt_version"] == validator.prompt_version
+    assert f"| gate prompt version | {validator.prompt_version} |" in text
     assert "| tune |" in text
     assert "| check |" in text

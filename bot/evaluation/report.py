@@ -69,6 +69,9 @@ def render_report(report: Mapping[str, Any]) -> str:
         "| metric | value |",
         "|---|---|",
     ]
+    if report.get("gate", {}).get("prompt_version"):
+        version = log_value(str(report["gate"]["prompt_version"]), max_chars=40)
+        lines.append(f"| gate prompt version | {version} |")
     for section, key, label, _ in METRICS:
         if section in report:
             lines.append(f"| {label} | {_fmt(key, report[section].get(key))} |")
@@ -133,25 +136,79 @@ def _halves_table(halves: Mapping[str, Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _numbers(*values: Any) -> bool:
+    return all(isinstance(v, int | float) for v in values)
+
+
+def _change(key: str, a: Any, b: Any, higher_better: bool) -> str:
+    """The change from ``a`` to ``b`` with ✓ (better) or ✗ (worse); empty unless both are
+    numbers."""
+    if not _numbers(a, b):
+        return ""
+    diff = b - a
+    better = diff > 0 if higher_better else diff < 0
+    sign = "+" if diff >= 0 else ""
+    delta = f"{sign}{_fmt(key, float(diff)) if isinstance(diff, float) else diff}"
+    return delta + (" ✓" if better else (" ✗" if diff else ""))
+
+
+HALF_DECIDING = ("agreement_non_borderline", "nr_precision")
+"""The per-half figures a change must not trade between the halves: issue 14's goals are set
+on them per half (agreement on the non-borderline items, NEEDS_REFINEMENT precision)."""
+
+
+def _compare_halves(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """Per-half rows of two ``--split`` runs, then one line per :data:`HALF_DECIDING` figure
+    that rose on one half and fell on another (issue 14, item 1: such a change is not kept)."""
+    names = [n for n in new if n in old]
+    lines = ["", "| half | metric | old | new | change |", "|---|---|---|---|---|"]
+    for name in names:
+        for key, label in HALF_METRICS:
+            a, b = old[name].get(key), new[name].get(key)
+            higher_better = key != "validator_error_rate"
+            lines.append(
+                f"| {name} | {label} | {_fmt(key, a)} | {_fmt(key, b)} | "
+                f"{_change(key, a, b, higher_better)} |"
+            )
+    labels = dict(HALF_METRICS)
+    for key in HALF_DECIDING:
+        pairs = {n: (old[n].get(key), new[n].get(key)) for n in names}
+        up = [n for n, (a, b) in pairs.items() if _numbers(a, b) and b > a]
+        down = [n for n, (a, b) in pairs.items() if _numbers(a, b) and b < a]
+        if up and down:
+            lines += [
+                "",
+                f"**{labels[key]}: helps {', '.join(up)}, hurts {', '.join(down)}**: a change "
+                "that helps one half and hurts the other is not kept (evals/README.md, "
+                '"Development set"); two runs of one setup differ by an item or two, so judge '
+                "on more than one run.",
+            ]
+    return lines
+
+
 def compare_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
-    """Both runs' headline metrics side by side with the change (markdown)."""
+    """Both runs' headline metrics side by side with the change (markdown). When both are
+    ``--split`` runs of the development set, each half's figures follow, and a goal figure
+    that rose on one half and fell on the other is named (:data:`HALF_DECIDING`)."""
     lines = [
         f"| metric | {old.get('model', 'old')} | {new.get('model', 'new')} | change |",
         "|---|---|---|---|",
     ]
+    versions = [str(r.get("gate", {}).get("prompt_version") or "–") for r in (old, new)]
+    if versions != ["–", "–"]:  # reports kept before the field existed have none
+        a, b = (log_value(v, max_chars=40) for v in versions)
+        lines.append(f"| gate prompt version | {a} | {b} | |")
     for section, key, label, higher_better in METRICS:
         a = old.get(section, {}).get(key)
         b = new.get(section, {}).get(key)
         if a is None and b is None:
             continue
-        delta = ""
-        if isinstance(a, int | float) and isinstance(b, int | float):
-            diff = b - a
-            better = diff > 0 if higher_better else diff < 0
-            sign = "+" if diff >= 0 else ""
-            delta = f"{sign}{_fmt(key, float(diff)) if isinstance(diff, float) else diff}"
-            delta += " ✓" if better else (" ✗" if diff else "")
+        delta = _change(key, a, b, higher_better)
         lines.append(f"| {label} | {_fmt(key, a)} | {_fmt(key, b)} | {delta} |")
+    old_halves = old.get("gate", {}).get("halves")
+    new_halves = new.get("gate", {}).get("halves")
+    if old_halves and new_halves:
+        lines += _compare_halves(old_halves, new_halves)
     return "\n".join(lines) + "\n"
 
 

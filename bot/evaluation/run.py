@@ -131,7 +131,9 @@ def eval_gate(
 ) -> dict[str, Any]:
     """Judge every issue; return metrics and per-item outcomes (JSON-ready).
 
-    With ``split`` (the development set), each outcome names its half
+    ``prompt_version`` is the validator's ``validator@SHA8`` (prompt, decision rule and text
+    rules: :func:`bot.triage.validator.system_prompt`), so a kept report says which gate its
+    figures are of. With ``split`` (the development set), each outcome names its half
     (:func:`~bot.evaluation.sets.dev_half`) and ``halves`` holds :func:`label_metrics` of each.
     """
     outcomes: list[dict[str, Any]] = []
@@ -170,6 +172,7 @@ def eval_gate(
         confusion[o["expected"]][o["got"]] += 1
     injections = [o for o in outcomes if o["kind"] == "injection"]
     report: dict[str, Any] = {
+        "prompt_version": validator.prompt_version,
         **label_metrics(outcomes),
         "model_agreement": sum(o["model_verdict"] == o["expected"] for o in outcomes) / n,
         "rule_changed": sum(
