@@ -10,6 +10,9 @@ schema for structured output (:func:`structured_output_schema`). A reply cut at 
 raises :class:`~bot.errors.ModelTruncated`: a truncated reply is an error, never a result; a
 prompt that does not fit the role's context raises :class:`~bot.errors.ModelPromptTooLong`
 (:func:`check_prompt_fits`, one rule for every backend).
+
+What each call cost travels with the outcome as a :class:`CallUsage` (issue 19, "say where the
+time went"): the step summary and the dry-run plan show one per call.
 """
 
 from __future__ import annotations
@@ -20,19 +23,28 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
-from bot.errors import ModelPromptTooLong
+from bot.errors import ModelError, ModelPromptTooLong
 
 __all__ = [
+    "CallUsage",
     "ChatMessage",
     "ChatModel",
     "ChatResult",
+    "ModelRole",
     "Role",
     "RoleOptions",
+    "Turn",
     "check_prompt_fits",
     "structured_output_schema",
 ]
 
 Role = Literal["system", "user", "assistant"]
+
+ModelRole = Literal["validator", "auditor"]
+"""The agent a model serves (its :class:`RoleOptions`, its backend settings)."""
+
+Turn = Literal["first", "repair"]
+"""Which call of an agent's conversation: the first, or the auditor's one repair turn."""
 
 
 @dataclass(frozen=True)
@@ -69,8 +81,9 @@ class ChatResult:
         text: the assistant message content (may be empty: the caller's parser decides).
         done_reason: ``stop`` normally (``length`` never gets here: it raises).
         model: the model name (Ollama tag or GGUF file name).
-        prompt_tokens: tokens evaluated for the prompt (Ollama ``prompt_eval_count``; with a
-            prompt cache, only the tokens not reused).
+        prompt_tokens: the prompt's tokens (embedded: the whole prompt, llama.cpp's
+            ``usage.prompt_tokens``; Ollama: ``prompt_eval_count``, which some Ollama versions
+            count without the tokens reused from its cache).
         output_tokens: tokens generated (Ollama ``eval_count``).
         duration_ms: the model's own time for the call in ms (Ollama ``total_duration``; the
             embedded backend times the llama.cpp call).
@@ -88,6 +101,67 @@ class ChatResult:
     prompt_eval_tokens: int | None = None
 
 
+@dataclass(frozen=True)
+class CallUsage:
+    """What one model call cost: a line of the step summary and the dry-run plan (issue 19).
+
+    Numbers only (trusted); whatever names the call (a segment's path) is the caller's to pass
+    through a sink.
+
+    Attributes:
+        role: ``validator`` or ``auditor``.
+        turn: ``first``, or ``repair`` (the auditor's one repair turn).
+        duration_ms: the model's own time for the call (ms; :attr:`ChatResult.duration_ms`).
+        prompt_tokens: the whole prompt (tokens).
+        output_tokens: tokens generated.
+        prompt_eval_tokens: prompt tokens actually evaluated, the rest reused from the prompt
+            cache; ``None`` when the backend does not say (Ollama).
+    """
+
+    role: ModelRole
+    turn: Turn
+    duration_ms: float
+    prompt_tokens: int
+    output_tokens: int
+    prompt_eval_tokens: int | None = None
+
+    @property
+    def reused_tokens(self) -> int | None:
+        """Prompt tokens taken from the prompt cache: ``prompt_tokens - prompt_eval_tokens``
+        (never below 0), or ``None`` when the backend did not report what it evaluated."""
+        if self.prompt_eval_tokens is None:
+            return None
+        return max(0, self.prompt_tokens - self.prompt_eval_tokens)
+
+    @classmethod
+    def of(cls, result: ChatResult, role: ModelRole, turn: Turn) -> CallUsage:
+        """The usage of a call that returned."""
+        return cls(
+            role,
+            turn,
+            result.duration_ms,
+            result.prompt_tokens,
+            result.output_tokens,
+            result.prompt_eval_tokens,
+        )
+
+    @classmethod
+    def of_error(cls, exc: ModelError, role: ModelRole, turn: Turn) -> CallUsage | None:
+        """The usage of a call that ran and then failed (a reply cut at ``num_predict``, a
+        prompt over ``num_ctx``), or ``None`` when the error carries no cost: no call ran, or
+        the backend failed before saying (:class:`~bot.errors.ModelError`'s figures are 0)."""
+        if not (exc.prompt_tokens or exc.output_tokens or exc.duration_ms):
+            return None
+        return cls(
+            role,
+            turn,
+            exc.duration_ms,
+            exc.prompt_tokens,
+            exc.output_tokens,
+            exc.prompt_eval_tokens,
+        )
+
+
 def check_prompt_fits(
     options: RoleOptions,
     *,
@@ -95,6 +169,7 @@ def check_prompt_fits(
     output_tokens: int,
     duration_ms: float,
     detail: str = "",
+    prompt_eval_tokens: int | None = None,
 ) -> None:
     """Fail closed when a call's prompt plus the role's ``num_predict`` exceeds its ``num_ctx``.
 
@@ -124,6 +199,8 @@ def check_prompt_fits(
     Args:
         options: the role's options (``num_ctx``, ``num_predict``).
         prompt_tokens / output_tokens / duration_ms: what the call reported (its cost).
+        prompt_eval_tokens: of ``prompt_tokens``, those evaluated (not from the prompt cache);
+            ``None`` when the backend does not say. Only carried into the error.
         detail: a backend's words appended to the message (e.g. Ollama's silent cut).
 
     Raises:
@@ -140,6 +217,7 @@ def check_prompt_fits(
         prompt_tokens=prompt_tokens,
         output_tokens=output_tokens,
         duration_ms=duration_ms,
+        prompt_eval_tokens=prompt_eval_tokens,
     )
 
 

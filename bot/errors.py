@@ -89,18 +89,21 @@ class ModelError(BotError):
     When the call itself ran (a reply cut at ``num_predict``, a prompt over ``num_ctx`` found
     after the call), the error carries what it cost, for the decision or audit row: prompt and
     output tokens, and the model's time (ms); 0 when no call ran or the backend did not say.
+    ``prompt_eval_tokens``: of the prompt, the tokens evaluated rather than reused from the
+    prompt cache, ``None`` when unknown (``bot.chat.CallUsage``).
     """
 
     kind = "model"
 
     def __init__(
         self, message: str = "", *, prompt_tokens: int = 0, output_tokens: int = 0,
-        duration_ms: float = 0.0,
+        duration_ms: float = 0.0, prompt_eval_tokens: int | None = None,
     ) -> None:  # fmt: skip
         super().__init__(message)
         self.prompt_tokens = prompt_tokens
         self.output_tokens = output_tokens
         self.duration_ms = duration_ms
+        self.prompt_eval_tokens = prompt_eval_tokens
 
 
 class ModelUnavailable(ModelError):

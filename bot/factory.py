@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
 
-from bot.chat import ChatModel
+from bot.chat import ChatModel, ModelRole
 from bot.clients.embedded import EmbeddedChatModel
 from bot.clients.github_client import PyGithubClient
 from bot.clients.ollama_client import OllamaChatModel
@@ -28,8 +27,6 @@ from bot.history.protocol import HistoryStore
 from bot.history.store import Store
 
 __all__ = ["BACKENDS", "Backend", "ModelRole", "make_chat_model", "make_github", "make_store"]
-
-ModelRole = Literal["validator", "auditor"]
 
 
 @dataclass(frozen=True)

@@ -5,14 +5,21 @@ Only strings are built here; the CLI and the Action entry decide where they go. 
 untrusted value passes the sink for its place (:mod:`bot.neutralise`): :func:`log_value` in
 the plan, whose every line starts with the bot's own label (the runner reads workflow commands
 at a line's start), and the markdown sinks in the summary.
+
+Both pipelines end their plan and summary with what each model call cost (issue 19, "say where
+the time went"): the model's time, the prompt tokens evaluated and those reused from the prompt
+cache, the output tokens, and a total (:func:`calls_plan_lines`, :func:`calls_summary`). A
+backend that does not report what it evaluated (Ollama) shows "not reported", never 0.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bot.audit.auditor import AuditRejected, AuditResult, Outcome
 from bot.audit.report import coverage_line
+from bot.chat import CallUsage
 from bot.flows import AuditPlan, GatePlan
 from bot.neutralise import code_span, log_value, neutralise
 
@@ -20,6 +27,8 @@ __all__ = [
     "PUBLIC_WARNING",
     "SKIPPED_OUTPUTS",
     "RunReport",
+    "calls_plan_lines",
+    "calls_summary",
     "quoted_lines",
     "render_audit_plan",
     "render_audit_summary",
@@ -69,6 +78,99 @@ def quoted_lines(text: str) -> list[str]:
     return [f"  | {log_value(line)}" for line in text.rstrip().split("\n")]
 
 
+NOT_REPORTED = "not reported"
+"""What a count the backend did not give shows (Ollama does not split evaluated from reused)."""
+
+_NO_CALLS = "none (no model call ran, or a failed one reported no cost)"
+
+CallRow = tuple[str, CallUsage]
+"""A call and where it was made (a segment's ``PATH:START-END``; ``""`` for the gate),
+still raw: each renderer passes it through its sink."""
+
+
+def _split(calls: Sequence[CallUsage]) -> tuple[str, str, str]:
+    """Evaluated and reused prompt tokens over ``calls`` as text, and a note: the sums when
+    every call reported them (note ``""``), :data:`NOT_REPORTED` when none did, else the sums
+    over those that did and a note saying how many that is."""
+    known = [c for c in calls if c.prompt_eval_tokens is not None]
+    if not known:
+        return NOT_REPORTED, NOT_REPORTED, ""
+    evaluated = sum(c.prompt_eval_tokens or 0 for c in known)
+    reused = sum(c.reused_tokens or 0 for c in known)
+    note = "" if len(known) == len(calls) else f" ({len(known)} of {len(calls)} calls reported)"
+    return str(evaluated), str(reused), note
+
+
+def _seconds(calls: Sequence[CallUsage]) -> str:
+    return f"{sum(c.duration_ms for c in calls) / 1000:.2f}"
+
+
+def _cost(calls: Sequence[CallUsage]) -> str:
+    """One plan line's figures for one call or a total: seconds, prompt split, output."""
+    evaluated, reused, note = _split(calls)
+    prompt = sum(c.prompt_tokens for c in calls)
+    if evaluated == NOT_REPORTED:
+        split = f"{prompt} prompt tokens, evaluated / reused {NOT_REPORTED}"
+    else:
+        split = f"{evaluated} evaluated / {reused} reused of {prompt} prompt tokens{note}"
+    output = sum(c.output_tokens for c in calls)
+    return f"{_seconds(calls)} s; {split}; {output} output tokens"
+
+
+def calls_plan_lines(rows: Sequence[CallRow]) -> list[str]:
+    """The plan's lines for the model calls of a run: a head line, one ``  call`` line per call
+    (role, turn, where, model time in s, prompt tokens evaluated / reused, output tokens) and
+    a ``  total``; one line saying so when there were none. Untrusted ``where`` passes
+    :func:`~bot.neutralise.log_value`."""
+    if not rows:
+        return [f"calls:    {_NO_CALLS}"]
+    lines = [
+        f"calls:    {len(rows)} model call(s): model time; prompt tokens evaluated / reused "
+        "from the prompt cache; output tokens"
+    ]
+    for where, c in rows:
+        at = f" {log_value(where, max_chars=300)}" if where else ""
+        lines.append(f"  call {c.role} {c.turn}{at}: {_cost([c])}")
+    lines.append(f"  total: {_cost([c for _, c in rows])}")
+    return lines
+
+
+def calls_summary(rows: Sequence[CallRow]) -> str:
+    """The step summary's model-call table (markdown): one row per call (role and turn, the
+    segment when any row has one, model s, prompt tokens, evaluated, reused, output tokens),
+    then a total row; a sentence when there were none. ``where`` goes through
+    :func:`~bot.neutralise.code_span`; the numbers are the bot's."""
+    if not rows:
+        return f"**Model calls:** {_NO_CALLS}."
+    wide = any(where for where, _ in rows)
+    cols = ["call", *(["segment"] if wide else []), "model s", "prompt tokens", "evaluated",
+            "reused", "output tokens"]  # fmt: skip
+
+    def row(name: str, where: str, calls: Sequence[CallUsage]) -> str:
+        evaluated, reused, note = _split(calls)
+        prompt, output = sum(c.prompt_tokens for c in calls), sum(c.output_tokens for c in calls)
+        cells = [name, *([where] if wide else []), _seconds(calls), str(prompt),
+                 evaluated + note, reused + note, str(output)]  # fmt: skip
+        return f"| {' | '.join(cells)} |"
+
+    out = [
+        "**Model calls** (the model's own time; reused prompt tokens came from the prompt cache)",
+        "",
+        f"| {' | '.join(cols)} |",
+        "|" + "---|" * len(cols),
+    ]
+    out += [
+        row(f"{c.role} {c.turn}", code_span(where, table=True) if where else "", [c])
+        for where, c in rows
+    ]
+    out.append(row(f"**total** ({len(rows)} call(s))", "", [c for _, c in rows]))
+    return "\n".join(out)
+
+
+def _audit_calls(plan: AuditPlan) -> list[CallRow]:
+    return [(str(o.segment), c) for o in plan.outcomes for c in o.calls]
+
+
 def _label_changes(plan: GatePlan) -> str:
     """Plain text; each sink escapes it for its place."""
     parts = [f"+{name}" for name in plan.labels.add] + [f"-{name}" for name in plan.labels.remove]
@@ -92,6 +194,7 @@ def render_gate_plan(plan: GatePlan) -> str:
         lines.append(
             f"body:     cut to {d.issue.kept_chars} of {d.issue.original_chars} characters"
         )
+    lines += calls_plan_lines([("", c) for c in d.calls])
     wanted = plan.author_comment
     if wanted is not None:
         how = "posted or edited" if wanted.create else "edited, if the issue has one"
@@ -126,6 +229,7 @@ def render_gate_summary(plan: GatePlan, *, applied: bool, comment: str | None = 
             f"\nThe body was cut to {d.issue.kept_chars} of {d.issue.original_chars} "
             "characters before judging."
         )
+    out += ["", calls_summary([("", c) for c in d.calls])]
     if plan.public_repo:
         out.append(PUBLIC_WARNING)
     return "\n".join(out) + "\n"
@@ -160,6 +264,7 @@ def render_audit_plan(plan: AuditPlan) -> str:
         for s in plan.selection.skipped
     ]
     lines.append(f"accepted: {plan.accepted}  rejected: {plan.rejected}")
+    lines += calls_plan_lines(_audit_calls(plan))
     lines += [
         f"review comment (unless posted before): {log_value(c.path, max_chars=300)}:{c.line}"
         for c in plan.review
@@ -186,6 +291,7 @@ def render_audit_summary(plan: AuditPlan, *, applied: bool) -> str:
             for o in faults
         ]
         out += ["", f"**Model errors:** {'; '.join(costs)}."]
+    out += ["", calls_summary(_audit_calls(plan))]
     if pull.public_repo:
         out.append(PUBLIC_WARNING)
     return "\n".join(out) + "\n"

@@ -45,13 +45,17 @@ TIMINGS: list[tuple[str, float]] = []
 
 @dataclass
 class FakeChatModel:
-    """A :class:`ChatModel` that replays queued replies and records every call."""
+    """A :class:`ChatModel` that replays queued replies and records every call.
+
+    A queued text comes back with fixed figures (100 prompt, 20 output tokens, 5 ms); a queued
+    :class:`ChatResult` comes back as it is (known token counts and times); a queued error is
+    raised."""
 
     name: str = "fake-model"
-    queue: list[str | ModelError] = field(default_factory=list)
+    queue: list[str | ChatResult | ModelError] = field(default_factory=list)
     history: list[dict[str, Any]] = field(default_factory=list)
 
-    def enqueue(self, *replies: str | ModelError) -> FakeChatModel:
+    def enqueue(self, *replies: str | ChatResult | ModelError) -> FakeChatModel:
         self.queue.extend(replies)
         return self
 
@@ -68,6 +72,8 @@ class FakeChatModel:
         reply = self.queue.pop(0)
         if isinstance(reply, ModelError):
             raise reply
+        if isinstance(reply, ChatResult):
+            return reply
         return ChatResult(
             text=reply,
             done_reason="stop",

@@ -53,6 +53,8 @@ def test_dry_run_prints_the_plan_on_the_ollama_backend(tmp_path: Path) -> None:
     assert "misspelled word" not in out
     assert "changes:  +ready-for-dev" in out
     assert "tokens:   312 prompt / 31 output" in out
+    # Ollama does not say which prompt tokens came from its cache (issue 19): not shown as 0
+    assert "312 prompt tokens, evaluated / reused not reported; 31 output tokens" in out
     assert f"model:    {DEFAULT_OLLAMA_MODEL} (validator@" in out  # the default tag
     assert "nothing written to GitHub" in out
 
@@ -74,6 +76,7 @@ def test_a_prompt_ollama_cut_shows_its_token_counts_in_the_summary(tmp_path: Pat
     text = summary.read_text("utf-8")
     assert "| validator error \\(prompt\\_too\\_long\\) |" in text
     assert "| 4096/31 |" in text
+    assert "| 4096 | not reported | not reported | 31 |" in text  # the failed call, listed
     assert "prompt of 4096 tokens + num\\_predict 160 exceeds num\\_ctx 4096" in text
 
 

@@ -18,6 +18,7 @@ from bot.audit.auditor import AuditRejected, AuditResult
 from bot.audit.ranges import parse_range_spec
 from bot.audit.report import COMMENT_LIMIT, MARKER, audited_head, render_audit_comment
 from bot.audit.selection import Segment, Selection, Skipped
+from bot.chat import CallUsage
 from bot.clients.github_client import GitHubPort, PullRef
 from bot.commands.comment import run_comment
 from bot.commands.handlers import history_reply
@@ -56,6 +57,10 @@ COMMENT_TAGS = {
 }  # fmt: skip
 
 
+FIRST = CallUsage("auditor", "first", 900.0, 300, 80, 100)
+REPAIR = CallUsage("auditor", "repair", 700.0, 400, 70)  # a backend that does not say
+
+
 def _result(path: str, body: str, verdict: str = "FIX") -> AuditResult:
     sections = {
         "bottom_line": body,
@@ -67,7 +72,7 @@ def _result(path: str, body: str, verdict: str = "FIX") -> AuditResult:
         "confidence": "High",
     }
     return AuditResult(Segment(path, 1, 3), False, "m", "v", 1, 1, 1.0, body, sections, verdict,
-                       "High")  # fmt: skip
+                       "High", calls=(FIRST, REPAIR))  # fmt: skip
 
 
 @FUZZ
@@ -130,6 +135,7 @@ def _gate_plan(reason: str, model: str, label_on_issue: str) -> GatePlan:
     decision = GateDecision(
         "VALID", reason, None, model, "validator@x", 1, 1, 1.0, 1.0,
         prepare_issue("t", "b", max_body_chars=6000),
+        calls=(CallUsage("validator", "first", 1.0, 1, 1, 0),),
     )  # fmt: skip
     labels = plan_labels([label_on_issue], READY)
     return GatePlan("issues.opened", "o/r", 1, True, decision, labels)
@@ -159,7 +165,9 @@ def test_step_summaries_render_only_the_bots_markup(
         assert not rendered.attributes
         assert not rendered.mentions
         assert set(rendered.github_links) <= {"#1", "#2"}  # the bot's own "#N"
-        assert rendered.tags["td"] in (0, 6)
+        # the gate's table (6 cells) and its calls table (6 cells, the call and the total);
+        # the audit's calls table (7 cells, with the segment: two calls and the total)
+        assert rendered.tags["td"] in (6 + 12, 7 * 3)
 
 
 def _command_lines(text: str) -> list[str]:
@@ -178,9 +186,9 @@ def test_the_plan_on_stdout_holds_no_workflow_command(
     audit = render_audit_plan(_audit_plan(path, reason, body))
     assert _command_lines(gate) == []
     assert _command_lines(audit) == []
-    assert len(gate.splitlines()) == 8
-    labels = ("triage-bot:", "selection:", "  segment ", "  skipped ", "accepted:", "comment",
-              "  | ")  # fmt: skip
+    assert len(gate.splitlines()) == 8 + 3  # the calls: head, the one call, the total
+    labels = ("triage-bot:", "selection:", "  segment ", "  skipped ", "accepted:", "calls:",
+              "  call auditor ", "  total: ", "comment", "  | ")  # fmt: skip
     assert all(line.startswith(labels) for line in audit.splitlines())
 
 

@@ -38,9 +38,11 @@ from bot.audit.prompt import AuditFormat, repair_message, segment_message, syste
 from bot.audit.selection import Segment
 from bot.audit.structured import AuditJSON, parse_audit_json
 from bot.chat import (
+    CallUsage,
     ChatMessage,
     ChatModel,
     RoleOptions,
+    Turn,
     structured_output_schema,
 )
 from bot.errors import ModelError, ModelOutputError, ModelTruncated
@@ -50,21 +52,30 @@ __all__ = ["AuditOutcome", "AuditRejected", "AuditResult", "Auditor", "Outcome"]
 
 @dataclass(frozen=True)
 class _Usage:
-    prompt_tokens: int = 0
-    output_tokens: int = 0
-    duration_ms: float = 0.0
+    """The calls made so far for one segment; the outcome's figures are their sums."""
+
+    calls: tuple[CallUsage, ...] = ()
 
     @classmethod
-    def of(cls, exc: ModelError) -> _Usage:
-        """What a failed call cost (0 when no call ran)."""
-        return cls(exc.prompt_tokens, exc.output_tokens, exc.duration_ms)
+    def of(cls, exc: ModelError, turn: Turn) -> _Usage:
+        """What a failed call cost (no call when it reported none)."""
+        call = CallUsage.of_error(exc, "auditor", turn)
+        return cls(() if call is None else (call,))
 
     def __add__(self, other: _Usage) -> _Usage:
-        return _Usage(
-            self.prompt_tokens + other.prompt_tokens,
-            self.output_tokens + other.output_tokens,
-            self.duration_ms + other.duration_ms,
-        )
+        return _Usage(self.calls + other.calls)
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(c.prompt_tokens for c in self.calls)
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(c.output_tokens for c in self.calls)
+
+    @property
+    def duration_ms(self) -> float:
+        return sum(c.duration_ms for c in self.calls)
 
 
 @dataclass(frozen=True)
@@ -78,6 +89,8 @@ class AuditOutcome:
         prompt_version: ``audit-FORMAT@SHA8``.
         prompt_tokens / output_tokens: summed over attempts (tokens).
         duration_ms: the model's time summed over attempts (ms).
+        calls: each model call's cost, first then repair (:class:`~bot.chat.CallUsage`; a
+            failed call only when it reported a cost); keyword-only.
     """
 
     segment: Segment
@@ -87,6 +100,7 @@ class AuditOutcome:
     prompt_tokens: int
     output_tokens: int
     duration_ms: float
+    calls: tuple[CallUsage, ...] = field(default=(), kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -163,7 +177,9 @@ class Auditor:
         self._fmt: AuditFormat = fmt
         self._forbidden = forbidden
 
-    def _attempt(self, messages: Sequence[ChatMessage], ref: SegmentRef) -> _Attempt:
+    def _attempt(
+        self, messages: Sequence[ChatMessage], ref: SegmentRef, turn: Turn = "first"
+    ) -> _Attempt:
         schema = structured_output_schema(AuditJSON) if self._fmt == "json" else None
         try:
             result = self._model.chat(messages, options=self._options, schema=schema)
@@ -171,8 +187,8 @@ class Auditor:
             cut = Violation.about(
                 "truncated", "The response was cut off; keep every section short."
             )
-            return _Attempt("", CheckResult((cut,), {}), _Usage.of(exc))
-        usage = _Usage(result.prompt_tokens, result.output_tokens, result.duration_ms)
+            return _Attempt("", CheckResult((cut,), {}), _Usage.of(exc, turn))
+        usage = _Usage((CallUsage.of(result, "auditor", turn),))
         text = result.text
         if self._fmt == "json":
             try:
@@ -204,10 +220,10 @@ class Auditor:
             usage += attempt.usage
             if not attempt.check.ok:
                 retried = True
-                attempt = self._attempt(self._repair(messages, attempt), ref)
+                attempt = self._attempt(self._repair(messages, attempt), ref, "repair")
                 usage += attempt.usage
         except ModelError as exc:
-            usage += _Usage.of(exc)
+            usage += _Usage.of(exc, "repair" if retried else "first")
             return self._rejected(segment, (), exc.kind, retried, version, usage)
         check, dropped = attempt.check, 0
         if check.contract_ok and not check.ok:
@@ -224,6 +240,7 @@ class Auditor:
             verdict=check.verdict,
             confidence=check.confidence,
             dropped=dropped,
+            calls=usage.calls,
         )
 
     def _repair(self, messages: list[ChatMessage], attempt: _Attempt) -> list[ChatMessage]:
@@ -240,6 +257,8 @@ class Auditor:
     def _common(
         self, segment: Segment, retried: bool, version: str, usage: _Usage
     ) -> tuple[Segment, bool, str, str, int, int, float]:
+        """The fields every outcome shares, in :class:`AuditOutcome`'s order (the calls go by
+        keyword)."""
         return (
             segment,
             retried,
@@ -263,4 +282,5 @@ class Auditor:
             *self._common(segment, retried, version, usage),
             violations=violations,
             error_kind=error_kind,
+            calls=usage.calls,
         )

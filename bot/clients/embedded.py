@@ -358,11 +358,13 @@ class EmbeddedChatModel:
         usage = response.get("usage") or {}
         prompt_tokens = int(usage.get("prompt_tokens", 0))
         output_tokens = int(usage.get("completion_tokens", 0))
+        evaluated = _prompt_eval_tokens(llm)
         check_prompt_fits(
             options,
             prompt_tokens=prompt_tokens,
             output_tokens=output_tokens,
             duration_ms=duration_ms,
+            prompt_eval_tokens=evaluated,
         )
         if choice.get("finish_reason") == "length":
             raise ModelTruncated(
@@ -370,6 +372,7 @@ class EmbeddedChatModel:
                 prompt_tokens=prompt_tokens,
                 output_tokens=output_tokens,
                 duration_ms=duration_ms,
+                prompt_eval_tokens=evaluated,
             )
         return ChatResult(
             text=choice["message"].get("content") or "",
@@ -378,5 +381,5 @@ class EmbeddedChatModel:
             prompt_tokens=prompt_tokens,
             output_tokens=output_tokens,
             duration_ms=duration_ms,
-            prompt_eval_tokens=_prompt_eval_tokens(llm),
+            prompt_eval_tokens=evaluated,
         )

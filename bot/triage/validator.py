@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 
-from bot.chat import ChatMessage, ChatModel, RoleOptions
+from bot.chat import CallUsage, ChatMessage, ChatModel, RoleOptions
 from bot.errors import ModelCopiedInput, ModelError
 from bot.prompts import load_prompt, prompt_version
 from bot.triage.evidence import ELEMENTS, Element, Evidence, gather_evidence
@@ -131,6 +131,8 @@ class GateDecision:
             ``required``, ``model``, ``evidence``), ``""`` on a fault.
         evidence: the model's quotes and which were found in the issue (``None`` on a fault).
         facts: what the bot established itself (``None`` on a fault).
+        calls: the model call's cost (:class:`~bot.chat.CallUsage`), empty when no call ran or
+            a failed one reported no cost (the step summary and the plan list it).
     """
 
     verdict: VerdictValue | None
@@ -148,6 +150,7 @@ class GateDecision:
     rule: str = ""
     evidence: Evidence | None = field(default=None, repr=False)
     facts: IssueFacts | None = field(default=None, repr=False)
+    calls: tuple[CallUsage, ...] = ()
 
     @property
     def label(self) -> GateLabel:
@@ -216,12 +219,14 @@ class Validator:
         reason, error_kind, model_reason, rule = "", None, "", ""
         evidence: Evidence | None = None
         facts: IssueFacts | None = None
+        calls: tuple[CallUsage, ...] = ()
         try:
             result = self._model.chat(
                 self.messages(issue), options=self._options, schema=verdict_schema(self._reply)
             )
             prompt_tokens, output_tokens = result.prompt_tokens, result.output_tokens
             model_ms = result.duration_ms
+            calls = (CallUsage.of(result, "validator", "first"),)
             parsed = parse_verdict(result.text, self._reply)
             reject_copied_reason(parsed.reason, issue)
             model_verdict, model_reason = parsed.verdict, parsed.reason
@@ -234,6 +239,9 @@ class Validator:
             if exc.prompt_tokens:  # else keep a returned reply's figures (unparseable, copied)
                 prompt_tokens, output_tokens = exc.prompt_tokens, exc.output_tokens
                 model_ms = exc.duration_ms
+            failed = CallUsage.of_error(exc, "validator", "first")
+            if not calls and failed is not None:  # a returned reply's usage is already here
+                calls = (failed,)
         return GateDecision(
             verdict=verdict,
             model_verdict=model_verdict,
@@ -250,4 +258,5 @@ class Validator:
             rule=rule,
             evidence=evidence,
             facts=facts,
+            calls=calls,
         )
