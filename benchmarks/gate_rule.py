@@ -39,6 +39,7 @@ from bot.triage.facts import (  # noqa: E402
 )
 from bot.triage.issue_text import IssueText, prepare_issue  # noqa: E402
 from bot.triage.rule import GateRule, decide, gate_rule  # noqa: E402
+from bot.triage.verdict import NO_VERDICT  # noqa: E402
 
 Decision = Callable[[Mapping[str, Any]], str]
 
@@ -52,7 +53,7 @@ ISSUES: dict[str, IssueText] = {}
 def _ruled(rule: GateRule) -> Decision:
     def decision(o: Mapping[str, Any]) -> str:
         if o.get("model_verdict") is None:
-            return "ERROR"
+            return NO_VERDICT
         evidence = gather_evidence(dict(o["quotes"]), ISSUES[o["id"]])
         return decide(FACTS[o["id"]], evidence, o["model_verdict"], rule).verdict
 
@@ -65,7 +66,7 @@ def rules() -> list[tuple[str, Decision]]:
     never = {"unfilled_empty_sections": 10**6, "unfilled_placeholders": 10**6, "short_words": 0}
     out: list[tuple[str, Decision]] = [
         (f"shipped ({shipped.version})", _ruled(shipped)),
-        ("model verdict alone", lambda o: o.get("model_verdict") or "ERROR"),
+        ("model verdict alone", lambda o: o.get("model_verdict") or NO_VERDICT),
         ("facts alone (then VALID)", _ruled(shipped.model_copy(update={"valid_needs_one_of": ()}))),
         ("evidence alone (no facts)", _ruled(shipped.model_copy(update=never))),
         (

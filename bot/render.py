@@ -182,7 +182,7 @@ def render_gate_plan(plan: GatePlan) -> str:
     d = plan.decision
     lines = [
         f"triage-bot: {plan.event} {log_value(plan.repo)}#{plan.number}",
-        f"verdict:  {d.verdict or 'ERROR (' + (d.error_kind or 'unknown') + ')'}",
+        f"verdict:  {d.outcome}" + ("" if d.verdict else f" ({d.error_kind or 'unknown'})"),
         f"reason:   {log_value(' '.join(d.reason.split()))}",
         f"label:    {log_value(plan.labels.target.name)}",
         f"changes:  {log_value(_label_changes(plan))}",

@@ -339,7 +339,7 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
     return RunReport(
         text,
         render_gate_summary(plan, applied=github is not None, comment=comment),
-        {"verdict": plan.decision.verdict or "ERROR", "label": plan.labels.target.name},
+        {"verdict": plan.decision.outcome, "label": plan.labels.target.name},
         warnings,
     )
 

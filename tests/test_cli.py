@@ -62,15 +62,17 @@ def test_dry_run_prints_the_plan_on_the_ollama_backend(tmp_path: Path) -> None:
 def test_a_prompt_ollama_cut_shows_its_token_counts_in_the_summary(tmp_path: Path) -> None:
     """Issue 16: a prompt over num_ctx fails closed like a truncated reply: validator-error,
     exit 0 with a warning, and the token counts in the step summary."""
-    summary = tmp_path / "summary.md"
+    summary, outputs = tmp_path / "summary.md", tmp_path / "output.txt"
     with cassette("ollama_chat_prompt_cut"):
         code, out, err = _run(
             ["run", "--dry-run", "--event-name", "issues",
              "--event-path", _complete_example(tmp_path), "--ollama-host", OLLAMA],
-            {"GITHUB_STEP_SUMMARY": str(summary)},
+            {"GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(outputs)},
         )  # fmt: skip
     assert code == 0
     assert "verdict:  ERROR (prompt_too_long)" in out
+    # a fault has no verdict: the step output names it as action.yml documents
+    assert outputs.read_text() == "verdict=ERROR\nlabel=validator-error\n"
     assert "tokens:   4096 prompt / 31 output" in out
     assert "validator-error on #1 (prompt_too_long)" in err
     text = summary.read_text("utf-8")

@@ -80,6 +80,11 @@ def test_gate_metrics(fake_model: FakeChatModel) -> None:
     text = render_report({"model": "m", "audit_format": "json", "gate": report})
     assert "| model verdicts the rule changed | 1 |" in text
     assert "echoing the prompt" not in text
+    confusion = (
+        "| expected \\ got | VALID | NEEDS_REFINEMENT | ERROR |\n|---|---|---|---|\n"
+        "| VALID | 1 | 0 | 0 |\n| NEEDS_REFINEMENT | 0 | 1 | 1 |\n"
+    )
+    assert confusion in text
 
 
 def test_gate_outcomes_keep_the_rule_the_quotes_and_the_facts(fake_model: FakeChatModel) -> None:

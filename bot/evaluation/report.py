@@ -9,6 +9,7 @@ from typing import Any
 from bot.audit.contract import VERDICTS, defect_verdicts
 from bot.evaluation.run import LINE_SLACK
 from bot.neutralise import log_value
+from bot.triage.verdict import GATE_OUTCOMES
 
 __all__ = [
     "METRICS",
@@ -79,11 +80,13 @@ def render_report(report: Mapping[str, Any]) -> str:
     if gate and gate.get("halves"):
         lines += ["", _halves_table(gate["halves"])]
     if gate:
-        lines += ["", "| expected \\ got | VALID | NEEDS_REFINEMENT | ERROR |", "|---|---|---|---|"]
+        lines += [
+            "",
+            "| expected \\ got | " + " | ".join(GATE_OUTCOMES) + " |",
+            "|---|" + "---|" * len(GATE_OUTCOMES),
+        ]
         for expected, row in gate["confusion"].items():
-            lines.append(
-                f"| {expected} | {row['VALID']} | {row['NEEDS_REFINEMENT']} | {row['ERROR']} |"
-            )
+            lines.append(f"| {expected} | " + " | ".join(str(row[g]) for g in GATE_OUTCOMES) + " |")
         lines += ["", "| issue | kind | expected | got | reason |", "|---|---|---|---|---|"]
         for o in gate["outcomes"]:
             # model text in a terminal: no escape sequence or workflow command (log_value)

@@ -17,7 +17,7 @@ import math
 import re
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, get_args
 
 from bot.audit.auditor import Auditor, AuditResult
 from bot.audit.contract import defect_verdicts, section, split_sections
@@ -25,6 +25,7 @@ from bot.audit.selection import Segment
 from bot.chat import ChatMessage, ChatModel, ChatResult, RoleOptions
 from bot.evaluation.sets import EvalIssue, EvalSegment, dev_half
 from bot.triage.validator import Validator
+from bot.triage.verdict import GATE_OUTCOMES, NO_VERDICT, VerdictValue
 
 __all__ = [
     "LINE_SLACK",
@@ -111,7 +112,7 @@ def label_metrics(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "items": len(outcomes),
         "agreement": _share(sum(o["agree"] for o in outcomes), len(outcomes)) or 0.0,
         "agreement_non_borderline": _share(sum(o["agree"] for o in clear), len(clear)),
-        "validator_error_rate": _share(sum(o["got"] == "ERROR" for o in outcomes), len(outcomes))
+        "validator_error_rate": _share(sum(o["got"] == NO_VERDICT for o in outcomes), len(outcomes))
         or 0.0,
     }
     for verdict, key in (("NEEDS_REFINEMENT", "nr"), ("VALID", "valid")):
@@ -139,7 +140,7 @@ def eval_gate(
     outcomes: list[dict[str, Any]] = []
     for item in items:
         d = validator.judge(item.title, item.body)
-        got = d.verdict or "ERROR"
+        got = d.outcome
         outcomes.append(
             {
                 "id": item.id,
@@ -166,8 +167,7 @@ def eval_gate(
         )
         progress()
     n = len(outcomes) or 1
-    labels = ["VALID", "NEEDS_REFINEMENT", "ERROR"]
-    confusion = {e: {g: 0 for g in labels} for e in labels[:2]}
+    confusion = {e: {g: 0 for g in GATE_OUTCOMES} for e in get_args(VerdictValue)}
     for o in outcomes:
         confusion[o["expected"]][o["got"]] += 1
     injections = [o for o in outcomes if o["kind"] == "injection"]

@@ -40,6 +40,7 @@ from bot.triage.issue_text import TEXT_RULES_VERSION, IssueText, delimit_issue, 
 from bot.triage.labels import GateLabel, label_for
 from bot.triage.rule import decide, gate_rule
 from bot.triage.verdict import (
+    NO_VERDICT,
     Verdict,
     VerdictValue,
     parse_verdict,
@@ -157,6 +158,12 @@ class GateDecision:
         """The gate label this outcome maps to, from :attr:`verdict`
         (:func:`bot.triage.labels.label_for`; ``validator-error`` on a fault)."""
         return label_for(self.verdict)
+
+    @property
+    def outcome(self) -> str:
+        """:attr:`verdict`, or :data:`~bot.triage.verdict.NO_VERDICT` (``ERROR``) on a fault:
+        the gate outcome as the step output, the run's text and the eval name it."""
+        return self.verdict or NO_VERDICT
 
 
 class Validator:

@@ -17,7 +17,7 @@ import json
 import re
 import unicodedata
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -33,6 +33,8 @@ from bot.errors import ModelOutputError
 from bot.triage.evidence import ELEMENTS
 
 __all__ = [
+    "GATE_OUTCOMES",
+    "NO_VERDICT",
     "QUOTE_MAX_CHARS",
     "REASON_MAX_CHARS",
     "REASON_MIN_CHARS",
@@ -44,6 +46,15 @@ __all__ = [
 ]
 
 VerdictValue = Literal["VALID", "NEEDS_REFINEMENT"]
+
+NO_VERDICT = "ERROR"
+"""How a gate decision without a verdict (a fault; its label is ``validator-error``) is named
+where a verdict is shown: the step output ``verdict`` (action.yml), the run's text and the eval's
+outcomes (:attr:`bot.triage.validator.GateDecision.outcome`)."""
+
+GATE_OUTCOMES: tuple[str, ...] = (*get_args(VerdictValue), NO_VERDICT)
+"""Every gate outcome as shown (the eval's confusion columns): the verdicts, then
+:data:`NO_VERDICT`."""
 
 REASON_MIN_CHARS = 8
 """Shortest reason accepted (characters, after stripping): the contract asks for one or two
