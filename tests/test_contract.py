@@ -89,7 +89,7 @@ CASES: list[tuple[str, str, str]] = [
      "defect_citation"),
     ("defect-out-of-range", with_(verified_defects="- Line 99: the handle is never closed."),
      "defect_citation"),
-    ("defect-quote-elsewhere", with_(verified_defects="- Line 11: `handle.read()` leaks."),
+    ("defect-quote-elsewhere", with_(verified_defects="- Line 10: `handle.read()` leaks."),
      "defect_quote"),
     ("defect-quote-invented", with_(verified_defects="- Line 12 (resource leak): `close()` x"),
      "defect_quote"),

@@ -18,6 +18,7 @@ from bot.audit.evidence import (
     keep_verified,
     normalise,
     parse_claim,
+    quote_line,
     verdict_after_drop,
 )
 from bot.clients.github_client import ChangedFile, PullRef
@@ -60,7 +61,7 @@ def test_a_quote_matches_with_whitespace_removed() -> None:
 
 def test_evidence_failures_name_the_defect() -> None:
     outside = check_claim(parse_claim("- Line 3: `import time` x"), START, END, SEGMENT_LINES)
-    elsewhere = check_claim(parse_claim("- Line 12: `<= MAX` x"), START, END, SEGMENT_LINES)
+    elsewhere = check_claim(parse_claim("- Line 11: `<= MAX` x"), START, END, SEGMENT_LINES)
     tiny = check_claim(parse_claim("- Line 13: `(` x"), START, END, SEGMENT_LINES)
     assert outside is not None
     assert (outside.rule, outside.message) == (
@@ -69,11 +70,43 @@ def test_evidence_failures_name_the_defect() -> None:
     )
     assert elsewhere is not None
     assert elsewhere.rule == "defect_quote"
-    assert "line 12 reads `recent = [t for t in history if now - t < WINDOW_S]`" in (
-        elsewhere.message
-    )
+    assert "line 11 reads `now = time.time() if now is None else now`" in (elsewhere.message)
     assert tiny is not None
     assert tiny.rule == "defect_quote"
+
+
+def test_a_quote_in_backticks_or_run_on_to_the_next_line_is_found() -> None:
+    """The JSON quote field as Qwen2.5-Coder 1.5B fills it: wrapped in backticks, or a whole
+    statement across its line breaks (both failed the check before and cost a repair turn)."""
+    ticked = parse_claim("- Line 13 (off-by-one): `` `len(recent) <= MAX_UPLOADS` `` x")
+    run_on = parse_claim(
+        "- Line 12 (other): `recent = [t for t in history if now - t < "
+        "WINDOW_S] return len(recent)` x"
+    )
+    late_start = parse_claim("- Line 12 (other): `return len(recent)` x")
+    assert check_claim(ticked, START, END, SEGMENT_LINES) is None
+    assert quote_line(run_on, START, END, SEGMENT_LINES) == 12
+    assert quote_line(late_start, START, END, SEGMENT_LINES) == 13  # the neighbour, below
+    two_off = parse_claim("- Line 11 (other): `return len(recent)` x")
+    assert quote_line(two_off, START, END, SEGMENT_LINES) is None
+    ranged = parse_claim("- Lines 10-11 (other): `return len(recent)` x")
+    assert quote_line(ranged, START, END, SEGMENT_LINES) is None  # ranges are not widened
+
+
+def test_a_one_line_citation_moves_to_the_neighbouring_line_its_quote_is_on() -> None:
+    bodies = {
+        "verified_defects": "- Line 12 (off-by-one): `len(recent) <= MAX_UPLOADS` one too many",
+        "non_blocking_risks": "None",
+        "verdict": "FIX",
+    }
+    kept, dropped = keep_verified(bodies, START, END, SEGMENT_LINES)
+    assert dropped == 0
+    assert kept["verified_defects"] == (
+        "- Line 13 (off-by-one): `len(recent) <= MAX_UPLOADS` one too many"
+    )
+    assert kept["verdict"] == "FIX"
+    exact = {**bodies, "verified_defects": "* Line 13: `<=`   as written"}
+    assert keep_verified(exact, START, END, SEGMENT_LINES) == (exact, 0)
 
 
 def test_a_markdown_defect_without_a_quote_is_checked_by_its_line_only() -> None:
@@ -124,11 +157,21 @@ DEFECT = st.fixed_dictionaries(
 
 
 def _verifiable(line: int, quote: str) -> bool:
-    """The rule, written out independently of bot.audit.evidence (the test oracle)."""
+    """The rule, written out independently of bot.audit.evidence (the test oracle): the quote,
+    whitespace and the backticks at its ends removed, starts on the cited line or a neighbour
+    inside the segment, and may run on into the lines after it."""
     if not START <= line <= END:
         return False
-    wanted = "".join(quote.split())
-    return len(wanted) >= 2 and wanted in "".join(FILE[line - 1].split())
+    wanted = "".join(quote.split()).strip("`")
+    if len(wanted) < 2:
+        return False
+    for at in (line, line - 1, line + 1):
+        if START <= at <= END:
+            own = "".join(FILE[at - 1].split())
+            rest = "".join("".join(FILE[at - 1 : END]).split())
+            if any(rest.startswith(wanted, k) for k in range(len(own))):
+                return True
+    return False
 
 
 def _run(replies: list[str], fmt: str) -> tuple[list[dict[str, Any]], str]:

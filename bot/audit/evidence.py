@@ -43,6 +43,7 @@ __all__ = [
     "keep_verified",
     "normalise",
     "parse_claim",
+    "quote_line",
     "verdict_after_drop",
 ]
 
@@ -159,13 +160,9 @@ def check_claim(claim: Claim, start: int, end: int, lines: Sequence[str]) -> Vio
             (f"Defect '{claim.label}' cites a line outside {start}-{end}.",),
             _DEFECTS,
         )
-    if claim.quote is None:
+    if claim.quote is None or quote_line(claim, start, end, lines) is not None:
         return None
-    lo, hi = claim.cited[0]
-    quoted = normalise(claim.quote)
-    cited_code = normalise("".join(lines[lo - start : hi - start + 1]))
-    if len(quoted) >= MIN_QUOTE_CHARS and quoted in cited_code:
-        return None
+    lo = claim.cited[0][0]
     shown = " ".join(lines[lo - start].split())[:120] if lo - start < len(lines) else ""
     return Violation(
         "defect_quote",
@@ -175,6 +172,44 @@ def check_claim(claim: Claim, start: int, end: int, lines: Sequence[str]) -> Vio
         ),
         _DEFECTS,
     )
+
+
+def _quote_key(quote: str) -> str:
+    """The quote as compared: whitespace removed, and the backticks a model wraps code in
+    (`` `x[1]` `` inside the JSON ``quote`` field) taken off both ends."""
+    return normalise(quote).strip("`")
+
+
+def quote_line(claim: Claim, start: int, end: int, lines: Sequence[str]) -> int | None:
+    """The file line the claim's quote starts on, near its first citation, or ``None``.
+
+    The quote (:func:`_quote_key`) counts when it is at least :data:`MIN_QUOTE_CHARS` long and
+    starts on a cited line (``lo``..``hi`` of the first citation); it may run on into the lines
+    after it (a statement a model quotes across its line breaks). A one-line citation also
+    accepts the line just before or after it when the quote starts there and not on the cited
+    line: the quote is the evidence, the number a count a small model gets wrong by one; the
+    kept defect then cites the line the quote is on (:func:`keep_verified`).
+
+    Args:
+        claim: a parsed defect with a quote and at least one citation inside the segment.
+        start / end / lines: the audited segment (see :func:`check_claim`).
+    """
+    if claim.quote is None or not claim.cited:
+        return None
+    quoted = _quote_key(claim.quote)
+    if len(quoted) < MIN_QUOTE_CHARS:
+        return None
+    lo, hi = claim.cited[0]
+    candidates = list(range(lo, hi + 1)) + ([lo - 1, lo + 1] if lo == hi else [])
+    for line in candidates:
+        if not start <= line <= end:
+            continue
+        own = normalise(lines[line - start])
+        rest = normalise("".join(lines[line - start :]))
+        found = rest.find(quoted)
+        if 0 <= found < len(own):
+            return line
+    return None
 
 
 def verdict_after_drop(verdict: Verdict, *, defects_left: bool) -> Verdict:
@@ -196,17 +231,31 @@ def _drop_note(claim: Claim, violation: Violation) -> str:
     return f"{where} ({why})"
 
 
+def _cite_quoted_line(claim: Claim, start: int, end: int, lines: Sequence[str]) -> tuple[str, bool]:
+    """A verified defect as a bullet, and whether its leading one-line citation was moved to
+    the neighbouring line its quote is on (:func:`quote_line`)."""
+    text = claim.text
+    lead = _LEAD.match(text)
+    line = quote_line(claim, start, end, lines)
+    moved = lead is not None and lead.group(2) is None and line not in (None, claim.line)
+    if moved and lead is not None:
+        text = f"{text[: lead.start(1)]}{line}{text[lead.end(1) :]}"
+    return (text if _BULLET.match(text) else f"- {text}"), moved
+
+
 def keep_verified(
     bodies: Mapping[str, str], start: int, end: int, lines: Sequence[str]
 ) -> tuple[dict[str, str], int]:
-    """Drop every defect whose evidence fails (:func:`check_claim`) from accepted sections.
+    """Drop every defect whose evidence fails (:func:`check_claim`) from accepted sections,
+    and move a one-line citation to the neighbouring line its quote is on (:func:`quote_line`).
 
     Args:
         bodies: section key → body, the contract otherwise met.
         start / end / lines: the audited segment (see :func:`check_claim`).
 
     Returns:
-        ``(bodies, dropped)``: the new bodies and how many defects were dropped. With drops,
+        ``(bodies, dropped)``: the new bodies and how many defects were dropped. Without drops
+        or moves the bodies are returned as written. With drops,
         section 3 gains one bullet naming each dropped defect's line and failed check (never
         its text: unverified model claims are neither stored nor posted), section 2 keeps the
         verified ones (``None`` when none is left) and the verdict follows
@@ -217,15 +266,21 @@ def keep_verified(
         return dict(bodies), 0
     kept: list[str] = []
     notes: list[str] = []
+    moved = False
     for item in defect_items(body):
         claim = parse_claim(item)
         violation = check_claim(claim, start, end, lines)
         if violation is None:
-            kept.append(" ".join(item.split()) if _BULLET.match(item) else f"- {claim.text}")
+            bullet, relocated = _cite_quoted_line(claim, start, end, lines)
+            moved = moved or relocated
+            kept.append(bullet)
         else:
             notes.append(_drop_note(claim, violation))
     if not notes:
-        return dict(bodies), 0
+        out = dict(bodies)
+        if moved:  # a citation moved to its quote's line; otherwise the body stays as written
+            out[_DEFECTS] = "\n".join(kept)
+        return out, 0
     note = (
         f"- triage-bot dropped {len(notes)} claimed defect(s) it could not verify: "
         + "; ".join(notes)
