@@ -226,6 +226,31 @@ def test_defect_still_unverifiable_after_repair_is_dropped_with_a_note(
     ) in result.sections["non_blocking_risks"]
 
 
+def test_a_repair_that_breaks_the_contract_leaves_the_first_reply_standing(
+    fake_model: FakeChatModel,
+) -> None:
+    """The first reply met the contract and failed on evidence only; the repair answers with a
+    bottom line naming nothing in the code (Qwen2.5-Coder 1.5B's habit on the eval). The first
+    reply stands, its unverifiable defect dropped: better evidence was asked for, and the audit
+    does not become a rejection for it."""
+    first = _json_reply(verified_defects=[_defect(12, "handle.close()", "SECRET-CLAIM")])
+    generic = _json_reply(bottom_line="The code has no defects.", verified_defects=[], verdict="GO")
+    result = _auditor(fake_model.enqueue(first, generic), "json").audit(SEG, LINES)
+    assert isinstance(result, AuditResult)
+    assert (result.retried, result.verdict, result.dropped) == (True, "GO_WITH_NOTES", 1)
+    assert result.sections["bottom_line"] == "read_config leaks its file handle."
+    assert "SECRET-CLAIM" not in result.markdown
+    assert [c.turn for c in result.calls] == ["first", "repair"]
+
+
+def test_a_first_reply_that_broke_the_contract_has_no_fallback(fake_model: FakeChatModel) -> None:
+    first = _json_reply(bottom_line="Nothing to say.", verified_defects=[_defect(11, "open(path)")])
+    generic = _json_reply(bottom_line="The code has no defects.", verified_defects=[], verdict="GO")
+    result = _auditor(fake_model.enqueue(first, generic), "json").audit(SEG, LINES)
+    assert isinstance(result, AuditRejected)
+    assert {v.rule for v in result.violations} == {"bottom_line"}
+
+
 def test_fix_whose_every_defect_is_dropped_becomes_go_with_notes(
     fake_model: FakeChatModel,
 ) -> None:

@@ -8,7 +8,11 @@ stored and never posted. Only the seven-section contract rejects: a defect whose
 (its line is not in the segment, its quote not on the line: :mod:`bot.audit.evidence`) is named in
 the repair turn, and one that still fails after it is dropped with a note
 (:func:`~bot.audit.evidence.keep_verified`; a ``FIX`` left with no defect becomes
-``GO_WITH_NOTES``), so every defect an accepted audit holds is verified. The "repair once" is
+``GO_WITH_NOTES``), so every defect an accepted audit holds is verified. When the first reply met
+the contract and failed only on evidence, and the repair breaks the contract, the first reply
+stands with its unverified defects dropped: asking for better evidence never turns an acceptable
+audit into a rejected one (on the eval, Qwen2.5-Coder 1.5B's repair often answered a misquoted
+line with a bottom line naming nothing in the code). The "repair once" is
 pipeline logic, written out plainly here, not a transport retry.
 
 A truncated reply (``num_predict`` reached) counts as an invalid attempt and gets the repair
@@ -220,13 +224,18 @@ class Auditor:
             usage += attempt.usage
             if not attempt.check.ok:
                 retried = True
+                first = attempt
                 attempt = self._attempt(self._repair(messages, attempt), ref, "repair")
                 usage += attempt.usage
+                if first.check.contract_ok and not attempt.check.contract_ok:
+                    # the repair was for evidence only and broke the contract: the first
+                    # reply stands, its unverified defects dropped below
+                    attempt = first
         except ModelError as exc:
             usage += _Usage.of(exc, "repair" if retried else "first")
             return self._rejected(segment, (), exc.kind, retried, version, usage)
         check, dropped = attempt.check, 0
-        if check.contract_ok and not check.ok:
+        if check.contract_ok:
             bodies, dropped = keep_verified(check.sections, segment.start, segment.end, lines)
             check = check_response(render_sections(bodies), ref, forbidden=self._forbidden)
         # an accepted response has a verdict and a confidence (rules verdict_value,
