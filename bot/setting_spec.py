@@ -9,6 +9,7 @@ builds its flags from the table when it starts, and ``triage-bot --help`` must s
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
@@ -43,6 +44,8 @@ __all__ = [
     "setting",
     "table_of",
     "true_or_false",
+    "with_action_env",
+    "with_readme_table",
     "without_credentials",
 ]
 
@@ -339,3 +342,41 @@ def action_env(specs: Sequence[SettingSpec]) -> dict[str, str]:
         for s in specs
         if s.action_input is not None
     }
+
+
+def with_readme_table(readme: str, specs: Sequence[SettingSpec]) -> str:
+    """``readme`` with its configuration table (from :data:`README_HEADER` to the first blank
+    line after it) replaced by :func:`readme_table`; unchanged when already current.
+
+    Raises:
+        ValueError: ``readme`` holds no configuration table header.
+    """
+    start = readme.find(README_HEADER)
+    if start < 0:
+        raise ValueError("no configuration table (its header row) in the README")
+    end = readme.find("\n\n", start)
+    return readme[:start] + readme_table(specs) + (readme[end:] if end >= 0 else "\n")
+
+
+_ENV_LINE = re.compile(r"^(?P<indent>[ \t]+)INPUT_[A-Z0-9_]+:.*\n", re.MULTILINE)
+
+
+def with_action_env(action: str, specs: Sequence[SettingSpec]) -> str:
+    """action.yml's text with the run step's ``INPUT_*`` env lines replaced by
+    :func:`action_env`, in table order, where the first of them stood (its indentation kept);
+    every other line as it was. The ``inputs:`` block stays written by hand: its descriptions
+    and defaults are the action's own documentation.
+
+    Raises:
+        ValueError: ``action`` holds no ``INPUT_*`` env line to replace.
+    """
+    found = list(_ENV_LINE.finditer(action))
+    if not found:
+        raise ValueError("no INPUT_* env lines in action.yml")
+    indent = found[0].group("indent")
+    block = "".join(f"{indent}{name}: {value}\n" for name, value in action_env(specs).items())
+    parts, at = [], 0
+    for number, match in enumerate(found):
+        parts.append(action[at : match.start()] + (block if number == 0 else ""))
+        at = match.end()
+    return "".join(parts) + action[at:]

@@ -6,7 +6,7 @@ input, value rule and help. From the table come :class:`bot.config.Settings` (wh
 knobs only code sets), the order variables are read in (:data:`ENV_VARS`), the CLI's flags
 (``bot/cli.py``), the README's configuration table and action.yml's inputs-as-env (both printed
 by ``scripts/settings_table.py`` and checked by the tests). Adding a setting is one row here,
-then its use.
+then its use, then ``scripts/settings_table.py --write``.
 
 Only the standard library loads at import: the CLI reads this table when it starts.
 """

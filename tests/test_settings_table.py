@@ -142,3 +142,38 @@ def test_a_flag_not_given_leaves_the_variable_in_force(monkeypatch: pytest.Monke
     first, second = seen
     assert (first.dry_run, first.max_segments, first.audit_format) == (True, 3, "json")
     assert (second.dry_run, second.max_segments) == (False, 5)
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_write_puts_a_stale_readme_table_and_action_env_right() -> None:
+    """`scripts/settings_table.py --write` after adding a row: the README table and action.yml's
+    run-step env come out as the table prints them, every other line as it was."""
+    from bot.setting_spec import action_env, readme_table, with_action_env, with_readme_table
+
+    readme = (ROOT / "README.md").read_text("utf-8")
+    table = readme_table(SETTINGS)
+    stale_row = table.splitlines()[-1]
+    stale = readme.replace(stale_row + "\n", "").replace(table.splitlines()[2], "| `OLD` | x |")
+    assert stale != readme
+    assert with_readme_table(stale, SETTINGS) == readme
+    assert with_readme_table(readme, SETTINGS) == readme
+
+    action = (ROOT / "action.yml").read_text("utf-8")
+    first, *_, last = action_env(SETTINGS)
+    stale_action = action.replace(f"        {last}:", "        INPUT_GONE:", 1).replace(
+        f"        {first}: ${{{{ inputs.token }}}}\n", ""
+    )
+    assert stale_action != action
+    assert with_action_env(stale_action, SETTINGS) == action
+    assert "TRIAGE_BIN: ${{ steps.venv.outputs.bin }}" in with_action_env(stale_action, SETTINGS)
+
+
+def test_write_refuses_files_without_the_generated_parts() -> None:
+    from bot.setting_spec import with_action_env, with_readme_table
+
+    with pytest.raises(ValueError, match="configuration table"):
+        with_readme_table("# a README\n", SETTINGS)
+    with pytest.raises(ValueError, match="INPUT_"):
+        with_action_env("runs:\n  steps: []\n", SETTINGS)
