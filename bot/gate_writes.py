@@ -2,7 +2,7 @@
 comment's lookup (issue 16, "GitHub requests per gate event").
 
 Rule source: issue 16's goal, ≤ 3 GitHub requests per gate event when the verdict changes and
-0 when it does not. :func:`bot.flows.apply_gate` calls these with the store when it has one;
+0 when it does not. :func:`bot.gate_flow.apply_gate` calls these with the store when it has one;
 without a store (or with an empty one: an ephemeral runner, a lost file) they ask GitHub, as
 the gate did before. What the store remembers, and why each use is safe, is in
 :mod:`bot.history.github_memory`.

@@ -19,6 +19,7 @@ from pathlib import Path
 from bot.agents import make_auditor, make_validator
 from bot.audit.auditor import AuditRejected
 from bot.audit.selection import DEFAULT_SKIP_GLOBS
+from bot.audit_flow import apply_audit, plan_audit
 from bot.backlog import select_backlog
 from bot.clients.github_client import GitHubPort, PullRef
 from bot.commands.comment import run_comment
@@ -35,14 +36,12 @@ from bot.events import (
     route_event,
 )
 from bot.factory import make_chat_model, make_github, make_store
-from bot.flows import (
+from bot.gate_flow import (
     already_decided,
-    apply_audit,
     apply_gate,
     asks_who_labelled,
     gate_row,
     hand_set_gate_label,
-    plan_audit,
     plan_gate,
 )
 from bot.history.github_memory import cached_repo_file, remember_repo_file
@@ -264,7 +263,7 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
 
     Order, cheapest first: the store's replay check (no request); then, on an edited or
     reopened issue that carries a gate label, one read of the issue's events to learn whether a
-    person set that label (:func:`bot.flows.hand_set_gate_label`: GitHub, not the store, says
+    person set that label (:func:`bot.gate_flow.hand_set_gate_label`: GitHub, not the store, says
     who did, so a lost decision row or an empty store on an ephemeral runner changes nothing);
     then the model and the label writes; the decision row last. A dry run opens the store
     read-only and reads GitHub without a token when it has none.

@@ -23,13 +23,14 @@ from unittest import mock
 from bot import runner
 from bot.audit.auditor import Auditor
 from bot.audit.report import MARKER
+from bot.audit_flow import apply_audit, plan_audit
 from bot.chat import ChatModel
 from bot.clients.embedded import EmbeddedChatModel
 from bot.clients.github_client import ChangedFile, PullRef, PyGithubClient
 from bot.clients.ollama_client import OllamaChatModel
 from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS, Settings
 from bot.errors import BotError, GitHubUnavailable
-from bot.flows import apply_audit, apply_gate, plan_audit
+from bot.gate_flow import apply_gate
 from bot.history.store import Store
 from bot.retry import RetryPolicy
 from bot.triage.labels import LABEL_FOR_VERDICT, plan_labels

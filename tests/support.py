@@ -15,7 +15,7 @@ import vcr
 
 from bot.chat import ChatMessage, ChatResult, RoleOptions
 from bot.errors import ModelError
-from bot.flows import GatePlan
+from bot.gate_flow import GatePlan
 from bot.history.store import AuditRow
 from bot.triage.issue_text import prepare_issue
 from bot.triage.labels import LABEL_FOR_VERDICT, LabelPlan

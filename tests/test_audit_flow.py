@@ -11,10 +11,10 @@ import pytest
 from bot.audit.auditor import Auditor
 from bot.audit.contract import render_sections
 from bot.audit.report import COMMENT_LIMIT, MARKER
+from bot.audit_flow import apply_audit, plan_audit
 from bot.clients.github_client import PullRef, PyGithubClient
 from bot.config import AUDITOR_OPTIONS
 from bot.errors import InvalidRange
-from bot.flows import apply_audit, plan_audit
 from bot.history.store import Store
 from tests.support import FakeChatModel, cassette
 

@@ -260,7 +260,7 @@ def test_recorded_first_needs_refinement_costs_five_requests(tmp_path: Path) -> 
 def test_recorded_valid_after_needs_refinement_edits_the_comment_to_ready(tmp_path: Path) -> None:
     payload = _payload("edited", COMPLETE_BODY, ("needs-refinement",))
     out, requests, count = _cli(tmp_path, payload, "e2e_author_comment_ready")
-    # the repository file (404), who added needs-refinement (bot.flows.hand_set_gate_label),
+    # the repository file (404), who added needs-refinement (bot.gate_flow.hand_set_gate_label),
     # create label, add, remove needs-refinement, list comments, edit
     assert count == 7
     assert [r.method for r in requests] == [

@@ -21,9 +21,9 @@ from bot.audit.evidence import (
     quote_line,
     verdict_after_drop,
 )
+from bot.audit_flow import apply_audit, plan_audit
 from bot.clients.github_client import ChangedFile, PullRef
 from bot.config import AUDITOR_OPTIONS
-from bot.flows import apply_audit, plan_audit
 from bot.history.store import Store
 from tests.fake_github import FakeGitHub
 from tests.profiles import FUZZ

@@ -9,7 +9,7 @@ import pytest
 
 from bot.clients.github_client import PyGithubClient
 from bot.errors import GitHubAuthError, GitHubNotFound
-from bot.flows import apply_gate
+from bot.gate_flow import apply_gate
 from bot.triage.labels import LABEL_FOR_VERDICT, VALIDATOR_ERROR, GateLabel, plan_labels
 from tests.support import CASSETTES, cassette, make_plan
 

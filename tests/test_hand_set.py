@@ -24,7 +24,7 @@ from bot.clients.github_client import LabelEvent, PyGithubClient
 from bot.config import Settings
 from bot.errors import ConfigError, GitHubNotFound, StoreError
 from bot.events import IssuesEvent, route_event
-from bot.flows import asks_who_labelled, hand_set_gate_label
+from bot.gate_flow import asks_who_labelled, hand_set_gate_label
 from bot.history.store import Store
 from tests.fake_github import CONFIG_READ, FakeGitHub
 from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY

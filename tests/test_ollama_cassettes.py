@@ -10,12 +10,12 @@ import pytest
 from bot.audit.auditor import Auditor, AuditRejected
 from bot.audit.report import render_audit_comment
 from bot.audit.selection import Segment, Selection
+from bot.audit_flow import AuditPlan
 from bot.chat import ChatMessage, check_prompt_fits
 from bot.clients.github_client import PullRef
 from bot.clients.ollama_client import OllamaChatModel
 from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS
 from bot.errors import ModelNotFound, ModelPromptTooLong, ModelTruncated, ModelUnavailable
-from bot.flows import AuditPlan
 from bot.render import render_audit_summary
 from bot.retry import RetryPolicy
 from bot.triage.validator import Validator

@@ -18,13 +18,14 @@ from bot.audit.auditor import AuditRejected, AuditResult
 from bot.audit.ranges import parse_range_spec
 from bot.audit.report import COMMENT_LIMIT, MARKER, audited_head, render_audit_comment
 from bot.audit.selection import Segment, Selection, Skipped
+from bot.audit_flow import AuditPlan
 from bot.chat import CallUsage
 from bot.clients.github_client import GitHubPort, PullRef
 from bot.commands.comment import run_comment
 from bot.commands.handlers import history_reply
 from bot.config import Settings
 from bot.events import IssueCommentEvent, IssuesEvent, route_event
-from bot.flows import AuditPlan, GatePlan
+from bot.gate_flow import GatePlan
 from bot.history.store import AuditRow, Store
 from bot.render import (
     RunReport,

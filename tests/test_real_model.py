@@ -21,7 +21,7 @@ from bot.cli import main
 from bot.clients.embedded import DEFAULT_MODEL, EmbeddedChatModel, smoke_model_path
 from bot.config import EMBEDDED_N_CTX, VALIDATOR_OPTIONS
 from bot.events import IssuesEvent, route_event
-from bot.flows import apply_gate, plan_gate
+from bot.gate_flow import apply_gate, plan_gate
 from bot.triage.labels import GATE_LABELS
 from bot.triage.validator import Validator, system_prompt
 from tests.support import ROOT, TIMINGS, RecordingGitHub, load_webhook
@@ -200,9 +200,9 @@ def test_audit_of_own_code_keeps_the_invariants(tmp_path: Path) -> None:
 
     from bot.audit.auditor import Auditor, AuditResult
     from bot.audit.checker import SegmentRef, check_response
+    from bot.audit_flow import apply_audit, plan_audit
     from bot.clients.github_client import BotComment, ChangedFile, PullRef
     from bot.config import AUDITOR_OPTIONS
-    from bot.flows import apply_audit, plan_audit
     from bot.history.store import Store
 
     path = "bot/audit/selection.py"

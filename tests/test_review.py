@@ -19,9 +19,9 @@ from bot.audit.review import (
     to_post,
 )
 from bot.audit.selection import Segment
+from bot.audit_flow import apply_audit, plan_audit
 from bot.clients.github_client import PostedReviewComment, PullRef, PyGithubClient
 from bot.config import AUDITOR_OPTIONS
-from bot.flows import apply_audit, plan_audit
 from bot.history.store import Store
 from tests.markdown_oracle import render
 from tests.profiles import FUZZ

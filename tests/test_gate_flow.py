@@ -8,7 +8,7 @@ import pytest
 
 from bot.config import VALIDATOR_OPTIONS
 from bot.events import IssuesEvent, route_event
-from bot.flows import apply_gate, plan_gate
+from bot.gate_flow import apply_gate, plan_gate
 from bot.triage.validator import Validator
 from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
 from tests.support import FakeChatModel, RecordingGitHub, load_webhook
