@@ -43,7 +43,8 @@ from bot.audit.selection import Segment  # noqa: E402
 from bot.audit_flow import apply_audit, plan_audit  # noqa: E402
 from bot.chat import ChatMessage  # noqa: E402
 from bot.clients.embedded import EmbeddedChatModel  # noqa: E402
-from bot.clients.github_client import PullRef, PyGithubClient  # noqa: E402
+from bot.clients.github_client import PyGithubClient  # noqa: E402
+from bot.clients.github_port import PullRef  # noqa: E402
 from bot.config import AUDITOR_OPTIONS, EMBEDDED_N_CTX  # noqa: E402
 from bot.evaluation.run import percentile  # noqa: E402
 from bot.evaluation.sets import EvalSegment, load_jsonl  # noqa: E402

@@ -24,7 +24,7 @@ from bot.audit.selection import (
     right_side_lines,
     select_segments,
 )
-from bot.clients.github_client import BotComment, GitHubPort, PullRef, ReviewComment
+from bot.clients.github_port import BotComment, GitHubPort, PullRef, ReviewComment
 from bot.errors import GitHubError
 from bot.history.protocol import AuditRow, HistoryStore
 

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from bot.clients.github_client import GitHubPort
+from bot.clients.github_port import GitHubPort
 from bot.gate_flow import hand_set_label
 from bot.history.protocol import HistoryStore
 from bot.triage.labels import DEFAULT_LABELS, GateLabels

@@ -2,7 +2,7 @@
 
 Rule source: design.md, "The three pipelines". A handler first computes a plan (which labels to
 add and remove, and why) with its dependencies passed in; :func:`apply_gate` then performs the
-plan's writes through the :class:`~bot.clients.github_client.GitHubPort`. ``--dry-run`` prints the
+plan's writes through the :class:`~bot.clients.github_port.GitHubPort`. ``--dry-run`` prints the
 plan instead of applying it, and tests assert on plans. The PR audit's plan and apply are
 :mod:`bot.audit_flow`.
 
@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.clients.github_client import GitHubPort, LabelEvent
+from bot.clients.github_port import GitHubPort, LabelEvent
 from bot.events import IssuesEvent
 from bot.gate_writes import add_gate_label, write_author_comment
 from bot.history.protocol import GateRow, HistoryStore

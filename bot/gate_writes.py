@@ -22,7 +22,7 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bot.clients.github_client import GitHubPort
+from bot.clients.github_port import GitHubPort
 from bot.errors import GitHubError, GitHubNotFound, StoreError
 from bot.history.github_memory import (
     body_sha,

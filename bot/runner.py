@@ -21,7 +21,7 @@ from bot.audit.auditor import AuditRejected
 from bot.audit.selection import DEFAULT_SKIP_GLOBS
 from bot.audit_flow import apply_audit, plan_audit
 from bot.backlog import select_backlog
-from bot.clients.github_client import GitHubPort, PullRef
+from bot.clients.github_port import GitHubPort, PullRef
 from bot.commands.comment import run_comment
 from bot.config import Settings
 from bot.errors import ConfigError, ModelNotFound, ModelUnavailable, StoreError

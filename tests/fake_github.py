@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.clients.github_client import (
+from bot.clients.github_port import (
     BotComment,
     ChangedFile,
     LabelEvent,
@@ -63,7 +63,7 @@ class StoredComment:
 
 @dataclass
 class FakeGitHub:
-    """In-memory :class:`~bot.clients.github_client.GitHubPort` with fault injection."""
+    """In-memory :class:`~bot.clients.github_port.GitHubPort` with fault injection."""
 
     repo_labels: set[str] = field(default_factory=set)
     issue_labels: dict[int, list[str]] = field(default_factory=lambda: defaultdict(list))

@@ -26,7 +26,8 @@ from bot.audit.report import MARKER
 from bot.audit_flow import apply_audit, plan_audit
 from bot.chat import ChatModel
 from bot.clients.embedded import EmbeddedChatModel
-from bot.clients.github_client import ChangedFile, PullRef, PyGithubClient
+from bot.clients.github_client import PyGithubClient
+from bot.clients.github_port import ChangedFile, PullRef
 from bot.clients.ollama_client import OllamaChatModel
 from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS, Settings
 from bot.errors import BotError, GitHubUnavailable

@@ -22,7 +22,7 @@ from bot.audit.contract import render_sections
 from bot.audit.ranges import parse_range_spec
 from bot.audit.report import COMMENT_LIMIT, MARKER, audited_head, render_audit_comment
 from bot.audit.selection import Segment, Selection, Skipped, select_segments
-from bot.clients.github_client import ChangedFile
+from bot.clients.github_port import ChangedFile
 from bot.commands.handlers import history_reply
 from bot.commands.parser import Command, Malformed, parse_command
 from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS

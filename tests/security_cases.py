@@ -29,7 +29,7 @@ from bot.audit.report import COMMENT_LIMIT, render_audit_comment
 from bot.audit.selection import Segment, Selection, Skipped
 from bot.audit_flow import AuditPlan
 from bot.cli import main
-from bot.clients.github_client import PullRef
+from bot.clients.github_port import PullRef
 from bot.commands.handlers import history_reply
 from bot.config import Settings
 from bot.errors import BotError, InvalidRange, StoreError

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.clients.github_client import GitHubPort, PullRef
+from bot.clients.github_port import GitHubPort, PullRef
 from bot.commands.comment import dispatch, run_comment, wrong_place_reply
 from bot.commands.handlers import COMMANDS
 from bot.commands.spec import Answer, Command, CommandContext, CommandSpec, Where

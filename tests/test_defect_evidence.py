@@ -22,7 +22,7 @@ from bot.audit.evidence import (
     verdict_after_drop,
 )
 from bot.audit_flow import apply_audit, plan_audit
-from bot.clients.github_client import ChangedFile, PullRef
+from bot.clients.github_port import ChangedFile, PullRef
 from bot.config import AUDITOR_OPTIONS
 from bot.history.store import Store
 from tests.fake_github import FakeGitHub

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from bot import runner
-from bot.clients.github_client import ChangedFile
+from bot.clients.github_port import ChangedFile
 from bot.config import Settings
 from bot.render import RunReport
 from tests.fake_github import FakeGitHub

@@ -27,7 +27,7 @@ from bot.audit.checker import DEFAULT_FORBIDDEN, SegmentRef, check_response
 from bot.audit.contract import CONFIDENCES, SECTIONS, VERDICT_RULES, VERDICTS, heading
 from bot.audit.ranges import check_range_in_file, normalise_path, parse_range_spec
 from bot.audit.selection import DEFAULT_SKIP_GLOBS, select_segments
-from bot.clients.github_client import ChangedFile
+from bot.clients.github_port import ChangedFile
 from bot.commands.handlers import COMMANDS
 from bot.commands.parser import MAX_LINE_CHARS, Command, Malformed, parse_command
 from bot.errors import InvalidRange, ModelOutputError

@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from bot import runner
-from bot.clients.github_client import LabelEvent, PyGithubClient
+from bot.clients.github_client import PyGithubClient
+from bot.clients.github_port import LabelEvent
 from bot.config import Settings
 from bot.errors import ConfigError, GitHubNotFound, StoreError
 from bot.events import IssuesEvent, route_event

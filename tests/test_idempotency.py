@@ -14,7 +14,7 @@ import pytest
 from bot import runner
 from bot.audit.contract import render_sections
 from bot.audit.report import MARKER, audited_head
-from bot.clients.github_client import ChangedFile
+from bot.clients.github_port import ChangedFile
 from bot.config import Settings
 from bot.history.store import Store
 from tests.fake_github import FakeGitHub

@@ -12,7 +12,7 @@ from bot.audit.report import render_audit_comment
 from bot.audit.selection import Segment, Selection
 from bot.audit_flow import AuditPlan
 from bot.chat import ChatMessage, check_prompt_fits
-from bot.clients.github_client import PullRef
+from bot.clients.github_port import PullRef
 from bot.clients.ollama_client import OllamaChatModel
 from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS
 from bot.errors import ModelNotFound, ModelPromptTooLong, ModelTruncated, ModelUnavailable

@@ -20,7 +20,7 @@ from bot.audit.report import COMMENT_LIMIT, MARKER, audited_head, render_audit_c
 from bot.audit.selection import Segment, Selection, Skipped
 from bot.audit_flow import AuditPlan
 from bot.chat import CallUsage
-from bot.clients.github_client import GitHubPort, PullRef
+from bot.clients.github_port import GitHubPort, PullRef
 from bot.commands.comment import run_comment
 from bot.commands.handlers import history_reply
 from bot.config import Settings

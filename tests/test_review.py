@@ -20,7 +20,8 @@ from bot.audit.review import (
 )
 from bot.audit.selection import Segment
 from bot.audit_flow import apply_audit, plan_audit
-from bot.clients.github_client import PostedReviewComment, PullRef, PyGithubClient
+from bot.clients.github_client import PyGithubClient
+from bot.clients.github_port import PostedReviewComment, PullRef
 from bot.config import AUDITOR_OPTIONS
 from bot.history.store import Store
 from tests.markdown_oracle import render
@@ -190,7 +191,7 @@ def test_a_review_body_is_plain() -> None:
 def test_a_failed_review_post_is_posted_once_by_the_next_run() -> None:
     """The review POST fails after the summary comment was written: the next run finds the
     comment unchanged and posts the review; a third run posts nothing."""
-    from bot.clients.github_client import ChangedFile
+    from bot.clients.github_port import ChangedFile
     from bot.errors import GitHubUnavailable
     from tests.fake_github import FakeGitHub
 

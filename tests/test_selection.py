@@ -13,7 +13,7 @@ from bot.audit.selection import (
     select_segments,
     split_range,
 )
-from bot.clients.github_client import ChangedFile
+from bot.clients.github_port import ChangedFile
 
 MULTI_HUNK = "\n".join(
     [

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from bot.audit.auditor import AuditResult, Outcome
 from bot.audit.evidence import Claim, normalise
 from bot.audit.report import MARKER_PREFIX
-from bot.clients.github_client import PostedReviewComment, ReviewComment
+from bot.clients.github_port import PostedReviewComment, ReviewComment
 from bot.neutralise import neutralise, neutralise_block
 
 __all__ = [

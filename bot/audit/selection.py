@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bot.clients.github_client import ChangedFile
+from bot.clients.github_port import ChangedFile
 
 __all__ = [
     "DEFAULT_SKIP_GLOBS",

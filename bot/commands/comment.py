@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.audit.report import MARKER_PREFIX
-from bot.clients.github_client import GitHubPort
+from bot.clients.github_port import GitHubPort
 from bot.commands.handlers import COMMANDS
 from bot.commands.parser import Command, Malformed, parse_command
 from bot.commands.spec import PLACES, Answer, CommandContext, CommandSpec, Services

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from bot.clients.github_client import GitHubPort, PullRef
+from bot.clients.github_port import GitHubPort, PullRef
 from bot.config import Settings
 from bot.events import IssueCommentEvent, IssuesEvent
 from bot.history.protocol import HistoryStore

@@ -1,0 +1,193 @@
+"""What the pipelines need from GitHub: the :class:`GitHubPort` protocol and the data it trades in.
+
+The pipelines (:mod:`bot.gate_flow`, :mod:`bot.audit_flow`, :mod:`bot.commands`) and the tests'
+fakes see only this; :class:`bot.clients.github_client.PyGithubClient` implements it with
+PyGithub, and its module docstring lists the requests each method costs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+__all__ = [
+    "BotComment",
+    "ChangedFile",
+    "GitHubPort",
+    "LabelEvent",
+    "PostedReviewComment",
+    "PullRef",
+    "ReviewComment",
+]
+
+
+@dataclass(frozen=True)
+class BotComment:
+    """An existing comment of the bot's, found by its hidden marker."""
+
+    id: int
+    body: str
+
+
+@dataclass(frozen=True)
+class LabelEvent:
+    """One ``labeled`` event of an issue (REST "List issue events"): which label was added,
+    and by whom.
+
+    Attributes:
+        label: the label's name when it was added.
+        actor_login: the login that added it (``github-actions[bot]`` for the Actions token);
+            ``None`` when GitHub gives no actor.
+        actor_type: the actor's account type: ``User``, ``Bot`` or ``Organization``; ``None``
+            when GitHub gives no actor.
+        created_at: when, as GitHub wrote it (ISO 8601, UTC).
+    """
+
+    label: str
+    actor_login: str | None
+    actor_type: str | None
+    created_at: str = ""
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    """One entry of "List pull request files" (what the audit selects its lines from).
+
+    Attributes:
+        path: ``filename`` (new path for renames).
+        status: ``added``, ``removed``, ``modified``, ``renamed``, ``copied``, ``changed`` …
+        patch: the unified diff, or ``None`` for binary/too-large files.
+        previous_path: ``previous_filename`` for renames.
+    """
+
+    path: str
+    status: str
+    patch: str | None
+    previous_path: str | None = None
+
+
+@dataclass(frozen=True)
+class PullRef:
+    """What an audit needs to know about a PR: where, which head SHA, and its state."""
+
+    repo: str
+    number: int
+    head_sha: str
+    draft: bool = False
+    state: str = "open"
+    public_repo: bool = True
+
+
+@dataclass(frozen=True)
+class ReviewComment:
+    """One line comment of a pull-request review (REST "Create a review for a pull request",
+    ``comments[]``): always on the RIGHT side, the new file.
+
+    Attributes:
+        path: the file, relative to the repository root.
+        line: the new-side line number; it must be a line of the PR's diff (GitHub answers 422
+            otherwise).
+        body: the comment's markdown.
+    """
+
+    path: str
+    line: int
+    body: str
+
+
+@dataclass(frozen=True)
+class PostedReviewComment:
+    """A review comment of the bot's already on the PR (REST "List review comments on a pull
+    request"): ``commit_id`` is its ``original_commit_id``, the head SHA it was posted at."""
+
+    commit_id: str
+    body: str
+
+
+class GitHubPort(Protocol):
+    """What the pipelines need from GitHub. ``repo`` is ``owner/name``; numbers are issue numbers.
+
+    Every method raises :class:`~bot.errors.GitHubError` subclasses only.
+    """
+
+    def ensure_label(self, repo: str, name: str, *, color: str, description: str) -> None:
+        """Create the label ``name`` with ``color`` (six hex digits, no ``#``) and
+        ``description`` unless a label of that name already exists."""
+        ...
+
+    def add_labels(self, repo: str, number: int, names: Sequence[str]) -> None:
+        """Add labels to an issue (labels already present are left as they are)."""
+        ...
+
+    def remove_label(self, repo: str, number: int, name: str) -> None:
+        """Remove one label from an issue; a label that is already gone is not an error."""
+        ...
+
+    def label_events(self, repo: str, number: int) -> list[LabelEvent]:
+        """The issue's ``labeled`` events, oldest first (``GET .../issues/{n}/events``)."""
+        ...
+
+    def pull(self, repo: str, number: int) -> PullRef:
+        """The PR's head SHA and state (``GET .../pulls/{n}``); used by manual runs."""
+        ...
+
+    def pull_files(self, repo: str, number: int) -> list[ChangedFile]:
+        """The PR's changed files with their patches (``GET .../pulls/{n}/files``)."""
+        ...
+
+    def file_lines(self, repo: str, path: str, ref: str) -> list[str]:
+        """The file's lines at ``ref`` (a head SHA), read through the API, never checked out."""
+        ...
+
+    def repo_file(self, repo: str, path: str, ref: str | None) -> str | None:
+        """The text of the file at ``path`` on ``ref`` (the default branch; ``None`` lets
+        GitHub pick it), or ``None`` when there is no such file (404)."""
+        ...
+
+    def find_bot_comment(
+        self, repo: str, number: int, marker: str, *, author: str | None = None
+    ) -> BotComment | None:
+        """The bot's comment whose body starts with ``marker``, or ``None``: written by
+        ``author`` when given (the bot's login), else by any Bot account."""
+        ...
+
+    def upsert_comment(self, repo: str, number: int, existing: BotComment | None, body: str) -> str:
+        """Edit ``existing`` (PATCH) or create a comment (POST); returns ``edited``/``created``."""
+        ...
+
+    def post_comment(self, repo: str, number: int, body: str) -> int:
+        """Create a comment on issue/PR ``number`` (POST); returns its id."""
+        ...
+
+    def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> None:
+        """Replace the body of comment ``comment_id`` (PATCH); :class:`GitHubNotFound` when it
+        is gone."""
+        ...
+
+    def bot_review_comments(
+        self, repo: str, number: int, marker: str, *, author: str | None = None
+    ) -> list[PostedReviewComment]:
+        """The PR's review comments whose body starts with ``marker``, written by ``author``
+        when given (the bot's login), else by any Bot account (``GET .../pulls/{n}/comments``)."""
+        ...
+
+    def create_review(
+        self, repo: str, number: int, head_sha: str, body: str, comments: Sequence[ReviewComment]
+    ) -> None:
+        """One review at ``head_sha`` with the ``COMMENT`` event (never approve, never request
+        changes) holding ``comments`` (``POST .../pulls/{n}/reviews``)."""
+        ...
+
+    def collaborator_permission(self, repo: str, login: str) -> str:
+        """``admin``, ``write``, ``read`` or ``none`` (GitHub's legacy ``permission`` field:
+        maintain reads as write, triage as read)."""
+        ...
+
+    def add_reaction(self, repo: str, number: int, comment_id: int, content: str) -> None:
+        """React to a comment on issue/PR ``number`` (e.g. ``eyes``)."""
+        ...
+
+    def open_issues(self, repo: str) -> list[dict[str, Any]]:
+        """Open issues (not PRs) as payload-shaped dicts: number, title, body, labels, state."""
+        ...
