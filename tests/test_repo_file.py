@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 import bot.clients.github_client as gc
-from bot import runner
+from bot import repo_settings, runner
 from bot.cli import main
 from bot.config import Settings
 from bot.errors import ConfigError, ModelUnavailable
@@ -351,9 +351,9 @@ def test_a_dry_run_without_a_token_reads_no_file_and_with_one_reads_it(github: F
     the defaults. A dry run with a token reads the file as a real run would."""
     github.repo_files[("master", REPO_FILE_PATH)] = "models: {validator: from-file}\n"
     offline = Settings.resolve({"dry_run": True}, {})
-    assert runner.with_repository_file(offline, "o/r", "master", github) is offline
+    assert repo_settings.with_repository_file(offline, "o/r", "master", github) is offline
     assert github.reads.count(CONFIG_READ) == 0
     online = Settings.resolve({"dry_run": True}, {"GITHUB_TOKEN": "t"})
-    read = runner.with_repository_file(online, "o/r", "master", github)
+    read = repo_settings.with_repository_file(online, "o/r", "master", github)
     assert read.validator_model == "from-file"
     assert github.reads.count(CONFIG_READ) == 1

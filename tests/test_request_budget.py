@@ -1,7 +1,7 @@
 """GitHub requests per gate event (issue 16, "Done when": ≤ 3 when the verdict changes, 0 when
 it does not), and for each request the store spares, the case where sparing it would be wrong
 and the bot asks GitHub instead (bot.gate_writes, bot.history.github_memory,
-bot.runner.with_repository_file).
+bot.repo_settings.with_repository_file).
 
 Counted two ways: through the runner on the fake GitHub (tests/fake_github.py logs every port
 call; each is one request), and through the PyGithub adapter on recorded traffic (cassettes/),
@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from bot import runner
+from bot import repo_settings, runner
 from bot.cli import main
 from bot.clients.github_client import PyGithubClient
 from bot.config import Settings
@@ -162,8 +162,8 @@ def test_a_commit_is_used_only_when_it_is_the_default_branchs(
     event_name: str, ref: str | None, sha: str | None, used: bool
 ) -> None:
     settings = Settings(event_name=event_name, git_ref=ref, commit_sha=sha)
-    assert runner.default_branch_commit(settings, "master") == (sha if used else None)
-    assert runner.default_branch_commit(settings, None) is None
+    assert repo_settings.default_branch_commit(settings, "master") == (sha if used else None)
+    assert repo_settings.default_branch_commit(settings, None) is None
 
 
 def test_without_the_default_branchs_commit_the_file_is_read_every_run(

@@ -12,7 +12,8 @@ creates a missing label with the colour and description below before adding it.
 
 A repository may rename the three and set their colours and descriptions
 (``.github/triage-bot.yml``, ``labels:``): the pipeline then works with its
-:class:`GateLabels` (:func:`bot.runner.gate_labels`); the module-level labels are the defaults.
+:class:`GateLabels` (:func:`bot.repo_settings.gate_labels`); the module-level labels are the
+defaults.
 """
 
 from __future__ import annotations
