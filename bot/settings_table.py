@@ -265,13 +265,13 @@ class SettingsTable:
         help="Ollama model tag for the auditor",
     )
     audit_format: str = setting(
-        "markdown",
+        "json",
         env="TRIAGE_AUDIT_FORMAT",
         flag="--audit-format",
         commands=_AUDIT,
         action_input="audit-format",
         choices=("markdown", "json"),
-        readme_default="`markdown`; the action's: `json` (measured best)",
+        readme_default="`json` (measured best; the same in the action)",
         help="how the auditor answers: `markdown`, the model writes the seven sections; `json`, "
         "it fills their JSON schema and the bot renders them",
     )

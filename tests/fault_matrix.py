@@ -211,7 +211,11 @@ def _run(github: FakeGitHub, model: FakeChatModel, tmp: str, name: str, payload:
     path = Path(tmp) / "event.json"
     path.write_text(json.dumps(payload), encoding="utf-8")
     settings = Settings(
-        github_token="t", event_name=name, event_path=path, db_path=Path(tmp) / "t.db"
+        github_token="t",
+        event_name=name,
+        event_path=path,
+        db_path=Path(tmp) / "t.db",
+        audit_format="markdown",  # the queued replies are markdown
     )
     with (
         mock.patch.object(runner, "make_github", return_value=github),

@@ -18,9 +18,9 @@ def test_the_validator_takes_the_role_options_and_the_body_cut() -> None:
 
 
 def test_the_auditor_takes_the_role_options_and_the_format() -> None:
-    assert (audit_format(Settings()), audit_format(Settings(audit_format="json"))) == (
-        "markdown",
+    assert (audit_format(Settings()), audit_format(Settings(audit_format="markdown"))) == (
         "json",
+        "markdown",
     )
     for fmt, schema_sent in (("markdown", False), ("json", True)):
         model = FakeChatModel().enqueue("no", "no")

@@ -128,7 +128,16 @@ def test_the_audit_lists_the_repair_turn_as_its_own_call(
     with cassette("e2e_audit_manual_dry_run"):
         result = CliRunner().invoke(
             main,
-            ["audit", "--dry-run", "--repo", "Codertocat/Hello-World", "--pr", "2"],
+            [
+                "audit",
+                "--dry-run",
+                "--repo",
+                "Codertocat/Hello-World",
+                "--pr",
+                "2",
+                "--audit-format",
+                "markdown",
+            ],
             env={"GITHUB_STEP_SUMMARY": str(summary)},
             catch_exceptions=False,
         )

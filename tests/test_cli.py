@@ -258,7 +258,7 @@ def test_manual_audit_dry_run_prints_selection_outcome_and_comment() -> None:
     with cassette("e2e_audit_manual_dry_run") as cass:
         code, out, _ = _run(
             ["audit", "--dry-run", "--repo", "Codertocat/Hello-World", "--pr", "2",
-             "--ollama-host", OLLAMA],
+             "--ollama-host", OLLAMA, "--audit-format", "markdown"],  # the recorded reply
         )  # fmt: skip
     assert code == 0, out
     assert cass.all_played

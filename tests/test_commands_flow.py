@@ -208,7 +208,12 @@ def test_audit_command_on_a_pr_edits_the_bots_comment(tmp_path: Path, env: dict[
             main,
             ["run", "--event-name", "issue_comment", "--event-path", str(path)],
             # the review of verified defects has its own cassettes (tests/test_review.py)
-            env=env | {"TRIAGE_DB": str(tmp_path / "t.db"), "TRIAGE_REVIEW_COMMENTS": "false"},
+            env=env
+            | {
+                "TRIAGE_DB": str(tmp_path / "t.db"),
+                "TRIAGE_REVIEW_COMMENTS": "false",
+                "TRIAGE_AUDIT_FORMAT": "markdown",  # the recorded reply
+            },
         )
     assert result.exit_code == 0, result.output
     assert cass.all_played

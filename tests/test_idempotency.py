@@ -58,6 +58,7 @@ def _settings(tmp_path: Path, name: str, payload: dict[str, Any]) -> Settings:
         event_name=name,
         event_path=path,
         db_path=tmp_path / "triage.db",
+        audit_format="markdown",  # the queued replies are markdown
     )
 
 
