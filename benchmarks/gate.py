@@ -37,9 +37,10 @@ sys.path.insert(0, str(ROOT))
 
 from click.testing import CliRunner  # noqa: E402
 
+from bot.agents import make_validator  # noqa: E402
 from bot.cli import main  # noqa: E402
 from bot.clients.embedded import EmbeddedChatModel  # noqa: E402
-from bot.config import EMBEDDED_N_CTX, VALIDATOR_OPTIONS  # noqa: E402
+from bot.config import EMBEDDED_N_CTX, Settings  # noqa: E402
 from bot.triage.issue_text import prepare_issue  # noqa: E402
 from bot.triage.validator import Validator  # noqa: E402
 from tests.replies import COMPLETE_BODY  # noqa: E402
@@ -143,7 +144,7 @@ def in_process_call() -> float:
     stable prefix is then in llama.cpp's memory; no disk cache)."""
     event = json.loads(EXAMPLE.read_text("utf-8"))
     title, body = event["issue"]["title"], event["issue"]["body"]
-    validator = Validator(EmbeddedChatModel(n_ctx=EMBEDDED_N_CTX), VALIDATOR_OPTIONS)
+    validator = make_validator(Settings(), EmbeddedChatModel(n_ctx=EMBEDDED_N_CTX))
     validator.judge(title, body)
     started = time.perf_counter()
     validator.judge(title, body)
@@ -215,7 +216,7 @@ def requests_section() -> None:
 
 def model_section(chosen: set[int]) -> None:
     model = EmbeddedChatModel(n_ctx=EMBEDDED_N_CTX)
-    validator = Validator(model, VALIDATOR_OPTIONS, max_body_chars=6000)
+    validator = make_validator(Settings(), model)
     # the <issue id> nonce is random per call and tokenizes to a few tokens more or less:
     # the goal holds for the worst of NONCE_SAMPLES calls, not for one
     if 2 in chosen:
