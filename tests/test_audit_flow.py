@@ -70,7 +70,7 @@ def test_first_audit_stores_the_row_and_creates_the_comment(
     assert posted == plan.comment
     assert posted.startswith(MARKER)
     assert (
-        "| `src/limits.py` | 7-18 | FIX | 1 verified defect\\(s\\) in lines 7–18 by fake-model "
+        "| `src/limits.py` | 7-18 | FIX | 1 defect\\(s\\) claimed in lines 7–18 by fake-model "
         "| High | no |"
     ) in posted
     assert "GO means that model found no defect there, not that the change is safe" in posted

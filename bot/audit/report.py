@@ -141,11 +141,12 @@ def _where(segment: Segment) -> str:
 
 def finding(result: AuditResult) -> str:
     """What the verdict means for this model, e.g. ``no defect found in lines 7–18 by
-    qwen2.5-coder:1.5b`` (GO, GO_WITH_NOTES) or ``2 verified defect(s) in lines 7–18 by …``
-    (FIX), plus how many claimed defects were dropped as unverifiable. Plain text: the caller
+    qwen2.5-coder:1.5b`` (GO, GO_WITH_NOTES) or ``2 defect(s) claimed in lines 7–18 by …``
+    (FIX: the bot checked each one's line and quoted code, the model claims the code is wrong),
+    plus how many claimed defects were dropped as unverifiable. Plain text: the caller
     passes it through its sink."""
     count = len(result.defects)
-    found = f"{count} verified defect(s)" if count else "no defect found"
+    found = f"{count} defect(s) claimed" if count else "no defect found"
     where = f"in lines {result.segment.start}–{result.segment.end} by {result.model}"
     dropped = f"; {result.dropped} unverifiable claim(s) dropped" if result.dropped else ""
     return f"{found} {where}{dropped}"
@@ -153,8 +154,8 @@ def finding(result: AuditResult) -> str:
 
 MEANING = (
     "_A verdict is one model's reading of the audited lines: GO means that model found no "
-    "defect there, not that the change is safe to merge; every defect listed was checked "
-    "against its line._"
+    "defect there, not that the change is safe to merge. Every defect listed quotes code the bot "
+    "found on its line; that the code is wrong is the model's claim._"
 )
 """The line under the table saying what a verdict is (and is not)."""
 

@@ -116,6 +116,7 @@ def to_post(
 def review_summary(count: int, head_sha: str) -> str:
     """The review's own body: how many line comments, at which head, and what they are."""
     return (
-        f"triage-bot: {count} verified defect(s) at `{head_sha[:12]}`, each on its line. "
+        f"triage-bot: {count} defect(s) claimed by the model at `{head_sha[:12]}`, each on the "
+        "line whose code it quotes (line and quote checked by the bot, the claim is the model's). "
         "The summary comment has the whole audit; a defect a model did not find is not here."
     )
