@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.audit.auditor import Auditor, AuditResult, Outcome
+from bot.audit.context import enclosing_context
 from bot.audit.ranges import check_range_in_file, parse_range_spec
 from bot.audit.report import MARKER, audited_head, render_audit_comment
 from bot.audit.review import FINDING_PREFIX, line_comments, review_summary, to_post
@@ -178,7 +179,12 @@ def plan_audit(
             skipped.append(Skipped(segment.path, "range past the end of the file", segment))
     final = Selection(tuple(audited), tuple(skipped))
     outcomes = tuple(
-        auditor.audit(s, contents[s.path][s.start - 1 : s.end]) for s in final.segments
+        auditor.audit(
+            s,
+            contents[s.path][s.start - 1 : s.end],
+            enclosing_context(contents[s.path], s.start, s.end),
+        )
+        for s in final.segments
     )
     rows = tuple(_row(pull, o, audit_format) for o in outcomes if isinstance(o, AuditResult))
     model = outcomes[0].model if outcomes else "no model call"

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bot.audit.checker import DEFAULT_FORBIDDEN, SegmentRef, check_response
+from bot.audit.context import Context
 from bot.audit.contract import (
     NONE,
     CheckResult,
@@ -205,18 +206,26 @@ class Auditor:
                 )
         return _Attempt(result.text, check_response(text, ref, forbidden=self._forbidden), usage)
 
-    def audit(self, segment: Segment, lines: Sequence[str]) -> Outcome:
+    def audit(
+        self, segment: Segment, lines: Sequence[str], context: Context | None = None
+    ) -> Outcome:
         """Audit one segment: attempt, check, repair once, check again.
 
         Args:
             segment: the range to audit.
             lines: the file's lines ``segment.start``..``segment.end`` (text only).
+            context: the enclosing block shown around it (:mod:`bot.audit.context`), or
+                ``None``; only the segment's own lines are audited and may hold a defect.
 
         Never raises for model faults: they reject the segment.
         """
         system, version = system_prompt(self._fmt)
-        messages = [ChatMessage("system", system), segment_message(segment, lines)]
-        ref = SegmentRef(segment.path, segment.start, segment.end, "\n".join(lines))
+        messages = [
+            ChatMessage("system", system),
+            segment_message(segment, lines, context=context),
+        ]
+        shown = "\n".join(context.lines) if context else ""
+        ref = SegmentRef(segment.path, segment.start, segment.end, "\n".join(lines), shown)
         usage = _Usage()
         retried = False
         try:

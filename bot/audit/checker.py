@@ -51,12 +51,16 @@ class SegmentRef:
         start: first audited line (1-based, inclusive).
         end: last audited line (inclusive).
         code: the audited lines' text (without line numbers).
+        context: the enclosing block shown around them (:mod:`bot.audit.context`), or ``""``:
+            the bottom line may name something there (the function the lines sit in); a
+            defect may not.
     """
 
     path: str
     start: int
     end: int
     code: str
+    context: str = ""
 
 
 # the sections the checks read, by key (a key the contract lacks fails at import)
@@ -75,7 +79,8 @@ def _check_bottom_line(body: str, segment: SegmentRef) -> list[Violation]:
     out = []
     if re.search(r"\n\s*\n", body):
         out.append(Violation("bottom_line", ("", " must be a single paragraph."), _BOTTOM))
-    code_names = {n.lower() for n in _IDENT.findall(segment.code)} - _STOPWORDS
+    code_names = {n.lower() for n in _IDENT.findall(f"{segment.code}\n{segment.context}")}
+    code_names -= _STOPWORDS
     names = {n.lower() for n in _IDENT.findall(body)}
     basename = segment.path.rsplit("/", 1)[-1].lower()
     if not (names & code_names) and basename not in body.lower():

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Literal
 
+from bot.audit.context import Context
 from bot.audit.contract import (
     CATEGORIES,
     SECTIONS,
@@ -30,7 +31,14 @@ from bot.chat import ChatMessage, structured_output_schema
 from bot.prompts import load_prompt, prompt_version
 from bot.triage.issue_text import escape_delimiters
 
-__all__ = ["AuditFormat", "number_lines", "repair_message", "segment_message", "system_prompt"]
+__all__ = [
+    "CONTEXT_MARK",
+    "AuditFormat",
+    "number_lines",
+    "repair_message",
+    "segment_message",
+    "system_prompt",
+]
 
 AuditFormat = Literal["markdown", "json"]
 CODE_TAG = "untrusted-code"
@@ -66,23 +74,59 @@ def number_lines(lines: Sequence[str], start: int) -> str:
     return "\n".join(f"{start + i:>{width}} | {line}" for i, line in enumerate(lines))
 
 
+CONTEXT_MARK = ":"
+"""The separator of a context row (``NUMBER : text``): shown, not audited."""
+
+
+def _numbered(segment: Segment, lines: Sequence[str], context: Context | None) -> str:
+    """The rows the model reads: the audited lines as ``NUMBER | text``; with ``context``, the
+    enclosing block's other lines as ``NUMBER : text`` around them, numbered alike."""
+    if context is None:
+        return number_lines(lines, segment.start)
+    width = len(str(context.end))
+    return "\n".join(
+        f"{n:>{width}} {'|' if segment.start <= n <= segment.end else CONTEXT_MARK} {text}"
+        for n, text in enumerate(context.lines, start=context.start)
+    )
+
+
 def segment_message(
-    segment: Segment, lines: Sequence[str], *, nonce: str | None = None
+    segment: Segment,
+    lines: Sequence[str],
+    *,
+    nonce: str | None = None,
+    context: Context | None = None,
 ) -> ChatMessage:
     """The user message: the segment's lines, numbered and delimited as untrusted data.
+
+    With ``context`` (:func:`bot.audit.context.enclosing_context`), the enclosing function or
+    class is shown around the audited rows, its own rows marked as context, and one sentence
+    before the code (the bot's words, outside the untrusted block) says which rows are
+    audited. The system prompt is the same either way, so its cached prefix is too.
 
     Args:
         segment: what is audited (path, first and last line).
         lines: the file's lines ``segment.start``..``segment.end``.
         nonce: tag id; random when ``None``.
+        context: the lines shown around the segment, or ``None``.
     """
     tag_id = nonce or secrets.token_hex(4)
-    body = escape_delimiters(number_lines(lines, segment.start), CODE_TAG)
+    body = escape_delimiters(_numbered(segment, lines, context), CODE_TAG)
     path = escape_delimiters(segment.path, CODE_TAG).replace('"', "'")
+    shown = "" if context is None else f' context="{context.start}-{context.end}"'
+    lead = (
+        ""
+        if context is None
+        else (
+            f"Audit lines {segment.start}-{segment.end} (rows 'N | code'). The rows "
+            f"'N {CONTEXT_MARK} code' are the enclosing block, shown only so you can read "
+            f"them: a defect must be on an audited line.\n"
+        )
+    )
     return ChatMessage(
         "user",
-        f'<{CODE_TAG} id="{tag_id}" path="{path}" lines="{segment.start}-{segment.end}">\n'
-        f"{body}\n</{CODE_TAG}>",
+        f'{lead}<{CODE_TAG} id="{tag_id}" path="{path}" lines="{segment.start}-{segment.end}"'
+        f"{shown}>\n{body}\n</{CODE_TAG}>",
     )
 
 
