@@ -64,6 +64,7 @@ class Jobs:
             "GITHUB_EVENT_NAME": event_name,
             "GITHUB_EVENT_PATH": str(write_payload(home, payload)),
             "GITHUB_REPOSITORY": REPO,
+            "TRIAGE_AUDIT_FORMAT": "markdown",  # GOOD_AUDIT is a markdown reply
         }
         return runner.run_event(Settings.resolve({}, env))
 
