@@ -45,7 +45,7 @@ from bot.chat import ChatMessage  # noqa: E402
 from bot.clients.embedded import EmbeddedChatModel  # noqa: E402
 from bot.clients.github_client import PyGithubClient  # noqa: E402
 from bot.clients.github_port import PullRef  # noqa: E402
-from bot.config import AUDITOR_OPTIONS, EMBEDDED_N_CTX  # noqa: E402
+from bot.config import AUDITOR_JSON_OPTIONS, AUDITOR_OPTIONS, EMBEDDED_N_CTX  # noqa: E402
 from bot.evaluation.run import percentile  # noqa: E402
 from bot.evaluation.sets import EvalSegment, load_jsonl  # noqa: E402
 from bot.history.store import Store  # noqa: E402
@@ -111,7 +111,8 @@ def check_time() -> tuple[float, int]:
 
 def acceptance(fmt: str, count: int, save: Path | None) -> dict[str, float]:
     model = EmbeddedChatModel(n_ctx=EMBEDDED_N_CTX)
-    auditor = Auditor(model, AUDITOR_OPTIONS, fmt=fmt)  # type: ignore[arg-type]
+    options = AUDITOR_JSON_OPTIONS if fmt == "json" else AUDITOR_OPTIONS
+    auditor = Auditor(model, options, fmt=fmt)  # type: ignore[arg-type]
     tally = {"first": 0, "repaired": 0, "rejected": 0, "seconds": 0.0}
     for segment in SEGMENTS[:count]:
         lines = (
@@ -181,7 +182,7 @@ class PerfModel:
 def timing(limit: int | None) -> None:
     items = load_jsonl(ROOT / "evals" / "segments.jsonl", EvalSegment)[:limit]
     model = PerfModel(EmbeddedChatModel(n_ctx=EMBEDDED_N_CTX))
-    auditor = Auditor(model, AUDITOR_OPTIONS, fmt="json")  # type: ignore[arg-type]
+    auditor = Auditor(model, AUDITOR_JSON_OPTIONS, fmt="json")  # type: ignore[arg-type]
     walls: list[float] = []
     turns: dict[str, list[dict[str, float]]] = {"first": [], "repair": []}
     for item in items:

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from bot.audit.auditor import Auditor, AuditResult  # noqa: E402
 from bot.audit.context import enclosing_context  # noqa: E402
 from bot.audit.selection import Segment  # noqa: E402
-from bot.config import AUDITOR_OPTIONS, Settings  # noqa: E402
+from bot.config import AUDITOR_JSON_OPTIONS, Settings  # noqa: E402
 from bot.evaluation.run import audit_metrics, cited_lines, line_hit  # noqa: E402
 from bot.evaluation.sets import EvalSegment, load_jsonl  # noqa: E402
 from bot.factory import make_chat_model  # noqa: E402
@@ -62,7 +62,7 @@ def main() -> None:
     if args.limit:
         pairs = pairs[: args.limit]
     model = make_chat_model(Settings.resolve({}, os.environ), "auditor")
-    auditor = Auditor(model, AUDITOR_OPTIONS, fmt="json")
+    auditor = Auditor(model, AUDITOR_JSON_OPTIONS, fmt="json")
     runs: dict[str, list[dict[str, Any]]] = {"alone": [], "with context": []}
     for defect, twin in pairs:
         for item, other in ((defect, twin), (twin, defect)):

@@ -16,7 +16,7 @@ from dataclasses import replace
 from bot.audit.auditor import Auditor
 from bot.audit.prompt import AuditFormat
 from bot.chat import ChatModel
-from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS, Settings
+from bot.config import AUDITOR_JSON_OPTIONS, AUDITOR_OPTIONS, VALIDATOR_OPTIONS, Settings
 from bot.triage.evidence import ELEMENTS, Element, checklist
 from bot.triage.validator import Validator
 
@@ -80,6 +80,7 @@ def audit_format(settings: Settings) -> AuditFormat:
 
 
 def make_auditor(settings: Settings, model: ChatModel) -> Auditor:
-    """The PR auditor: ``model`` with the auditor role's options, in the settings' audit
-    format (:func:`audit_format`)."""
-    return Auditor(model, AUDITOR_OPTIONS, fmt=audit_format(settings))
+    """The PR auditor: ``model`` with the auditor role's options for the settings' audit
+    format (:func:`audit_format`; JSON: :data:`~bot.config.AUDITOR_JSON_OPTIONS`)."""
+    fmt = audit_format(settings)
+    return Auditor(model, AUDITOR_JSON_OPTIONS if fmt == "json" else AUDITOR_OPTIONS, fmt=fmt)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from bot.repo_file import RepoFile
 
 __all__ = [
+    "AUDITOR_JSON_OPTIONS",
     "AUDITOR_OPTIONS",
     "DEFAULT_OLLAMA_MODEL",
     "EMBEDDED_N_CTX",
@@ -52,6 +53,12 @@ VALIDATOR_OPTIONS = RoleOptions(temperature=0.0, num_predict=160, num_ctx=4096, 
 AUDITOR_OPTIONS = RoleOptions(temperature=0.2, num_predict=1024, num_ctx=8192, seed=42)
 """Auditor role: low temperature, room for seven sections, a context that holds a 200-line
 segment, the first reply and the repair turn."""
+
+AUDITOR_JSON_OPTIONS = replace(AUDITOR_OPTIONS, num_predict=512)
+"""Auditor role in the JSON format (issue 19: tokens on findings): the schema's fields take far
+fewer tokens than seven markdown sections. The longest accepted first reply in two runs of the
+53 eval segments was 218 tokens; the two of 106 first replies that looped ran to 1024 and cost
+170–200 s each. At 512 a loop is cut at half that, and goes to the repair turn as before."""
 
 EMBEDDED_N_CTX = max(VALIDATOR_OPTIONS.num_ctx, AUDITOR_OPTIONS.num_ctx)
 """Context the embedded model is loaded with (tokens): the largest role ``num_ctx``."""

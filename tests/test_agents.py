@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.agents import audit_format, make_auditor, make_validator
 from bot.audit.selection import Segment
-from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS, Settings
+from bot.config import AUDITOR_JSON_OPTIONS, AUDITOR_OPTIONS, VALIDATOR_OPTIONS, Settings
 from tests.replies import NEEDS_REPLY
 from tests.support import FakeChatModel
 
@@ -22,8 +22,12 @@ def test_the_auditor_takes_the_role_options_and_the_format() -> None:
         "json",
         "markdown",
     )
-    for fmt, schema_sent in (("markdown", False), ("json", True)):
+    for fmt, schema_sent, options in (
+        ("markdown", False, AUDITOR_OPTIONS),
+        ("json", True, AUDITOR_JSON_OPTIONS),  # a shorter num_predict: a loop costs less
+    ):
         model = FakeChatModel().enqueue("no", "no")
         make_auditor(Settings(audit_format=fmt), model).audit(Segment("a.py", 1, 1), ["x = 1"])
-        assert model.history[0]["options"] == AUDITOR_OPTIONS
+        assert model.history[0]["options"] == options
+        assert model.history[1]["options"] == options  # the repair turn too
         assert (model.history[0]["schema"] is not None) == schema_sent
