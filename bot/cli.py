@@ -12,7 +12,6 @@ Imports of the pipeline happen inside the commands so ``triage-bot --help`` stay
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -170,30 +169,12 @@ def run(**flags: Any) -> None:
     """
 
     def job() -> None:
-        settings = _settings(flags)
-        _start_preload(settings)
         from bot.runner import run_event
 
+        settings = _settings(flags)
         _emit(run_event(settings), settings)
 
     _guarded(job)
-
-
-def _start_preload(settings: Settings) -> None:
-    """Start loading the event's model in a thread (:func:`bot.factory.preload_chat_model`)
-    before importing the pipeline, so the two overlap. Not a daemon: the process waits for
-    a load in progress before it exits (llama.cpp must not be torn down mid-load). A failed
-    load is not reported here: the pipeline's first call raises the same error."""
-    import threading
-
-    def preload() -> None:
-        from bot.errors import BotError
-        from bot.factory import preload_chat_model
-
-        with contextlib.suppress(BotError):
-            preload_chat_model(settings)
-
-    threading.Thread(target=preload, name="triage-bot-preload").start()
 
 
 @main.command()

@@ -25,15 +25,7 @@ from bot.errors import ConfigError
 from bot.history.protocol import HistoryStore
 from bot.history.store import Store
 
-__all__ = [
-    "BACKENDS",
-    "Backend",
-    "ModelRole",
-    "make_chat_model",
-    "make_github",
-    "make_store",
-    "preload_chat_model",
-]
+__all__ = ["BACKENDS", "Backend", "ModelRole", "make_chat_model", "make_github", "make_store"]
 
 
 @dataclass(frozen=True)
@@ -44,14 +36,11 @@ class Backend:
         name: the backend's name (``ollama``, ``embedded``).
         selected: whether these settings choose it; the first row that says yes is used.
         build: the :class:`~bot.chat.ChatModel` for a role; no I/O until its first call.
-        preload: loads what the first call would otherwise wait for (the embedded GGUF), or
-            ``None`` when the backend has nothing to load in this process (Ollama's server).
     """
 
     name: str
     selected: Callable[[Settings], bool]
     build: Callable[[Settings, ModelRole], ChatModel]
-    preload: Callable[[Settings], None] | None = None
 
 
 def _ollama(settings: Settings, role: ModelRole) -> ChatModel:
@@ -70,7 +59,7 @@ def _ollama(settings: Settings, role: ModelRole) -> ChatModel:
     )
 
 
-def _embedded(settings: Settings, role: ModelRole = "validator") -> EmbeddedChatModel:
+def _embedded(settings: Settings, role: ModelRole) -> ChatModel:
     """Both roles share one loaded GGUF, loaded with the largest role context."""
     cache = None
     if settings.prompt_cache_mb > 0:
@@ -85,12 +74,7 @@ def _embedded(settings: Settings, role: ModelRole = "validator") -> EmbeddedChat
 
 BACKENDS: tuple[Backend, ...] = (
     Backend("ollama", selected=lambda s: bool(s.ollama_host), build=_ollama),
-    Backend(
-        "embedded",
-        selected=lambda s: True,
-        build=_embedded,
-        preload=lambda s: _embedded(s).load(),  # both roles share one GGUF
-    ),
+    Backend("embedded", selected=lambda s: True, build=_embedded),
 )
 """The model backends, in the order they are tried; the last one always applies."""
 
@@ -100,26 +84,6 @@ def make_chat_model(settings: Settings, role: ModelRole) -> ChatModel:
     settings select (no I/O until the first call)."""
     backend = next(b for b in BACKENDS if b.selected(settings))
     return backend.build(settings, role)
-
-
-def preload_chat_model(settings: Settings) -> None:
-    """Load the selected backend's model now (issue 19: a one-shot gate is a fresh process),
-    for the events whose pipelines call one (:data:`bot.events.MODEL_EVENTS`); the CLI runs
-    this in a thread while its main thread imports the pipeline, so the GGUF's load (about a
-    second on 2 cores) overlaps the imports. A later call in the process finds the model
-    loaded, or waits for the load in progress (:func:`bot.clients.embedded.EmbeddedChatModel.load`).
-
-    Raises:
-        BotError: the load failed (:class:`~bot.errors.ModelNotFound`,
-            :class:`~bot.errors.ModelLoadError` …); the first call raises it again.
-    """
-    from bot.events import MODEL_EVENTS
-
-    if settings.event_name not in MODEL_EVENTS:
-        return
-    backend = next(b for b in BACKENDS if b.selected(settings))
-    if backend.preload is not None:
-        backend.preload(settings)
 
 
 def make_github(settings: Settings, *, token_required: bool = True) -> PyGithubClient:

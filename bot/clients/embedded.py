@@ -287,18 +287,6 @@ class EmbeddedChatModel:
         """The GGUF file name."""
         return self._path.name if self._path else DEFAULT_MODEL.name
 
-    def load(self) -> None:
-        """Load the GGUF now rather than at the first :meth:`chat` (issue 19: the CLI loads it
-        in a thread while the pipeline imports). Safe from any thread: the load holds the
-        module's load lock, so a concurrent first call waits for it and gets the same model.
-
-        Raises:
-            ModelNotFound: no GGUF file at the path.
-            ModelLoadError: llama.cpp could not load it.
-            ConfigError: llama-cpp-python is not installed.
-        """
-        self._llm()
-
     def _llm(self) -> Any:
         if self._path is None:
             self._path = default_model_path(self._models_dir)
