@@ -51,8 +51,9 @@ def dev_half(item_id: str) -> Half:
     """The half of the development set an item belongs to, fixed once for all runs.
 
     ``tune`` when the first byte of ``sha256(DEV_SPLIT_SALT + id)`` is even, else ``check``:
-    no item moves when items are added, and nobody chose which item goes where. On
-    ``../shared/dev-issues/issues.jsonl`` (82 items) this gives 41 / 41, each 20-21 VALID.
+    no item moves when items are added, and nobody chose which item goes where. On the
+    development set (82 real issues, named in ``evals/README.md``) this gives 41 / 41, each
+    20-21 VALID.
     Prompts and rules are tuned on ``tune`` only; ``check`` is reported every time beside it.
     """
     digest = hashlib.sha256(f"{DEV_SPLIT_SALT}{item_id}".encode()).digest()
