@@ -232,6 +232,15 @@ def test_the_rules_layout_is_not_its_content(gate_rule_file: Path) -> None:
     assert relaid == packaged
 
 
+def test_the_rules_provenance_is_not_part_of_the_version(gate_rule_file: Path) -> None:
+    """``chosen_on`` says where the thresholds came from: rewording it decides nothing, so a
+    replayed issue is not judged again for it."""
+    _, packaged = _version_with(gate_rule_file, PACKAGED_RULE)
+    reworded = {**json.loads(PACKAGED_RULE), "chosen_on": "another wording of the provenance"}
+    _, after = _version_with(gate_rule_file, json.dumps(reworded))
+    assert after == packaged
+
+
 # --- the copy guard on the model's reason ---------------------------------------------------
 
 INJECTED = (

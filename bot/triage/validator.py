@@ -97,7 +97,9 @@ def system_prompt(elements: tuple[Element, ...] = ELEMENTS) -> tuple[str, str]:
     schema = json.dumps(verdict_schema(_reply_model(elements)), separators=(",", ":"))
     lines = "\n".join(f"- {e.key}: {e.ask}." for e in elements)
     text = load_prompt("validator").replace("{elements}", lines).replace("{schema}", schema)
-    rule = gate_rule().model_dump_json()
+    # where the thresholds were chosen is provenance, not the decision: rewording it must not
+    # make every replayed issue a new judgment
+    rule = gate_rule().model_dump_json(exclude={"chosen_on"})
     hashed = f"{text}\n{rule}\n{TEXT_RULES_VERSION}"
     extra = [dataclasses.asdict(e) for e in elements if e not in ELEMENTS]
     if extra:
