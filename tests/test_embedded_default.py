@@ -43,3 +43,18 @@ def test_setup_fetches_the_default_and_checks_the_same_hash() -> None:
     assert f'SHA256="{DEFAULT_MODEL.sha256}"' in script
     assert DEFAULT_MODEL.name in script
     assert "fetch_qwen.sh" in (ROOT / "scripts" / "setup.sh").read_text("utf-8")
+
+
+@pytest.mark.model
+def test_the_gguf_is_loaded_without_a_repacked_copy_and_the_library_default_is_kept() -> None:
+    """Issue 19: the repack copy cost 1.3 s of every load and sped up nothing measured, so
+    the model computes on the mapped file; the amended default is only for that one load."""
+    import llama_cpp.llama_cpp as native
+
+    from bot.clients.embedded import smoke_model_path
+
+    defaults = native.llama_model_default_params
+    llm = EmbeddedChatModel(model_path=smoke_model_path(), n_ctx=2048)._llm()
+    assert llm.model_params.use_extra_bufts is False
+    assert native.llama_model_default_params is defaults
+    assert native.llama_model_default_params().use_extra_bufts is True
