@@ -52,9 +52,11 @@ def test_the_gguf_is_loaded_without_a_repacked_copy_and_the_library_default_is_k
     import llama_cpp.llama_cpp as native
 
     from bot.clients.embedded import smoke_model_path
+    from bot.clients.grammar_shortlist import ShortlistLlama
 
     defaults = native.llama_model_default_params
     llm = EmbeddedChatModel(model_path=smoke_model_path(), n_ctx=2048)._llm()
+    assert isinstance(llm, ShortlistLlama)
     assert llm.model_params.use_extra_bufts is False
     assert native.llama_model_default_params is defaults
     assert native.llama_model_default_params().use_extra_bufts is True

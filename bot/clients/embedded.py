@@ -24,7 +24,9 @@ project measured it unable to judge. ``--model-path`` takes any GGUF.
   the process: the first call of a process loads the state a previous run saved for the same
   system prompt and model, so a one-shot run evaluates only the issue's tokens.
 * Structured output uses llama-cpp-python's ``response_format={"type": "json_object", "schema":
-  ...}``, which compiles the schema to a grammar (constrained decoding).
+  ...}``, which compiles the schema to a grammar (constrained decoding). The grammar is asked
+  about the best-scoring tokens first (:mod:`bot.clients.grammar_shortlist`), which picks the
+  same tokens without checking the whole vocabulary at every step.
 
 This module is the one place where llama-cpp-python errors become :mod:`bot.errors` classes.
 """
@@ -219,7 +221,7 @@ def _load(path: Path, n_ctx: int, threads: int | None) -> Any:
         if not path.is_file():
             raise ModelNotFound(f"no GGUF file at {path}")
         try:
-            from llama_cpp import Llama
+            from bot.clients.grammar_shortlist import ShortlistLlama as Llama
         except ImportError as exc:
             raise ConfigError(
                 "llama-cpp-python is not installed: pip install 'triage-bot[embedded]'"
