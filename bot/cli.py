@@ -169,10 +169,20 @@ def run(**flags: Any) -> None:
     """
 
     def job() -> None:
-        from bot.runner import run_event
+        from bot.factory import preload_chat_model
 
         settings = _settings(flags)
-        _emit(run_event(settings), settings)
+        preload = preload_chat_model(settings)
+        try:
+            from bot.runner import run_event
+
+            report = run_event(settings)
+        finally:
+            # the load silences file descriptor 2 while llama.cpp runs: nothing is printed
+            # (the report, a warning, an error) before it has ended
+            if preload is not None:
+                preload.join()
+        _emit(report, settings)
 
     _guarded(job)
 

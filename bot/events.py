@@ -73,6 +73,9 @@ GATE_ACTIONS = frozenset({"opened", "edited", "reopened"})
 AUDIT_EVENTS = frozenset({"pull_request_target", "pull_request"})
 AUDIT_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
 """Pull request actions that run the audit."""
+MODEL_EVENTS = frozenset({"issues", *AUDIT_EVENTS})
+"""Events whose pipelines call a model once routed (the gate, the audit): for these the CLI
+starts loading an embedded model at once (:func:`bot.factory.preload_chat_model`)."""
 
 
 class _Payload(BaseModel):

@@ -7,25 +7,40 @@ Model backends (design.md, "Models") are rows of :data:`BACKENDS`, tried in orde
 host is configured (``--ollama-host`` / ``OLLAMA_HOST``), else the embedded llama.cpp backend
 with ``--model-path`` or the embedded default (Qwen2.5-Coder 1.5B,
 :data:`bot.clients.embedded.DEFAULT_MODEL`). A new backend is its module in :mod:`bot.clients`
-(a :class:`~bot.chat.ChatModel`) and one row here. Heavy imports (llama_cpp) happen only when
-the embedded model is first used.
+(a :class:`~bot.chat.ChatModel`) and one row here. Heavy imports happen when what needs them
+is built: llama_cpp at the embedded model's first load, PyGithub in :func:`make_github`, the
+stores' libraries in :func:`make_store`. So importing this module is quick, which lets the
+CLI's preload thread (:func:`preload_chat_model`) start loading the GGUF while the main thread
+imports the pipeline, instead of waiting for it on the same imports.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from bot.chat import ChatModel, ModelRole
 from bot.clients.embedded import EmbeddedChatModel
-from bot.clients.github_client import PyGithubClient
 from bot.clients.prompt_cache import PromptCache
 from bot.config import EMBEDDED_N_CTX, Settings, is_database_url
-from bot.errors import ConfigError
+from bot.errors import BotError, ConfigError
 from bot.history.protocol import HistoryStore
-from bot.history.store import Store
 
-__all__ = ["BACKENDS", "Backend", "ModelRole", "make_chat_model", "make_github", "make_store"]
+if TYPE_CHECKING:
+    from bot.clients.github_client import PyGithubClient
+
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "ModelRole",
+    "make_chat_model",
+    "make_github",
+    "make_store",
+    "preload_chat_model",
+]
 
 
 @dataclass(frozen=True)
@@ -36,11 +51,16 @@ class Backend:
         name: the backend's name (``ollama``, ``embedded``).
         selected: whether these settings choose it; the first row that says yes is used.
         build: the :class:`~bot.chat.ChatModel` for a role; no I/O until its first call.
+        preload: readies what the first call would otherwise wait for (the embedded GGUF):
+            runs on the caller's thread (imports) and returns the load, which
+            :func:`preload_chat_model` runs in a thread; ``None`` when the backend has
+            nothing to load in this process (Ollama's server).
     """
 
     name: str
     selected: Callable[[Settings], bool]
     build: Callable[[Settings, ModelRole], ChatModel]
+    preload: Callable[[Settings], Callable[[], None]] | None = None
 
 
 def _ollama(settings: Settings, role: ModelRole) -> ChatModel:
@@ -59,7 +79,7 @@ def _ollama(settings: Settings, role: ModelRole) -> ChatModel:
     )
 
 
-def _embedded(settings: Settings, role: ModelRole) -> ChatModel:
+def _embedded(settings: Settings, role: ModelRole = "validator") -> EmbeddedChatModel:
     """Both roles share one loaded GGUF, loaded with the largest role context."""
     cache = None
     if settings.prompt_cache_mb > 0:
@@ -72,9 +92,21 @@ def _embedded(settings: Settings, role: ModelRole) -> ChatModel:
     )
 
 
+def _embedded_preload(settings: Settings) -> Callable[[], None]:
+    """Both roles share one GGUF: import llama-cpp-python here, load in the thread."""
+    model = _embedded(settings)
+    model.prepare()
+    return model.load
+
+
 BACKENDS: tuple[Backend, ...] = (
     Backend("ollama", selected=lambda s: bool(s.ollama_host), build=_ollama),
-    Backend("embedded", selected=lambda s: True, build=_embedded),
+    Backend(
+        "embedded",
+        selected=lambda s: True,
+        build=_embedded,
+        preload=_embedded_preload,
+    ),
 )
 """The model backends, in the order they are tried; the last one always applies."""
 
@@ -84,6 +116,44 @@ def make_chat_model(settings: Settings, role: ModelRole) -> ChatModel:
     settings select (no I/O until the first call)."""
     backend = next(b for b in BACKENDS if b.selected(settings))
     return backend.build(settings, role)
+
+
+def preload_chat_model(settings: Settings) -> threading.Thread | None:
+    """Start loading the selected backend's model (issue 19: a one-shot gate is a fresh
+    process), for the events whose pipelines call one (:data:`bot.events.MODEL_EVENTS`).
+
+    The backend's Python modules are imported on the calling thread, then the load runs in a
+    thread (not a daemon: llama.cpp must not be torn down mid-load) while the caller imports
+    the pipeline: imports on two threads only take turns for the interpreter, a load in
+    llama.cpp runs beside them (measured on 2 cores: 1.7-1.8 s of a warm one-shot beyond its
+    model call, against 1.9-2.1 s with the imports in the thread too). A later call in the
+    process finds the model loaded, or waits for the load in progress
+    (:meth:`bot.clients.embedded.EmbeddedChatModel.load`). A failed import or load is not
+    reported here: the first call loads again and raises the same error.
+
+    Returns:
+        The loading thread (join it before printing: the load silences file descriptor 2),
+        or ``None`` when nothing is loaded ahead.
+    """
+    from bot.events import MODEL_EVENTS
+
+    if settings.event_name not in MODEL_EVENTS:
+        return None
+    backend = next(b for b in BACKENDS if b.selected(settings))
+    if backend.preload is None:
+        return None
+    try:
+        load = backend.preload(settings)
+    except BotError:
+        return None
+
+    def run() -> None:
+        with contextlib.suppress(BotError):
+            load()
+
+    thread = threading.Thread(target=run, name="triage-bot-preload")
+    thread.start()
+    return thread
 
 
 def make_github(settings: Settings, *, token_required: bool = True) -> PyGithubClient:
@@ -100,6 +170,8 @@ def make_github(settings: Settings, *, token_required: bool = True) -> PyGithubC
         raise ConfigError(
             "no GitHub token: set GITHUB_TOKEN (or the action's token input), or use --dry-run"
         )
+    from bot.clients.github_client import PyGithubClient  # PyGithub and requests when used
+
     return PyGithubClient(
         token=settings.github_token,
         base_url=settings.github_api_url,
@@ -123,4 +195,6 @@ def make_store(settings: Settings, *, read_only: bool = False) -> HistoryStore:
         from bot.history.pg_store import PostgresStore  # psycopg and yoyo only when used
 
         return PostgresStore(target, read_only=read_only)
+    from bot.history.store import Store  # sqlite-utils when used
+
     return Store(target, read_only=read_only)

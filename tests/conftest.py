@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bot import runner
+from bot import factory, runner
 from bot.config import ENV_VARS
 from tests.fake_github import FakeGitHub
 from tests.pg import fresh_database
@@ -37,6 +37,15 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for var in _EXTRA_ENV:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+
+
+@pytest.fixture(autouse=True)
+def _no_model_preload(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``triage-bot run`` starts loading the embedded GGUF in a thread for gate and audit
+    events (:func:`bot.factory.preload_chat_model`); tests with a fake model must not load the
+    real one behind it. Real-model tests (``-m model``) keep it, so it runs for real there."""
+    if request.node.get_closest_marker("model") is None:
+        monkeypatch.setattr(factory, "preload_chat_model", lambda settings: None)
 
 
 @pytest.fixture

@@ -212,6 +212,22 @@ def _without_weight_repacking() -> Iterator[None]:
         native.llama_model_default_params = defaults
 
 
+def _llama_class() -> Any:
+    """The ``Llama`` class the backend loads with (:class:`~bot.clients.grammar_shortlist.
+    ShortlistLlama`), importing llama-cpp-python and numpy on first use.
+
+    Raises:
+        ConfigError: llama-cpp-python is not installed.
+    """
+    try:
+        from bot.clients.grammar_shortlist import ShortlistLlama
+    except ImportError as exc:
+        raise ConfigError(
+            "llama-cpp-python is not installed: pip install 'triage-bot[embedded]'"
+        ) from exc
+    return ShortlistLlama
+
+
 def _load(path: Path, n_ctx: int, threads: int | None) -> Any:
     """Load (or reuse) a GGUF; the only caller of ``llama_cpp.Llama``."""
     key = (str(path), n_ctx)
@@ -220,12 +236,7 @@ def _load(path: Path, n_ctx: int, threads: int | None) -> Any:
             return _LOADED[key]
         if not path.is_file():
             raise ModelNotFound(f"no GGUF file at {path}")
-        try:
-            from bot.clients.grammar_shortlist import ShortlistLlama as Llama
-        except ImportError as exc:
-            raise ConfigError(
-                "llama-cpp-python is not installed: pip install 'triage-bot[embedded]'"
-            ) from exc
+        Llama = _llama_class()
         try:
             with _quiet_stderr(), _without_weight_repacking():
                 llm = Llama(
@@ -317,6 +328,29 @@ class EmbeddedChatModel:
     def name(self) -> str:
         """The GGUF file name."""
         return self._path.name if self._path else DEFAULT_MODEL.name
+
+    def prepare(self) -> None:
+        """Import llama-cpp-python now: the Python part of a load, for the thread that will
+        not hold the load (issue 19: the CLI imports it on its main thread, then loads in a
+        thread while the main thread imports the pipeline; imports on two threads only take
+        turns, a load in llama.cpp runs beside them).
+
+        Raises:
+            ConfigError: llama-cpp-python is not installed.
+        """
+        _llama_class()
+
+    def load(self) -> None:
+        """Load the GGUF now rather than at the first :meth:`chat` (issue 19: the CLI loads it
+        in a thread while the pipeline imports). Safe from any thread: the load holds the
+        module's load lock, so a concurrent first call waits for it and gets the same model.
+
+        Raises:
+            ModelNotFound: no GGUF file at the path.
+            ModelLoadError: llama.cpp could not load it.
+            ConfigError: llama-cpp-python is not installed.
+        """
+        self._llm()
 
     def _llm(self) -> Any:
         if self._path is None:
