@@ -89,6 +89,7 @@ def _embedded(settings: Settings, role: ModelRole = "validator") -> EmbeddedChat
         models_dir=settings.models_dir,
         n_ctx=EMBEDDED_N_CTX,
         prompt_cache=cache,
+        repack_weights=settings.repack_weights,
     )
 
 

@@ -210,6 +210,14 @@ class SettingsTable:
         help="size bound of that folder in MB (oldest entries removed first); 0 turns the cache "
         "off",
     )
+    repack_weights: bool = setting(
+        False,
+        env="TRIAGE_REPACK_WEIGHTS",
+        parse=true_or_false,
+        help="embedded backend: let llama.cpp copy the weights into its repacked CPU layout at "
+        "each load (1.3 s a load with Qwen 1.5B on 2 cores, where it made neither prefill nor "
+        "generation faster; try it where `benchmarks/gate.py` says otherwise)",
+    )
     model_timeout_s: float = setting(
         120.0,
         env="TRIAGE_MODEL_TIMEOUT",

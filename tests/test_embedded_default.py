@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.clients.embedded import DEFAULT_MODEL, EmbeddedChatModel, default_model_path
+from bot.clients.embedded import (
+    DEFAULT_MODEL,
+    EmbeddedChatModel,
+    default_model_path,
+    smoke_model_path,
+)
 from bot.config import Settings
 from bot.errors import ModelNotFound
 from bot.factory import make_chat_model
@@ -46,17 +51,26 @@ def test_setup_fetches_the_default_and_checks_the_same_hash() -> None:
 
 
 @pytest.mark.model
-def test_the_gguf_is_loaded_without_a_repacked_copy_and_the_library_default_is_kept() -> None:
-    """Issue 19: the repack copy cost 1.3 s of every load and sped up nothing measured, so
-    the model computes on the mapped file; the amended default is only for that one load."""
+def test_the_gguf_is_loaded_without_a_repacked_copy_unless_the_setting_asks() -> None:
+    """Issue 19: the repacked copy cost 1.3 s of every load and sped up nothing measured on
+    the project's runner, so by default the model computes on the mapped file;
+    ``TRIAGE_REPACK_WEIGHTS`` brings the copy back. The amended library default is only for
+    that one load."""
     import llama_cpp.llama_cpp as native
 
-    from bot.clients.embedded import smoke_model_path
     from bot.clients.grammar_shortlist import ShortlistLlama
 
     defaults = native.llama_model_default_params
-    llm = EmbeddedChatModel(model_path=smoke_model_path(), n_ctx=2048)._llm()
+    settings = Settings.resolve({}, {"TRIAGE_MODEL_PATH": str(smoke_model_path())})
+    llm = make_chat_model(settings, "validator")._llm()  # type: ignore[attr-defined]
     assert isinstance(llm, ShortlistLlama)
     assert llm.model_params.use_extra_bufts is False
     assert native.llama_model_default_params is defaults
     assert native.llama_model_default_params().use_extra_bufts is True
+
+    settings = Settings.resolve(
+        {}, {"TRIAGE_MODEL_PATH": str(smoke_model_path()), "TRIAGE_REPACK_WEIGHTS": "true"}
+    )
+    repacked = make_chat_model(settings, "validator")._llm()  # type: ignore[attr-defined]
+    assert repacked is not llm
+    assert repacked.model_params.use_extra_bufts is True

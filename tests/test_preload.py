@@ -117,7 +117,7 @@ def test_a_call_during_the_load_waits_for_it_and_the_file_loads_once(slow_llama:
     caller.load()  # what the first chat does: waits, then finds the model loaded
     ahead.join()
     assert len(SlowLlama.made) == 1
-    assert embedded._LOADED[(str(slow_llama), 64)] is SlowLlama.made[0]
+    assert embedded._LOADED[(str(slow_llama), 64, False)] is SlowLlama.made[0]
 
 
 def test_a_missing_file_fails_the_same_with_or_without_the_load_ahead(tmp_path: Path) -> None:

