@@ -12,10 +12,16 @@ sampler. On each token it takes the :data:`SHORTLIST` highest-scoring tokens (``
 least), asks the grammar about those only, and when at least ``k`` of them are allowed it hands
 the chain just those allowed tokens: every token left out scores no higher than the ``k``
 allowed ones kept, so the greedy or top-k step picks from the same ``k`` tokens, in the same
-order (ties go to the lower token id, as llama.cpp's greedy step does), as it would after
-checking the whole vocabulary. When fewer than ``k`` are allowed, the chain runs as before,
-on every token. This is llama.cpp's own remedy (``common_sampler_sample`` samples first and
-checks the grammar on the pick), made exact for the chains the bot uses.
+order (among tied scores the earlier token, as llama.cpp's greedy step does), as it would
+after checking the whole vocabulary. When fewer than ``k`` are allowed, the chain runs as
+before, on every token. This is llama.cpp's own remedy (``common_sampler_sample`` samples
+first and checks the grammar on the pick), made exact for the chains the bot uses.
+
+Measured (Qwen 1.5B, 2 cores): the gate's greedy reply took the shortlist on every token
+(43 of 43), 1.69 s of sampling became 0.06 s, and the text was the same. The audit samples
+with ``top_k`` 40: where the JSON grammar allows fewer than 40 tokens (between keys and
+values) the full pass still runs, about half the tokens on five eval segments, and sampling
+is about 6% of an audit's time either way.
 
 Not used (the chain left as llama-cpp-python built it) when a logits processor or mirostat is
 in the chain, or when sampling is untruncated (``temp < 0``, or ``top_k <= 0`` with a positive
