@@ -178,8 +178,8 @@ def run(**flags: Any) -> None:
 
             report = run_event(settings)
         finally:
-            # the load silences file descriptor 2 while llama.cpp runs: nothing is printed
-            # (the report, a warning, an error) before it has ended
+            # while llama.cpp loads, stdout and stderr go to the null device (both file
+            # descriptors and sys.stdout/err): nothing is printed before the load has ended
             if preload is not None:
                 preload.join()
         _emit(report, settings)

@@ -133,8 +133,10 @@ def preload_chat_model(settings: Settings) -> threading.Thread | None:
     reported here: the first call loads again and raises the same error.
 
     Returns:
-        The loading thread (join it before printing: the load silences file descriptor 2),
-        or ``None`` when nothing is loaded ahead.
+        The loading thread, or ``None`` when nothing is loaded ahead. Join it before printing
+        anything: while llama.cpp loads, file descriptors 1 and 2 and ``sys.stdout`` /
+        ``sys.stderr`` are pointed at the null device for the whole process (the backend's
+        own quiet load and llama-cpp-python's ``verbose=False``).
     """
     from bot.events import MODEL_EVENTS
 
@@ -149,7 +151,8 @@ def preload_chat_model(settings: Settings) -> threading.Thread | None:
         return None
 
     def run() -> None:
-        with contextlib.suppress(BotError):
+        # whatever fails here fails again in the first call, which loads again and reports it
+        with contextlib.suppress(Exception):
             load()
 
     thread = threading.Thread(target=run, name="triage-bot-preload")

@@ -41,7 +41,12 @@ def _grammar(allowed: set[int]) -> Any:
 
 
 def _entries(cur: Any) -> list[tuple[int, float]]:
-    return [(cur.data[i].id, cur.data[i].logit) for i in range(cur.size)]
+    """(id, logit) in array order; NaN as -inf here, so that two arrays compare equal (a NaN
+    is never picked by these tests' greedy or top-k either)."""
+    return [
+        (cur.data[i].id, -math.inf if math.isnan(cur.data[i].logit) else cur.data[i].logit)
+        for i in range(cur.size)
+    ]
 
 
 def _greedy(entries: list[tuple[int, float]]) -> int:
@@ -53,14 +58,19 @@ def _greedy(entries: list[tuple[int, float]]) -> int:
     return entries[best][0]
 
 
-def _top_k(entries: list[tuple[int, float]], k: int) -> list[int]:
+def _top_k(entries: list[tuple[int, float]], k: int) -> set[int]:
+    """The k allowed tokens a top-k step keeps (as a set: llama.cpp's partial sort is not
+    stable, so the order it gives tied scores is its own either way)."""
     finite = [(token, logit) for token, logit in entries if math.isfinite(logit)]
-    return [token for token, _ in sorted(finite, key=lambda e: (-e[1], e[0]))[:k]]
+    return {token for token, _ in sorted(finite, key=lambda e: (-e[1], e[0]))[:k]}
 
 
-# float32 logits with ties: a few distinct values make equal scores common
+# float32 logits with ties (a few distinct values make equal scores common) and, rarely, a
+# score that is not finite
 scores = st.lists(
-    st.sampled_from([-3.5, -1.0, 0.0, 0.25, 2.0, 7.75]) | st.floats(-20, 20, width=32),
+    st.sampled_from([-3.5, -1.0, 0.0, 0.25, 2.0, 7.75])
+    | st.floats(-20, 20, width=32)
+    | st.sampled_from([-math.inf, math.inf, math.nan]),
     min_size=1,
     max_size=300,
 )
@@ -92,6 +102,16 @@ def test_greedy_and_top_k_see_what_the_full_pass_shows_them(logits: list[float],
     if k == 1:
         assert _greedy(after) == _greedy(reference)
     assert _top_k(after, k) == _top_k(reference, k)
+
+
+@pytest.mark.parametrize("odd", [math.nan, math.inf])
+def test_a_score_that_is_not_finite_among_the_best_leaves_every_token(odd: float) -> None:
+    logits = [float(i) for i in range(200)]
+    logits[170] = odd
+    _, cur = _array(logits)
+    assert not shortlist(cur, _grammar(set(range(200))), width=64, k=1)
+    assert cur.size == 200
+    assert cur.data[169].logit == 169.0
 
 
 def test_a_shortlist_without_enough_allowed_tokens_leaves_every_token() -> None:

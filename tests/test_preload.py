@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -184,3 +185,23 @@ def test_the_preload_threads_imports_leave_github_and_the_stores_to_the_pipeline
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert out.stdout.strip() == "[]"
+
+
+class _BrokenBinding(types.ModuleType):
+    """What importing llama-cpp-python does when its shared library is missing or broken: a
+    RuntimeError (llama_cpp._ctypes_extensions), not an ImportError."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError("Failed to load shared library 'libllama.so'")
+
+
+def test_a_binding_that_does_not_load_is_a_setup_error_and_no_event_crashes_on_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(
+        sys.modules, "bot.clients.grammar_shortlist", _BrokenBinding("grammar_shortlist")
+    )
+    with pytest.raises(ConfigError, match="native library does not load"):
+        EmbeddedChatModel(n_ctx=64).prepare()
+    # the load ahead says nothing: the event is routed as usual, and a call reports it
+    assert preload_chat_model(_settings("issues")) is None

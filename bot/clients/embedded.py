@@ -221,13 +221,20 @@ def _llama_class() -> Any:
     ShortlistLlama`), importing llama-cpp-python and numpy on first use.
 
     Raises:
-        ConfigError: llama-cpp-python is not installed.
+        ConfigError: llama-cpp-python is not installed, or its native library does not load
+            (it raises RuntimeError or OSError, not ImportError, for a missing or broken
+            ``libllama.so``).
     """
     try:
         from bot.clients.grammar_shortlist import ShortlistLlama
     except ImportError as exc:
         raise ConfigError(
             "llama-cpp-python is not installed: pip install 'triage-bot[embedded]'"
+        ) from exc
+    except (RuntimeError, OSError) as exc:
+        raise ConfigError(
+            f"llama-cpp-python's native library does not load ({exc}): reinstall it "
+            "(scripts/setup.sh builds it)"
         ) from exc
     return ShortlistLlama
 
@@ -345,7 +352,7 @@ class EmbeddedChatModel:
         turns, a load in llama.cpp runs beside them).
 
         Raises:
-            ConfigError: llama-cpp-python is not installed.
+            ConfigError: llama-cpp-python is not installed or does not load.
         """
         _llama_class()
 

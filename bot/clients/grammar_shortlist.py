@@ -11,11 +11,14 @@ The shortlist step (:func:`install_shortlist`) goes in the sampler chain just be
 sampler. On each token it takes the :data:`SHORTLIST` highest-scoring tokens (``k`` of them at
 least), asks the grammar about those only, and when at least ``k`` of them are allowed it hands
 the chain just those allowed tokens: every token left out scores no higher than the ``k``
-allowed ones kept, so the greedy or top-k step picks from the same ``k`` tokens, in the same
-order (among tied scores the earlier token, as llama.cpp's greedy step does), as it would
-after checking the whole vocabulary. When fewer than ``k`` are allowed, the chain runs as
-before, on every token. This is llama.cpp's own remedy (``common_sampler_sample`` samples
-first and checks the grammar on the pick), made exact for the chains the bot uses.
+allowed ones kept, so the greedy or top-k step picks from the same ``k`` tokens as it would
+after checking the whole vocabulary. Greedy decoding (the gate) picks the same token always:
+among tied scores the earlier token, as llama.cpp's greedy step does. Top-k sampling (the
+audit) keeps the same ``k`` tokens; only where scores tie exactly can llama.cpp's unstable
+sort order them differently, and a sampled token differ. When fewer than ``k`` are allowed,
+or a score among the best is NaN or infinite, the chain runs as before, on every token. This
+is llama.cpp's own remedy (``common_sampler_sample`` samples first and checks the grammar on
+the pick), made exact for greedy decoding.
 
 Measured (Qwen 1.5B, 2 cores): the gate's greedy reply took the shortlist on every token
 (43 of 43), 1.69 s of sampling became 0.06 s, and the text was the same. The audit samples
@@ -113,17 +116,12 @@ def install_shortlist(chain: Any, grammar_index: int, k: int) -> Any:
         k: :func:`shortlist_width` for the chain (≥ 1).
 
     Returns:
-        The step's callback object; the caller keeps a reference for the chain's lifetime
-        (llama.cpp holds only a C pointer to it).
+        The step (llama-cpp-python's ``CustomSampler``): ``chain.custom_samplers`` keeps it
+        alive while llama.cpp holds its C pointer, and takes it out of the chain before the
+        chain is freed.
     """
     native = chain.sampler
-    # llama.cpp's chain has no insert: take the grammar and what follows off, add the
-    # shortlist step, put them back in order (ownership goes back to the chain).
-    tail = [
-        llama_cpp.llama_sampler_chain_remove(native, grammar_index)
-        for _ in range(llama_cpp.llama_sampler_chain_n(native) - grammar_index)
-    ]
-    grammar = tail[0]
+    grammar = llama_cpp.llama_sampler_chain_get(native, grammar_index)
     width = max(SHORTLIST, k)
 
     def check(candidates: Any) -> None:
@@ -132,7 +130,13 @@ def install_shortlist(chain: Any, grammar_index: int, k: int) -> Any:
     def apply(cur_p: Any) -> None:
         shortlist(cur_p.contents, check, width=width, k=k)
 
-    step = CustomSampler(apply)
+    step = CustomSampler(apply)  # made before the chain is taken apart: nothing below raises
+    # llama.cpp's chain has no insert: take the grammar and what follows off, add the
+    # shortlist step, put them back in order (ownership goes back to the chain).
+    tail = [
+        llama_cpp.llama_sampler_chain_remove(native, grammar_index)
+        for _ in range(llama_cpp.llama_sampler_chain_n(native) - grammar_index)
+    ]
     llama_cpp.llama_sampler_chain_add(native, step.get_sampler())
     chain.custom_samplers.append((llama_cpp.llama_sampler_chain_n(native) - 1, step))
     for sampler in tail:
@@ -163,9 +167,12 @@ def shortlist(cur: Any, check: Callable[[Any], None], *, width: int, k: int) -> 
     buffer = (ctypes.c_char * (size * _TOKEN_DATA.itemsize)).from_address(address)
     view = np.frombuffer(memoryview(buffer), dtype=_TOKEN_DATA, count=size)
     logits = view["logit"]
+    top = logits[np.argpartition(logits, size - width)[size - width :]]
+    if not np.isfinite(top).all():
+        return False  # NaN or an infinite score among the best: the full pass decides
     # the ``width`` best by logit, the earlier entry first among ties (greedy's rule; llama.cpp
     # fills the array in token id order): argpartition alone picks any of the tied at the cut
-    threshold = logits[np.argpartition(logits, size - width)[size - width :]].min()
+    threshold = top.min()
     above = np.flatnonzero(logits > threshold)
     tied = np.flatnonzero(logits == threshold)[: width - len(above)]
     best = np.concatenate([above, tied])
