@@ -79,7 +79,7 @@ def _ollama(settings: Settings, role: ModelRole) -> ChatModel:
     )
 
 
-def _embedded(settings: Settings, role: ModelRole = "validator") -> EmbeddedChatModel:
+def _embedded(settings: Settings, role: ModelRole) -> EmbeddedChatModel:
     """Both roles share one loaded GGUF, loaded with the largest role context."""
     cache = None
     if settings.prompt_cache_mb > 0:
@@ -95,7 +95,7 @@ def _embedded(settings: Settings, role: ModelRole = "validator") -> EmbeddedChat
 
 def _embedded_preload(settings: Settings) -> Callable[[], None]:
     """Both roles share one GGUF: import llama-cpp-python here, load in the thread."""
-    model = _embedded(settings)
+    model = _embedded(settings, "validator")
     model.prepare()
     return model.load
 

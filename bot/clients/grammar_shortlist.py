@@ -68,10 +68,11 @@ def shortlist_width(*, temp: float, top_k: int, mirostat_mode: int, logits_proce
 class ShortlistLlama(Llama):
     """``llama_cpp.Llama`` whose grammar-constrained sampler chains get the shortlist step.
 
-    Overrides ``Llama._init_sampler`` (llama-cpp-python 0.3.x builds a new chain there for
-    every completion): the chain is built as the library builds it, then
-    :func:`install_shortlist` puts the step before its grammar sampler when
-    :func:`shortlist_width` allows. A chain without a grammar sampler is left alone.
+    Overrides ``Llama._init_sampler``, a private method (llama-cpp-python 0.3.x, hence the
+    extra's ``<0.4``, builds a new chain there for every completion): the chain is built as
+    the library builds it, then :func:`install_shortlist` puts the step before its grammar
+    sampler when :func:`shortlist_width` allows. A chain without a grammar sampler is left
+    alone.
     """
 
     def _init_sampler(self, *args: Any, **kwargs: Any) -> Any:
@@ -106,7 +107,7 @@ def _grammar_index(chain: Any) -> int | None:
     return None
 
 
-def install_shortlist(chain: Any, grammar_index: int, k: int) -> Any:
+def install_shortlist(chain: Any, grammar_index: int, k: int) -> None:
     """Put the shortlist step before the grammar sampler of a llama-cpp-python sampler chain.
 
     Args:
@@ -115,10 +116,9 @@ def install_shortlist(chain: Any, grammar_index: int, k: int) -> Any:
         grammar_index: the grammar sampler's position in the chain.
         k: :func:`shortlist_width` for the chain (≥ 1).
 
-    Returns:
-        The step (llama-cpp-python's ``CustomSampler``): ``chain.custom_samplers`` keeps it
-        alive while llama.cpp holds its C pointer, and takes it out of the chain before the
-        chain is freed.
+    The step is llama-cpp-python's ``CustomSampler``: ``chain.custom_samplers`` keeps it alive
+    while llama.cpp holds its C pointer, and takes it out of the chain before the chain is
+    freed.
     """
     native = chain.sampler
     grammar = llama_cpp.llama_sampler_chain_get(native, grammar_index)
@@ -141,7 +141,6 @@ def install_shortlist(chain: Any, grammar_index: int, k: int) -> Any:
     chain.custom_samplers.append((llama_cpp.llama_sampler_chain_n(native) - 1, step))
     for sampler in tail:
         llama_cpp.llama_sampler_chain_add(native, sampler)
-    return step
 
 
 def shortlist(cur: Any, check: Callable[[Any], None], *, width: int, k: int) -> bool:
