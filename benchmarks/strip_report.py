@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-TEXT_FIELDS = ("reason", "model_reason")
+TEXT_FIELDS = ("reason", "model_reason", "reply")
 """Outcome fields holding words of the issue or about it."""
 
 
