@@ -121,10 +121,13 @@ def comment_withheld(decision: GateDecision, min_precision: float) -> str | None
     least ``min_precision`` of the time when it says NEEDS_REFINEMENT (the ``check`` half's
     precision: :attr:`bot.triage.policy.ChosenPolicy.nr_precision`); and never when the step
     that ruled did so only because the model's own quotes could not be found in the issue
-    (:attr:`bot.triage.policy.Ruling.model_fault`: the model's error, not the author's).
+    (:attr:`bot.triage.policy.Ruling.model_fault`: the model's error, not the author's). A bound
+    of 0 asks authors whatever was measured (the maintainer's choice, made knowingly).
     """
     if decision.ruling is not None and decision.ruling.model_fault:
         return "the model's quotes could not be found in the issue: its error, not the author's"
+    if min_precision <= 0:
+        return None
     chosen = decision.policy
     if chosen is None:
         return "no policy decided"

@@ -275,7 +275,7 @@ class SettingsTable:
         parse=share,
         help="the author comment is posted only when the policy's needs-refinement precision, "
         "measured for this model and prompt, is at least this (0-1); below it, or unmeasured, "
-        "the label is still set",
+        "only the label is set; 0 posts it whatever was measured",
     )
     repo_file_path: Path | None = setting(
         None,
