@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from bot.errors import StoreError
-from bot.history.pg_store import PostgresStore, pending_migrations, pg_sql
+from bot.history.pg_store import PostgresStore, pg_sql, server_schema
 from bot.setting_spec import without_credentials
 from tests.pg import fresh_database
 from tests.support import ROOT
@@ -38,7 +38,8 @@ def test_runners_starting_together_migrate_once(pg_url: str) -> None:
     with psycopg.connect(pg_url) as conn:
         applied = conn.execute("select migration_id from _yoyo_migration").fetchall()
     assert [row[0] for row in applied] == ["0001_schema", "0002_github_memory"]
-    assert pending_migrations(pg_url) == []
+    schema = server_schema(pg_url)
+    assert (schema.missing, schema.unknown, schema.missing_tables) == ((), (), ())
 
 
 def test_a_server_migrated_by_a_newer_version_is_refused(pg_url: str) -> None:

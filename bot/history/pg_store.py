@@ -29,7 +29,12 @@ from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
-from yoyo import get_backend, read_migrations  # type: ignore[import-untyped]
+from psycopg.sql import SQL, Identifier
+from yoyo import (  # type: ignore[import-untyped]
+    default_migration_table,
+    get_backend,
+    read_migrations,
+)
 
 from bot.errors import StoreError
 from bot.history.protocol import (
@@ -37,9 +42,11 @@ from bot.history.protocol import (
     AUDITS_SQL,
     GATE_KEY,
     LAST_GATE_SQL,
+    TABLES,
     AuditRow,
     GateRow,
     KeyedTable,
+    SchemaState,
     audit_params,
     delete_sql,
     gate_params,
@@ -53,8 +60,8 @@ __all__ = [
     "MIGRATIONS_DIR",
     "MIGRATION_LOCK",
     "PostgresStore",
-    "pending_migrations",
     "pg_sql",
+    "server_schema",
 ]
 
 MIGRATIONS_DIR = Path(__file__).with_name("pg_migrations")
@@ -90,23 +97,43 @@ def _migrations() -> Any:
     return read_migrations(str(MIGRATIONS_DIR))
 
 
-def pending_migrations(url: str) -> list[str]:
-    """The ids of the migrations not yet applied on the server at ``url`` (``triage-bot
-    doctor``); applies nothing.
+def server_schema(url: str) -> SchemaState:
+    """The server at ``url`` against the migrations this installation ships and
+    :data:`~bot.history.protocol.TABLES` (``triage-bot doctor``): yoyo's record of applied
+    migrations and the tables are read in a read-only session; nothing is created or applied.
 
     Raises:
-        StoreError: the server cannot be reached.
+        StoreError: the server cannot be reached or read.
     """
+    shipped = _migrations()
     try:
-        backend = get_backend(_yoyo_url(url))
-        try:
-            return [m.id for m in backend.to_apply(_migrations())]
-        finally:
-            backend.connection.close()
-    except Exception as exc:  # yoyo and psycopg raise many kinds
+        with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn:
+            conn.execute("set session characteristics as transaction read only")
+
+            def exists(name: str) -> bool:
+                found = conn.execute("select to_regclass(%s)", [name]).fetchone()
+                return found is not None and found[0] is not None
+
+            applied: dict[str, str] = {}
+            if exists(default_migration_table):
+                rows = conn.execute(
+                    SQL("select migration_hash, migration_id from {}").format(
+                        Identifier(default_migration_table)
+                    )
+                ).fetchall()
+                applied = {str(h): str(i) for h, i in rows}
+            missing_tables = tuple(t for t in TABLES if not exists(t))
+    except psycopg.Error as exc:
         raise StoreError(
             f"cannot read the migrations of {without_credentials(url)}: {exc}"
         ) from exc
+    hashes = {m.hash for m in shipped}
+    return SchemaState(
+        shipped=tuple(m.id for m in shipped),
+        missing=tuple(m.id for m in shipped if m.hash not in applied),
+        unknown=tuple(sorted(i for h, i in applied.items() if h not in hashes)),
+        missing_tables=missing_tables,
+    )
 
 
 def _migrate(url: str) -> None:
