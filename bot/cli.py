@@ -31,19 +31,60 @@ __all__ = ["main"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _secret_forms(raw: str) -> set[str]:
+_URL_SECRETS = "triage-bot.url-secrets"
+"""The key of the current click context's ``meta`` that holds the secrets of the configured URLs."""
+
+REDACT_MIN_CHARS = 4
+"""A URL secret shorter than this is not searched for in output (it would turn every such
+piece of text into ``***``); no output holds one: URLs are shown without their secrets and a
+driver message holding one is replaced (:mod:`bot.history.pg_store`)."""
+
+
+def _token_forms(raw: str) -> set[str]:
     """Every form of a token that may be sent or echoed: as set, stripped (what
     :meth:`Settings.resolve` keeps and the client sends) and each line of it stripped."""
     forms = {raw, raw.strip(), *(line.strip() for line in raw.splitlines())}
     return {form for form in forms if len(form) >= 8}
 
 
+def _url_secrets(flags: dict[str, Any]) -> set[str]:
+    """The secrets (:func:`bot.neutralise.read_url`) of every URL a setting is given, by flag or
+    variable, whether or not it is the one that wins: the store URL, the Ollama host, the GitHub
+    API URL."""
+    from bot.neutralise import read_url
+
+    given = [str(v) for v in flags.values() if v is not None]
+    given += [os.environ.get(var, "") for spec in SETTINGS for var in spec.env_vars]
+    return {secret for value in given if "://" in value for secret in read_url(value).secrets}
+
+
+def _register_secrets(flags: dict[str, Any]) -> None:
+    """Keep the URL secrets for :func:`_redact` and, under GitHub Actions, register each with
+    the runner's masking (``::add-mask::``) before anything is printed, so the runner hides it
+    from the log should any output hold it after all."""
+    from bot.neutralise import command_data
+
+    context = click.get_current_context(silent=True)
+    known: set[str] = context.meta.setdefault(_URL_SECRETS, set()) if context else set()
+    new = _url_secrets(flags) - known
+    known |= new
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        for secret in sorted(new):
+            click.echo(f"::add-mask::{command_data(secret)}")
+
+
 def _redact(text: str) -> str:
-    """Remove the GitHub token, in every form it may take, from text that may echo it."""
-    for var in ENV_VARS["github_token"]:
-        for secret in sorted(_secret_forms(os.environ.get(var, "")), key=len, reverse=True):
-            text = text.replace(secret, "***")
-    return text
+    """Remove the GitHub token and the secrets of the configured URLs, in every form they may
+    take (:func:`bot.neutralise.secret_forms`), from text that may echo them."""
+    from bot.neutralise import redact
+
+    tokens = {
+        form for var in ENV_VARS["github_token"] for form in _token_forms(os.environ.get(var, ""))
+    }
+    context = click.get_current_context(silent=True)
+    secrets: set[str] = context.meta.get(_URL_SECRETS, set()) if context else set()
+    text = redact(text, tokens)
+    return redact(text, secrets, min_chars=REDACT_MIN_CHARS)
 
 
 def _fail(exc: Exception) -> None:
@@ -102,6 +143,7 @@ def _settings(flags: dict[str, Any]) -> Settings:
     """Settings from a command's flags (those that are settings) over ``os.environ``."""
     from bot.config import Settings
 
+    _register_secrets(flags)
     names = {spec.name for spec in SETTINGS}
     return Settings.resolve({k: v for k, v in flags.items() if k in names}, os.environ)
 

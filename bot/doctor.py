@@ -32,6 +32,7 @@ from bot.config import Settings, is_database_url
 from bot.errors import BotError
 from bot.history.protocol import SchemaState
 from bot.history.store import file_schema
+from bot.neutralise import shown_url
 
 __all__ = ["MIN_PYTHON", "Check", "run_checks"]
 
@@ -94,9 +95,8 @@ def check_store(settings: Settings) -> Check:
     target = str(settings.db_path) if settings.db_path else ":memory:"
     if is_database_url(target):
         from bot.history.pg_store import server_schema  # psycopg and yoyo only when used
-        from bot.setting_spec import without_credentials
 
-        where = f"PostgreSQL {without_credentials(target)}"
+        where = f"PostgreSQL {shown_url(target)}"
         schema = server_schema(target)
     else:
         where = f"SQLite {target}"

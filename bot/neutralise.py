@@ -23,6 +23,10 @@ survives except what the sink itself writes:
   GitHub's toolkit escapes command data (``%``, CR, LF as ``%25``, ``%0D``, ``%0A``), other
   control characters and line separators percent-encoded, and ``##[`` (the runner's older
   command prefix, matched anywhere in a line) as ``##%5B``; callers never start a line with it.
+* :func:`shown_url` — a URL (GitHub API, Ollama host, database) as any output may show it: no
+  user information, no secret query value, no fragment; :func:`read_url` also names the
+  secrets found (for the runner's masking) and why a URL cannot be shown, and :func:`redact`
+  removes every printable form of a secret from text.
 
 The oracle for every markdown sink is a real CommonMark renderer with tables and raw HTML on
 (markdown-it-py), in tests/test_neutralise.py and benchmarks/reliability.py.
@@ -34,18 +38,27 @@ import html
 import json
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import SplitResult, quote, quote_plus, unquote, unquote_plus, urlsplit, urlunsplit
 
 __all__ = [
+    "LIBPQ_SCHEMES",
+    "UrlView",
     "code_block",
     "code_span",
+    "command_data",
     "html_text",
     "json_line",
     "log_value",
     "neutralise",
     "neutralise_block",
+    "read_url",
+    "redact",
+    "secret_forms",
+    "secret_name",
+    "shown_url",
 ]
 
 ZWSP = "\u200b"
@@ -251,6 +264,12 @@ def json_line(value: Any) -> str:
     return json.dumps(value, ensure_ascii=True).replace("##[", "##\\u005b")
 
 
+def command_data(text: str) -> str:
+    """Text for the data of a workflow command (after ``::name::``), escaped as GitHub's
+    toolkit escapes it: ``%`` → ``%25``, CR → ``%0D``, LF → ``%0A`` (the runner undoes it)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
 def log_value(text: str, *, max_chars: int = 2000) -> str:
     """A value for one line of a step's stdout/stderr: no line break and no workflow command.
 
@@ -262,3 +281,184 @@ def log_value(text: str, *, max_chars: int = 2000) -> str:
     """
     escaped = _PERCENT.sub(lambda m: quote(m.group(), safe=""), _cap(text, max_chars))
     return escaped.replace("##[", "##%5B")
+
+
+# --- URLs and secrets ----------------------------------------------------------------------
+
+_SECRET_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "signature")
+"""A query parameter or connection option whose name holds one of these holds a secret
+(``password``, ``sslpassword``, ``access_token``, ``api_key``, ``oauth_client_secret`` …)."""
+
+LIBPQ_SCHEMES = ("postgresql", "postgres")
+"""The URI schemes of libpq's connection URIs."""
+
+_SHOWN_SCHEMES = ("http", "https", *LIBPQ_SCHEMES)
+
+REDACTED = "***"
+
+
+def secret_name(name: str) -> bool:
+    """Whether a query parameter or connection option of this name holds a secret."""
+    lowered = name.lower()
+    return any(word in lowered for word in _SECRET_WORDS)
+
+
+@dataclass(frozen=True)
+class UrlView:
+    """A URL as the bot may print it (:func:`read_url`).
+
+    Attributes:
+        text: the URL without its user information (user name and password) and fragment,
+            each secret query value as ``***``; only ``scheme://…`` when ``problem`` is set.
+        secrets: every secret value found (password, secret query values and, for a database
+            URL, libpq's secret options), decoded and as written, for the runner's masking and
+            :func:`redact`.
+        problem: why the URL cannot be shown part by part, and why a database URL must not be
+            used (its parts may hold pieces of its password); ``None`` when it can.
+    """
+
+    text: str
+    secrets: tuple[str, ...]
+    problem: str | None
+
+
+def _libpq_options(url: str) -> dict[str, str] | None:
+    """The connection options libpq reads from ``url`` (psycopg's ``conninfo_to_dict``), or
+    ``None`` when libpq cannot read it (its message repeats the URL: never shown)."""
+    import psycopg  # only for a database URL: the CLI starts without it
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        return {k: str(v) for k, v in conninfo_to_dict(url).items() if v is not None}
+    except psycopg.Error:
+        return None
+
+
+def _query_pairs(query: str) -> list[tuple[str, str, str]]:
+    """``(piece as written, name decoded, value as written)`` for each ``&``-separated piece."""
+    pairs = []
+    for piece in query.split("&") if query else []:
+        name, _, value = piece.partition("=")
+        pairs.append((piece, unquote_plus(name), value))
+    return pairs
+
+
+def _url_secrets(parts: SplitResult) -> set[str]:
+    found: set[str] = set()
+    if parts.password:
+        found |= {parts.password, unquote(parts.password)}
+    for _, name, value in _query_pairs(parts.query):
+        if secret_name(name) and value:
+            found |= {value, unquote(value), unquote_plus(value)}
+    return found
+
+
+def _without_secrets(parts: SplitResult) -> str:
+    """The URL without its user information, secret query values and fragment."""
+    host = parts.netloc.rpartition("@")[2]
+    query = "&".join(
+        f"{piece.partition('=')[0]}={REDACTED}" if secret_name(name) else piece
+        for piece, name, _ in _query_pairs(parts.query)
+    )
+    return urlunsplit((parts.scheme, host, parts.path, query, ""))
+
+
+def _ports_ok(ports: str) -> bool:
+    return all(p == "" or (p.isascii() and p.isdigit()) for p in ports.split(","))
+
+
+def _libpq_disagrees(parts: SplitResult, options: dict[str, str]) -> bool:
+    """Whether libpq reads another user name or password than the URL standard does (an
+    unencoded ``@ / ? #`` in them: libpq takes the first ``@`` before a ``/`` as the end of the
+    user information, RFC 3986 the last ``@`` before ``/ ? #``)."""
+    standard = {
+        "user": unquote(parts.username or ""),
+        "password": unquote(parts.password or ""),
+    }
+    for _, name, value in _query_pairs(parts.query):
+        if name in standard:
+            standard[name] = unquote_plus(value)
+    return any(options.get(key, "") != value for key, value in standard.items())
+
+
+def _problem(text: str, options: dict[str, str] | None) -> str | None:
+    """Why ``text`` cannot be shown part by part (see :attr:`UrlView.problem`), or ``None``."""
+    try:
+        parts = urlsplit(text)
+        if options is None:
+            parts.port  # noqa: B018  (raises ValueError for a port that is not a number)
+    except ValueError:
+        return "it cannot be read as a URL (its port, brackets or characters)"
+    if options is not None and _libpq_disagrees(parts, options):
+        return (
+            "libpq would read its user name or password differently from the URL standard: "
+            "percent-encode any @ : / ? # in them"
+        )
+    if "@" in _without_secrets(parts):
+        return "it has an @ outside its user name and password: percent-encode it as %40"
+    if options is not None and not _ports_ok(options.get("port", "")):
+        return "its port is not a number"
+    return None
+
+
+def read_url(url: str) -> UrlView:
+    """Read a URL the way the bot prints it: :class:`UrlView` (parsed with ``urllib.parse``;
+    a ``postgresql://`` URL also with libpq's own parser, through psycopg)."""
+    text = url.strip()
+    scheme = text.partition("://")[0].lower() if "://" in text else ""
+    secrets: set[str] = set()
+    problem: str | None = None
+    options: dict[str, str] | None = None
+    if scheme in LIBPQ_SCHEMES:
+        options = _libpq_options(text)
+        if options is None:
+            problem = (
+                "libpq cannot read it as a connection URI (a % not followed by two hexadecimal "
+                "digits, or a query option libpq does not know)"
+            )
+        else:
+            secrets |= {v for k, v in options.items() if secret_name(k)}
+    shown = ""
+    try:
+        parts = urlsplit(text)
+        secrets |= _url_secrets(parts)
+        shown = _without_secrets(parts)
+    except ValueError:
+        pass
+    problem = problem or _problem(text, options)
+    secrets.discard("")
+    if problem is None and any(form in shown for s in secrets for form in secret_forms(s)):
+        problem = "it repeats a secret outside its password and secret options"
+    if problem is not None:
+        shown = f"{scheme}://…" if scheme in _SHOWN_SCHEMES else "…"
+    return UrlView(shown, tuple(sorted(secrets, key=lambda s: (-len(s), s))), problem)
+
+
+def shown_url(value: Any) -> str:
+    """A URL as output may show it (:attr:`UrlView.text`): one rule for every URL the bot
+    prints, the GitHub API URL, the Ollama host and the database URL."""
+    return read_url(str(value)).text
+
+
+def secret_forms(secret: str) -> set[str]:
+    """Every form in which ``secret`` may reach an output: as it is, percent-encoded (every
+    reserved character, or all but ``/``; ``+`` for a space; hexadecimal in either case), with
+    visible escapes, escaped for workflow-command data, and inside a JSON string."""
+    encoded = {quote(secret, safe=""), quote(secret), quote_plus(secret, safe="")}
+    lower_hex = {re.sub("%[0-9A-F]{2}", lambda m: m.group().lower(), e) for e in encoded}
+    escaped = {
+        _visible(secret),
+        command_data(secret),
+        json.dumps(secret)[1:-1],
+        json.dumps(secret, ensure_ascii=False)[1:-1],
+    }
+    return {form for form in {secret, *encoded, *lower_hex, *escaped} if form}
+
+
+def redact(text: str, secrets: Iterable[str], *, min_chars: int = 1) -> str:
+    """``text`` with every form (:func:`secret_forms`) of each secret of at least
+    ``min_chars`` characters replaced by ``***``, longest first."""
+    forms = {f for s in secrets if len(s) >= min_chars for f in secret_forms(s)}
+    for form in sorted(forms, key=len, reverse=True):
+        text = text.replace(form, REDACTED)
+    return text

@@ -13,7 +13,7 @@ import pytest
 
 from bot.errors import StoreError
 from bot.history.pg_store import PostgresStore, pg_sql, server_schema
-from bot.setting_spec import without_credentials
+from bot.neutralise import shown_url
 from tests.pg import fresh_database
 from tests.support import ROOT
 
@@ -58,7 +58,7 @@ def test_an_unreachable_server_is_a_store_error_without_the_password() -> None:
     with pytest.raises(StoreError) as caught:
         PostgresStore(url)
     assert "s3cret" not in str(caught.value)
-    assert "s3cret" not in without_credentials(url)
+    assert "s3cret" not in shown_url(url)
 
 
 def test_the_protocol_statements_translate_to_psycopg_parameters() -> None:
