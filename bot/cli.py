@@ -89,10 +89,10 @@ def _redact(text: str) -> str:
 
 def _fail(exc: Exception) -> None:
     from bot.errors import BotError
-    from bot.neutralise import log_value
+    from bot.neutralise import log_text
 
     code = exc.exit_code if isinstance(exc, BotError) else 1
-    click.echo(f"triage-bot: error: {log_value(_redact(str(exc)))}", err=True)
+    click.echo(f"triage-bot: error: {log_text(_redact(str(exc)))}", err=True)
     sys.exit(code)
 
 
@@ -161,7 +161,7 @@ def _emit(report: Any, settings: Any) -> None:
     import secrets
 
     from bot.action import write_outputs, write_summary
-    from bot.neutralise import log_value
+    from bot.neutralise import command_data, log_text
 
     in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
     resume = secrets.token_hex(16)
@@ -172,9 +172,9 @@ def _emit(report: Any, settings: Any) -> None:
         click.echo(f"::{resume}::")
     for warning in report.warnings:
         # A workflow command annotates the run in GitHub's UI; plain stderr elsewhere.
-        message = log_value(_redact(warning))
+        message = log_text(_redact(warning))
         if in_actions:
-            click.echo(f"::warning title=triage-bot::{message}")
+            click.echo(f"::warning title=triage-bot::{command_data(message)}")
         else:
             click.echo(f"triage-bot: warning: {message}", err=True)
     write_summary(settings.step_summary_path, _redact(report.summary))
@@ -257,6 +257,10 @@ def audit(repo: str, number: int, requested_range: str | None, **flags: Any) -> 
     _guarded(job)
 
 
+UNBOUNDED_WIDTH = 100_000
+"""The width a table is measured in when nothing limits it (a pipe, a CI log)."""
+
+
 def store_options(fn: F) -> F:
     """``--repo`` and ``--json`` for the read-only store commands (``--db`` is a setting)."""
     fn = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")(fn)
@@ -266,8 +270,11 @@ def store_options(fn: F) -> F:
 
 def _show(title: str, columns: Sequence[str], cells: Sequence[Sequence[str]]) -> None:
     """A rich table of store rows: cells are plain text (no rich markup) passed through
-    :func:`~bot.neutralise.log_value` (a stored path may hold a line break or ``##[``)."""
+    :func:`~bot.neutralise.log_value` (a stored path may hold a line break or ``##[``). Nothing
+    is cut: in a terminal the table fits its width and cells wrap (a long word folds); on a
+    pipe or in a CI log, which have no width, it is printed at its natural width."""
     from rich.console import Console
+    from rich.measure import Measurement
     from rich.table import Table
     from rich.text import Text
 
@@ -275,10 +282,14 @@ def _show(title: str, columns: Sequence[str], cells: Sequence[Sequence[str]]) ->
 
     table = Table(title=Text(log_value(title)))
     for column in columns:
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for row in cells:
         table.add_row(*(Text(log_value(cell)) for cell in row))
-    Console().print(table)
+    console = Console()
+    if not console.is_terminal:
+        natural = Measurement.get(console, console.options.update_width(UNBOUNDED_WIDTH), table)
+        console = Console(width=natural.maximum)
+    console.print(table)
 
 
 def _store_rows(db_path: str | None, read: Callable[[Any], list[Any]]) -> list[Any]:

@@ -19,10 +19,14 @@ survives except what the sink itself writes:
   than any backtick run in it.
 * :func:`html_text` — text inside raw HTML the bot writes (``<summary>…</summary>``): markdown
   does not apply there (CommonMark HTML blocks), so it is HTML-escaped instead.
-* :func:`log_value` — a value printed on stdout or stderr of an Actions step: escaped the way
-  GitHub's toolkit escapes command data (``%``, CR, LF as ``%25``, ``%0D``, ``%0A``), other
-  control characters and line separators percent-encoded, and ``##[`` (the runner's older
-  command prefix, matched anywhere in a line) as ``##%5B``; callers never start a line with it.
+* :func:`log_value` / :func:`log_text` — text for people on stdout or stderr (one line, or
+  lines kept), shown as it is: only control, format, private-use and unassigned characters and
+  line separators become visible escapes (``\x1b``, ``\u2028``; ``\n`` in a one-line
+  value), and a zero-width space keeps any line from starting a workflow command (see
+  :func:`log_text`). No percent-encoding: that belongs to workflow commands.
+* :func:`command_data` — the data of a workflow command (``::warning::…``, ``::add-mask::…``),
+  escaped as GitHub's toolkit escapes it (``%25``, ``%0D``, ``%0A``): the only place the bot
+  percent-encodes printed text.
 * :func:`shown_url` — a URL (GitHub API, Ollama host, database) as any output may show it: no
   user information, no secret query value, no fragment; :func:`read_url` also names the
   secrets found (for the runner's masking) and why a URL cannot be shown, and :func:`redact`
@@ -51,6 +55,7 @@ __all__ = [
     "command_data",
     "html_text",
     "json_line",
+    "log_text",
     "log_value",
     "neutralise",
     "neutralise_block",
@@ -254,9 +259,6 @@ def html_text(text: str, *, max_chars: int = 300) -> str:
     return html.escape(linked, quote=True).replace("@", "@" + ZWSP)
 
 
-_PERCENT = re.compile("[%\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
-
-
 def json_line(value: Any) -> str:
     """One line of JSON for stdout: ``json.dumps`` escapes control characters, line
     separators and non-ASCII; ``[`` after ``##`` (only ever inside a string) becomes
@@ -270,17 +272,46 @@ def command_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def log_value(text: str, *, max_chars: int = 2000) -> str:
-    """A value for one line of a step's stdout/stderr: no line break and no workflow command.
+def _escaped(ch: str) -> str:
+    """A character that is not shown as text (control, format, private-use, unassigned,
+    surrogate, line or paragraph separator) as its escape (``\x1b``, ``\u202e``), else itself."""
+    if ch == "\t" or not (_hidden(ch) or unicodedata.category(ch) == "Cs"):
+        return ch
+    return ch.encode("unicode_escape").decode("ascii")
 
-    GitHub's toolkit escaping of command data (``%`` → ``%25``, CR → ``%0D``, LF → ``%0A``),
-    every other control character and U+2028/U+2029 percent-encoded too (ANSI escapes cannot
-    restyle the log, no viewer breaks the line), and ``##[`` as ``##%5B``. Callers put a
-    fixed label before it: the runner reads ``::`` commands at a line's start after leading
-    whitespace, and ``##[`` commands anywhere in a line.
+
+def _plain_line(line: str) -> str:
+    """One line of text shown as it is (see :func:`log_text`)."""
+    shown = "".join(_escaped(ch) for ch in line).replace("##[", f"##{ZWSP}[")
+    body = shown.lstrip()
+    if body.startswith("::"):
+        shown = shown[: len(shown) - len(body)] + ZWSP + body
+    return shown
+
+
+def log_text(text: str, *, max_chars: int = 20_000) -> str:
+    """Text for people on a step's stdout or stderr (an error message, a report), its lines
+    kept (CRLF read as LF), cut at ``max_chars`` with ``…``, shown as it is but inert.
+
+    GitHub's runner reads a workflow command from a line that starts with ``::`` after leading
+    whitespace (.NET's, which Python's ``str.isspace`` includes), and from ``##[`` anywhere in a
+    line; it splits lines at CR and LF. So: every character that is not shown as text
+    (control, format, private-use, unassigned, surrogate, line or paragraph separator; a tab
+    stays) becomes its escape (``\r``, ``\x1b``, ``\u2028``), so no line break but LF
+    remains and no escape sequence can restyle the log; a zero-width space goes before a
+    ``::`` that would start a line and between the ``##`` and ``[`` of ``##[``. Nothing else
+    changes: ``%`` stays ``%``. A zero-width space in ``text`` is escaped like any format
+    character, so each one in the result is the sink's.
     """
-    escaped = _PERCENT.sub(lambda m: quote(m.group(), safe=""), _cap(text, max_chars))
-    return escaped.replace("##[", "##%5B")
+    lines = _cap(text, max_chars).replace("\r\n", "\n").split("\n")
+    return "\n".join(_plain_line(line) for line in lines)
+
+
+def log_value(text: str, *, max_chars: int = 2000) -> str:
+    """A value for one line of people's text on stdout or stderr: :func:`log_text` with the
+    line break escaped too (``\n``), so the value cannot start a line. Callers put a fixed
+    label before it; a table cell is one too."""
+    return _plain_line(_cap(text, max_chars))
 
 
 # --- URLs and secrets ----------------------------------------------------------------------
