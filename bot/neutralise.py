@@ -340,7 +340,8 @@ class UrlView:
 
     Attributes:
         text: the URL without its user information (user name and password) and fragment,
-            each secret query value as ``***``; only ``scheme://…`` when ``problem`` is set.
+            each secret query value as ``***``; only ``scheme://…`` when ``problem`` is set or
+            a secret is also part of the rest (a host named like the token).
         secrets: every secret value found (password, secret query values and, for a database
             URL, libpq's secret options), decoded and as written, for the runner's masking and
             :func:`redact`.
@@ -361,7 +362,7 @@ def _libpq_options(url: str) -> dict[str, str] | None:
 
     try:
         return {k: str(v) for k, v in conninfo_to_dict(url).items() if v is not None}
-    except psycopg.Error:
+    except (psycopg.Error, ValueError):  # ValueError: text libpq cannot take (a lone surrogate)
         return None
 
 
@@ -384,14 +385,21 @@ def _url_secrets(parts: SplitResult) -> set[str]:
     return found
 
 
-def _without_secrets(parts: SplitResult) -> str:
-    """The URL without its user information, secret query values and fragment."""
+def _without_secrets(text: str) -> str:
+    """``text`` (a URL) without its user information, secret query values and fragment.
+
+    Raises:
+        ValueError: ``urllib.parse`` cannot split it.
+    """
+    parts = urlsplit(text)
     host = parts.netloc.rpartition("@")[2]
     query = "&".join(
         f"{piece.partition('=')[0]}={REDACTED}" if secret_name(name) else piece
         for piece, name, _ in _query_pairs(parts.query)
     )
-    return urlunsplit((parts.scheme, host, parts.path, query, ""))
+    if not parts.netloc and not text.partition(":")[2].startswith("//"):  # e.g. "host:port"
+        return urlunsplit((parts.scheme, host, parts.path, query, ""))
+    return f"{parts.scheme}://{host}{parts.path}" + (f"?{query}" if query else "")
 
 
 def _ports_ok(ports: str) -> bool:
@@ -425,7 +433,7 @@ def _problem(text: str, options: dict[str, str] | None) -> str | None:
             "libpq would read its user name or password differently from the URL standard: "
             "percent-encode any @ : / ? # in them"
         )
-    if "@" in _without_secrets(parts):
+    if "@" in _without_secrets(text):
         return "it has an @ outside its user name and password: percent-encode it as %40"
     if options is not None and not _ports_ok(options.get("port", "")):
         return "its port is not a number"
@@ -453,14 +461,14 @@ def read_url(url: str) -> UrlView:
     try:
         parts = urlsplit(text)
         secrets |= _url_secrets(parts)
-        shown = _without_secrets(parts)
+        shown = _without_secrets(text)
     except ValueError:
         pass
     problem = problem or _problem(text, options)
     secrets.discard("")
-    if problem is None and any(form in shown for s in secrets for form in secret_forms(s)):
-        problem = "it repeats a secret outside its password and secret options"
-    if problem is not None:
+    # a secret that is also another part (a host named like the token): nothing can be shown
+    repeated = any(form in shown for s in secrets for form in secret_forms(s))
+    if problem is not None or repeated:
         shown = f"{scheme}://…" if scheme in _SHOWN_SCHEMES else "…"
     return UrlView(shown, tuple(sorted(secrets, key=lambda s: (-len(s), s))), problem)
 
@@ -475,7 +483,8 @@ def secret_forms(secret: str) -> set[str]:
     """Every form in which ``secret`` may reach an output: as it is, percent-encoded (every
     reserved character, or all but ``/``; ``+`` for a space; hexadecimal in either case), with
     visible escapes, escaped for workflow-command data, and inside a JSON string."""
-    encoded = {quote(secret, safe=""), quote(secret), quote_plus(secret, safe="")}
+    how = {"errors": "surrogatepass"}  # text from the environment may hold lone surrogates
+    encoded = {quote(secret, "", **how), quote(secret, **how), quote_plus(secret, "", **how)}
     lower_hex = {re.sub("%[0-9A-F]{2}", lambda m: m.group().lower(), e) for e in encoded}
     escaped = {
         _visible(secret),

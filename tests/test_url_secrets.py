@@ -244,3 +244,27 @@ def test_a_failing_command_prints_no_password(
     assert _leaks(password, artefacts) == []
     assert MARK not in "".join(artefacts.values())
     assert masks.startswith("::add-mask::")
+
+
+@pytest.mark.parametrize(
+    ("url", "shown", "usable"),
+    [
+        ("postgresql://bot:p%40ss@db:5432/triage?sslmode=require",
+         "postgresql://db:5432/triage?sslmode=require", True),
+        ("postgres://bot:pw@/triage?host=/run/postgresql&password=x",
+         "postgres:///triage?host=/run/postgresql&password=***", True),
+        ("postgresql://h1:5432,h2:5433/triage", "postgresql://h1:5432,h2:5433/triage", True),
+        ("postgresql://bot:p\ud800w@db/triage", "postgresql://…", False),  # a lone surrogate
+        ("postgresql://bot@db/triage?token=1", "postgresql://…", False),  # unknown to libpq
+        ("postgresql://bot:pw@db:port/triage", "postgresql://…", False),
+        ("http://ollama:11434/?token=ollama", "http://…", True),  # the token is the host's name
+        ("http://u:pw@127.0.0.1:11434/?api_key=k3y-value&x=1#frag",
+         "http://127.0.0.1:11434/?api_key=***&x=1", True),
+        ("triage:pw@127.0.0.1:9", "…", False),
+    ],
+)  # fmt: skip
+def test_urls_as_shown(url: str, shown: str, usable: bool) -> None:
+    """A table of variants: what is shown, and whether the URL may be used at all."""
+    view = read_url(url)
+    assert view.text == shown
+    assert (view.problem is None) == usable
