@@ -27,11 +27,12 @@ from hypothesis import strategies as st
 
 from bot.cli import main
 from bot.config import Settings
-from bot.errors import ConfigError, StoreError
+from bot.errors import ConfigError, ModelUnavailable, StoreError
 from bot.history.pg_store import PostgresStore
 from bot.neutralise import read_url, redact
 from tests.pg import fresh_database
 from tests.profiles import FUZZ
+from tests.support import FakeChatModel, load_webhook, write_payload
 
 MARK = "Pw7q"
 """Every generated password starts with this: no other text of an output holds it."""
@@ -268,3 +269,37 @@ def test_urls_as_shown(url: str, shown: str, usable: bool) -> None:
     view = read_url(url)
     assert view.text == shown
     assert (view.problem is None) == usable
+
+
+def test_a_gate_run_on_the_shared_store_prints_no_password(
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    migrated_database: str,
+    github: object,
+    model: FakeChatModel,
+) -> None:
+    """The action's command under GitHub Actions, with the password in the store URL (and in
+    its query), a token in the Ollama host and in the GitHub API URL: the model fails, so a
+    warning names the host; stdout, stderr, the step summary and the outputs hold no form of
+    any of them, and every one is masked before the first other line."""
+    model.enqueue(ModelUnavailable("Ollama at http://127.0.0.1:9/?token=*** is unreachable"))
+    password = "Pw7q%z@x:/?#y é"
+    enc = quote(password, safe="")
+    server = urlsplit(migrated_database)
+    where = f"{server.hostname}:{server.port}{server.path}"
+    env = {
+        "TRIAGE_DB": f"postgresql://{server.username}:{enc}@{where}?password={enc}",
+        "OLLAMA_HOST": f"http://127.0.0.1:9/?token={enc}",
+        "GITHUB_API_URL": f"http://127.0.0.1:9/?access_token={enc}",
+        "GITHUB_ACTIONS": "true",
+    }
+    event = write_payload(tmp_path, load_webhook("issues.opened.18"))
+    args = ["run", "--dry-run", "--event-name", "issues", "--event-path", str(event)]
+    code, artefacts = _cli(tmp_path, args, env, caplog)
+    masks = artefacts.pop("masks")
+    assert code == 0, artefacts
+    assert "::warning title=triage-bot::validator-error" in artefacts["stdout"]
+    assert "validator-error" in artefacts["summary.md"]
+    assert _leaks(password, artefacts) == []
+    assert MARK not in "".join(artefacts.values())
+    assert f"::add-mask::{password.replace('%', '%25')}" in masks.split("\n")
