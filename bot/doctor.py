@@ -7,8 +7,10 @@ Four checks, each one line ``ok  `` or ``FAIL`` with what was found, in this ord
 - **model**: with ``OLLAMA_HOST``, Ollama answers and has the validator's and the auditor's
   models pulled (a tag without ``:`` means ``:latest``, as in Ollama); else the embedded GGUF is
   present (``--model-path``, or the default in ``TRIAGE_MODELS`` at its expected size).
-- **store**: the store ``TRIAGE_DB`` names is reachable and every migration this version knows
-  is applied (a SQLite file that does not exist yet is fine: the first job creates it).
+- **store**: the store ``TRIAGE_DB`` names is reachable, records as applied exactly the
+  migrations this installed package ships (none missing, none unknown: a newer triage-bot
+  migrated it), and has every table the bot uses. A package that ships no migrations for the
+  store fails too. A SQLite file that does not exist yet is fine: the first job creates it.
 - **token**: GitHub accepts ``GITHUB_TOKEN``, and a classic token's ``X-OAuth-Scopes`` include
   ``repo`` (or ``public_repo``, enough for public repositories). Fine-grained, Actions and App
   tokens carry no such header: GitHub does not list their permissions to the token, so the
@@ -28,7 +30,9 @@ from bot.clients.embedded import default_model_path
 from bot.clients.probes import ollama_models, token_scopes
 from bot.config import Settings, is_database_url
 from bot.errors import BotError
-from bot.history.store import pending_file_migrations
+from bot.history.protocol import SchemaState
+from bot.history.store import file_schema
+from bot.neutralise import shown_url
 
 __all__ = ["MIN_PYTHON", "Check", "run_checks"]
 
@@ -86,27 +90,50 @@ def check_model(settings: Settings) -> Check:
 
 
 def check_store(settings: Settings) -> Check:
-    """The store is reachable and migrated (see the module doc)."""
+    """The store is reachable and holds exactly the migrations and tables this installation
+    ships (see the module doc)."""
     target = str(settings.db_path) if settings.db_path else ":memory:"
     if is_database_url(target):
-        from bot.history.pg_store import pending_migrations  # psycopg and yoyo only when used
-        from bot.setting_spec import without_credentials
+        from bot.history.pg_store import server_schema  # psycopg and yoyo only when used
 
-        where = f"PostgreSQL {without_credentials(target)}"
-        pending = pending_migrations(target)
+        where = f"PostgreSQL {shown_url(target)}"
+        schema = server_schema(target)
     else:
         where = f"SQLite {target}"
         if target != ":memory:" and not Path(target).exists():
             return Check("store", True, f"{where} does not exist yet (the first job creates it)")
-        pending = pending_file_migrations(target)
-    if pending:
-        return Check(
-            "store",
-            False,
-            f"{where} is reachable but lacks migrations {', '.join(pending)} (the next job "
-            "applies them: its database user needs CREATE on the schema)",
+        schema = file_schema(target)
+    problem = _schema_problem(schema)
+    if problem:
+        return Check("store", False, f"{where} is reachable but {problem}")
+    return Check(
+        "store", True, f"{where} is reachable and migrated ({len(schema.shipped)} migrations)"
+    )
+
+
+def _schema_problem(schema: SchemaState) -> str | None:
+    """What is wrong with a store's schema, worst first; ``None`` when nothing is."""
+    if not schema.shipped:
+        return (
+            "this installation of triage-bot ships no migrations for it (its package lacks "
+            "them): reinstall triage-bot"
         )
-    return Check("store", True, f"{where} is reachable and migrated")
+    if schema.unknown:
+        return (
+            f"was migrated by a newer triage-bot (migrations {', '.join(schema.unknown)} are "
+            "unknown to this version): upgrade triage-bot"
+        )
+    if schema.missing:
+        return (
+            f"lacks migrations {', '.join(schema.missing)} (the next job applies them: its "
+            "database user needs CREATE on the schema)"
+        )
+    if schema.missing_tables:
+        return (
+            f"records every migration yet lacks tables {', '.join(schema.missing_tables)} "
+            "(dropped, or created in another schema of the search path)"
+        )
+    return None
 
 
 def check_token(settings: Settings) -> Check:

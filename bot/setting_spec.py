@@ -46,7 +46,6 @@ __all__ = [
     "true_or_false",
     "with_action_env",
     "with_readme_table",
-    "without_credentials",
 ]
 
 T = TypeVar("T")
@@ -265,8 +264,11 @@ def existing_file(kind: str) -> Parse:
 
 def http_url(value: Any) -> str:
     """An HTTP(S) URL without its trailing slash, checked by pydantic's URL parser (scheme, host
-    and port as the HTTP client will read them)."""
+    and port as the HTTP client will read them) and by :func:`bot.neutralise.read_url` (no
+    ``@`` outside its user information: the bot can print it without a piece of a password)."""
     from pydantic import HttpUrl, TypeAdapter, ValidationError  # here: keeps --help fast
+
+    from bot.neutralise import read_url
 
     text = str(value).strip().rstrip("/")
     try:
@@ -275,15 +277,10 @@ def http_url(value: Any) -> str:
         why = exc.errors(include_url=False)[0]["msg"]
         # not chained: pydantic's error holds the input, and the URL may hold a password
         raise ValueError(f"must be a URL like http://127.0.0.1:11434 ({why})") from None
+    problem = read_url(text).problem
+    if problem:
+        raise ValueError(f"must be a URL whose parts can be shown without its secrets: {problem}")
     return text
-
-
-def without_credentials(value: Any) -> Any:
-    """A URL as an error message may echo it: ``user:password@`` becomes ``***@``."""
-    text = str(value)
-    if "@" in text:
-        return "***@" + text.rsplit("@", 1)[1]
-    return value
 
 
 def github_login(value: Any) -> str:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bot.neutralise import LIBPQ_SCHEMES, read_url, shown_url
 from bot.setting_spec import (
     Factory,
     SettingSpec,
@@ -32,7 +33,6 @@ from bot.setting_spec import (
     setting,
     table_of,
     true_or_false,
-    without_credentials,
 )
 
 __all__ = [
@@ -57,7 +57,7 @@ _AUDIT = ("run", "audit", "eval")  # every job that audits
 _STORE = (*_JOBS, "history", "stats", "doctor")  # every job that opens the store
 
 
-DATABASE_URL_SCHEMES = ("postgresql://", "postgres://")
+DATABASE_URL_SCHEMES = tuple(f"{scheme}://" for scheme in LIBPQ_SCHEMES)
 """A ``TRIAGE_DB`` that starts with one of these names a PostgreSQL server, not a file."""
 
 
@@ -68,9 +68,20 @@ def is_database_url(target: str) -> bool:
 
 
 def store_target(value: Any) -> str:
-    """A ``postgresql://`` URL as given, else a SQLite file's path (``~`` expanded)."""
+    """A ``postgresql://`` URL as given, else a SQLite file's path (``~`` expanded).
+
+    Raises:
+        ValueError: libpq cannot read the URL, or reads it differently from the URL standard
+            (:func:`bot.neutralise.read_url`): its host or database name could then hold a
+            piece of its password, which a message naming the server would print.
+    """
     text = str(value)
-    return text if is_database_url(text) else str(Path(text).expanduser())
+    if not is_database_url(text):
+        return str(Path(text).expanduser())
+    problem = read_url(text).problem
+    if problem:
+        raise ValueError(f"not a PostgreSQL URL the bot can use: {problem}")
+    return text
 
 
 def default_store_target(env: Mapping[str, str]) -> str:
@@ -167,7 +178,7 @@ class SettingsTable:
         commands=_MODEL,
         action_input="ollama-host",
         parse=http_url,
-        echo=without_credentials,
+        echo=shown_url,
         help="use Ollama at this URL; unset = the embedded backend (llama.cpp)",
     )
     validator_model: str = setting(
@@ -316,7 +327,7 @@ class SettingsTable:
         commands=_STORE,
         action_input="db-path",
         parse=store_target,
-        echo=without_credentials,
+        echo=shown_url,
         default_from_env=default_store_target,
         readme_default="`~/.local/share/triage-bot/triage.db`",
         help="the store: a SQLite file (the default follows `$XDG_DATA_HOME`), or a "
