@@ -13,12 +13,15 @@ base64 ``content``, ``encoding``, ``sha``): the file turns the comment off.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bot.clients.github_client as gc
 from bot import repo_settings, runner
@@ -26,7 +29,7 @@ from bot.cli import main
 from bot.config import Settings
 from bot.errors import ConfigError, ModelUnavailable
 from bot.render import RunReport
-from bot.repo_file import REPO_FILE_PATH, RepoFile, json_schema, parse_repo_file
+from bot.repo_file import REPO_FILE_PATH, RepoFile, SkipRules, json_schema, parse_repo_file
 from bot.triage.labels import READY
 from tests.fake_github import CONFIG_READ, FakeGitHub
 from tests.markdown_oracle import render
@@ -131,6 +134,76 @@ def test_a_broken_file_names_the_key_and_its_line(text: str, named: str) -> None
     assert caught.value.exit_code == 2
     assert str(caught.value).startswith(f"{REPO_FILE_PATH}: ")
     assert named in str(caught.value)
+
+
+# --- title patterns: RE2, linear in the title ----------------------------------------------
+CATASTROPHIC = {"^(a+)+$": "", "(a|a)*b": "b", "(a|aa)+$": "", "^(a*)*$": "", "(a+a+)+c": "c",
+                "^(\\w+\\s?)*$": ""}  # fmt: skip
+"""Patterns that backtrack exponentially in Python's ``re`` on a run of ``a`` that then fails,
+each with what ends a run of ``a`` it matches."""
+
+
+def _skips(pattern: str, title: str) -> bool:
+    rules = SkipRules(titles=[pattern])
+    return rules.reason(title=title, labels=[], author=None, author_type=None) is not None
+
+
+@pytest.mark.parametrize(("pattern", "ending"), CATASTROPHIC.items())
+@pytest.mark.parametrize("length", [30, 5000])
+def test_a_catastrophic_pattern_ends_on_a_long_attacker_title(
+    pattern: str, ending: str, length: int
+) -> None:
+    """Python's ``re`` takes minutes on 30 characters of these (doubling per character); the
+    gate answers, and answers right."""
+    assert not _skips(pattern, "a" * length + "!")
+    assert _skips(pattern, "a" * length + ending)
+
+
+@settings(max_examples=300, deadline=None)
+@given(pattern=st.sampled_from([*CATASTROPHIC, "^\\[WIP\\]", "(?i)draft", "b{2,3}!"]),
+       title=st.text(alphabet="ab c!WIP[]", max_size=14))  # fmt: skip
+def test_title_patterns_match_as_pythons_re_does_where_it_ends(pattern: str, title: str) -> None:
+    """RE2 gives the same answer as Python's ``re`` on titles short enough for ``re``."""
+    assert _skips(pattern, title) == bool(re.search(pattern, title))
+
+
+def test_a_title_with_a_lone_surrogate_is_searched() -> None:
+    assert _skips("WIP", "\ud800 WIP")  # json.loads makes one from "\\ud800" in a payload
+
+
+UNSUPPORTED = [
+    ("(a)\\1", "invalid escape sequence"),  # a backreference
+    ("(?P<x>a)(?P=x)", "invalid perl operator"),  # a named backreference
+    ("(?=wip)", "invalid perl operator"),  # lookahead
+    ("(?!wip)", "invalid perl operator"),
+    ("(?<=x)wip", "invalid perl operator"),  # lookbehind
+    ("(?<!x)wip", "invalid perl operator"),
+    ("(?>wip)", "invalid perl operator"),  # an atomic group (Python 3.11)
+    ("wip\\Z", "invalid escape sequence"),  # RE2 spells it \\z
+    ("(unclosed", "missing )"),
+]
+
+
+@pytest.mark.parametrize(("pattern", "why"), UNSUPPORTED)
+def test_a_pattern_re2_cannot_run_exits_2_naming_key_and_line(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, pattern: str, why: str
+) -> None:
+    github.repo_files[("master", REPO_FILE_PATH)] = (
+        f"skip:\n  titles:\n    - '^\\[WIP\\]'\n    - '{pattern}'\n"
+    )
+    env = {
+        "GITHUB_EVENT_NAME": "issues",
+        "GITHUB_EVENT_PATH": str(write_payload(tmp_path, _issue(SHORT_BODY))),
+        "GITHUB_TOKEN": "t",
+        "TRIAGE_DB": str(tmp_path / "store" / "triage.db"),
+    }
+    result = CliRunner().invoke(main, ["run"], env=env)
+    assert result.exit_code == 2, result.output
+    assert f"{REPO_FILE_PATH}: line 4: skip.titles.1: Value error, " in result.stderr
+    assert "is not a regular expression RE2 can run" in result.stderr
+    assert why in result.stderr
+    assert github.writes == []
+    assert model.history == []
 
 
 # --- precedence -------------------------------------------------------------------------------
