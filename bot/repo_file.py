@@ -299,9 +299,9 @@ def parse_repo_file(text: str) -> RepoFile:
     """The file's text → :class:`RepoFile`. An empty file (or one of comments) is the defaults.
 
     Raises:
-        ConfigError: not YAML, not a mapping at the top, too long, or a key that is unknown or
-            has a wrong value; the message names the file, the key (``skip.titles.0``) and the
-            line.
+        ConfigError: not YAML, nested too deeply, not a mapping at the top, too long, or a key
+            that is unknown or has a wrong value; the message names the file, the key
+            (``skip.titles.0``) and the line. Nothing else, whatever the text.
     """
     if len(text) > MAX_FILE_CHARS:
         raise ConfigError(f"{REPO_FILE_PATH}: longer than {MAX_FILE_CHARS} characters")
@@ -313,6 +313,8 @@ def parse_repo_file(text: str) -> RepoFile:
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "unreadable"
         raise ConfigError(f"{REPO_FILE_PATH}: not valid YAML{where}: {problem}") from None
+    except RecursionError:  # PyYAML composes nested collections recursively
+        raise ConfigError(f"{REPO_FILE_PATH}: nested too deeply to be a configuration") from None
     if data is None:
         return RepoFile()
     if not isinstance(data, dict):
