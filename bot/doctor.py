@@ -6,7 +6,8 @@ Four checks, each one line ``ok  `` or ``FAIL`` with what was found, in this ord
   pyproject.toml).
 - **model**: with ``OLLAMA_HOST``, Ollama answers and has the validator's and the auditor's
   models pulled (a tag without ``:`` means ``:latest``, as in Ollama); else the embedded GGUF is
-  present (``--model-path``, or the default in ``TRIAGE_MODELS`` at its expected size).
+  present (``--model-path``, or the default in ``TRIAGE_MODELS`` at its expected size), and its
+  prompt cache folder is this user's alone (:mod:`bot.clients.prompt_cache`).
 - **store**: the store ``TRIAGE_DB`` names is reachable, records as applied exactly the
   migrations this installed package ships (none missing, none unknown: a newer triage-bot
   migrated it), and has every table the bot uses. A package that ships no migrations for the
@@ -28,8 +29,9 @@ from pathlib import Path
 
 from bot.clients.embedded import default_model_path
 from bot.clients.probes import ollama_models, token_scopes
+from bot.clients.prompt_cache import PromptCache
 from bot.config import Settings, is_database_url
-from bot.errors import BotError
+from bot.errors import BotError, ConfigError
 from bot.history.protocol import SchemaState
 from bot.history.store import file_schema
 from bot.neutralise import shown_url
@@ -86,7 +88,15 @@ def check_model(settings: Settings) -> Check:
     if not Path(path).is_file():
         return Check("model", False, f"no GGUF file at {path}")
     size_mb = Path(path).stat().st_size / 1e6
-    return Check("model", True, f"embedded GGUF {path} ({size_mb:.0f} MB)")
+    found = f"embedded GGUF {path} ({size_mb:.0f} MB)"
+    if settings.prompt_cache_mb > 0:
+        cache = PromptCache(settings.prompt_cache_dir, max_bytes=settings.prompt_cache_mb << 20)
+        try:
+            cache.folder()
+        except ConfigError as exc:
+            return Check("model", False, f"{found}; {exc}")
+        found += f"; prompt cache {cache.directory} (private)"
+    return Check("model", True, found)
 
 
 def check_store(settings: Settings) -> Check:

@@ -212,7 +212,8 @@ class SettingsTable:
         parse=home_path,
         readme_default="`~/.cache/triage-bot/prompt-cache`",
         help="folder where the embedded backend keeps each evaluated system prompt between runs, "
-        "so a one-shot run evaluates only the issue's or the code's tokens",
+        "so a one-shot run evaluates only the issue's or the code's tokens (created 0700; "
+        "another user's folder, or one others may write, is refused with exit 2)",
     )
     prompt_cache_mb: int = setting(
         512,

@@ -54,11 +54,30 @@ def test_an_unreachable_ollama_is_a_fail_line() -> None:
 def test_the_embedded_gguf(tmp_path: Path) -> None:
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF" + bytes(2_000_000))
-    line = check_model(Settings(model_path=gguf)).line()
-    assert line == f"ok   model: embedded GGUF {gguf} (2 MB)"
+    cache = tmp_path / "cache"
+    line = check_model(Settings(model_path=gguf, prompt_cache_dir=cache)).line()
+    assert line == f"ok   model: embedded GGUF {gguf} (2 MB); prompt cache {cache} (private)"
+    assert check_model(Settings(model_path=gguf, prompt_cache_mb=0)).line() == (
+        f"ok   model: embedded GGUF {gguf} (2 MB)"  # no cache, no folder to check
+    )
     (_, missing, _, _) = run_checks(Settings(models_dir=tmp_path))
     assert not missing.ok
     assert "not set up" in missing.detail
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o770, 0o702])
+def test_a_prompt_cache_folder_others_may_write_fails_the_model_check(
+    tmp_path: Path, mode: int
+) -> None:
+    """A job would stop with exit 2 on this folder: the doctor says so first."""
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    cache.chmod(mode)
+    check = check_model(Settings(model_path=gguf, prompt_cache_dir=cache))
+    assert not check.ok
+    assert f"prompt cache folder {cache} is writable by its group or others" in check.detail
 
 
 def test_a_classic_token_shows_its_scopes() -> None:

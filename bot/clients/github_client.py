@@ -76,6 +76,7 @@ from bot.clients.github_port import (
     ReviewComment,
 )
 from bot.errors import (
+    ConfigError,
     GitHubError,
     GitHubNotFound,
     GitHubUnavailable,
@@ -296,6 +297,8 @@ class PyGithubClient:
 
         Raises:
             GitHubError: the path is a folder, or the read failed after retries.
+            ConfigError: the file is over the 1 MB the contents API serves (GitHub then
+                answers ``encoding: none`` with no content).
         """
 
         def fetch() -> str | None:
@@ -308,6 +311,11 @@ class PyGithubClient:
                 raise
             if isinstance(content, list) or content.type != "file":
                 raise GitHubError(f"{path} in {repo} is not a file")
+            if content.encoding != "base64":  # over 1 MB: "none", and no content
+                raise ConfigError(
+                    f"{path}: {content.size} bytes, more than GitHub's contents API serves "
+                    "(1 MB); a configuration is a few dozen lines"
+                )
             return content.decoded_content.decode("utf-8", errors="replace")
 
         where = f" at {ref}" if ref else ""

@@ -142,7 +142,11 @@ class GitHubPort(Protocol):
 
     def repo_file(self, repo: str, path: str, ref: str | None) -> str | None:
         """The text of the file at ``path`` on ``ref`` (the default branch; ``None`` lets
-        GitHub pick it), or ``None`` when there is no such file (404)."""
+        GitHub pick it), or ``None`` when there is no such file (404).
+
+        Raises:
+            ConfigError: the file is larger than the API serves (1 MB).
+        """
         ...
 
     def find_bot_comment(
