@@ -66,9 +66,14 @@ SKIPPED_OUTPUTS = {
 
 
 def skipped_report(reason: str) -> RunReport:
-    """The report of a run that did nothing on purpose; ``reason`` is one line for the log."""
+    """The report of a run that did nothing on purpose. ``reason`` may hold untrusted text (a
+    label name from the issue or from the repository's file, a title pattern, a stored
+    label): the log line passes it through :func:`log_value`, the step summary through
+    :func:`neutralise`."""
     return RunReport(
-        f"triage-bot: skipped: {reason}", f"triage-bot skipped: {reason}\n", dict(SKIPPED_OUTPUTS)
+        f"triage-bot: skipped: {log_value(reason)}",
+        f"triage-bot skipped: {neutralise(reason)}\n",
+        dict(SKIPPED_OUTPUTS),
     )
 
 
