@@ -179,8 +179,12 @@ def _audit_calls(plan: AuditPlan) -> list[CallRow]:
 
 def _label_changes(plan: GatePlan) -> str:
     """Plain text; each sink escapes it for its place."""
-    parts = [f"+{name}" for name in plan.labels.add] + [f"-{name}" for name in plan.labels.remove]
-    return "  ".join(parts) if parts else f"no change ({plan.labels.target.name} already set)"
+    labels = plan.labels
+    parts = [f"+{name}" for name in labels.add] + [f"-{name}" for name in labels.remove]
+    kept = [f"kept {name} (not added by the bot)" for name in labels.kept]
+    if not parts:
+        parts = [f"no change ({labels.target.name} already set)"]
+    return "  ".join(parts + kept)
 
 
 def render_gate_plan(plan: GatePlan) -> str:

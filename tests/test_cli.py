@@ -292,7 +292,12 @@ def test_gate_decision_is_stored_and_a_hand_set_label_wins(
 
     monkeypatch.setattr(gc, "DEFAULT_SECONDS_BETWEEN_WRITES", 0.0)
     db = tmp_path / "triage.db"
-    env = {"GITHUB_TOKEN": "test-token-not-real", "OLLAMA_HOST": OLLAMA, "TRIAGE_DB": str(db)}
+    env = {
+        "GITHUB_TOKEN": "test-token-not-real",
+        "OLLAMA_HOST": OLLAMA,
+        "TRIAGE_DB": str(db),
+        "INPUT_BOT_LOGIN": "github-actions[bot]",  # as the action passes it for its token
+    }
     example = _complete_example(tmp_path)
     with cassette("e2e_issues_opened"):
         code, _, _ = _run(["run", "--event-name", "issues", "--event-path", example], env)

@@ -72,7 +72,11 @@ def _audit(model: FakeChatModel, name: str, *, review: bool = True) -> tuple[Any
     captured: list[Any] = []
     with cassette(name, captured) as cass:
         github = PyGithubClient(
-            token="test-token-not-real", retries=0, backoff_s=0.0, seconds_between_writes=0.0
+            token="test-token-not-real",
+            retries=0,
+            backoff_s=0.0,
+            seconds_between_writes=0.0,
+            login="github-actions[bot]",  # the cassettes' review comments are the Actions token's
         )
         auditor = Auditor(model, AUDITOR_OPTIONS, fmt="json")
         plan = plan_audit(PULL, github, auditor, audit_format="json", review_comments=review)

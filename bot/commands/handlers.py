@@ -56,7 +56,8 @@ __all__ = [
 
 
 def rerun_gate(ctx: CommandContext) -> Answer:
-    """``/triage``: run the issue gate on the comment's issue, overriding a hand-set label."""
+    """``/triage``: run the issue gate on the comment's issue, even over a hand-set label
+    (which stays: the bot removes only labels it added)."""
     return ctx.services.rerun_gate(ctx.event.as_issues_event())
 
 
@@ -235,7 +236,9 @@ def triage_stats_reply(store: HistoryStore, repo: str, weeks: int) -> str:
 COMMANDS: dict[str, CommandSpec] = {
     spec.name: spec
     for spec in (
-        CommandSpec("triage", "none", "re-run the issue gate (overrides a hand-set gate label)",
+        CommandSpec("triage", "none",
+                    "re-run the issue gate, even over a hand-set gate label (which stays: the "
+                    "bot removes only its own labels)",
                     rerun_gate, where="issue",
                     wrong_place="runs the issue gate on issues; on a pull request use `/audit`"),
         CommandSpec("audit", "range", "re-run the PR audit, or audit one range of a changed file",
