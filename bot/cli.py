@@ -351,7 +351,7 @@ def stats(repo: str, db_path: str | None, as_json: bool, weeks: int, gate: bool)
         if as_json:
             click.echo(json_line([s.as_dict() for s in rows]))
             return
-        cells = [stats_cells(s, short=True) for s in rows]
+        cells = [stats_cells(s, short=True, text=str) for s in rows]
         columns = stats_columns(short=True)
         _show(f"Accepted audits of {repo}, last {weeks} week(s)", columns, cells)
 
@@ -359,17 +359,28 @@ def stats(repo: str, db_path: str | None, as_json: bool, weeks: int, gate: bool)
 
 
 def _gate_stats(repo: str, db_path: str | None, as_json: bool, weeks: int) -> None:
-    """``stats --gate``: JSON through ``json_line``, else the table (stored strings plain:
-    ``_show`` passes every cell through ``log_value``)."""
-    from bot.history.gate_stats import gate_cells, gate_columns, gate_weeks
+    """``stats --gate``: JSON through ``json_line`` (per week, each week's versions with their
+    verdict mix), else the weekly table and the table per model and prompt version (stored
+    strings plain: ``_show`` passes every cell through ``log_value``)."""
+    from bot.history.gate_stats import (
+        gate_cells,
+        gate_columns,
+        gate_health,
+        version_cells,
+        version_columns,
+    )
     from bot.neutralise import json_line
 
-    rows = _store_rows(db_path, lambda store: gate_weeks(store, repo, weeks))
+    (health,) = _store_rows(db_path, lambda store: [gate_health(store, repo, weeks)])
     if as_json:
-        click.echo(json_line([w.as_dict() for w in rows]))
+        click.echo(json_line([w.as_dict() for w in health.weeks]))
         return
-    cells = [gate_cells(w, text=str) for w in rows]
+    cells = [gate_cells(w, text=str) for w in health.weeks]
     _show(f"Gate decisions of {repo}, last {weeks} week(s)", gate_columns(), cells)
+    if health.versions:
+        per_version = [version_cells(v, text=str) for v in health.versions]
+        title = "Per model and prompt version, same weeks (share of its decisions)"
+        _show(title, version_columns(), per_version)
 
 
 @main.command()

@@ -192,6 +192,7 @@ def make_github(settings: Settings, *, token_required: bool = True) -> PyGithubC
         base_url=settings.github_api_url,
         retries=settings.github_retries,
         backoff_s=settings.github_backoff_s,
+        login=settings.bot_login,
     )
 
 

@@ -17,6 +17,8 @@ survives except what the sink itself writes:
   cannot swallow what the bot writes after it).
 * :func:`code_span` / :func:`code_block` — inline or fenced code whose delimiter is longer
   than any backtick run in it.
+* :func:`chart_label` — a quoted label inside the bot's own mermaid chart (a week on the
+  x-axis): one line of letters, digits and ``-.:/_+``; anything else becomes ``?``.
 * :func:`html_text` — text inside raw HTML the bot writes (``<summary>…</summary>``): markdown
   does not apply there (CommonMark HTML blocks), so it is HTML-escaped instead.
 * :func:`log_value` / :func:`log_text` — text for people on stdout or stderr (one line, or
@@ -50,6 +52,7 @@ from urllib.parse import SplitResult, quote, quote_plus, unquote, unquote_plus, 
 __all__ = [
     "LIBPQ_SCHEMES",
     "UrlView",
+    "chart_label",
     "code_block",
     "code_span",
     "command_data",
@@ -257,6 +260,21 @@ def html_text(text: str, *, max_chars: int = 300) -> str:
     flat = _cap(" ".join(_visible(text).split()), max_chars)
     linked = _unlinked(flat)
     return html.escape(linked, quote=True).replace("@", "@" + ZWSP)
+
+
+_NOT_LABEL = re.compile(r"[^0-9A-Za-z .:/_+-]")
+
+
+def chart_label(text: str, *, max_chars: int = 32) -> str:
+    """Text for a double-quoted label inside a mermaid chart the bot writes in its own
+    ```` ```mermaid ```` fence (``x-axis ["2026-11-23", …]``), cut at ``max_chars`` with ``…``.
+
+    Inside a fence markdown escapes would show, and mermaid has no escape for its quote, so
+    only letters, digits, spaces and ``-.:/_+`` are kept: every other character (quotes,
+    brackets, backticks and tildes that could close the fence, line breaks, ``#`` entity
+    codes, ``%%`` comments, ``<`` HTML) becomes ``?``. A date passes unchanged.
+    """
+    return _cap(_NOT_LABEL.sub("?", " ".join(text.split())), max_chars)
 
 
 def json_line(value: Any) -> str:

@@ -71,6 +71,8 @@ class SettingSpec:
         flag: the CLI flag (``--dry-run``; a ``bool`` flag also gets ``--no-dry-run``) or None.
         commands: the ``triage-bot`` commands that take the flag.
         action_input: the input in action.yml (``dry-run``) or None.
+        action_value: the expression action.yml's run step passes for the input (inside
+            ``${{ }}``); ``None``: the input as given (``inputs.dry-run``).
         choices: the allowed values when the setting is one of a few words.
         parse: a flag value or stripped variable text → the value; raises ``ValueError`` or
             ``TypeError`` with the reason people read.
@@ -87,6 +89,7 @@ class SettingSpec:
     flag: str | None = None
     commands: tuple[str, ...] = ()
     action_input: str | None = None
+    action_value: str | None = None
     choices: tuple[str, ...] = ()
     parse: Parse = str
     echo: Callable[[Any], Any] = _as_given
@@ -132,6 +135,7 @@ class Columns(TypedDict, total=False):
     flag: str | None
     commands: tuple[str, ...]
     action_input: str | None
+    action_value: str | None
     choices: tuple[str, ...]
     parse: Parse
     echo: Callable[[Any], Any]
@@ -333,9 +337,12 @@ def readme_table(specs: Sequence[SettingSpec]) -> str:
 
 def action_env(specs: Sequence[SettingSpec]) -> dict[str, str]:
     """The ``env:`` of action.yml's run step: each action input passed as the ``INPUT_*``
-    variable :attr:`SettingSpec.env_vars` reads (inputs reach scripts only through env)."""
+    variable :attr:`SettingSpec.env_vars` reads (inputs reach scripts only through env), as
+    given or through the row's :attr:`SettingSpec.action_value`."""
     return {
-        f"INPUT_{s.action_input.upper().replace('-', '_')}": f"${{{{ inputs.{s.action_input} }}}}"
+        f"INPUT_{s.action_input.upper().replace('-', '_')}": "${{ "
+        + (s.action_value or f"inputs.{s.action_input}")
+        + " }}"
         for s in specs
         if s.action_input is not None
     }

@@ -108,6 +108,14 @@ def default_prompt_cache_dir() -> Path:
     return Path.home() / ".cache" / "triage-bot" / "prompt-cache"
 
 
+ACTIONS_BOT_LOGIN_EXPRESSION = (
+    "inputs.bot-login || (inputs.token == github.token && 'github-actions[bot]' || '')"
+)
+"""What action.yml passes as ``bot-login``: the input when set, else ``github-actions[bot]``
+when the ``token`` input is the job's own ``github.token`` (its writes appear as that Bot), else
+nothing (an app's or a person's token: the bot asks GitHub who it is)."""
+
+
 @dataclass(frozen=True)
 class SettingsTable:
     """The settings a person sets (flags, action inputs, variables); one field per row.
@@ -338,10 +346,14 @@ class SettingsTable:
         None,
         env="TRIAGE_BOT_LOGIN",
         action_input="bot-login",
+        action_value=ACTIONS_BOT_LOGIN_EXPRESSION,
         parse=github_login,
-        help="the login the bot's writes appear as with a personal access token, so a gate "
-        "label it added is not taken as hand-set; not needed with the Actions token or a "
-        "GitHub App (they post as Bot accounts)",
+        readme_default="the action: `github-actions[bot]` when `token` is the job's "
+        "`github.token`; else asked of GitHub once per job",
+        help="the login the bot's writes appear as: only comments and labels by this login "
+        "are the bot's own (another app's, or a person's, never are). Unset, the bot asks "
+        "GitHub (GraphQL `viewer`, one request, when it first must tell); an app's token "
+        "writes as `NAME[bot]`, a personal access token as its user",
     )
 
 

@@ -74,7 +74,12 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     import bot.clients.github_client as gc
 
     monkeypatch.setattr(gc, "DEFAULT_SECONDS_BETWEEN_WRITES", 0.0)
-    return {"GITHUB_TOKEN": "test-token-not-real", "OLLAMA_HOST": OLLAMA}
+    # the bot's login as the action passes it for its own token (the cassettes' comments)
+    return {
+        "GITHUB_TOKEN": "test-token-not-real",
+        "OLLAMA_HOST": OLLAMA,
+        "INPUT_BOT_LOGIN": "github-actions[bot]",
+    }
 
 
 def test_triage_command_reacts_then_reruns_the_gate(tmp_path: Path, env: dict[str, str]) -> None:

@@ -14,6 +14,11 @@ from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
 from tests.support import FakeChatModel, RecordingGitHub, load_webhook
 
 
+def _the_bots(name: str) -> bool:
+    """Every gate label on these issues was added by the bot (its ``labeled`` events say so)."""
+    return True
+
+
 def _event(labels: list[str]) -> IssuesEvent:
     """The real issues.opened payload with ``labels``, its body completed so that a model's
     VALID can stand (:data:`tests.replies.COMPLETE_BODY`)."""
@@ -58,7 +63,7 @@ def test_plan_and_apply(
 ) -> None:
     fake_model.enqueue(reply)
     validator = Validator(fake_model, VALIDATOR_OPTIONS, max_body_chars=6000)
-    plan = plan_gate(_event(labels), validator)
+    plan = plan_gate(_event(labels), validator, owned=_the_bots)
     github = RecordingGitHub()
     applied = apply_gate(plan, github)
     assert [(c[0], c[-1]) for c in github.calls] == expected_calls
@@ -70,7 +75,7 @@ def test_plan_and_apply(
 def test_rerun_with_label_in_place_writes_nothing(fake_model: FakeChatModel) -> None:
     fake_model.enqueue(NEEDS_REPLY)
     validator = Validator(fake_model, VALIDATOR_OPTIONS, max_body_chars=6000)
-    plan = plan_gate(_event(["needs-refinement"]), validator)
+    plan = plan_gate(_event(["needs-refinement"]), validator, owned=_the_bots)
     github = RecordingGitHub()
     assert apply_gate(plan, github).requests == 0
     assert github.calls == []
@@ -108,5 +113,5 @@ def test_the_stores_last_label_is_removed_but_never_taken_as_present(
 ) -> None:
     fake_model.enqueue(reply)
     validator = Validator(fake_model, VALIDATOR_OPTIONS, max_body_chars=6000)
-    plan = plan_gate(_event(labels), validator, last_applied=last)
+    plan = plan_gate(_event(labels), validator, owned=_the_bots, last_applied=last)
     assert (plan.labels.add, plan.labels.remove) == (add, remove)

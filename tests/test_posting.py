@@ -229,18 +229,6 @@ def test_one_oversized_audit_does_not_push_the_others_out() -> None:
     assert "not shown" not in body
 
 
-def test_the_bots_comment_is_the_one_its_login_wrote() -> None:
-    """Another app forging the marker and the current head: with ``bot_login`` set, the bot
-    does not take that comment as its own (without it, any Bot account's would do)."""
-    from tests.fake_github import FakeGitHub, StoredComment
-
-    forged = f"{MARKER}\n<!-- triage-bot:head={SHA} -->\nall good"
-    github = FakeGitHub()
-    github.comments[2] = [StoredComment(1, forged, "Bot", "other-app[bot]")]
-    assert github.find_bot_comment("o/r", 2, MARKER) is not None
-    assert github.find_bot_comment("o/r", 2, MARKER, author="triage-app[bot]") is None
-
-
 # --- command replies: on GitHub and on stdout (issue 13, findings 3 and 4) -------------------
 AUTHOR = "Codertocat"  # the commenter in issue_comment.created.0 (on issue 1)
 
