@@ -105,7 +105,8 @@ def insert_gate_rows(store: Store, rows: list[GateRow]) -> None:
 
     from bot.history.store import week_of
 
-    data = [asdict(r) | {"week": week_of(r.created_at)} for r in rows]
+    # as record_gate stores them: no content hash is NULL, never a duplicate key
+    data = [asdict(r) | {"week": week_of(r.created_at), "content_sha": None} for r in rows]
     with store.db.conn:
         store.db["gate_decisions"].insert_all(data)  # type: ignore[union-attr]
 
@@ -189,9 +190,10 @@ def _gate_event(tmp: Path, github, model, event, *, db, number=1):  # type: igno
         "GITHUB_SHA": GATE_SHA,
         "GITHUB_REF": "refs/heads/master",
         "TRIAGE_DB": str(db),
+        "INPUT_BOT_LOGIN": "github-actions[bot]",  # as action.yml passes it for github.token
     }
     real = runner.make_github, runner.make_chat_model
-    runner.make_github = lambda *a, **k: github  # type: ignore[assignment]
+    runner.make_github = lambda settings, **k: github.built_for(settings.bot_login)  # type: ignore[assignment]
     runner.make_chat_model = lambda *a, **k: model  # type: ignore[assignment]
     before = len(github.requests)
     try:

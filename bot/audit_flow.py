@@ -53,7 +53,6 @@ class AuditPlan:
             replayed or repeated webhook event: nothing was audited and nothing is to be written.
         review: the line comments of verified defects on diff lines
             (:func:`bot.audit.review.line_comments`); empty when review comments are off.
-        bot_login: the login the bot posts as, to find its review comments again.
     """
 
     pull: PullRef
@@ -65,7 +64,6 @@ class AuditPlan:
     existing: BotComment | None = None
     already_audited: bool = False
     review: tuple[ReviewComment, ...] = ()
-    bot_login: str | None = None
 
     @property
     def accepted(self) -> int:
@@ -120,7 +118,6 @@ def plan_audit(
     max_segments: int = 8,
     skip_globs: Sequence[str] = DEFAULT_SKIP_GLOBS,
     skip_if_audited: bool = False,
-    bot_login: str | None = None,
     review_comments: bool = False,
 ) -> AuditPlan:
     """Select, read and audit a PR's changed lines; plan the rows and the comment.
@@ -138,8 +135,6 @@ def plan_audit(
         max_segments: per-PR segment cap.
         skip_globs: files never audited.
         skip_if_audited: return an ``already_audited`` plan when the comment covers the head SHA.
-        bot_login: the login the bot posts as (``Settings.bot_login``); its comment is the one
-            by that login, else the first by any Bot account with the marker.
         review_comments: plan a line comment per verified defect on a diff line
             (``Settings.review_comments``).
 
@@ -147,7 +142,7 @@ def plan_audit(
         InvalidRange: the requested range breaks a rule.
         GitHubError: the PR's files, a requested file or the comments cannot be read.
     """
-    existing = github.find_bot_comment(pull.repo, pull.number, MARKER, author=bot_login)
+    existing = github.find_bot_comment(pull.repo, pull.number, MARKER)
     if skip_if_audited and existing is not None and audited_head(existing.body) == pull.head_sha:
         return AuditPlan(
             pull, Selection((), ()), (), (), existing.body, audit_format, existing, True
@@ -193,9 +188,7 @@ def plan_audit(
     )
     diff_lines = {f.path: right_side_lines(f.patch) for f in files if f.patch}
     review = line_comments(outcomes, diff_lines) if review_comments else ()
-    return AuditPlan(
-        pull, final, outcomes, rows, comment, audit_format, existing, False, review, bot_login
-    )
+    return AuditPlan(pull, final, outcomes, rows, comment, audit_format, existing, False, review)
 
 
 def apply_audit(plan: AuditPlan, github: GitHubPort, store: HistoryStore) -> AppliedAudit:
@@ -233,9 +226,7 @@ def _apply_review(plan: AuditPlan, github: GitHubPort) -> str:
     if not plan.review:
         return "none"
     pull = plan.pull
-    posted = github.bot_review_comments(
-        pull.repo, pull.number, FINDING_PREFIX, author=plan.bot_login
-    )
+    posted = github.bot_review_comments(pull.repo, pull.number, FINDING_PREFIX)
     new = to_post(plan.review, posted, pull.head_sha)
     if not new:
         return "nothing new"

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from bot.clients.github_port import GitHubPort
+from bot.clients.github_port import GitHubPort, LabelEvent
 from bot.gate_flow import hand_set_label
 from bot.history.protocol import HistoryStore
 from bot.triage.labels import DEFAULT_LABELS, GateLabels
@@ -43,10 +43,13 @@ class BacklogItem:
         issue: the issue as ``open_issues`` gives it (a webhook payload's ``issue`` shape).
         last_label: the label of the bot's last decision on it (the store), or ``None``; the
             plan removes it too when the verdict changes (labels stay mutually exclusive).
+        events: its ``labeled`` events when the selection read them (the hand-set check), so
+            the plan's removal rule reads them no second time; ``None`` otherwise.
     """
 
     issue: dict[str, Any]
     last_label: str | None
+    events: tuple[LabelEvent, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,6 @@ def select_backlog(
     *,
     limit: int,
     retry_errors: bool = False,
-    bot_login: str | None = None,
     gate: GateLabels = DEFAULT_LABELS,
 ) -> BacklogSelection:
     """The issues a backlog run judges (module doc: the two selections and their order).
@@ -90,10 +92,10 @@ def select_backlog(
         repo: ``owner/name``.
         issues: the open issues (``GitHubPort.open_issues``), pull requests already left out.
         store: the decision store (read only here).
-        github: reads the ``labeled`` events of issues that carry ``validator-error``.
+        github: reads the ``labeled`` events of issues that carry ``validator-error``, and
+            the bot's own login when one of them is a person's (``GitHubPort.login``).
         limit: the most issues returned in ``todo`` (≥ 1).
         retry_errors: the ``--retry-errors`` selection instead of the plain one.
-        bot_login: the login the bot writes as with a personal access token (hand-set rule).
         gate: the repository's three gate labels (``.github/triage-bot.yml``).
 
     Raises:
@@ -126,9 +128,10 @@ def select_backlog(
         number = item.issue["number"]
         if labelled:
             events = github.label_events(repo, number)
-            person = hand_set_label(_gate_labels(item.issue, gate), events, bot_login=bot_login)
+            person = hand_set_label(_gate_labels(item.issue, gate), events, login=github.login)
             if person is not None:
                 hand_set.append((number, person))
                 continue
+            item = BacklogItem(item.issue, item.last_label, tuple(events))
         todo.append(item)
     return BacklogSelection(tuple(todo), tuple(hand_set))

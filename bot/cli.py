@@ -31,27 +31,68 @@ __all__ = ["main"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _secret_forms(raw: str) -> set[str]:
+_URL_SECRETS = "triage-bot.url-secrets"
+"""The key of the current click context's ``meta`` that holds the secrets of the configured URLs."""
+
+REDACT_MIN_CHARS = 4
+"""A URL secret shorter than this is not searched for in output (it would turn every such
+piece of text into ``***``); no output holds one: URLs are shown without their secrets and a
+driver message holding one is replaced (:mod:`bot.history.pg_store`)."""
+
+
+def _token_forms(raw: str) -> set[str]:
     """Every form of a token that may be sent or echoed: as set, stripped (what
     :meth:`Settings.resolve` keeps and the client sends) and each line of it stripped."""
     forms = {raw, raw.strip(), *(line.strip() for line in raw.splitlines())}
     return {form for form in forms if len(form) >= 8}
 
 
+def _url_secrets(flags: dict[str, Any]) -> set[str]:
+    """The secrets (:func:`bot.neutralise.read_url`) of every URL a setting is given, by flag or
+    variable, whether or not it is the one that wins: the store URL, the Ollama host, the GitHub
+    API URL."""
+    from bot.neutralise import read_url
+
+    given = [str(v) for v in flags.values() if v is not None]
+    given += [os.environ.get(var, "") for spec in SETTINGS for var in spec.env_vars]
+    return {secret for value in given if "://" in value for secret in read_url(value).secrets}
+
+
+def _register_secrets(flags: dict[str, Any]) -> None:
+    """Keep the URL secrets for :func:`_redact` and, under GitHub Actions, register each with
+    the runner's masking (``::add-mask::``) before anything is printed, so the runner hides it
+    from the log should any output hold it after all."""
+    from bot.neutralise import command_data
+
+    context = click.get_current_context(silent=True)
+    known: set[str] = context.meta.setdefault(_URL_SECRETS, set()) if context else set()
+    new = _url_secrets(flags) - known
+    known |= new
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        for secret in sorted(new):
+            click.echo(f"::add-mask::{command_data(secret)}")
+
+
 def _redact(text: str) -> str:
-    """Remove the GitHub token, in every form it may take, from text that may echo it."""
-    for var in ENV_VARS["github_token"]:
-        for secret in sorted(_secret_forms(os.environ.get(var, "")), key=len, reverse=True):
-            text = text.replace(secret, "***")
-    return text
+    """Remove the GitHub token and the secrets of the configured URLs, in every form they may
+    take (:func:`bot.neutralise.secret_forms`), from text that may echo them."""
+    from bot.neutralise import redact
+
+    tokens = {
+        form for var in ENV_VARS["github_token"] for form in _token_forms(os.environ.get(var, ""))
+    }
+    context = click.get_current_context(silent=True)
+    secrets: set[str] = context.meta.get(_URL_SECRETS, set()) if context else set()
+    text = redact(text, tokens)
+    return redact(text, secrets, min_chars=REDACT_MIN_CHARS)
 
 
 def _fail(exc: Exception) -> None:
     from bot.errors import BotError
-    from bot.neutralise import log_value
+    from bot.neutralise import log_text
 
     code = exc.exit_code if isinstance(exc, BotError) else 1
-    click.echo(f"triage-bot: error: {log_value(_redact(str(exc)))}", err=True)
+    click.echo(f"triage-bot: error: {log_text(_redact(str(exc)))}", err=True)
     sys.exit(code)
 
 
@@ -102,6 +143,7 @@ def _settings(flags: dict[str, Any]) -> Settings:
     """Settings from a command's flags (those that are settings) over ``os.environ``."""
     from bot.config import Settings
 
+    _register_secrets(flags)
     names = {spec.name for spec in SETTINGS}
     return Settings.resolve({k: v for k, v in flags.items() if k in names}, os.environ)
 
@@ -119,7 +161,7 @@ def _emit(report: Any, settings: Any) -> None:
     import secrets
 
     from bot.action import write_outputs, write_summary
-    from bot.neutralise import log_value
+    from bot.neutralise import command_data, log_text
 
     in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
     resume = secrets.token_hex(16)
@@ -130,9 +172,9 @@ def _emit(report: Any, settings: Any) -> None:
         click.echo(f"::{resume}::")
     for warning in report.warnings:
         # A workflow command annotates the run in GitHub's UI; plain stderr elsewhere.
-        message = log_value(_redact(warning))
+        message = log_text(_redact(warning))
         if in_actions:
-            click.echo(f"::warning title=triage-bot::{message}")
+            click.echo(f"::warning title=triage-bot::{command_data(message)}")
         else:
             click.echo(f"triage-bot: warning: {message}", err=True)
     write_summary(settings.step_summary_path, _redact(report.summary))
@@ -215,6 +257,10 @@ def audit(repo: str, number: int, requested_range: str | None, **flags: Any) -> 
     _guarded(job)
 
 
+UNBOUNDED_WIDTH = 100_000
+"""The width a table is measured in when nothing limits it (a pipe, a CI log)."""
+
+
 def store_options(fn: F) -> F:
     """``--repo`` and ``--json`` for the read-only store commands (``--db`` is a setting)."""
     fn = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")(fn)
@@ -224,8 +270,11 @@ def store_options(fn: F) -> F:
 
 def _show(title: str, columns: Sequence[str], cells: Sequence[Sequence[str]]) -> None:
     """A rich table of store rows: cells are plain text (no rich markup) passed through
-    :func:`~bot.neutralise.log_value` (a stored path may hold a line break or ``##[``)."""
+    :func:`~bot.neutralise.log_value` (a stored path may hold a line break or ``##[``). Nothing
+    is cut: in a terminal the table fits its width and cells wrap (a long word folds); on a
+    pipe or in a CI log, which have no width, it is printed at its natural width."""
     from rich.console import Console
+    from rich.measure import Measurement
     from rich.table import Table
     from rich.text import Text
 
@@ -233,10 +282,14 @@ def _show(title: str, columns: Sequence[str], cells: Sequence[Sequence[str]]) ->
 
     table = Table(title=Text(log_value(title)))
     for column in columns:
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for row in cells:
         table.add_row(*(Text(log_value(cell)) for cell in row))
-    Console().print(table)
+    console = Console()
+    if not console.is_terminal:
+        natural = Measurement.get(console, console.options.update_width(UNBOUNDED_WIDTH), table)
+        console = Console(width=natural.maximum)
+    console.print(table)
 
 
 def _store_rows(db_path: str | None, read: Callable[[Any], list[Any]]) -> list[Any]:
@@ -298,7 +351,7 @@ def stats(repo: str, db_path: str | None, as_json: bool, weeks: int, gate: bool)
         if as_json:
             click.echo(json_line([s.as_dict() for s in rows]))
             return
-        cells = [stats_cells(s, short=True) for s in rows]
+        cells = [stats_cells(s, short=True, text=str) for s in rows]
         columns = stats_columns(short=True)
         _show(f"Accepted audits of {repo}, last {weeks} week(s)", columns, cells)
 
@@ -306,17 +359,28 @@ def stats(repo: str, db_path: str | None, as_json: bool, weeks: int, gate: bool)
 
 
 def _gate_stats(repo: str, db_path: str | None, as_json: bool, weeks: int) -> None:
-    """``stats --gate``: JSON through ``json_line``, else the table (stored strings plain:
-    ``_show`` passes every cell through ``log_value``)."""
-    from bot.history.gate_stats import gate_cells, gate_columns, gate_weeks
+    """``stats --gate``: JSON through ``json_line`` (per week, each week's versions with their
+    verdict mix), else the weekly table and the table per model and prompt version (stored
+    strings plain: ``_show`` passes every cell through ``log_value``)."""
+    from bot.history.gate_stats import (
+        gate_cells,
+        gate_columns,
+        gate_health,
+        version_cells,
+        version_columns,
+    )
     from bot.neutralise import json_line
 
-    rows = _store_rows(db_path, lambda store: gate_weeks(store, repo, weeks))
+    (health,) = _store_rows(db_path, lambda store: [gate_health(store, repo, weeks)])
     if as_json:
-        click.echo(json_line([w.as_dict() for w in rows]))
+        click.echo(json_line([w.as_dict() for w in health.weeks]))
         return
-    cells = [gate_cells(w, text=str) for w in rows]
+    cells = [gate_cells(w, text=str) for w in health.weeks]
     _show(f"Gate decisions of {repo}, last {weeks} week(s)", gate_columns(), cells)
+    if health.versions:
+        per_version = [version_cells(v, text=str) for v in health.versions]
+        title = "Per model and prompt version, same weeks (share of its decisions)"
+        _show(title, version_columns(), per_version)
 
 
 @main.command()

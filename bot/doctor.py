@@ -6,9 +6,12 @@ Four checks, each one line ``ok  `` or ``FAIL`` with what was found, in this ord
   pyproject.toml).
 - **model**: with ``OLLAMA_HOST``, Ollama answers and has the validator's and the auditor's
   models pulled (a tag without ``:`` means ``:latest``, as in Ollama); else the embedded GGUF is
-  present (``--model-path``, or the default in ``TRIAGE_MODELS`` at its expected size).
-- **store**: the store ``TRIAGE_DB`` names is reachable and every migration this version knows
-  is applied (a SQLite file that does not exist yet is fine: the first job creates it).
+  present (``--model-path``, or the default in ``TRIAGE_MODELS`` at its expected size), and its
+  prompt cache folder is this user's alone (:mod:`bot.clients.prompt_cache`).
+- **store**: the store ``TRIAGE_DB`` names is reachable, records as applied exactly the
+  migrations this installed package ships (none missing, none unknown: a newer triage-bot
+  migrated it), and has every table the bot uses. A package that ships no migrations for the
+  store fails too. A SQLite file that does not exist yet is fine: the first job creates it.
 - **token**: GitHub accepts ``GITHUB_TOKEN``, and a classic token's ``X-OAuth-Scopes`` include
   ``repo`` (or ``public_repo``, enough for public repositories). Fine-grained, Actions and App
   tokens carry no such header: GitHub does not list their permissions to the token, so the
@@ -26,9 +29,12 @@ from pathlib import Path
 
 from bot.clients.embedded import default_model_path
 from bot.clients.probes import ollama_models, token_scopes
+from bot.clients.prompt_cache import PromptCache
 from bot.config import Settings, is_database_url
-from bot.errors import BotError
-from bot.history.store import pending_file_migrations
+from bot.errors import BotError, ConfigError
+from bot.history.protocol import SchemaState
+from bot.history.store import file_schema
+from bot.neutralise import shown_url
 
 __all__ = ["MIN_PYTHON", "Check", "run_checks"]
 
@@ -82,31 +88,62 @@ def check_model(settings: Settings) -> Check:
     if not Path(path).is_file():
         return Check("model", False, f"no GGUF file at {path}")
     size_mb = Path(path).stat().st_size / 1e6
-    return Check("model", True, f"embedded GGUF {path} ({size_mb:.0f} MB)")
+    found = f"embedded GGUF {path} ({size_mb:.0f} MB)"
+    if settings.prompt_cache_mb > 0:
+        cache = PromptCache(settings.prompt_cache_dir, max_bytes=settings.prompt_cache_mb << 20)
+        try:
+            cache.folder()
+        except ConfigError as exc:
+            return Check("model", False, f"{found}; {exc}")
+        found += f"; prompt cache {cache.directory} (private)"
+    return Check("model", True, found)
 
 
 def check_store(settings: Settings) -> Check:
-    """The store is reachable and migrated (see the module doc)."""
+    """The store is reachable and holds exactly the migrations and tables this installation
+    ships (see the module doc)."""
     target = str(settings.db_path) if settings.db_path else ":memory:"
     if is_database_url(target):
-        from bot.history.pg_store import pending_migrations  # psycopg and yoyo only when used
-        from bot.setting_spec import without_credentials
+        from bot.history.pg_store import server_schema  # psycopg and yoyo only when used
 
-        where = f"PostgreSQL {without_credentials(target)}"
-        pending = pending_migrations(target)
+        where = f"PostgreSQL {shown_url(target)}"
+        schema = server_schema(target)
     else:
         where = f"SQLite {target}"
         if target != ":memory:" and not Path(target).exists():
             return Check("store", True, f"{where} does not exist yet (the first job creates it)")
-        pending = pending_file_migrations(target)
-    if pending:
-        return Check(
-            "store",
-            False,
-            f"{where} is reachable but lacks migrations {', '.join(pending)} (the next job "
-            "applies them: its database user needs CREATE on the schema)",
+        schema = file_schema(target)
+    problem = _schema_problem(schema)
+    if problem:
+        return Check("store", False, f"{where} is reachable but {problem}")
+    return Check(
+        "store", True, f"{where} is reachable and migrated ({len(schema.shipped)} migrations)"
+    )
+
+
+def _schema_problem(schema: SchemaState) -> str | None:
+    """What is wrong with a store's schema, worst first; ``None`` when nothing is."""
+    if not schema.shipped:
+        return (
+            "this installation of triage-bot ships no migrations for it (its package lacks "
+            "them): reinstall triage-bot"
         )
-    return Check("store", True, f"{where} is reachable and migrated")
+    if schema.unknown:
+        return (
+            f"was migrated by a newer triage-bot (migrations {', '.join(schema.unknown)} are "
+            "unknown to this version): upgrade triage-bot"
+        )
+    if schema.missing:
+        return (
+            f"lacks migrations {', '.join(schema.missing)} (the next job applies them: its "
+            "database user needs CREATE on the schema)"
+        )
+    if schema.missing_tables:
+        return (
+            f"records every migration yet lacks tables {', '.join(schema.missing_tables)} "
+            "(dropped, or created in another schema of the search path)"
+        )
+    return None
 
 
 def check_token(settings: Settings) -> Check:

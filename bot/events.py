@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from bot.errors import EventError
+from bot.regular_file import FileTooLarge, NotRegularFile, read_regular
 
 __all__ = [
     "AUDIT_ACTIONS",
@@ -224,24 +225,24 @@ class Skip:
 def load_payload(path: Path) -> dict[str, Any]:
     """Read and JSON-decode the payload file.
 
-    At most :data:`MAX_PAYLOAD_BYTES` are read, so ``/dev/zero`` or a runaway file costs no
-    more than GitHub's largest payload.
+    Only a regular file is read (:mod:`bot.regular_file`: a FIFO would hang the run, a device
+    never ends), and at most :data:`MAX_PAYLOAD_BYTES` of it, GitHub's largest payload.
 
     Raises:
-        EventError: the file is missing, unreadable, larger than GitHub's 25 MB payload cap,
-            not UTF-8 JSON, or not a JSON object.
+        EventError: the file is missing, unreadable, not a regular file, larger than GitHub's
+            25 MB payload cap, not UTF-8 JSON, or not a JSON object.
     """
     try:
-        with path.open("rb") as fh:
-            raw = fh.read(MAX_PAYLOAD_BYTES + 1)
-        if len(raw) > MAX_PAYLOAD_BYTES:
-            raise EventError(
-                f"event file is larger than GitHub's {MAX_PAYLOAD_BYTES // 2**20} MB "
-                f"payload cap: {path}"
-            )
-        text = raw.decode("utf-8")
+        text = read_regular(path, limit=MAX_PAYLOAD_BYTES).decode("utf-8")
     except FileNotFoundError as exc:
         raise EventError(f"event file not found: {path}") from exc
+    except NotRegularFile as exc:
+        raise EventError(f"event file {exc.strerror}: {path}") from exc
+    except FileTooLarge as exc:
+        raise EventError(
+            f"event file is larger than GitHub's {MAX_PAYLOAD_BYTES // 2**20} MB "
+            f"payload cap: {path}"
+        ) from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise EventError(f"event file unreadable: {path}: {exc}") from exc
     try:

@@ -80,10 +80,17 @@ def _ollama(settings: Settings, role: ModelRole) -> ChatModel:
 
 
 def _embedded(settings: Settings, role: ModelRole) -> EmbeddedChatModel:
-    """Both roles share one loaded GGUF, loaded with the largest role context."""
+    """Both roles share one loaded GGUF, loaded with the largest role context. The prompt
+    cache's folder is created or checked here, so a folder others may write fails the run
+    before any model work (:mod:`bot.clients.prompt_cache`).
+
+    Raises:
+        ConfigError: the prompt cache folder is not this runner's user's alone.
+    """
     cache = None
     if settings.prompt_cache_mb > 0:
         cache = PromptCache(settings.prompt_cache_dir, max_bytes=settings.prompt_cache_mb << 20)
+        cache.folder()
     return EmbeddedChatModel(
         model_path=settings.model_path,
         models_dir=settings.models_dir,
@@ -114,7 +121,11 @@ BACKENDS: tuple[Backend, ...] = (
 
 def make_chat_model(settings: Settings, role: ModelRole) -> ChatModel:
     """The :class:`~bot.chat.ChatModel` for a role from the first :data:`BACKENDS` row these
-    settings select (no I/O until the first call)."""
+    settings select (no model I/O until the first call).
+
+    Raises:
+        ConfigError: the embedded backend's prompt cache folder is not this user's alone.
+    """
     backend = next(b for b in BACKENDS if b.selected(settings))
     return backend.build(settings, role)
 
@@ -181,6 +192,7 @@ def make_github(settings: Settings, *, token_required: bool = True) -> PyGithubC
         base_url=settings.github_api_url,
         retries=settings.github_retries,
         backoff_s=settings.github_backoff_s,
+        login=settings.bot_login,
     )
 
 

@@ -13,9 +13,16 @@ GitHub, not of the store: on an ``edited`` or ``reopened`` event whose issue car
 a person. The store cannot be the source of truth for this: a decision row that failed to be
 written after its labels were (a held lock, a full disk) would make the bot's own label look
 hand-set, and an ephemeral runner starts every job with an empty store, where a hand-set label
-would look like nothing at all. Only an explicit ``/triage`` (issue "Maintainer commands")
-overrides a hand-set label. The store keeps what it is right about: the replay skip
+would look like nothing at all. Only an explicit ``/triage`` judges an issue over a hand-set
+label (which stays: see below). The store keeps what it is right about: the replay skip
 (:func:`already_decided`) and the label the bot last applied, for exclusivity on stale payloads.
+
+The bot's labels are its own: a gate label is removed only when the newest ``labeled`` event
+that added it to the issue was made by the bot's own login (:func:`added_by_bot`). A label a
+person or another app added stays, even when ``.github/triage-bot.yml`` maps a gate label onto
+it (``ready: {name: security}`` cannot take ``security`` off an issue), and the plan says so
+(``LabelPlan.kept``). The events are read once per run, only when a removal is planned (the
+hand-set check's read is reused: :class:`LabelHistory`).
 
 On NEEDS_REFINEMENT the gate also tells the author what to add, in one comment found again by
 its hidden marker (:mod:`bot.triage.author_comment`); :func:`plan_gate` builds its text and
@@ -25,7 +32,7 @@ its hidden marker (:mod:`bot.triage.author_comment`); :func:`plan_gate` builds i
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +50,8 @@ __all__ = [
     "AppliedGate",
     "AuthorCommentPlan",
     "GatePlan",
+    "LabelHistory",
+    "added_by_bot",
     "already_decided",
     "apply_gate",
     "asks_who_labelled",
@@ -179,6 +188,7 @@ def plan_gate(
     event: IssuesEvent,
     validator: Validator,
     *,
+    owned: Callable[[str], bool],
     last_applied: str | None = None,
     author_comment: bool = False,
     author_intro: str | None = None,
@@ -189,15 +199,21 @@ def plan_gate(
 
     The issue's labels come from the payload (no extra GET). A replayed or late event carries
     stale labels, so the gate label the bot last applied (from the store) is removed too when
-    the verdict changes (removing a label that is gone is not an error), and the three gate
-    labels stay mutually exclusive. The store's label is never taken as proof that a label is
-    on the issue, so it never saves an add: a decision row can be stale (its successor's
-    write failed after the labels changed), and trusting it would plan "keep the target,
-    remove the rest" on an issue whose target label is gone, leaving no gate label at all.
+    the verdict changes (removing a label that is gone is not an error), and the gate labels
+    the bot added stay mutually exclusive. The store's label is never taken as proof that a
+    label is on the issue, so it never saves an add: a decision row can be stale (its
+    successor's write failed after the labels changed), and trusting it would plan "keep the
+    target, remove the rest" on an issue whose target label is gone, leaving no gate label at
+    all. A gate label on the issue that ``owned`` says the bot did not add is never removed:
+    the plan keeps it (``LabelPlan.kept``). The store's last label when the payload does not
+    show it is not asked about: the store recorded the bot applying it, and removing it is the
+    stale-payload repair above, or nothing when it is gone.
 
     Args:
         event: a routed ``issues`` event (see :func:`bot.events.route_event`).
         validator: the validator agent with its model.
+        owned: whether the bot added a label to this issue (:meth:`LabelHistory.added_by_bot`),
+            asked only for the labels the plan would remove.
         last_applied: the label of the bot's last decision on this issue, or ``None``.
         author_comment: plan the author comment (the runner passes
             ``Settings.author_comment``); which one, if any: :func:`_author_comment`.
@@ -216,6 +232,11 @@ def plan_gate(
         and last_applied.lower() not in {name.lower() for name in labels.remove}
     ):
         labels = LabelPlan(labels.target, labels.add, (*labels.remove, last_applied))
+    if labels.remove:
+        shown = {name.lower() for name in event.issue.label_names}
+        mine = tuple(n for n in labels.remove if n.lower() not in shown or owned(n))
+        kept = tuple(name for name in labels.remove if name not in mine)
+        labels = LabelPlan(labels.target, labels.add, mine, kept)
     withheld = None
     if author_comment and decision.verdict == "NEEDS_REFINEMENT":
         withheld = comment_withheld(decision, comment_min_precision)
@@ -239,7 +260,6 @@ def apply_gate(
     plan: GatePlan,
     github: GitHubPort,
     *,
-    bot_login: str | None = None,
     store: HistoryStore | None = None,
 ) -> AppliedGate:
     """Apply the label plan: ensure + add the target label, then remove stale gate labels;
@@ -247,8 +267,8 @@ def apply_gate(
 
     Adding before removing means a crash between the two leaves two gate labels, never none;
     the next run's plan (from the payload) removes the extra one. The author comment is found
-    by its hidden marker (among the comments of ``bot_login`` or of any Bot account) and edited
-    in place, never posted twice; an identical text is not written again, and a VALID plan
+    by its hidden marker among the bot's own comments (``GitHubPort.find_bot_comment``) and
+    edited in place, never posted twice; an identical text is not written again, and a VALID plan
     never posts one. A failed comment write raises after the labels are on the issue: the
     caller records no decision then, so the next event judges again and writes the comment.
 
@@ -279,7 +299,6 @@ def apply_gate(
         plan.number,
         wanted.body,
         create=wanted.create,
-        bot_login=bot_login,
     )
     return AppliedGate(plan, requests + done.writes, reads=done.reads, comment=done.fate)
 
@@ -305,44 +324,109 @@ def hand_set_gate_label(
     event: IssuesEvent,
     events: Sequence[LabelEvent],
     *,
-    bot_login: str | None = None,
+    login: Callable[[], str | None],
     gate: GateLabels = DEFAULT_LABELS,
 ) -> str | None:
     """The gate label on the issue that a person added by hand, or ``None``.
 
     A gate label present on the issue is hand-set when the newest ``labeled`` event that added
     it (GitHub's "List issue events", oldest first) was performed by a person: actor type
-    ``User`` and a login other than ``bot_login``. The Actions token writes as
+    ``User`` and a login other than the bot's. The Actions token writes as
     ``github-actions[bot]`` and a GitHub App as ``NAME[bot]`` (type ``Bot``); with a personal
-    access token the bot's writes appear as that user, hence ``bot_login``. A label with no
-    ``labeled`` event, or one whose actor GitHub does not name, is not shown to be a person's
-    and so is not hand-set. Names and logins compare case-insensitively (GitHub's rule).
+    access token the bot's writes appear as that user, hence ``login``, asked only when a
+    ``User`` event must be told apart. A label with no ``labeled`` event, or one whose actor
+    GitHub does not name, is not shown to be a person's and so is not hand-set. Names and
+    logins compare case-insensitively (GitHub's rule).
 
     Args:
         event: the routed ``issues`` event (its labels are the issue's current labels).
         events: the issue's ``labeled`` events, oldest first (``GitHubPort.label_events``).
-        bot_login: the login the bot writes as when it is not a Bot account, or ``None``.
+        login: the bot's own login (``GitHubPort.login``); ``None``: unknown.
     """
     if event.action not in HAND_SET_ACTIONS:
         return None
-    return hand_set_label(_gate_labels_on(event, gate), events, bot_login=bot_login)
+    return hand_set_label(_gate_labels_on(event, gate), events, login=login)
+
+
+def _newest(name: str, events: Sequence[LabelEvent]) -> LabelEvent | None:
+    """The newest ``labeled`` event that added ``name`` (case-insensitively), or ``None``."""
+    added = [e for e in events if e.label.lower() == name.lower()]
+    return added[-1] if added else None
+
+
+def _same_login(login: str | None, own: str | None) -> bool:
+    return login is not None and own is not None and login.lower() == own.lower()
 
 
 def hand_set_label(
-    names: Sequence[str], events: Sequence[LabelEvent], *, bot_login: str | None = None
+    names: Sequence[str], events: Sequence[LabelEvent], *, login: Callable[[], str | None]
 ) -> str | None:
     """The first of ``names`` (gate labels on an issue) whose newest ``labeled`` event a person
     performed, or ``None``: the rule of :func:`hand_set_gate_label`, for any caller that has
     decided it must ask (``backlog --retry-errors`` asks on every issue it would re-judge)."""
-    own = (bot_login or "").lower()
     for name in names:
-        added = [e for e in events if e.label.lower() == name.lower()]
-        if not added:
-            continue
-        newest = added[-1]
-        if newest.actor_type == "User" and (newest.actor_login or "").lower() != own:
+        newest = _newest(name, events)
+        if (
+            newest is not None
+            and newest.actor_type == "User"
+            and not _same_login(newest.actor_login, login())
+        ):
             return name
     return None
+
+
+def added_by_bot(
+    name: str, events: Sequence[LabelEvent], *, login: Callable[[], str | None]
+) -> bool:
+    """Whether the newest ``labeled`` event that added ``name`` to the issue was the bot's own
+    (its actor's login is ``login()``, case-insensitively). A label a person or another app
+    (``renovate[bot]``) added, or one with no ``labeled`` event, is not the bot's."""
+    newest = _newest(name, events)
+    return newest is not None and _same_login(newest.actor_login, login())
+
+
+class LabelHistory:
+    """Who added one issue's labels, asked of GitHub at most once and only when a rule needs
+    it: the issue's ``labeled`` events (``GitHubPort.label_events``, one request) and the bot's
+    own login (``GitHubPort.login``). The hand-set check and the removal rule of
+    :func:`plan_gate` share the one read.
+
+    Args:
+        github: the client to read with.
+        repo: ``owner/name``.
+        number: the issue.
+        events: the events when the caller has read them already (``backlog``).
+    """
+
+    def __init__(
+        self,
+        github: GitHubPort,
+        repo: str,
+        number: int,
+        events: Sequence[LabelEvent] | None = None,
+    ) -> None:
+        self._github = github
+        self._repo = repo
+        self._number = number
+        self._events = None if events is None else list(events)
+
+    def events(self) -> list[LabelEvent]:
+        """The issue's ``labeled`` events, oldest first (read on the first call).
+
+        Raises:
+            GitHubError: the events cannot be read.
+        """
+        if self._events is None:
+            self._events = self._github.label_events(self._repo, self._number)
+        return self._events
+
+    def hand_set(self, event: IssuesEvent, gate: GateLabels) -> str | None:
+        """:func:`hand_set_gate_label` on these events."""
+        return hand_set_gate_label(event, self.events(), login=self._github.login, gate=gate)
+
+    def added_by_bot(self, name: str) -> bool:
+        """:func:`added_by_bot` on these events (the ``owned`` of :func:`plan_gate`)."""
+        return added_by_bot(name, self.events(), login=self._github.login)
 
 
 def already_decided(

@@ -104,7 +104,6 @@ def write_author_comment(
     body: str,
     *,
     create: bool,
-    bot_login: str | None = None,
 ) -> CommentWrite:
     """Make the bot's author comment on ``repo#number`` read ``body``: one comment, found
     again, edited in place, never posted twice, never posted when ``create`` is false.
@@ -112,7 +111,7 @@ def write_author_comment(
     With the store's row for the issue (:func:`~bot.history.github_memory.known_comment`): the
     same body writes nothing; another body PATCHes the known id, no lookup. Without a row, or
     when the PATCH meets a 404 (the comment was deleted): the comments are listed once
-    (``GitHubPort.find_bot_comment``, the marker among ``bot_login``'s or any Bot account's)
+    (``GitHubPort.find_bot_comment``: the marker among the bot's own comments)
     and the comment found is edited, or one is posted. Every write is remembered.
 
     Raises:
@@ -133,7 +132,7 @@ def write_author_comment(
         else:
             _remember(remember_comment, store, repo, number, known.comment_id, body)
             return CommentWrite("edited", 0, writes)
-    existing = github.find_bot_comment(repo, number, AUTHOR_MARKER, author=bot_login)
+    existing = github.find_bot_comment(repo, number, AUTHOR_MARKER)
     if existing is None and not create:
         return CommentWrite("absent", 1, writes)
     if existing is not None and existing.body == body:

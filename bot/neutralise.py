@@ -17,12 +17,22 @@ survives except what the sink itself writes:
   cannot swallow what the bot writes after it).
 * :func:`code_span` / :func:`code_block` — inline or fenced code whose delimiter is longer
   than any backtick run in it.
+* :func:`chart_label` — a quoted label inside the bot's own mermaid chart (a week on the
+  x-axis): one line of letters, digits and ``-.:/_+``; anything else becomes ``?``.
 * :func:`html_text` — text inside raw HTML the bot writes (``<summary>…</summary>``): markdown
   does not apply there (CommonMark HTML blocks), so it is HTML-escaped instead.
-* :func:`log_value` — a value printed on stdout or stderr of an Actions step: escaped the way
-  GitHub's toolkit escapes command data (``%``, CR, LF as ``%25``, ``%0D``, ``%0A``), other
-  control characters and line separators percent-encoded, and ``##[`` (the runner's older
-  command prefix, matched anywhere in a line) as ``##%5B``; callers never start a line with it.
+* :func:`log_value` / :func:`log_text` — text for people on stdout or stderr (one line, or
+  lines kept), shown as it is: only control, format, private-use and unassigned characters and
+  line separators become visible escapes (``\x1b``, ``\u2028``; ``\n`` in a one-line
+  value), and a zero-width space keeps any line from starting a workflow command (see
+  :func:`log_text`). No percent-encoding: that belongs to workflow commands.
+* :func:`command_data` — the data of a workflow command (``::warning::…``, ``::add-mask::…``),
+  escaped as GitHub's toolkit escapes it (``%25``, ``%0D``, ``%0A``): the only place the bot
+  percent-encodes printed text.
+* :func:`shown_url` — a URL (GitHub API, Ollama host, database) as any output may show it: no
+  user information, no secret query value, no fragment; :func:`read_url` also names the
+  secrets found (for the runner's masking) and why a URL cannot be shown, and :func:`redact`
+  removes every printable form of a secret from text.
 
 The oracle for every markdown sink is a real CommonMark renderer with tables and raw HTML on
 (markdown-it-py), in tests/test_neutralise.py and benchmarks/reliability.py.
@@ -34,18 +44,29 @@ import html
 import json
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import SplitResult, quote, quote_plus, unquote, unquote_plus, urlsplit, urlunsplit
 
 __all__ = [
+    "LIBPQ_SCHEMES",
+    "UrlView",
+    "chart_label",
     "code_block",
     "code_span",
+    "command_data",
     "html_text",
     "json_line",
+    "log_text",
     "log_value",
     "neutralise",
     "neutralise_block",
+    "read_url",
+    "redact",
+    "secret_forms",
+    "secret_name",
+    "shown_url",
 ]
 
 ZWSP = "\u200b"
@@ -241,7 +262,19 @@ def html_text(text: str, *, max_chars: int = 300) -> str:
     return html.escape(linked, quote=True).replace("@", "@" + ZWSP)
 
 
-_PERCENT = re.compile("[%\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+_NOT_LABEL = re.compile(r"[^0-9A-Za-z .:/_+-]")
+
+
+def chart_label(text: str, *, max_chars: int = 32) -> str:
+    """Text for a double-quoted label inside a mermaid chart the bot writes in its own
+    ```` ```mermaid ```` fence (``x-axis ["2026-11-23", …]``), cut at ``max_chars`` with ``…``.
+
+    Inside a fence markdown escapes would show, and mermaid has no escape for its quote, so
+    only letters, digits, spaces and ``-.:/_+`` are kept: every other character (quotes,
+    brackets, backticks and tildes that could close the fence, line breaks, ``#`` entity
+    codes, ``%%`` comments, ``<`` HTML) becomes ``?``. A date passes unchanged.
+    """
+    return _cap(_NOT_LABEL.sub("?", " ".join(text.split())), max_chars)
 
 
 def json_line(value: Any) -> str:
@@ -251,14 +284,239 @@ def json_line(value: Any) -> str:
     return json.dumps(value, ensure_ascii=True).replace("##[", "##\\u005b")
 
 
-def log_value(text: str, *, max_chars: int = 2000) -> str:
-    """A value for one line of a step's stdout/stderr: no line break and no workflow command.
+def command_data(text: str) -> str:
+    """Text for the data of a workflow command (after ``::name::``), escaped as GitHub's
+    toolkit escapes it: ``%`` → ``%25``, CR → ``%0D``, LF → ``%0A`` (the runner undoes it)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
-    GitHub's toolkit escaping of command data (``%`` → ``%25``, CR → ``%0D``, LF → ``%0A``),
-    every other control character and U+2028/U+2029 percent-encoded too (ANSI escapes cannot
-    restyle the log, no viewer breaks the line), and ``##[`` as ``##%5B``. Callers put a
-    fixed label before it: the runner reads ``::`` commands at a line's start after leading
-    whitespace, and ``##[`` commands anywhere in a line.
+
+def _escaped(ch: str) -> str:
+    """A character that is not shown as text (control, format, private-use, unassigned,
+    surrogate, line or paragraph separator) as its escape (``\x1b``, ``\u202e``), else itself."""
+    if ch == "\t" or not (_hidden(ch) or unicodedata.category(ch) == "Cs"):
+        return ch
+    return ch.encode("unicode_escape").decode("ascii")
+
+
+def _plain_line(line: str) -> str:
+    """One line of text shown as it is (see :func:`log_text`)."""
+    shown = "".join(_escaped(ch) for ch in line).replace("##[", f"##{ZWSP}[")
+    body = shown.lstrip()
+    if body.startswith("::"):
+        shown = shown[: len(shown) - len(body)] + ZWSP + body
+    return shown
+
+
+def log_text(text: str, *, max_chars: int = 20_000) -> str:
+    """Text for people on a step's stdout or stderr (an error message, a report), its lines
+    kept (CRLF read as LF), cut at ``max_chars`` with ``…``, shown as it is but inert.
+
+    GitHub's runner reads a workflow command from a line that starts with ``::`` after leading
+    whitespace (.NET's, which Python's ``str.isspace`` includes), and from ``##[`` anywhere in a
+    line; it splits lines at CR and LF. So: every character that is not shown as text
+    (control, format, private-use, unassigned, surrogate, line or paragraph separator; a tab
+    stays) becomes its escape (``\r``, ``\x1b``, ``\u2028``), so no line break but LF
+    remains and no escape sequence can restyle the log; a zero-width space goes before a
+    ``::`` that would start a line and between the ``##`` and ``[`` of ``##[``. Nothing else
+    changes: ``%`` stays ``%``. A zero-width space in ``text`` is escaped like any format
+    character, so each one in the result is the sink's.
     """
-    escaped = _PERCENT.sub(lambda m: quote(m.group(), safe=""), _cap(text, max_chars))
-    return escaped.replace("##[", "##%5B")
+    lines = _cap(text, max_chars).replace("\r\n", "\n").split("\n")
+    return "\n".join(_plain_line(line) for line in lines)
+
+
+def log_value(text: str, *, max_chars: int = 2000) -> str:
+    """A value for one line of people's text on stdout or stderr: :func:`log_text` with the
+    line break escaped too (``\n``), so the value cannot start a line. Callers put a fixed
+    label before it; a table cell is one too."""
+    return _plain_line(_cap(text, max_chars))
+
+
+# --- URLs and secrets ----------------------------------------------------------------------
+
+_SECRET_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "signature")
+"""A query parameter or connection option whose name holds one of these holds a secret
+(``password``, ``sslpassword``, ``access_token``, ``api_key``, ``oauth_client_secret`` …)."""
+
+LIBPQ_SCHEMES = ("postgresql", "postgres")
+"""The URI schemes of libpq's connection URIs."""
+
+_SHOWN_SCHEMES = ("http", "https", *LIBPQ_SCHEMES)
+
+REDACTED = "***"
+
+
+def secret_name(name: str) -> bool:
+    """Whether a query parameter or connection option of this name holds a secret."""
+    lowered = name.lower()
+    return any(word in lowered for word in _SECRET_WORDS)
+
+
+@dataclass(frozen=True)
+class UrlView:
+    """A URL as the bot may print it (:func:`read_url`).
+
+    Attributes:
+        text: the URL without its user information (user name and password) and fragment,
+            each secret query value as ``***``; only ``scheme://…`` when ``problem`` is set or
+            a secret is also part of the rest (a host named like the token).
+        secrets: every secret value found (password, secret query values and, for a database
+            URL, libpq's secret options), decoded and as written, for the runner's masking and
+            :func:`redact`.
+        problem: why the URL cannot be shown part by part, and why a database URL must not be
+            used (its parts may hold pieces of its password); ``None`` when it can.
+    """
+
+    text: str
+    secrets: tuple[str, ...]
+    problem: str | None
+
+
+def _libpq_options(url: str) -> dict[str, str] | None:
+    """The connection options libpq reads from ``url`` (psycopg's ``conninfo_to_dict``), or
+    ``None`` when libpq cannot read it (its message repeats the URL: never shown)."""
+    import psycopg  # only for a database URL: the CLI starts without it
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        return {k: str(v) for k, v in conninfo_to_dict(url).items() if v is not None}
+    except (psycopg.Error, ValueError):  # ValueError: text libpq cannot take (a lone surrogate)
+        return None
+
+
+def _query_pairs(query: str) -> list[tuple[str, str, str]]:
+    """``(piece as written, name decoded, value as written)`` for each ``&``-separated piece."""
+    pairs = []
+    for piece in query.split("&") if query else []:
+        name, _, value = piece.partition("=")
+        pairs.append((piece, unquote_plus(name), value))
+    return pairs
+
+
+def _url_secrets(parts: SplitResult) -> set[str]:
+    found: set[str] = set()
+    if parts.password:
+        found |= {parts.password, unquote(parts.password)}
+    for _, name, value in _query_pairs(parts.query):
+        if secret_name(name) and value:
+            found |= {value, unquote(value), unquote_plus(value)}
+    return found
+
+
+def _without_secrets(text: str) -> str:
+    """``text`` (a URL) without its user information, secret query values and fragment.
+
+    Raises:
+        ValueError: ``urllib.parse`` cannot split it.
+    """
+    parts = urlsplit(text)
+    host = parts.netloc.rpartition("@")[2]
+    query = "&".join(
+        f"{piece.partition('=')[0]}={REDACTED}" if secret_name(name) else piece
+        for piece, name, _ in _query_pairs(parts.query)
+    )
+    if not parts.netloc and not text.partition(":")[2].startswith("//"):  # e.g. "host:port"
+        return urlunsplit((parts.scheme, host, parts.path, query, ""))
+    return f"{parts.scheme}://{host}{parts.path}" + (f"?{query}" if query else "")
+
+
+def _ports_ok(ports: str) -> bool:
+    return all(p == "" or (p.isascii() and p.isdigit()) for p in ports.split(","))
+
+
+def _libpq_disagrees(parts: SplitResult, options: dict[str, str]) -> bool:
+    """Whether libpq reads another user name or password than the URL standard does (an
+    unencoded ``@ / ? #`` in them: libpq takes the first ``@`` before a ``/`` as the end of the
+    user information, RFC 3986 the last ``@`` before ``/ ? #``)."""
+    standard = {
+        "user": unquote(parts.username or ""),
+        "password": unquote(parts.password or ""),
+    }
+    for _, name, value in _query_pairs(parts.query):
+        if name in standard:
+            standard[name] = unquote_plus(value)
+    return any(options.get(key, "") != value for key, value in standard.items())
+
+
+def _problem(text: str, options: dict[str, str] | None) -> str | None:
+    """Why ``text`` cannot be shown part by part (see :attr:`UrlView.problem`), or ``None``."""
+    try:
+        parts = urlsplit(text)
+        if options is None:
+            parts.port  # noqa: B018  (raises ValueError for a port that is not a number)
+    except ValueError:
+        return "it cannot be read as a URL (its port, brackets or characters)"
+    if options is not None and _libpq_disagrees(parts, options):
+        return (
+            "libpq would read its user name or password differently from the URL standard: "
+            "percent-encode any @ : / ? # in them"
+        )
+    if "@" in _without_secrets(text):
+        return "it has an @ outside its user name and password: percent-encode it as %40"
+    if options is not None and not _ports_ok(options.get("port", "")):
+        return "its port is not a number"
+    return None
+
+
+def read_url(url: str) -> UrlView:
+    """Read a URL the way the bot prints it: :class:`UrlView` (parsed with ``urllib.parse``;
+    a ``postgresql://`` URL also with libpq's own parser, through psycopg)."""
+    text = url.strip()
+    scheme = text.partition("://")[0].lower() if "://" in text else ""
+    secrets: set[str] = set()
+    problem: str | None = None
+    options: dict[str, str] | None = None
+    if scheme in LIBPQ_SCHEMES:
+        options = _libpq_options(text)
+        if options is None:
+            problem = (
+                "libpq cannot read it as a connection URI (a % not followed by two hexadecimal "
+                "digits, or a query option libpq does not know)"
+            )
+        else:
+            secrets |= {v for k, v in options.items() if secret_name(k)}
+    shown = ""
+    try:
+        parts = urlsplit(text)
+        secrets |= _url_secrets(parts)
+        shown = _without_secrets(text)
+    except ValueError:
+        pass
+    problem = problem or _problem(text, options)
+    secrets.discard("")
+    # a secret that is also another part (a host named like the token): nothing can be shown
+    repeated = any(form in shown for s in secrets for form in secret_forms(s))
+    if problem is not None or repeated:
+        shown = f"{scheme}://…" if scheme in _SHOWN_SCHEMES else "…"
+    return UrlView(shown, tuple(sorted(secrets, key=lambda s: (-len(s), s))), problem)
+
+
+def shown_url(value: Any) -> str:
+    """A URL as output may show it (:attr:`UrlView.text`): one rule for every URL the bot
+    prints, the GitHub API URL, the Ollama host and the database URL."""
+    return read_url(str(value)).text
+
+
+def secret_forms(secret: str) -> set[str]:
+    """Every form in which ``secret`` may reach an output: as it is, percent-encoded (every
+    reserved character, or all but ``/``; ``+`` for a space; hexadecimal in either case), with
+    visible escapes, escaped for workflow-command data, and inside a JSON string."""
+    how = {"errors": "surrogatepass"}  # text from the environment may hold lone surrogates
+    encoded = {quote(secret, "", **how), quote(secret, **how), quote_plus(secret, "", **how)}
+    lower_hex = {re.sub("%[0-9A-F]{2}", lambda m: m.group().lower(), e) for e in encoded}
+    escaped = {
+        _visible(secret),
+        command_data(secret),
+        json.dumps(secret)[1:-1],
+        json.dumps(secret, ensure_ascii=False)[1:-1],
+    }
+    return {form for form in {secret, *encoded, *lower_hex, *escaped} if form}
+
+
+def redact(text: str, secrets: Iterable[str], *, min_chars: int = 1) -> str:
+    """``text`` with every form (:func:`secret_forms`) of each secret of at least
+    ``min_chars`` characters replaced by ``***``, longest first."""
+    forms = {f for s in secrets if len(s) >= min_chars for f in secret_forms(s)}
+    for form in sorted(forms, key=len, reverse=True):
+        text = text.replace(form, REDACTED)
+    return text

@@ -66,9 +66,14 @@ SKIPPED_OUTPUTS = {
 
 
 def skipped_report(reason: str) -> RunReport:
-    """The report of a run that did nothing on purpose; ``reason`` is one line for the log."""
+    """The report of a run that did nothing on purpose. ``reason`` may hold untrusted text (a
+    label name from the issue or from the repository's file, a title pattern, a stored
+    label): the log line passes it through :func:`log_value`, the step summary through
+    :func:`neutralise`."""
     return RunReport(
-        f"triage-bot: skipped: {reason}", f"triage-bot skipped: {reason}\n", dict(SKIPPED_OUTPUTS)
+        f"triage-bot: skipped: {log_value(reason)}",
+        f"triage-bot skipped: {neutralise(reason)}\n",
+        dict(SKIPPED_OUTPUTS),
     )
 
 
@@ -174,8 +179,12 @@ def _audit_calls(plan: AuditPlan) -> list[CallRow]:
 
 def _label_changes(plan: GatePlan) -> str:
     """Plain text; each sink escapes it for its place."""
-    parts = [f"+{name}" for name in plan.labels.add] + [f"-{name}" for name in plan.labels.remove]
-    return "  ".join(parts) if parts else f"no change ({plan.labels.target.name} already set)"
+    labels = plan.labels
+    parts = [f"+{name}" for name in labels.add] + [f"-{name}" for name in labels.remove]
+    kept = [f"kept {name} (not added by the bot)" for name in labels.kept]
+    if not parts:
+        parts = [f"no change ({labels.target.name} already set)"]
+    return "  ".join(parts + kept)
 
 
 def render_gate_plan(plan: GatePlan) -> str:

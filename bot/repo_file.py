@@ -17,10 +17,10 @@ The published JSON schema (``schema/triage-bot.schema.json``) is :func:`json_sch
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from typing import Annotated, Any
 
+import re2
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
@@ -39,6 +39,7 @@ __all__ = [
     "ModelsConfig",
     "RepoFile",
     "SkipRules",
+    "compile_pattern",
     "json_schema",
     "parse_repo_file",
 ]
@@ -76,25 +77,49 @@ class AuthorCommentConfig(_Strict):
     )
 
 
-def _regex(pattern: str) -> str:
-    """A title pattern that compiles (Python's ``re``); the error points at the item."""
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a refused pattern is the config error, not a stderr line
+
+
+def compile_pattern(pattern: str) -> Any:
+    """A regular expression from a repository's file, compiled by RE2: its matching time is
+    linear in the text, whatever the pattern (Python's ``re`` backtracks: ``^(a+)+$`` on 30
+    characters of attacker text takes minutes). RE2's syntax is Python's without backreferences
+    and lookarounds; ``\\w``, ``\\d`` and ``\\b`` are ASCII. RE2 keeps the compiled patterns
+    (an LRU cache).
+
+    Raises:
+        ValueError: RE2 cannot run the pattern (the message says why).
+    """
     try:
-        re.compile(pattern)
-    except re.error as exc:
-        raise ValueError(f"{pattern!r} is not a regular expression ({exc})") from None
+        return re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error as exc:
+        why = exc.args[0] if exc.args else ""
+        why = why.decode("utf-8", "replace") if isinstance(why, bytes) else str(why)
+        raise ValueError(f"{pattern!r} is not a regular expression RE2 can run ({why})") from None
+    except UnicodeEncodeError:
+        raise ValueError(f"{pattern!r} is not UTF-8 text") from None
+
+
+def _regex(pattern: str) -> str:
+    """A title pattern RE2 runs (:func:`compile_pattern`); the error points at the item."""
+    compile_pattern(pattern)
     return pattern
 
 
 class SkipRules(_Strict):
     """``skip:``: issues the gate leaves alone. Any rule that matches skips the event, with
     the rule named in the run's reason. Labels and logins compare case-insensitively
-    (GitHub's rule); title patterns are Python regular expressions searched in the title."""
+    (GitHub's rule); title patterns are RE2 regular expressions (Python's syntax without
+    backreferences and lookarounds; linear time) searched in the title."""
 
     labels: list[str] = Field(default_factory=list, description="skip issues with any of these")
     authors: list[str] = Field(default_factory=list, description="skip issues by these logins")
     bots: bool = Field(default=False, description="skip issues opened by Bot accounts")
     titles: list[Annotated[str, AfterValidator(_regex)]] = Field(
-        default_factory=list, description="skip issues whose title matches a regex"
+        default_factory=list,
+        description="skip issues whose title matches an RE2 regex (no backreferences or "
+        "lookarounds)",
     )
 
     def reason(
@@ -109,8 +134,9 @@ class SkipRules(_Strict):
             return f"the issue's author {author!r} is skipped by {REPO_FILE_PATH}"
         if self.bots and author_type == "Bot":
             return f"the issue was opened by a bot, which {REPO_FILE_PATH} skips"
+        text = title.encode("utf-8", "surrogatepass")  # a payload may hold a lone surrogate
         for pattern in self.titles:
-            if re.search(pattern, title):
+            if compile_pattern(pattern).search(text):
                 return f"the title matches {pattern!r}, which {REPO_FILE_PATH} skips"
         return None
 
@@ -287,9 +313,9 @@ def parse_repo_file(text: str) -> RepoFile:
     """The file's text → :class:`RepoFile`. An empty file (or one of comments) is the defaults.
 
     Raises:
-        ConfigError: not YAML, not a mapping at the top, too long, or a key that is unknown or
-            has a wrong value; the message names the file, the key (``skip.titles.0``) and the
-            line.
+        ConfigError: not YAML, nested too deeply, not a mapping at the top, too long, or a key
+            that is unknown or has a wrong value; the message names the file, the key
+            (``skip.titles.0``) and the line. Nothing else, whatever the text.
     """
     if len(text) > MAX_FILE_CHARS:
         raise ConfigError(f"{REPO_FILE_PATH}: longer than {MAX_FILE_CHARS} characters")
@@ -301,6 +327,8 @@ def parse_repo_file(text: str) -> RepoFile:
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "unreadable"
         raise ConfigError(f"{REPO_FILE_PATH}: not valid YAML{where}: {problem}") from None
+    except RecursionError:  # PyYAML composes nested collections recursively
+        raise ConfigError(f"{REPO_FILE_PATH}: nested too deeply to be a configuration") from None
     if data is None:
         return RepoFile()
     if not isinstance(data, dict):

@@ -22,6 +22,7 @@ from bot.errors import ConfigError, StoreError
 from bot.events import IssuesEvent
 from bot.history.github_memory import cached_repo_file, remember_repo_file
 from bot.history.protocol import HistoryStore
+from bot.regular_file import FileTooLarge, NotRegularFile, read_regular
 from bot.triage.labels import DEFAULT_LABELS, GateLabel, GateLabels
 
 __all__ = [
@@ -116,13 +117,20 @@ def with_repository_file(
 
 
 def _read_local_file(path: Path) -> str:
-    """A local repository file's text.
+    """A local repository file's text: a regular file (:mod:`bot.regular_file`), read no
+    further than the longest file :func:`bot.repo_file.parse_repo_file` accepts could be.
 
     Raises:
-        ConfigError: unreadable, or not UTF-8.
+        ConfigError: unreadable, not a regular file, too long, or not UTF-8.
     """
+    from bot.repo_file import MAX_FILE_CHARS
+
     try:
-        return path.read_text("utf-8")
+        return read_regular(path, limit=4 * MAX_FILE_CHARS).decode("utf-8")
+    except FileTooLarge:
+        raise ConfigError(f"--repo-file {path}: longer than {MAX_FILE_CHARS} characters") from None
+    except NotRegularFile as exc:
+        raise ConfigError(f"--repo-file {path}: {exc.strerror}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"--repo-file {path}: cannot be read ({exc})") from None
 

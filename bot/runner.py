@@ -34,11 +34,11 @@ from bot.events import (
 )
 from bot.factory import make_chat_model, make_github, make_store
 from bot.gate_flow import (
+    LabelHistory,
     already_decided,
     apply_gate,
     asks_who_labelled,
     gate_row,
-    hand_set_gate_label,
     plan_gate,
 )
 from bot.history.protocol import HistoryStore
@@ -118,13 +118,15 @@ def _run_scheduled(settings: Settings) -> RunReport:
 
 
 def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> RunReport:
-    """Run the issue gate on one event; ``force`` (``/triage``) overrides a hand-set label.
+    """Run the issue gate on one event; ``force`` (``/triage``) judges over a hand-set label.
 
     Order, cheapest first: the store's replay check (no request); then, on an edited or
     reopened issue that carries a gate label, one read of the issue's events to learn whether a
     person set that label (:func:`bot.gate_flow.hand_set_gate_label`: GitHub, not the store, says
     who did, so a lost decision row or an empty store on an ephemeral runner changes nothing);
-    then the model and the label writes; the decision row last. A dry run opens the store
+    then the model, and the plan, which removes only gate labels the bot added (the same
+    events, read then if not before: :class:`~bot.gate_flow.LabelHistory`); then the label
+    writes; the decision row last. A dry run opens the store
     read-only and reads GitHub without a token when it has none.
 
     Raises:
@@ -134,6 +136,11 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
             labels are on the issue then, and the next run carries on from them).
     """
     github = None if settings.dry_run else make_github(settings)
+    history = LabelHistory(
+        github or make_github(settings, token_required=False),
+        event.repository.full_name,
+        event.issue.number,
+    )
     store = make_store(settings, read_only=settings.dry_run)
     repo, number = event.repository.full_name, event.issue.number
     try:
@@ -156,13 +163,7 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
                 f"({label}); /triage re-runs the gate"
             )
         if not force and asks_who_labelled(event, labels):
-            reader = github or make_github(settings, token_required=False)
-            hand_set = hand_set_gate_label(
-                event,
-                reader.label_events(repo, number),
-                bot_login=settings.bot_login,
-                gate=labels,
-            )
+            hand_set = history.hand_set(event, labels)
             if hand_set is not None:
                 return skipped_report(
                     f"a maintainer set {hand_set!r} by hand; /triage re-runs the gate"
@@ -170,6 +171,7 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
         plan = plan_gate(
             event,
             validator,
+            owned=history.added_by_bot,
             last_applied=last["label"] if last else None,
             author_comment=settings.author_comment,
             author_intro=author_intro(settings),
@@ -180,7 +182,7 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
         comment: str | None = None
         if github is not None:
             with store.exclusive(f"{repo}#{number}"):  # a second runner waits, then edits
-                applied = apply_gate(plan, github, bot_login=settings.bot_login, store=store)
+                applied = apply_gate(plan, github, store=store)
                 store.record_gate(gate_row(plan))
             comment = applied.comment
             text += f"\napplied:  {applied.requests} GitHub write request(s)"
@@ -245,7 +247,6 @@ def run_audit(
         max_segments=settings.max_segments,
         skip_globs=DEFAULT_SKIP_GLOBS + settings.skip_globs,
         skip_if_audited=skip_if_audited,
-        bot_login=settings.bot_login,
         review_comments=settings.review_comments,
     )
     if plan.already_audited:
@@ -345,7 +346,6 @@ def run_backlog(
             github,
             limit=limit,
             retry_errors=retry_errors,
-            bot_login=settings.bot_login,
             gate=labels,
         )
         todo = selection.todo
@@ -362,9 +362,11 @@ def run_backlog(
             event = IssuesEvent.model_validate(
                 {"action": "opened", "issue": item.issue, "repository": {"full_name": repo}}
             )
+            history = LabelHistory(github, repo, item.issue["number"], item.events)
             plan = plan_gate(
                 event,
                 validator,
+                owned=history.added_by_bot,
                 last_applied=item.last_label,
                 author_comment=settings.author_comment,
                 author_intro=author_intro(settings),
@@ -373,7 +375,7 @@ def run_backlog(
             )
             if not settings.dry_run:
                 with store.exclusive(f"{repo}#{plan.number}"):
-                    apply_gate(plan, github, bot_login=settings.bot_login, store=store)
+                    apply_gate(plan, github, store=store)
                     store.record_gate(gate_row(plan))
             counts[plan.labels.target.name] += 1
             kind = f", {plan.decision.error_kind}" if plan.decision.error_kind else ""

@@ -46,7 +46,6 @@ __all__ = [
     "true_or_false",
     "with_action_env",
     "with_readme_table",
-    "without_credentials",
 ]
 
 T = TypeVar("T")
@@ -72,6 +71,8 @@ class SettingSpec:
         flag: the CLI flag (``--dry-run``; a ``bool`` flag also gets ``--no-dry-run``) or None.
         commands: the ``triage-bot`` commands that take the flag.
         action_input: the input in action.yml (``dry-run``) or None.
+        action_value: the expression action.yml's run step passes for the input (inside
+            ``${{ }}``); ``None``: the input as given (``inputs.dry-run``).
         choices: the allowed values when the setting is one of a few words.
         parse: a flag value or stripped variable text → the value; raises ``ValueError`` or
             ``TypeError`` with the reason people read.
@@ -88,6 +89,7 @@ class SettingSpec:
     flag: str | None = None
     commands: tuple[str, ...] = ()
     action_input: str | None = None
+    action_value: str | None = None
     choices: tuple[str, ...] = ()
     parse: Parse = str
     echo: Callable[[Any], Any] = _as_given
@@ -133,6 +135,7 @@ class Columns(TypedDict, total=False):
     flag: str | None
     commands: tuple[str, ...]
     action_input: str | None
+    action_value: str | None
     choices: tuple[str, ...]
     parse: Parse
     echo: Callable[[Any], Any]
@@ -274,8 +277,11 @@ def existing_file(kind: str) -> Parse:
 
 def http_url(value: Any) -> str:
     """An HTTP(S) URL without its trailing slash, checked by pydantic's URL parser (scheme, host
-    and port as the HTTP client will read them)."""
+    and port as the HTTP client will read them) and by :func:`bot.neutralise.read_url` (no
+    ``@`` outside its user information: the bot can print it without a piece of a password)."""
     from pydantic import HttpUrl, TypeAdapter, ValidationError  # here: keeps --help fast
+
+    from bot.neutralise import read_url
 
     text = str(value).strip().rstrip("/")
     try:
@@ -284,15 +290,10 @@ def http_url(value: Any) -> str:
         why = exc.errors(include_url=False)[0]["msg"]
         # not chained: pydantic's error holds the input, and the URL may hold a password
         raise ValueError(f"must be a URL like http://127.0.0.1:11434 ({why})") from None
+    problem = read_url(text).problem
+    if problem:
+        raise ValueError(f"must be a URL whose parts can be shown without its secrets: {problem}")
     return text
-
-
-def without_credentials(value: Any) -> Any:
-    """A URL as an error message may echo it: ``user:password@`` becomes ``***@``."""
-    text = str(value)
-    if "@" in text:
-        return "***@" + text.rsplit("@", 1)[1]
-    return value
 
 
 def github_login(value: Any) -> str:
@@ -345,9 +346,12 @@ def readme_table(specs: Sequence[SettingSpec]) -> str:
 
 def action_env(specs: Sequence[SettingSpec]) -> dict[str, str]:
     """The ``env:`` of action.yml's run step: each action input passed as the ``INPUT_*``
-    variable :attr:`SettingSpec.env_vars` reads (inputs reach scripts only through env)."""
+    variable :attr:`SettingSpec.env_vars` reads (inputs reach scripts only through env), as
+    given or through the row's :attr:`SettingSpec.action_value`."""
     return {
-        f"INPUT_{s.action_input.upper().replace('-', '_')}": f"${{{{ inputs.{s.action_input} }}}}"
+        f"INPUT_{s.action_input.upper().replace('-', '_')}": "${{ "
+        + (s.action_value or f"inputs.{s.action_input}")
+        + " }}"
         for s in specs
         if s.action_input is not None
     }

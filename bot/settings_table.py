@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bot.neutralise import LIBPQ_SCHEMES, read_url, shown_url
 from bot.setting_spec import (
     Factory,
     SettingSpec,
@@ -33,7 +34,6 @@ from bot.setting_spec import (
     share,
     table_of,
     true_or_false,
-    without_credentials,
 )
 
 __all__ = [
@@ -58,7 +58,7 @@ _AUDIT = ("run", "audit", "eval")  # every job that audits
 _STORE = (*_JOBS, "history", "stats", "doctor")  # every job that opens the store
 
 
-DATABASE_URL_SCHEMES = ("postgresql://", "postgres://")
+DATABASE_URL_SCHEMES = tuple(f"{scheme}://" for scheme in LIBPQ_SCHEMES)
 """A ``TRIAGE_DB`` that starts with one of these names a PostgreSQL server, not a file."""
 
 
@@ -69,9 +69,20 @@ def is_database_url(target: str) -> bool:
 
 
 def store_target(value: Any) -> str:
-    """A ``postgresql://`` URL as given, else a SQLite file's path (``~`` expanded)."""
+    """A ``postgresql://`` URL as given, else a SQLite file's path (``~`` expanded).
+
+    Raises:
+        ValueError: libpq cannot read the URL, or reads it differently from the URL standard
+            (:func:`bot.neutralise.read_url`): its host or database name could then hold a
+            piece of its password, which a message naming the server would print.
+    """
     text = str(value)
-    return text if is_database_url(text) else str(Path(text).expanduser())
+    if not is_database_url(text):
+        return str(Path(text).expanduser())
+    problem = read_url(text).problem
+    if problem:
+        raise ValueError(f"not a PostgreSQL URL the bot can use: {problem}")
+    return text
 
 
 def default_store_target(env: Mapping[str, str]) -> str:
@@ -96,6 +107,14 @@ def default_prompt_cache_dir() -> Path:
     """``~/.cache/triage-bot/prompt-cache``: the embedded backend's prompt cache, beside the
     models (:mod:`bot.clients.prompt_cache`)."""
     return Path.home() / ".cache" / "triage-bot" / "prompt-cache"
+
+
+ACTIONS_BOT_LOGIN_EXPRESSION = (
+    "inputs.bot-login || (inputs.token == github.token && 'github-actions[bot]' || '')"
+)
+"""What action.yml passes as ``bot-login``: the input when set, else ``github-actions[bot]``
+when the ``token`` input is the job's own ``github.token`` (its writes appear as that Bot), else
+nothing (an app's or a person's token: the bot asks GitHub who it is)."""
 
 
 @dataclass(frozen=True)
@@ -168,7 +187,7 @@ class SettingsTable:
         commands=_MODEL,
         action_input="ollama-host",
         parse=http_url,
-        echo=without_credentials,
+        echo=shown_url,
         help="use Ollama at this URL; unset = the embedded backend (llama.cpp)",
     )
     validator_model: str = setting(
@@ -202,7 +221,8 @@ class SettingsTable:
         parse=home_path,
         readme_default="`~/.cache/triage-bot/prompt-cache`",
         help="folder where the embedded backend keeps each evaluated system prompt between runs, "
-        "so a one-shot run evaluates only the issue's or the code's tokens",
+        "so a one-shot run evaluates only the issue's or the code's tokens (created 0700; "
+        "another user's folder, or one others may write, is refused with exit 2)",
     )
     prompt_cache_mb: int = setting(
         512,
@@ -340,7 +360,7 @@ class SettingsTable:
         commands=_STORE,
         action_input="db-path",
         parse=store_target,
-        echo=without_credentials,
+        echo=shown_url,
         default_from_env=default_store_target,
         readme_default="`~/.local/share/triage-bot/triage.db`",
         help="the store: a SQLite file (the default follows `$XDG_DATA_HOME`), or a "
@@ -350,10 +370,14 @@ class SettingsTable:
         None,
         env="TRIAGE_BOT_LOGIN",
         action_input="bot-login",
+        action_value=ACTIONS_BOT_LOGIN_EXPRESSION,
         parse=github_login,
-        help="the login the bot's writes appear as with a personal access token, so a gate "
-        "label it added is not taken as hand-set; not needed with the Actions token or a "
-        "GitHub App (they post as Bot accounts)",
+        readme_default="the action: `github-actions[bot]` when `token` is the job's "
+        "`github.token`; else asked of GitHub once per job",
+        help="the login the bot's writes appear as: only comments and labels by this login "
+        "are the bot's own (another app's, or a person's, never are). Unset, the bot asks "
+        "GitHub (GraphQL `viewer`, one request, when it first must tell); an app's token "
+        "writes as `NAME[bot]`, a personal access token as its user",
     )
 
 

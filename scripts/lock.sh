@@ -30,8 +30,12 @@ header="# requirements.lock: triage-bot's runtime dependencies ([project] depend
 # Regenerate after changing a dependency: scripts/lock.sh (needs uv: pip install uv);
 # scripts/lock.sh --upgrade moves every pin to its newest allowed release."
 
-body=$(printf '%s\n' "$build_requires" | "$UV" pip compile --quiet --no-header \
+# uv keeps the pins it finds in its output file: resolve into a copy of the current lock
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+cp requirements.lock "$out"
+printf '%s\n' "$build_requires" | "$UV" pip compile --quiet --no-header \
   --universal --python-version 3.11 --generate-hashes --index-url https://pypi.org/simple \
-  --no-emit-index-url "$@" pyproject.toml -)
-printf '%s\n%s\n' "$header" "$body" > requirements.lock
+  --no-emit-index-url --output-file "$out" "$@" pyproject.toml -
+printf '%s\n' "$header" | cat - "$out" > requirements.lock
 echo "lock: wrote requirements.lock ($(grep -c '^[A-Za-z0-9]' requirements.lock) packages)"

@@ -70,7 +70,9 @@ def github(monkeypatch: pytest.MonkeyPatch) -> FakeGitHub:
     """A fake GitHub the runner builds in place of PyGithub (a module that needs issues, files
     or contents in it overrides this fixture, asking for it by the same name)."""
     fake = FakeGitHub()
-    monkeypatch.setattr(runner, "make_github", lambda *a, **k: fake)
+    monkeypatch.setattr(
+        runner, "make_github", lambda settings, **k: fake.built_for(settings.bot_login)
+    )
     return fake
 
 

@@ -7,6 +7,11 @@ does; :meth:`FakeGitHub.label_by_hand` records a person), PR files and file cont
 write is logged in ``writes``; ``fail`` queues an exception for the next call of a method, so a
 test can put a fault or a crash between any two steps of a pipeline and then run it again.
 
+The bot's own login is ``bot_login`` (what its writes record); :meth:`FakeGitHub.login` returns
+``configured_login`` when the runner's settings name one (the ``github`` fixture passes
+``Settings.bot_login``, as the factory gives it to the real client), else ``bot_login`` after
+one ``login`` request, the GraphQL ``viewer`` read of the real client, once per client.
+
 ``requests`` logs every port call by method name: each :class:`PyGithubClient` method makes one
 HTTP request per call (lists: one page of 100; checked on the recordings in ``cassettes/``), so
 its length is what a run costs in GitHub requests, reads and writes (:data:`WRITE_METHODS`).
@@ -84,6 +89,9 @@ class FakeGitHub:
     """PR number → its reviews as ``(commit_id, body, comments)``, all the bot's."""
     bot_login: str = "github-actions[bot]"
     bot_type: str = "Bot"
+    configured_login: str | None = None
+    """The ``bot-login`` setting the client was built with; ``None``: asked (one request)."""
+    _learned: str | None = None
     writes: list[tuple[str, ...]] = field(default_factory=list)
     reads: list[tuple[str, ...]] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
@@ -106,8 +114,8 @@ class FakeGitHub:
             self.events[number].append(LabelEvent(name, login, "User"))
 
     def bot_comments(self, number: int) -> list[StoredComment]:
-        """The bot's comments on issue/PR ``number``."""
-        return [c for c in self.comments[number] if c.author_type == "Bot"]
+        """The bot's comments on issue/PR ``number`` (by its ``bot_login``)."""
+        return [c for c in self.comments[number] if c.author.lower() == self.bot_login.lower()]
 
     # --- GitHubPort -------------------------------------------------------------------------
     def ensure_label(self, repo: str, name: str, *, color: str, description: str) -> None:
@@ -156,14 +164,29 @@ class FakeGitHub:
         self.reads.append(("repo_file", f"{path}@{ref}"))
         return self.repo_files.get((ref or "main", path))
 
-    def find_bot_comment(
-        self, repo: str, number: int, marker: str, *, author: str | None = None
-    ) -> BotComment | None:
+    def built_for(self, login: str | None) -> FakeGitHub:
+        """This fake as the factory builds a client: with ``login`` (``Settings.bot_login``)."""
+        self.configured_login = login
+        return self
+
+    def login(self) -> str | None:
+        if self.configured_login is not None:
+            return self.configured_login
+        if self._learned is None:
+            self._enter("login")
+            self.reads.append(("login", ""))
+            self._learned = self.bot_login
+        return self._learned
+
+    def _mine(self, author: str) -> bool:
+        own = self.login()
+        return own is not None and author.lower() == own.lower()
+
+    def find_bot_comment(self, repo: str, number: int, marker: str) -> BotComment | None:
         self._enter("find_bot_comment")
         self.reads.append(("find_bot_comment", str(number)))
         for c in self.comments[number]:
-            mine = c.author == author if author else c.author_type == "Bot"
-            if mine and c.body.startswith(marker):
+            if c.body.startswith(marker) and self._mine(c.author):
                 return BotComment(c.id, c.body)
         return None
 
@@ -185,7 +208,9 @@ class FakeGitHub:
 
     def _post(self, number: int, body: str) -> int:
         self._next_id += 1
-        self.comments[number].append(StoredComment(self._next_id, body))
+        self.comments[number].append(
+            StoredComment(self._next_id, body, self.bot_type, self.bot_login)
+        )
         self.writes.append(("create_comment", str(number)))
         return self._next_id
 
@@ -197,9 +222,7 @@ class FakeGitHub:
                 return
         raise GitHubNotFound(f"edit comment {comment_id}: GitHub answered 404", 404)
 
-    def bot_review_comments(
-        self, repo: str, number: int, marker: str, *, author: str | None = None
-    ) -> list[PostedReviewComment]:
+    def bot_review_comments(self, repo: str, number: int, marker: str) -> list[PostedReviewComment]:
         self._enter("bot_review_comments")
         self.reads.append(("bot_review_comments", str(number)))
         return [

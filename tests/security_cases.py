@@ -213,8 +213,8 @@ ROWS: list[Row] = [
     Row(SECURITY, "4: a file named 'a ##[set-output name=v;]x' (the runner's v1 prefix)",
         "command lines 0", lambda: _plan_command_lines("a ##[set-output name=v;]x\n::error::y")),
     # Low findings.
-    Row(SECURITY, "low: GITHUB_EVENT_PATH=/dev/zero", "EventError exit 3: event file is larger "
-        "than GitHub's 25 MB payload cap", lambda: _event_file(None, device="/dev/zero"),
+    Row(SECURITY, "low: GITHUB_EVENT_PATH=/dev/zero", "EventError exit 3: event file is a "
+        "character device, not a regular file", lambda: _event_file(None, device="/dev/zero"),
         5000, 64),
     Row(SECURITY, "low: issue number 2^63 in the payload",
         "EventError exit 3: malformed issues payload", lambda: _payload_with(number=2**63)),

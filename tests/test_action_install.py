@@ -2,8 +2,9 @@
 
 Install: the step in action.yml is run as GitHub runs it (bash -eo pipefail, inputs through its
 env:) on a copy of the action's files, with a fake `python3` first on PATH that records every
-venv and pip call instead of installing (the real install takes about 25 s on 2 cores; it is
-checked by hand). The venv key is the name of the folder the step reports.
+venv and pip call instead of installing (the real install takes about 25 s on 2 cores; the
+wheel it builds is built, installed and run in tests/test_wheel.py). The venv key is the name of
+the folder the step reports.
 
 Lock: requirements.lock pins every runtime dependency at a version pyproject.toml accepts, with
 hashes, and this environment (built by scripts/setup.sh from the lock) has those versions.
@@ -375,3 +376,47 @@ def test_this_environment_has_the_locked_versions() -> None:
         if installed != _pinned(requirement):
             moved.append(f"{requirement.name}: locked {_pinned(requirement)}, here {installed}")
     assert not moved, "run scripts/setup.sh: " + "; ".join(moved)
+
+
+def _third_party_imports() -> dict[str, set[str]]:
+    """Top-level module → the bot/ files importing it, for every import in bot/ that is
+    neither the standard library nor bot itself (module- and function-level alike)."""
+    import ast
+
+    found: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "bot").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.partition(".")[0]
+                if top != "bot" and top not in sys.stdlib_module_names:
+                    found.setdefault(top, set()).add(str(path.relative_to(ROOT)))
+    return found
+
+
+def test_every_module_the_package_imports_comes_with_the_lock_or_an_extra() -> None:
+    """The action's venv holds the lock and triage-bot, nothing else: a module bot/ imports
+    that no locked distribution provides fails on the runner alone (the development venv
+    has the extras). The embedded extra is imported only by the embedded backend."""
+    locked = {canonicalize_name(r.name) for r, _ in _lock_entries()}
+    embedded = {
+        canonicalize_name(Requirement(line).name)
+        for line in _pyproject()["project"]["optional-dependencies"]["embedded"]
+    }
+    providers = metadata.packages_distributions()
+    missing = {}
+    for module, files in _third_party_imports().items():
+        dists = {canonicalize_name(d) for d in providers.get(module, [])}
+        if dists & locked:
+            continue
+        if dists & embedded and files <= {"bot/clients/embedded.py",
+                                          "bot/clients/grammar_shortlist.py",
+                                          "bot/clients/prompt_cache.py"}:  # fmt: skip
+            continue
+        missing[module] = sorted(files)
+    assert not missing, f"imported by bot/ but in no locked distribution: {missing}"

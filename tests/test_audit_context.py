@@ -162,7 +162,11 @@ def test_the_audit_flow_shows_a_changed_line_its_function(fake_model: FakeChatMo
     """Recorded traffic: /audit of one line of src/limits.py sends the model the whole
     function it sits in, marked as context, and audits that line only."""
     github = PyGithubClient(
-        token="test-token-not-real", retries=0, backoff_s=0.0, seconds_between_writes=0.0
+        token="test-token-not-real",
+        retries=0,
+        backoff_s=0.0,
+        seconds_between_writes=0.0,
+        login="github-actions[bot]",
     )
     pull = PullRef("Codertocat/Hello-World", 2, "ec26c3e57ca3a959ca5aad62de7213c562f8c821")
     reply = _reply("allowed admits one upload too many.", 13, "<= MAX_UPLOADS")

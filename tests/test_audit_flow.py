@@ -38,7 +38,11 @@ GOOD = render_sections(
 
 def _github() -> PyGithubClient:
     return PyGithubClient(
-        token="test-token-not-real", retries=0, backoff_s=0.0, seconds_between_writes=0.0
+        token="test-token-not-real",
+        retries=0,
+        backoff_s=0.0,
+        seconds_between_writes=0.0,
+        login="github-actions[bot]",  # the cassettes' comments are the Actions token's
     )
 
 

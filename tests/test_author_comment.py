@@ -271,11 +271,14 @@ def test_recorded_valid_after_needs_refinement_edits_the_comment_to_ready(tmp_pa
     payload = _payload("edited", COMPLETE_BODY, ("needs-refinement",))
     out, requests, count = _cli(tmp_path, payload, "e2e_author_comment_ready")
     # the repository file (404), who added needs-refinement (bot.gate_flow.hand_set_gate_label),
-    # create label, add, remove needs-refinement, list comments, edit
-    assert count == 7
+    # the bot's own login (no bot-login set: GraphQL viewer, once; it says needs-refinement is
+    # the bot's to remove, and later which comment is its own), create label, add, remove
+    # needs-refinement, list comments, edit
+    assert count == 8
     assert [r.method for r in requests] == [
-        "GET", "GET", "POST", "POST", "DELETE", "GET", "PATCH"
+        "GET", "GET", "POST", "POST", "POST", "DELETE", "GET", "PATCH"
     ]  # fmt: skip
+    assert requests[2].uri == "https://api.github.com/graphql"
     assert requests[-1].uri.endswith("/issues/comments/492700510")  # the bot's, not the person's
     assert json.loads(requests[-1].body) == {"body": ready_comment(label=READY.name)}
     assert "author comment edited" in out

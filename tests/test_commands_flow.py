@@ -75,10 +75,12 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     import bot.clients.github_client as gc
 
     monkeypatch.setattr(gc, "DEFAULT_SECONDS_BETWEEN_WRITES", 0.0)
+    # the bot's login as the action passes it for its own token (the cassettes' comments); the
+    # recorded model's answers are judged under a policy measured for it
     return {
         "GITHUB_TOKEN": "test-token-not-real",
         "OLLAMA_HOST": OLLAMA,
-        # the recorded model's answers are judged under a policy measured for it
+        "INPUT_BOT_LOGIN": "github-actions[bot]",
         "TRIAGE_GATE_POLICY": policy_file(tmp_path, DEFAULT_OLLAMA_MODEL),
     }
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import psycopg
 import pytest
 from click.testing import CliRunner
 
@@ -13,6 +14,7 @@ from bot.cli import main
 from bot.config import Settings
 from bot.doctor import check_model, check_python, check_store, check_token, run_checks
 from bot.factory import make_store
+from bot.history import pg_store, store
 from tests.support import cassette
 
 OLLAMA = "http://127.0.0.1:11434"
@@ -52,11 +54,30 @@ def test_an_unreachable_ollama_is_a_fail_line() -> None:
 def test_the_embedded_gguf(tmp_path: Path) -> None:
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF" + bytes(2_000_000))
-    line = check_model(Settings(model_path=gguf)).line()
-    assert line == f"ok   model: embedded GGUF {gguf} (2 MB)"
+    cache = tmp_path / "cache"
+    line = check_model(Settings(model_path=gguf, prompt_cache_dir=cache)).line()
+    assert line == f"ok   model: embedded GGUF {gguf} (2 MB); prompt cache {cache} (private)"
+    assert check_model(Settings(model_path=gguf, prompt_cache_mb=0)).line() == (
+        f"ok   model: embedded GGUF {gguf} (2 MB)"  # no cache, no folder to check
+    )
     (_, missing, _, _) = run_checks(Settings(models_dir=tmp_path))
     assert not missing.ok
     assert "not set up" in missing.detail
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o770, 0o702])
+def test_a_prompt_cache_folder_others_may_write_fails_the_model_check(
+    tmp_path: Path, mode: int
+) -> None:
+    """A job would stop with exit 2 on this folder: the doctor says so first."""
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    cache.chmod(mode)
+    check = check_model(Settings(model_path=gguf, prompt_cache_dir=cache))
+    assert not check.ok
+    assert f"prompt cache folder {cache} is writable by its group or others" in check.detail
 
 
 def test_a_classic_token_shows_its_scopes() -> None:
@@ -88,14 +109,80 @@ def test_the_store_is_reachable_and_migrated(store_target: str) -> None:
     assert "reachable and migrated" in check.detail
 
 
-def test_a_store_missing_a_migration_fails(tmp_path: Path) -> None:
-    db = tmp_path / "t.db"
-    make_store(Settings(db_path=str(db))).close()
-    with sqlite3.connect(db) as conn:
-        conn.execute("delete from _sqlite_migrations where name = 'm008_unique_keys'")
-    check = check_store(Settings(db_path=str(db)))
+def _execute(target: str, sql: str) -> None:
+    """One statement on a store's own database (SQLite file or PostgreSQL URL)."""
+    if target.startswith("postgresql://"):
+        with psycopg.connect(target, autocommit=True) as conn:
+            conn.execute(sql)
+    else:
+        with sqlite3.connect(target) as conn:
+            conn.execute(sql)
+
+
+# (what was done to a migrated store, SQLite statement, PostgreSQL statement, expected detail)
+DAMAGE = [
+    ("a migration unrecorded",
+     "delete from _sqlite_migrations where name = 'm008_unique_keys'",
+     "delete from _yoyo_migration where migration_id = '0002_github_memory'",
+     "lacks migrations {last}"),
+    ("a newer version's migration",
+     "insert into _sqlite_migrations (migration_set, name, applied_at) "
+     "values ('triage-bot', 'm099_future', '2030-01-01')",
+     "insert into _yoyo_migration (migration_hash, migration_id, applied_at_utc) "
+     "values ('f' || repeat('0', 63), '0099_future', now())",
+     "migrations {future} are unknown to this version"),
+    ("a table dropped", "drop table repo_files", "drop table repo_files",
+     "records every migration yet lacks tables repo_files"),
+    ("two tables dropped", "drop table gate_weeks", "drop table gate_weeks; drop table audits",
+     "lacks tables audits, gate_weeks"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("damage", "sqlite_sql", "pg_sql", "expected"), DAMAGE, ids=[d[0] for d in DAMAGE]
+)
+def test_a_store_unlike_what_this_version_ships_fails(
+    store_target: str, damage: str, sqlite_sql: str, pg_sql: str, expected: str
+) -> None:
+    """Migrations are checked both ways on both stores (none missing, none unknown), and the
+    tables too: a store that records every migration but lost a table fails."""
+    settings = Settings(db_path=store_target)
+    make_store(settings).close()
+    postgresql = store_target.startswith("postgresql://")
+    if damage == "two tables dropped" and not postgresql:
+        sqlite_sql = "drop table audits"  # one statement per sqlite3 execute
+        _execute(store_target, "drop table gate_weeks")
+    _execute(store_target, pg_sql if postgresql else sqlite_sql)
+    check = check_store(settings)
+    assert not check.ok, check.detail
+    last, future = ("0002_github_memory", "0099_future") if postgresql else (
+        "m008_unique_keys", "m099_future")  # fmt: skip
+    assert expected.format(last=last, future=future) in check.detail
+
+
+def test_an_empty_store_fails(store_target: str) -> None:
+    """A database nothing has migrated (an empty SQLite file, a new PostgreSQL database)."""
+    if not store_target.startswith("postgresql://"):
+        Path(store_target).touch()
+    check = check_store(Settings(db_path=store_target))
     assert not check.ok
-    assert "lacks migrations m008_unique_keys" in check.detail
+    assert "lacks migrations " in check.detail
+
+
+def test_an_installation_without_its_migrations_fails(
+    store_target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The package ships no migrations for the store (a wheel without its data files): the
+    store cannot be "migrated", whatever it holds."""
+    settings = Settings(db_path=store_target)
+    make_store(settings).close()
+    empty = tmp_path / "no-migrations"
+    empty.mkdir()
+    monkeypatch.setattr(pg_store, "MIGRATIONS_DIR", empty)
+    monkeypatch.setattr(store, "KNOWN_MIGRATIONS", frozenset())
+    check = check_store(settings)
+    assert not check.ok
+    assert "ships no migrations" in check.detail
 
 
 def test_an_unreachable_server_fails() -> None:

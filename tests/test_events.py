@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import subprocess
+import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bot.errors import EventError
 from bot.events import IssuesEvent, Skip, load_payload, route_event
-from tests.support import load_webhook, write_payload
+from tests.support import ROOT, load_webhook, write_payload
 
 
 @pytest.mark.parametrize("name", ["issues.opened.18", "issues.reopened.20"])
@@ -153,3 +159,82 @@ def test_malformed_pull_request_payload(mutate: object, needle: str) -> None:
     with pytest.raises(EventError, match="malformed pull_request_target payload") as info:
         route_event("pull_request_target", payload)
     assert needle in str(info.value)
+
+
+def _load_within(path: Path, seconds: float) -> BaseException | None:
+    """What :func:`load_payload` raised on ``path``, run in a thread given ``seconds``; a
+    load still blocked then fails the test (the FIFO is opened for writing and closed, so the
+    blocked thread sees end of file and ends)."""
+    outcome: list[BaseException | None] = []
+
+    def load() -> None:
+        try:
+            load_payload(path)
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=load, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        with contextlib.suppress(OSError):
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(5)
+        pytest.fail(f"load_payload({path}) still blocked after {seconds} s")
+    return outcome[0]
+
+
+def _fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "event.fifo"
+    os.mkfifo(path)
+    return path
+
+
+def _symlink_to_fifo(tmp_path: Path) -> Path:
+    link = tmp_path / "event.json"
+    link.symlink_to(_fifo(tmp_path))
+    return link
+
+
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [
+        (_fifo, "a FIFO"),
+        (_symlink_to_fifo, "a FIFO"),  # the link is followed, and what it names is checked
+        (lambda tmp: Path("/dev/null"), "a character device"),
+        (lambda tmp: Path("/dev/zero"), "a character device"),
+        (lambda tmp: tmp, "a directory"),
+    ],
+)
+def test_an_event_path_that_is_not_a_regular_file_is_refused_at_once(
+    tmp_path: Path, make: Any, kind: str
+) -> None:
+    path = make(tmp_path)
+    error = _load_within(path, 10)
+    assert isinstance(error, EventError)
+    assert str(error) == f"event file is {kind}, not a regular file: {path}"
+
+
+def test_the_run_command_exits_3_on_a_fifo_event_path(tmp_path: Path) -> None:
+    """The real process: ``triage-bot run`` with ``GITHUB_EVENT_PATH`` naming a FIFO no one
+    writes to ends with exit 3 instead of waiting for a writer."""
+    fifo = _fifo(tmp_path)
+    env = {**os.environ, "GITHUB_EVENT_NAME": "issues", "GITHUB_EVENT_PATH": str(fifo)}
+    env.pop("GITHUB_ACTIONS", None)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", "from bot.cli import main; main()", "run", "--dry-run"],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.fail("triage-bot run blocked on a FIFO event path")
+    assert done.returncode == 3, done.stderr
+    assert "event file is a FIFO, not a regular file" in done.stderr
+
+
+def test_a_regular_file_behind_a_symlink_is_read(tmp_path: Path) -> None:
+    target = write_payload(tmp_path, load_webhook("issues.opened.18"))
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    assert load_payload(link)["action"] == "opened"

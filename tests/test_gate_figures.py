@@ -17,7 +17,7 @@ from bot.triage.validator import system_prompt
 from tests.support import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))
-from gate_figures import ACCEPTED, measure  # noqa: E402
+from gate_figures import ACCEPTED, measure
 
 SETUP = json.loads(ACCEPTED.read_text("utf-8"))
 RERECORD = (
@@ -32,8 +32,7 @@ def test_the_replies_answer_the_current_prompt() -> None:
     current = system_prompt()[1]
     assert replies.prompt_versions == {current}, (
         f"the prompt is now {current}; the recorded replies answer "
-        f"{sorted(replies.prompt_versions)}. Record them again: "
-        + RERECORD.format(**SETUP)
+        f"{sorted(replies.prompt_versions)}. Record them again: " + RERECORD.format(**SETUP)
     )
 
 

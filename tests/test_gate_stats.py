@@ -11,6 +11,7 @@ from dataclasses import asdict, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 from click.testing import CliRunner
@@ -24,14 +25,18 @@ from bot.history.gate_stats import (
     OUTCOMES,
     gate_cells,
     gate_columns,
+    gate_health,
     gate_weeks,
     mermaid_error_share,
     nearest_rank,
+    version_cells,
+    version_columns,
 )
 from bot.history.migrations import MIGRATIONS
 from bot.history.store import GateRow, Store, utc_now
 from tests.hostile_cases import HOSTILE_TEXT
 from tests.markdown_oracle import render
+from tests.profiles import FUZZ
 from tests.support import cassette, load_webhook, write_payload
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)  # a Monday
@@ -276,7 +281,11 @@ def test_cli_json_shape_and_table(tmp_path: Path) -> None:
     assert busy["validator_error"] == 5
     assert busy["error_kinds"] == {"unavailable": 3, "truncated": 2}
     assert (busy["model_ms_p50"], busy["model_ms_p95"]) == (1100.0, 9000.0)
-    assert busy["versions"][0] == {"model": MODEL, "prompt_version": PROMPT, "decisions": 20}
+    assert busy["versions"][0] == {
+        "model": MODEL, "prompt_version": PROMPT, "decisions": 20, "valid": 3,
+        "needs_refinement": 12, "validator_error": 5,
+        "error_kinds": {"unavailable": 3, "truncated": 2},
+    }  # fmt: skip
     table = CliRunner().invoke(main, ["stats", "--gate", "--repo", "o/r", "--db", db])
     assert table.exit_code == 0
     assert "Gate decisions of o/r, last 8 week(s)" in table.stdout
@@ -325,11 +334,12 @@ def test_the_reply_renders_as_a_table_and_a_chart_whatever_the_versions(tmp_path
     assert not rendered.attributes - {"class"}  # the mermaid fence's language class only
     assert not rendered.mentions
     assert not rendered.github_links
-    assert rendered.tags["tr"] == 53  # the heading row and one per week
-    assert rendered.tags["td"] == 52 * len(gate_columns())
+    # the weekly table (a heading row and one per week), then the versions (20 shown)
+    assert rendered.tags["tr"] == 53 + 21
+    assert rendered.tags["td"] == 52 * len(gate_columns()) + 20 * len(version_columns())
     assert rendered.tags["pre"] == 1  # the chart, and only it
-    assert [b[0] for b in rendered.blocks] == ["p", "table", "pre"]
-    assert rendered.blocks[-1][1].startswith("xychart-beta\n")
+    assert [b[0] for b in rendered.blocks] == ["p", "table", "pre", "p", "table", "p"]
+    assert rendered.blocks[2][1].startswith("xychart-beta\n")
     assert 'class="language-mermaid"' in rendered.html
     assert rendered.html.count("language-") == 1
 
@@ -389,3 +399,131 @@ def test_an_unreadable_store_is_exit_5_not_a_traceback(tmp_path: Path) -> None:
     )
     assert result.exit_code == 5
     assert "cannot read the gate decisions: no such table: gate_weeks" in result.stderr
+
+
+# --- per model and prompt version: two models side by side -------------------------------------
+SIDE_BY_SIDE = [
+    # model A, prompt p1: 10 decisions over two weeks, 6 VALID, 3 NEEDS_REFINEMENT, 1 fault
+    *(gate("2026-11-24T08:00:00+00:00", "VALID", model="A", prompt="p1") for _ in range(6)),
+    *(gate("2026-11-30T08:00:00+00:00", "NEEDS_REFINEMENT", model="A", prompt="p1")
+      for _ in range(3)),
+    gate("2026-11-30T09:00:00+00:00", None, "unavailable", 0.0, model="A", prompt="p1"),
+    # model B, prompt p2: 10 decisions, 2 VALID, 4 NEEDS_REFINEMENT, 4 faults of two kinds
+    *(gate("2026-11-24T08:00:00+00:00", "VALID", model="B", prompt="p2") for _ in range(2)),
+    *(gate("2026-11-24T08:00:00+00:00", "NEEDS_REFINEMENT", model="B", prompt="p2")
+      for _ in range(4)),
+    *(gate("2026-11-30T08:00:00+00:00", None, "truncated", 900.0, model="B", prompt="p2")
+      for _ in range(3)),
+    gate("2026-11-30T08:00:00+00:00", None, "copied_from_issue", 900.0, model="B", prompt="p2"),
+    # model A with a newer prompt: 2 decisions, both VALID
+    *(gate("2026-11-30T10:00:00+00:00", "VALID", model="A", prompt="p3") for _ in range(2)),
+]  # fmt: skip
+
+
+def test_gate_health_per_model_and_prompt_version_on_both_stores(store_target: str) -> None:
+    """The verdict mix and error rate of each model and prompt version over the weeks, from
+    the weekly counts: the same on the SQLite file and on PostgreSQL."""
+    from bot.config import Settings
+    from bot.factory import make_store
+
+    writer = make_store(Settings(db_path=store_target))
+    for row in SIDE_BY_SIDE:
+        writer.record_gate(row)
+    writer.close()
+    store = make_store(Settings(db_path=store_target), read_only=True)
+    try:
+        health = gate_health(store, "o/r", 2, now=NOW)
+        reply = triage_stats_reply(store, "o/r", 52)
+    finally:
+        store.close()
+    assert [(v.model, v.prompt_version, v.decisions) for v in health.versions] == [
+        ("A", "p1", 10), ("B", "p2", 10), ("A", "p3", 2),
+    ]  # most decisions first, ties by name  # fmt: skip
+    a, b, newer = health.versions
+    assert a.outcomes == {"VALID": 6, "NEEDS_REFINEMENT": 3, ERROR_OUTCOME: 1}
+    assert a.error_kinds == {"unavailable": 1}
+    assert b.outcomes == {"VALID": 2, "NEEDS_REFINEMENT": 4, ERROR_OUTCOME: 4}
+    assert b.error_kinds == {"truncated": 3, "copied_from_issue": 1}
+    assert version_cells(a, text=str) == ("A", "p1", "10", "60%", "30%", "10%", "unavailable 10%")
+    assert version_cells(b, text=str) == (
+        "B", "p2", "10", "20%", "40%", "40%", "truncated 30%, copied_from_issue 10%",
+    )  # fmt: skip
+    assert version_cells(newer, text=str)[3:] == ("100%", "0%", "0%", "–")
+    # each week's versions add up to the week, and the weeks to the versions
+    assert [sum(v.decisions for v in w.by_version) for w in health.weeks] == [
+        w.decisions for w in health.weeks
+    ]
+    assert sum(w.decisions for w in health.weeks) == sum(v.decisions for v in health.versions)
+    assert "| `A` | `p1` | 10 | 60% | 30% | 10% | `unavailable` 10% |" in reply
+    assert "| `B` | `p2` | 10 | 20% | 40% | 40% | `truncated` 30%, `copied_from_issue` 10% |" in (
+        reply
+    )
+
+
+@FUZZ
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 20),  # days back
+            st.sampled_from(["a", "b"]),
+            st.sampled_from(["p", "q"]),
+            st.sampled_from(["VALID", "NEEDS_REFINEMENT", None]),
+            st.sampled_from(["unavailable", "truncated"]),
+        ),
+        max_size=40,
+    )
+)
+def test_the_figures_per_version_match_a_direct_count(
+    rows: list[tuple[int, str, str, str | None, str]],
+) -> None:
+    store = Store(":memory:")
+    for days, model, prompt, verdict, kind in rows:
+        moment = (NOW - timedelta(days=days)).isoformat(timespec="seconds")
+        store.record_gate(gate(moment, verdict, None if verdict else kind, model=model,
+                               prompt=prompt))  # fmt: skip
+    health = gate_health(store, "o/r", 52, now=NOW)
+    expected: dict[tuple[str, str], Counter[str]] = {}
+    kinds: dict[tuple[str, str], Counter[str]] = {}
+    for _, model, prompt, verdict, kind in rows:
+        expected.setdefault((model, prompt), Counter())[verdict or ERROR_OUTCOME] += 1
+        if verdict is None:
+            kinds.setdefault((model, prompt), Counter())[kind] += 1
+    got = {(v.model, v.prompt_version): v for v in health.versions}
+    assert set(got) == set(expected)
+    for key, counts in expected.items():
+        assert got[key].outcomes == {o: counts[o] for o in OUTCOMES}
+        assert got[key].decisions == sum(counts.values())
+        assert got[key].error_kinds == dict(kinds.get(key, {}))
+    sizes = [v.decisions for v in health.versions]
+    assert sizes == sorted(sizes, reverse=True)
+    for week in health.weeks:
+        assert sum(v.decisions for v in week.by_version) == week.decisions
+
+
+def test_cli_compares_the_models_side_by_side(tmp_path: Path) -> None:
+    _store(tmp_path, SIDE_BY_SIDE).close()
+    db = str(tmp_path / "t.db")
+    table = CliRunner().invoke(
+        main, ["stats", "--gate", "--repo", "o/r", "--db", db, "--weeks", "52"],
+        env={"COLUMNS": "200"},
+    )  # fmt: skip
+    assert table.exit_code == 0, table.output
+    per_version = table.stdout.split("Per model and prompt version")[1]
+    rows = [line for line in per_version.splitlines() if line.startswith("│ ")]
+    # unquote: the table's cells pass the log sink, which may escape "%"
+    cells = [[unquote(c.strip()) for c in row.strip("│ ").split("│")] for row in rows]
+    assert cells == [
+        ["A", "p1", "10", "60%", "30%", "10%", "unavailable 10%"],
+        ["B", "p2", "10", "20%", "40%", "40%", "truncated 30%, copied_from_issue 10%"],
+        ["A", "p3", "2", "100%", "0%", "0%", "–"],
+    ]
+    raw = CliRunner().invoke(
+        main, ["stats", "--gate", "--repo", "o/r", "--db", db, "--weeks", "52", "--json"]
+    )
+    weeks = json.loads(raw.stdout)
+    last = weeks[-1]["versions"]
+    assert last[1] == {  # a tie with A p1 (4 decisions too), after it by name
+        "model": "B", "prompt_version": "p2", "decisions": 4, "valid": 0,
+        "needs_refinement": 0, "validator_error": 4,
+        "error_kinds": {"truncated": 3, "copied_from_issue": 1},
+    }  # fmt: skip

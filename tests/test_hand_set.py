@@ -111,37 +111,43 @@ def test_on_an_empty_store_the_bots_own_label_is_judged_again(
     assert github.issue_labels[1] == ["needs-refinement"]
 
 
-@pytest.mark.parametrize(("bot_login", "judged"), [("triage-maint", True), (None, False)])
-def test_with_a_personal_token_the_bot_login_setting_names_the_bots_writes(
+@pytest.mark.parametrize(("bot_login", "asked"), [("triage-maint", 0), (None, 1)])
+def test_with_a_personal_token_the_bots_own_writes_are_known_as_its_own(
     tmp_path: Path,
     github: FakeGitHub,
     model: FakeChatModel,
     bot_login: str | None,
-    judged: bool,
+    asked: int,
 ) -> None:
-    """With a PAT the bot's labels are added by a User; TRIAGE_BOT_LOGIN says which one."""
+    """With a PAT the bot's labels are added by a User: its login, from TRIAGE_BOT_LOGIN or
+    asked of GitHub once (``login``), says they are the bot's, not a person's."""
     github.bot_login, github.bot_type = "Triage-Maint", "User"  # logins compare case-blind
     model.enqueue(VALID, NEEDS)
-    _run(tmp_path, _payload("opened", ["bug"]), db="job-1.db")
+    _run(tmp_path, _payload("opened", ["bug"]), db="job-1.db", bot_login=bot_login)
+    before = len(github.requests)
     report = _run(
         tmp_path, _payload("edited", ["bug", "ready-for-dev"], "x"), db="job-2.db",
         bot_login=bot_login,
     )  # fmt: skip
-    assert ("by hand" not in report.text) is judged
-    assert github.issue_labels[1] == (["needs-refinement"] if judged else ["ready-for-dev"])
+    assert "by hand" not in report.text
+    assert github.issue_labels[1] == ["needs-refinement"]
+    assert github.requests[before:].count("login") == asked
 
 
-def test_triage_overrides_a_hand_set_label_without_asking(
+def test_triage_judges_over_a_hand_set_label_and_leaves_it(
     tmp_path: Path, github: FakeGitHub, model: FakeChatModel
 ) -> None:
+    """``/triage`` judges the issue although a maintainer set its gate label; the bot adds its
+    own label and removes only what it added, so the maintainer's label stays."""
     github.label_by_hand(1, "needs-refinement")
     model.enqueue(VALID)
     event = route_event("issues", _payload("edited", ["bug", "needs-refinement"]))
     assert isinstance(event, IssuesEvent)
     settings = Settings(github_token="t", db_path=tmp_path / "triage.db")
-    runner.run_gate(event, settings, force=True)
-    assert _label_reads(github) == []
-    assert github.issue_labels[1] == ["ready-for-dev"]
+    report = runner.run_gate(event, settings, force=True)
+    assert _label_reads(github) == [("label_events", "1")]  # for the removal, not the skip
+    assert github.issue_labels[1] == ["needs-refinement", "ready-for-dev"]
+    assert "kept needs-refinement (not added by the bot)" in report.text
 
 
 def _label_reads(github: FakeGitHub) -> list[tuple[str, ...]]:
@@ -153,9 +159,11 @@ def _label_reads(github: FakeGitHub) -> list[tuple[str, ...]]:
 @pytest.mark.parametrize(
     ("action", "labels", "reads"),
     [
-        ("opened", ["bug", "needs-refinement"], 0),
+        ("opened", ["bug"], 0),
+        ("opened", ["bug", "ready-for-dev"], 0),  # nothing to remove
+        ("opened", ["bug", "needs-refinement"], 1),  # to remove it: who added it?
         ("edited", ["bug"], 0),
-        ("edited", ["bug", "Needs-Refinement"], 1),
+        ("edited", ["bug", "Needs-Refinement"], 1),  # the hand-set check's read serves both
         ("reopened", ["ready-for-dev"], 1),
     ],
 )
@@ -254,7 +262,8 @@ def test_hand_set_rule(
     expected: str | None,
 ) -> None:
     event = _event(action, labels)
-    assert hand_set_gate_label(event, events, bot_login=bot_login) == expected
+    own = bot_login or "github-actions[bot]"
+    assert hand_set_gate_label(event, events, login=lambda: own) == expected
 
 
 def test_asks_only_for_edited_or_reopened_issues_with_a_gate_label() -> None:
@@ -286,10 +295,12 @@ def test_label_events_are_read_in_one_request_and_only_labeled_ones_kept() -> No
         ("ready-for-dev", "github-actions[bot]", "Bot"),
         ("needs-refinement", "Codertocat", "User"),
     ]
-    assert hand_set_gate_label(_event("edited", ["bug", "needs-refinement"]), events) == (
-        "needs-refinement"
+    own = lambda: "github-actions[bot]"  # noqa: E731
+    edited = _event("edited", ["bug", "needs-refinement"])
+    assert hand_set_gate_label(edited, events, login=own) == "needs-refinement"
+    assert (
+        hand_set_gate_label(_event("edited", ["bug", "ready-for-dev"]), events, login=own) is None
     )
-    assert hand_set_gate_label(_event("edited", ["bug", "ready-for-dev"]), events) is None
 
 
 def test_label_events_of_a_deleted_issue_is_not_found_with_exit_code_4() -> None:

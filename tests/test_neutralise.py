@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from urllib.parse import unquote
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given
@@ -22,7 +22,9 @@ from bot.neutralise import (
     ZWSP,
     code_block,
     code_span,
+    command_data,
     html_text,
+    log_text,
     log_value,
     neutralise,
     neutralise_block,
@@ -208,25 +210,76 @@ def test_html_text_is_text_in_a_summary(text: str) -> None:
     assert not rendered.mentions
 
 
-# --- stdout: no workflow command, no line break --------------------------------------------------
+# --- stdout and stderr: text for people, no workflow command -------------------------------------
+
+# What .NET's char.IsWhiteSpace calls whitespace: the runner trims it before it looks for "::".
+NET_WHITESPACE = "".join(
+    chr(c) for c in range(0x110000)
+    if unicodedata.category(chr(c)) in ("Zs", "Zl", "Zp") or chr(c) in "\t\n\v\f\r\x85\xa0"
+)  # fmt: skip
+
+
+def runner_commands(text: str) -> list[str]:
+    """The lines of ``text`` GitHub's runner would read as workflow commands: it splits at CR
+    and LF (.NET's ``ReadLine``), reads ``::`` at a line's start after .NET whitespace, and
+    ``##[`` anywhere in a line."""
+    lines = re.split("\r\n|\r|\n", text)
+    return [line for line in lines if line.lstrip(NET_WHITESPACE).startswith("::") or "##[" in line]
+
+
+def _as_written(out: str) -> str:
+    """Undo the sink: drop its zero-width spaces, read its escapes back (for text without a
+    backslash of its own)."""
+    return out.replace(ZWSP, "").encode("latin-1", "backslashreplace").decode("unicode_escape")
+
+
+STDOUT_PIECES = [*SYNTAX, "%", "%0A", "%5B", "::", "##[", "set-output", "\x85", "\u2029",
+                 "\x1c", "é", "\xa0", "\u3000", "\u200b", "\x0b", "\x0c", "\r\n", "\ud800",
+                 "x"]  # fmt: skip
+STDOUT_TEXT = st.lists(st.sampled_from(STDOUT_PIECES)).map("".join)
 
 
 @FUZZ
-@given(
-    st.lists(
-        st.sampled_from(
-            [*SYNTAX, "%", "%5B", "::", "##[", "set-output", "\x85", "\u2029", "\x1c", "é"]
-        )
-    ).map("".join)
-)
+@given(STDOUT_TEXT)
 def test_log_value_is_one_line_without_commands_and_loses_nothing(text: str) -> None:
+    """One line however the runner or Python splits it, no workflow command, no control
+    character but a tab, ``%`` as ``%`` (no percent-encoding), and the text comes back whole."""
     out = log_value(text, max_chars=10_000)
-    assert "##[" not in out
-    assert not any(unicodedata.category(ch) == "Cc" and ch != "\t" for ch in out)
+    assert runner_commands(out) == []
     assert len(out.splitlines()) <= 1  # Python's idea of a line break is the widest
-    assert unquote(out) == text
+    assert not any(unicodedata.category(ch) in ("Cc", "Cs") and ch != "\t" for ch in out)
+    assert out.count("%") == text.count("%")
+    if "\\" not in text:
+        assert _as_written(out) == text
 
 
-def test_log_value_escapes_like_githubs_toolkit() -> None:
-    assert log_value("50%\r\n::error::x") == "50%25%0D%0A::error::x"
-    assert log_value("a ##[set-output name=v;]x") == "a ##%5Bset-output name=v;]x"
+@FUZZ
+@given(STDOUT_TEXT)
+def test_log_text_keeps_its_lines_and_starts_no_command(text: str) -> None:
+    """Lines kept (CRLF as LF), none of them a workflow command, each shown as written."""
+    out = log_text(text, max_chars=10_000)
+    assert runner_commands(out) == []
+    lines = text.replace("\r\n", "\n").split("\n")
+    assert len(re.split("\r\n|\r|\n", out)) == len(lines)
+    assert out.count("%") == text.count("%")
+    if "\\" not in text:
+        assert [_as_written(line) for line in out.split("\n")] == lines
+
+
+@pytest.mark.parametrize(
+    ("sink", "text", "shown"),
+    [
+        (log_value, "50% done\r\n::error::x", "50% done\\r\\n::error::x"),
+        (log_value, "::error::x", f"{ZWSP}::error::x"),
+        (log_value, "a ##[set-output name=v;]x", f"a ##{ZWSP}[set-output name=v;]x"),
+        (log_value, "\x1b[31mred\u2028", "\\x1b[31mred\\u2028"),
+        (log_text, "line 1: 10% of 20\n  ::warning::y\r\nok",
+         f"line 1: 10% of 20\n  {ZWSP}::warning::y\nok"),
+        (log_text, "a\rb\u00a0::c", "a\\rb\u00a0::c"),
+        (log_text, "\u3000::x", f"\u3000{ZWSP}::x"),
+        (command_data, "50%\r\nx", "50%25%0D%0Ax"),
+    ],
+)  # fmt: skip
+def test_what_people_read_is_the_text(sink: Callable[[str], str], text: str, shown: str) -> None:
+    """Only a workflow command's data is percent-encoded; people's text is the text."""
+    assert sink(text) == shown

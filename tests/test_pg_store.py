@@ -12,8 +12,8 @@ import psycopg
 import pytest
 
 from bot.errors import StoreError
-from bot.history.pg_store import PostgresStore, pending_migrations, pg_sql
-from bot.setting_spec import without_credentials
+from bot.history.pg_store import PostgresStore, pg_sql, server_schema
+from bot.neutralise import shown_url
 from tests.pg import fresh_database
 from tests.support import ROOT
 
@@ -38,7 +38,8 @@ def test_runners_starting_together_migrate_once(pg_url: str) -> None:
     with psycopg.connect(pg_url) as conn:
         applied = conn.execute("select migration_id from _yoyo_migration").fetchall()
     assert [row[0] for row in applied] == ["0001_schema", "0002_github_memory"]
-    assert pending_migrations(pg_url) == []
+    schema = server_schema(pg_url)
+    assert (schema.missing, schema.unknown, schema.missing_tables) == ((), (), ())
 
 
 def test_a_server_migrated_by_a_newer_version_is_refused(pg_url: str) -> None:
@@ -57,7 +58,7 @@ def test_an_unreachable_server_is_a_store_error_without_the_password() -> None:
     with pytest.raises(StoreError) as caught:
         PostgresStore(url)
     assert "s3cret" not in str(caught.value)
-    assert "s3cret" not in without_credentials(url)
+    assert "s3cret" not in shown_url(url)
 
 
 def test_the_protocol_statements_translate_to_psycopg_parameters() -> None:

@@ -27,6 +27,7 @@ from bot.config import Settings
 from bot.events import IssueCommentEvent, IssuesEvent, route_event
 from bot.gate_flow import GatePlan
 from bot.history.store import AuditRow, Store
+from bot.neutralise import ZWSP
 from bot.render import (
     RunReport,
     render_audit_plan,
@@ -197,7 +198,7 @@ def test_a_file_name_with_a_newline_cannot_print_a_command() -> None:
     """The issue's example: a PR file named ``x\\n::set-output name=verdict::VALID``."""
     audit = render_audit_plan(_audit_plan("x\n::set-output name=verdict::VALID", "r", "b"))
     assert _command_lines(audit) == []
-    assert "x%0A::set-output name=verdict::VALID" in audit
+    assert "x\\n::set-output name=verdict::VALID" in audit  # the line break shown, not made
 
 
 # --- a second look (issue 13): what a security review found after the first fix ----------------
@@ -226,18 +227,6 @@ def test_one_oversized_audit_does_not_push_the_others_out() -> None:
     )
     assert render(body).tags["details"] == 3
     assert "not shown" not in body
-
-
-def test_the_bots_comment_is_the_one_its_login_wrote() -> None:
-    """Another app forging the marker and the current head: with ``bot_login`` set, the bot
-    does not take that comment as its own (without it, any Bot account's would do)."""
-    from tests.fake_github import FakeGitHub, StoredComment
-
-    forged = f"{MARKER}\n<!-- triage-bot:head={SHA} -->\nall good"
-    github = FakeGitHub()
-    github.comments[2] = [StoredComment(1, forged, "Bot", "other-app[bot]")]
-    assert github.find_bot_comment("o/r", 2, MARKER) is not None
-    assert github.find_bot_comment("o/r", 2, MARKER, author="triage-app[bot]") is None
 
 
 # --- command replies: on GitHub and on stdout (issue 13, findings 3 and 4) -------------------
@@ -322,5 +311,5 @@ def test_a_stored_path_holding_a_v1_command_is_escaped_in_the_log() -> None:
     """Before: the reply was printed as posted, and its code block kept ``##[set-output …]``
     (only the ``::stop-commands::`` wrapper stood between it and the runner)."""
     _, report = _command("/audit_history 10", ["x ##[set-output name=verdict;]VALID\n::error::y"])
-    assert "x ##%5Bset-output name=verdict;]VALID\\n::error::y:1-2" in report.text
+    assert f"x ##{ZWSP}[set-output name=verdict;]VALID\\n::error::y:1-2" in report.text
     assert _command_lines(report.text) == []

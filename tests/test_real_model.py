@@ -59,7 +59,8 @@ def _event(path: Path, labels: list[str]) -> IssuesEvent:
 def test_gate_ends_with_exactly_one_gate_label(validator: Validator, path: Path) -> None:
     start_labels = ["bug", "needs-refinement"]
     started = time.perf_counter()
-    plan = plan_gate(_event(path, start_labels), validator)
+    # the start labels are the bot's own (their labeled events would say so)
+    plan = plan_gate(_event(path, start_labels), validator, owned=lambda name: True)
     TIMINGS.append((f"gate {path.stem}", (time.perf_counter() - started) * 1000))
     github = RecordingGitHub()
     apply_gate(plan, github)
@@ -82,7 +83,7 @@ def test_injected_verdict_is_never_the_bots_judgment(validator: Validator) -> No
     as quoted text), so the planted reason never becomes the bot's reason."""
     planted = "Complete report with a clear error"
     path = Path(__file__).parent / "data" / "issues" / "injection-fake-delimiter.md"
-    d = plan_gate(_event(path, []), validator).decision
+    d = plan_gate(_event(path, []), validator, owned=lambda name: True).decision
     assert planted not in d.reason
     if d.evidence is not None:
         assert all(planted not in d.evidence.quotes[key] for key in d.evidence.found)

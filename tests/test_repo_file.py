@@ -12,13 +12,20 @@ base64 ``content``, ``encoding``, ``sha``): the file turns the comment off.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import re
+import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bot.clients.github_client as gc
 from bot import repo_settings, runner
@@ -26,7 +33,7 @@ from bot.cli import main
 from bot.config import Settings
 from bot.errors import ConfigError, ModelUnavailable
 from bot.render import RunReport
-from bot.repo_file import REPO_FILE_PATH, RepoFile, json_schema, parse_repo_file
+from bot.repo_file import REPO_FILE_PATH, RepoFile, SkipRules, json_schema, parse_repo_file
 from bot.triage.labels import READY
 from tests.fake_github import CONFIG_READ, FakeGitHub
 from tests.markdown_oracle import render
@@ -131,6 +138,255 @@ def test_a_broken_file_names_the_key_and_its_line(text: str, named: str) -> None
     assert caught.value.exit_code == 2
     assert str(caught.value).startswith(f"{REPO_FILE_PATH}: ")
     assert named in str(caught.value)
+
+
+# --- title patterns: RE2, linear in the title ----------------------------------------------
+CATASTROPHIC = {"^(a+)+$": "", "(a|a)*b": "b", "(a|aa)+$": "", "^(a*)*$": "", "(a+a+)+c": "c",
+                "^(\\w+\\s?)*$": ""}  # fmt: skip
+"""Patterns that backtrack exponentially in Python's ``re`` on a run of ``a`` that then fails,
+each with what ends a run of ``a`` it matches."""
+
+
+def _skips(pattern: str, title: str) -> bool:
+    rules = SkipRules(titles=[pattern])
+    return rules.reason(title=title, labels=[], author=None, author_type=None) is not None
+
+
+@pytest.mark.parametrize(("pattern", "ending"), CATASTROPHIC.items())
+@pytest.mark.parametrize("length", [30, 5000])
+def test_a_catastrophic_pattern_ends_on_a_long_attacker_title(
+    pattern: str, ending: str, length: int
+) -> None:
+    """Python's ``re`` takes minutes on 30 characters of these (doubling per character); the
+    gate answers, and answers right."""
+    assert not _skips(pattern, "a" * length + "!")
+    assert _skips(pattern, "a" * length + ending)
+
+
+@settings(max_examples=300, deadline=None)
+@given(pattern=st.sampled_from([*CATASTROPHIC, "^\\[WIP\\]", "(?i)draft", "b{2,3}!"]),
+       title=st.text(alphabet="ab c!WIP[]", max_size=14))  # fmt: skip
+def test_title_patterns_match_as_pythons_re_does_where_it_ends(pattern: str, title: str) -> None:
+    """RE2 gives the same answer as Python's ``re`` on titles short enough for ``re``."""
+    assert _skips(pattern, title) == bool(re.search(pattern, title))
+
+
+def test_a_title_with_a_lone_surrogate_is_searched() -> None:
+    assert _skips("WIP", "\ud800 WIP")  # json.loads makes one from "\\ud800" in a payload
+
+
+UNSUPPORTED = [
+    ("(a)\\1", "invalid escape sequence"),  # a backreference
+    ("(?P<x>a)(?P=x)", "invalid perl operator"),  # a named backreference
+    ("(?=wip)", "invalid perl operator"),  # lookahead
+    ("(?!wip)", "invalid perl operator"),
+    ("(?<=x)wip", "invalid perl operator"),  # lookbehind
+    ("(?<!x)wip", "invalid perl operator"),
+    ("(?>wip)", "invalid perl operator"),  # an atomic group (Python 3.11)
+    ("wip\\Z", "invalid escape sequence"),  # RE2 spells it \\z
+    ("(unclosed", "missing )"),
+]
+
+
+@pytest.mark.parametrize(("pattern", "why"), UNSUPPORTED)
+def test_a_pattern_re2_cannot_run_exits_2_naming_key_and_line(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, pattern: str, why: str
+) -> None:
+    github.repo_files[("master", REPO_FILE_PATH)] = (
+        f"skip:\n  titles:\n    - '^\\[WIP\\]'\n    - '{pattern}'\n"
+    )
+    env = {
+        "GITHUB_EVENT_NAME": "issues",
+        "GITHUB_EVENT_PATH": str(write_payload(tmp_path, _issue(SHORT_BODY))),
+        "GITHUB_TOKEN": "t",
+        "TRIAGE_DB": str(tmp_path / "store" / "triage.db"),
+    }
+    result = CliRunner().invoke(main, ["run"], env=env)
+    assert result.exit_code == 2, result.output
+    assert f"{REPO_FILE_PATH}: line 4: skip.titles.1: Value error, " in result.stderr
+    assert "is not a regular expression RE2 can run" in result.stderr
+    assert why in result.stderr
+    assert github.writes == []
+    assert model.history == []
+
+
+# --- a broken file is a config error, never a crash -----------------------------------------
+NESTED_GROUPS = "(" * 1200 + "a" + ")" * 1200
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 20_000,  # PyYAML composes nested collections recursively: RecursionError
+        "{a: " * 15_000,
+        "- " * 20_000,
+        "skip:\n  titles: [" + "[" * 20_000 + "]\n",
+    ],
+)
+def test_a_file_nested_too_deeply_is_a_config_error(text: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{re.escape(REPO_FILE_PATH)}: nested too deeply"):
+        parse_repo_file(text)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "title", "skips"),
+    [
+        ("a{4294967296}", "a" * 5000, False),  # re: OverflowError; RE2 reads the brace as text
+        (NESTED_GROUPS, "issue: a", True),  # re: RecursionError
+    ],
+)
+def test_patterns_that_crashed_pythons_re_are_run_by_re2(
+    pattern: str, title: str, skips: bool
+) -> None:
+    parsed = parse_repo_file(f"skip:\n  titles: ['{pattern}']\n")
+    assert parsed.skip.titles == [pattern]
+    assert _skips(pattern, title) is skips
+
+
+def _gate_run(tmp_path: Path, extra_env: dict[str, str] | None = None) -> Any:
+    env = {
+        "GITHUB_EVENT_NAME": "issues",
+        "GITHUB_EVENT_PATH": str(write_payload(tmp_path, _issue(SHORT_BODY))),
+        "GITHUB_TOKEN": "t",
+        "TRIAGE_DB": str(tmp_path / "store" / "triage.db"),
+        **(extra_env or {}),
+    }
+    return CliRunner().invoke(main, ["run"], env=env)
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("[" * 20_000, "nested too deeply"),
+        ("skip:\n  titles: ['(?<=x)']\n", "line 2: skip.titles.0: Value error"),
+        ("x" * 70_000, "longer than 64000 characters"),
+    ],
+)
+def test_a_broken_file_in_the_repository_exits_2_never_1(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, text: str, named: str
+) -> None:
+    github.repo_files[("master", REPO_FILE_PATH)] = text
+    result = _gate_run(tmp_path)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"triage-bot: error: {REPO_FILE_PATH}: ")
+    assert named in result.stderr
+    assert github.writes == []
+    assert model.history == []
+
+
+def test_a_file_over_1_mb_exits_2_through_the_github_adapter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GitHub's contents API answers ``encoding: none`` and no content for a file over 1 MB
+    (cassettes/github_repo_file_over_1mb.yaml); PyGithub's ``decoded_content`` asserts on it."""
+    monkeypatch.setattr(gc, "DEFAULT_SECONDS_BETWEEN_WRITES", 0.0)
+    env = {
+        "GITHUB_EVENT_NAME": "issues",
+        "GITHUB_EVENT_PATH": str(write_payload(tmp_path, _issue(SHORT_BODY))),
+        "GITHUB_TOKEN": "test-token-not-real",
+        "OLLAMA_HOST": "http://127.0.0.1:11434",
+        "TRIAGE_DB": str(tmp_path / "triage.db"),
+    }
+    captured: list[Any] = []
+    with cassette("github_repo_file_over_1mb", captured) as cass:
+        result = CliRunner().invoke(main, ["run"], env=env)
+        assert cass.all_played
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"triage-bot: error: {REPO_FILE_PATH}: 1048577 bytes, more than GitHub's contents API "
+        "serves (1 MB); a configuration is a few dozen lines\n"
+    )
+    assert len(captured) == 1  # the file's read, nothing after it
+
+
+def _local_file_read(path: Path) -> BaseException | None:
+    """What reading ``path`` as ``--repo-file`` raised, in a thread given 10 s (a FIFO still
+    blocking then is opened for writing and closed, and the test fails)."""
+    outcome: list[BaseException | None] = []
+    settings_ = Settings(repo_file_path=path)
+
+    def read() -> None:
+        try:
+            repo_settings.with_repository_file(settings_, "o/r", "master")
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    thread.join(10)
+    if thread.is_alive():
+        with contextlib.suppress(OSError):
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail(f"--repo-file {path} still being read after 10 s")
+    return outcome[0]
+
+
+def _fifo(tmp_path: Path) -> Path:
+    os.mkfifo(tmp_path / "triage-bot.yml")
+    return tmp_path / "triage-bot.yml"
+
+
+@pytest.mark.parametrize(
+    ("make", "named"),
+    [
+        (_fifo, "is a FIFO, not a regular file"),
+        (lambda tmp: Path("/dev/zero"), "is a character device, not a regular file"),
+        (lambda tmp: tmp, "is a directory, not a regular file"),
+        (lambda tmp: _written(tmp, b"#" * 300_000), "longer than 64000 characters"),
+        (lambda tmp: _written(tmp, b"skip: \xff\n"), "cannot be read"),
+    ],
+)
+def test_a_local_repo_file_that_is_no_file_or_too_long_is_a_config_error(
+    tmp_path: Path, make: Any, named: str
+) -> None:
+    path = make(tmp_path)
+    error = _local_file_read(path)
+    assert isinstance(error, ConfigError)
+    assert str(error).startswith(f"--repo-file {path}: ")
+    assert named in str(error)
+
+
+def _written(tmp_path: Path, data: bytes) -> Path:
+    path = tmp_path / "triage-bot.yml"
+    path.write_bytes(data)
+    return path
+
+
+_KEYS = ["elements", "labels", "author_comment", "skip", "audit", "models", "titles", "name",
+         "definition", "required_for", "ready", "color", "intro", "enabled", "max_segments",
+         "skip_globs", "validator", "bots", "other"]  # fmt: skip
+_LEAVES = (
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30)
+    | st.sampled_from(["a{4294967296}", NESTED_GROUPS, "^(a+)+$", "(?=x)", "\ud800", "[", "*"])
+)  # fmt: skip
+_YAML_TEXT = st.recursive(
+    _LEAVES,
+    lambda kids: st.lists(kids, max_size=4)
+    | st.dictionaries(st.sampled_from(_KEYS), kids, max_size=4),
+    max_leaves=25,
+).map(lambda value: yaml.safe_dump(value, allow_unicode=True))  # fmt: skip
+_NESTED = st.builds(
+    lambda n, opener, tail: opener * n + tail,
+    st.integers(0, 30_000), st.sampled_from(["[", "{", "- ", "{a: ", "? "]), st.text(max_size=20),
+)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.one_of(st.text(max_size=2000), _YAML_TEXT, _NESTED))
+def test_any_text_as_the_file_is_parsed_or_a_config_error(text: str) -> None:
+    """Whatever the repository holds: the defaults and rules it sets, or a config error (exit
+    2) naming the file, never another exception; and the rules parsed run on any title."""
+    try:
+        parsed = parse_repo_file(text)
+    except ConfigError as exc:
+        message = str(exc)
+    else:
+        parsed.settings()
+        title = "a" * 300 + "!\ud800"
+        parsed.skip.reason(title=title, labels=["x"], author="u", author_type="Bot")
+        return
+    assert message.startswith(f"{REPO_FILE_PATH}: ")
 
 
 # --- precedence -------------------------------------------------------------------------------

@@ -39,6 +39,9 @@ SHA = "6113728f27ae82c7b1a177c8d03f9e96e0adf246"
 """``GITHUB_SHA`` of an ``issues`` event: the default branch's last commit (the cassettes')."""
 
 NEXT_SHA = "7c1f0a9d2b3e4f5061728394a5b6c7d8e9f00112"
+ACTIONS_LOGIN = "github-actions[bot]"
+"""``bot-login`` as the action passes it when its ``token`` is the job's own ``github.token``
+(action.yml): the bot's login is then known, and never asked of GitHub."""
 SHORT = "The app crashes when I click save."
 SHORT_AGAIN = "The app crashes when I press save."  # judged the same: same missing list
 REPO = "Codertocat/Hello-World"
@@ -61,6 +64,7 @@ def _run(tmp_path: Path, payload: Any, *, db: str = "kept.db", **settings: Any) 
         db_path=tmp_path / db,
         commit_sha=SHA,
         git_ref="refs/heads/master",
+        bot_login=ACTIONS_LOGIN,
     )
     return runner.run_event(replace(base, **settings))
 
@@ -124,6 +128,50 @@ def test_requests_per_gate_event_with_the_store_kept(
         model.enqueue(reply_)
     assert _cost(github, tmp_path, _payload(*event)) == cost
     assert len(github.bot_comments(1)) == (0 if event[1] == COMPLETE_BODY and not earlier else 1)
+
+
+# --- the bot's login, when no bot-login names it (an app's token, a PAT from the CLI) --------
+@pytest.mark.parametrize(
+    ("earlier", "event", "reply_", "cost"),
+    [
+        # a new issue has no comment with the marker: nothing to match, nothing asked
+        ((), ("opened", SHORT, ()), NEEDS_REPLY,
+         ["add_labels", "find_bot_comment", "post_comment"]),
+        # needs-refinement is removed only if the bot added it: its login is asked once
+        (
+            (("opened", SHORT, ()),),
+            ("edited", COMPLETE_BODY, ("needs-refinement",)),
+            VALID_REPLY,
+            ["label_events", "login", "add_labels", "remove_label", "edit_comment"],
+        ),
+        # the label's newest event is a Bot's (no person's, no removal): nothing asked
+        ((("opened", SHORT, ()),), ("edited", SHORT_AGAIN, ("needs-refinement",)), NEEDS_REPLY,
+         ["label_events"]),
+        # an empty store: the comment is found by its marker and its author, asked once
+        ((("opened", SHORT, ()),), ("edited", SHORT + " Sorry.", ("needs-refinement",)),
+         reply("NEEDS_REFINEMENT", "No steps are given.", problem="the app crashes"),
+         ["repo_file", "label_events", "find_bot_comment", "login", "edit_comment"]),
+    ],
+    ids=["opened-needs", "edited-ready", "edited-same", "empty-store-comment"],
+)  # fmt: skip
+def test_the_bots_login_is_asked_at_most_once_and_only_to_match(
+    tmp_path: Path,
+    github: FakeGitHub,
+    model: FakeChatModel,
+    earlier: tuple[Any, ...],
+    event: tuple[str, str, tuple[str, ...]],
+    reply_: str,
+    cost: list[str],
+) -> None:
+    empty = event[1].endswith("Sorry.")
+    _warm(github, model, tmp_path)
+    for action, body, labels in earlier:
+        model.enqueue(NEEDS_REPLY)
+        _run(tmp_path, _payload(action, body, labels), bot_login=None)
+    model.enqueue(reply_)
+    db = "empty.db" if empty else "kept.db"
+    assert _cost(github, tmp_path, _payload(*event), bot_login=None, db=db) == cost
+    assert github.requests.count("login") <= 1 + len(earlier)  # once per job at most
 
 
 # --- the repository file: once per default-branch commit ------------------------------------
@@ -321,6 +369,7 @@ def _cli(tmp_path: Path, payload: Any, name: str, **env: str) -> tuple[str, list
         "TRIAGE_DB": str(tmp_path / "triage.db"),
         # the recorded model's answers are judged under a policy measured for it
         "TRIAGE_GATE_POLICY": policy_file(tmp_path, DEFAULT_OLLAMA_MODEL),
+        "INPUT_BOT_LOGIN": ACTIONS_LOGIN,
         **env,
     }
     old, gc.DEFAULT_SECONDS_BETWEEN_WRITES = gc.DEFAULT_SECONDS_BETWEEN_WRITES, 0.0

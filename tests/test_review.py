@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 from bot.audit.auditor import Auditor, AuditResult
+from bot.audit.contract import MAX_DEFECTS
 from bot.audit.evidence import parse_claim
 from bot.audit.review import (
     FINDING_PREFIX,
@@ -21,9 +23,10 @@ from bot.audit.review import (
 from bot.audit.selection import Segment
 from bot.audit_flow import apply_audit, plan_audit
 from bot.clients.github_client import PyGithubClient
-from bot.clients.github_port import PostedReviewComment, PullRef
+from bot.clients.github_port import ChangedFile, PostedReviewComment, PullRef
 from bot.config import AUDITOR_OPTIONS
 from bot.history.store import Store
+from tests.fake_github import FakeGitHub
 from tests.markdown_oracle import render
 from tests.profiles import FUZZ
 from tests.support import FakeChatModel, cassette
@@ -69,7 +72,11 @@ def _audit(model: FakeChatModel, name: str, *, review: bool = True) -> tuple[Any
     captured: list[Any] = []
     with cassette(name, captured) as cass:
         github = PyGithubClient(
-            token="test-token-not-real", retries=0, backoff_s=0.0, seconds_between_writes=0.0
+            token="test-token-not-real",
+            retries=0,
+            backoff_s=0.0,
+            seconds_between_writes=0.0,
+            login="github-actions[bot]",  # the cassettes' review comments are the Actions token's
         )
         auditor = Auditor(model, AUDITOR_OPTIONS, fmt="json")
         plan = plan_audit(PULL, github, auditor, audit_format="json", review_comments=review)
@@ -215,3 +222,83 @@ def test_a_failed_review_post_is_posted_once_by_the_next_run() -> None:
     assert run() == "nothing new"
     assert [w[0] for w in github.writes].count("create_review") == 1
     assert [w[0] for w in github.writes].count("create_comment") == 1
+
+
+def _markdown_reply(items: list[str]) -> str:
+    return (
+        "## 1. Bottom line\nallowed() counts recent uploads.\n\n## 2. Verified defects\n"
+        + "\n".join(items)
+        + "\n\n## 3. Non-blocking risks\nNone\n\n## 4. Assumptions\nNone\n\n"
+        "## 5. Future improvements\nNone\n\n## 6. Verdict\nFIX\n\n## 7. Confidence\nLow\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("fmt", "count", "lines"),
+    [
+        ("markdown", 300, (13,)),  # 300 defects on one line
+        ("markdown", MAX_DEFECTS + 1, (13,)),
+        ("markdown", 120, (12, 13)),  # spread over two lines
+        ("markdown", MAX_DEFECTS, (13,)),  # at the cap: all of them
+        ("json", MAX_DEFECTS, (12, 13)),
+    ],
+)
+def test_one_audit_adds_at_most_max_defects_line_comments_in_either_format(
+    fmt: str, count: int, lines: tuple[int, ...]
+) -> None:
+    """The JSON schema bounds section 2 at MAX_DEFECTS; a markdown reply has no schema, so the
+    review is where the same bound holds. The stored audit keeps the rest."""
+    from tests.test_defect_evidence import FILE, PATCH
+    from tests.test_defect_evidence import PULL as EVIDENCE_PULL
+
+    quotes = {12: "now - t < WINDOW_S", 13: "len(recent) <= MAX_UPLOADS"}
+    cited = [(lines[i % len(lines)], f"CLAIM{i}Z breaks") for i in range(count)]
+    if fmt == "markdown":
+        reply = _markdown_reply([f"- Line {n}: `{quotes[n]}` {text}" for n, text in cited])
+    else:
+        defects = [
+            {"line": n, "quote": quotes[n], "category": "other", "failure": text}
+            for n, text in cited
+        ]
+        reply = _reply(*defects)
+    github = FakeGitHub(
+        files={2: [ChangedFile("src/limits.py", "modified", PATCH)]},
+        contents={"src/limits.py": list(FILE)},
+    )
+    auditor = Auditor(FakeChatModel().enqueue(reply, reply), AUDITOR_OPTIONS, fmt=fmt)  # type: ignore[arg-type]
+    plan = plan_audit(EVIDENCE_PULL, github, auditor, audit_format=fmt, review_comments=True)
+    store = Store(":memory:")
+    apply_audit(plan, github, store)
+    [(_, _, comments)] = github.reviews[2]
+    assert len(comments) == min(count, MAX_DEFECTS)
+    assert [c.body.rsplit("CLAIM", 1)[1] for c in comments] == [
+        f"{i}Z breaks" for i in range(len(comments))
+    ]  # the first ones the audit lists, in order
+    [row] = store.audits("o/r")
+    assert f"CLAIM{count - 1}Z" in row["markdown"]  # the audit keeps them all
+
+
+def test_the_json_schema_refuses_one_defect_past_the_cap() -> None:
+    from bot.audit.structured import parse_audit_json
+    from bot.errors import ModelOutputError
+
+    one = {**A, "failure": "x"}
+    parse_audit_json(_reply(*[one] * MAX_DEFECTS))
+    with pytest.raises(ModelOutputError, match="verified_defects"):
+        parse_audit_json(_reply(*[one] * (MAX_DEFECTS + 1)))
+
+
+@FUZZ
+@given(st.lists(st.lists(st.integers(0, 35), min_size=15, max_size=60), min_size=3, max_size=3))
+def test_the_cap_holds_per_audit_whatever_the_defects(audits: list[list[int]]) -> None:
+    """Defects of three audits on lines in (10-39) and out of the diff: each audit adds the
+    defects on diff lines, in its order, up to MAX_DEFECTS."""
+    diff = {f"f{k}.py": frozenset(range(10, 40)) for k in range(3)}
+    results = [
+        _result(f"f{k}.py", "\n".join(f"- Line {n}: `x` — claim {i}" for i, n in enumerate(lines)))
+        for k, lines in enumerate(audits)
+    ]
+    comments = line_comments(results, diff)
+    for k, lines in enumerate(audits):
+        mine = [c.line for c in comments if c.path == f"f{k}.py"]
+        assert mine == [n for n in lines if n >= 10][:MAX_DEFECTS]

@@ -67,7 +67,7 @@ def test_every_verdict_and_confidence_of_the_contract_is_counted(tmp_path: Path)
         "week", "audits", *VERDICTS, "retried", " / ".join(CONFIDENCES),
     )  # fmt: skip
     assert stats_columns(short=True)[-1] == "H/M/L"
-    cells = stats_cells(week, short=True)
+    cells = stats_cells(week, short=True, text=str)
     assert (cells[:2], cells[-2:]) == (("2026-11-16", "3"), ("33%", "1/1/1"))  # retried, mix
     shares = dict(zip(VERDICTS, cells[2:-2], strict=True))
     assert {v: share for v, share in shares.items() if share != "0%"} == {

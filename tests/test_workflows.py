@@ -95,3 +95,28 @@ def test_action_inputs_are_the_settings_tables() -> None:
         default = str(action["inputs"][name].get("default", ""))
         if default and "${{" not in default:
             spec.convert(default)
+
+
+@pytest.mark.parametrize(
+    ("bot_login", "token", "passed"),
+    [
+        ("", "ghs_jobtoken", "github-actions[bot]"),  # the default token: github.token
+        ("", "ghs_apptoken", ""),  # an app's token: the bot asks GitHub who it is
+        ("", "ghp_personal", ""),  # a personal access token: the same
+        ("triage-app[bot]", "ghs_apptoken", "triage-app[bot]"),  # the input wins
+        ("octo-maint", "ghs_jobtoken", "octo-maint"),
+    ],
+)
+def test_the_action_names_the_bots_login_for_its_own_token(
+    bot_login: str, token: str, passed: str
+) -> None:
+    """With the job's own token the bot's writes appear as ``github-actions[bot]``: the action
+    says so, and the bot asks GitHub nothing; any other token leaves it to the bot."""
+    from tests.workflow_expr import evaluate
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text("utf-8"))
+    (step,) = [step for step in action["runs"]["steps"] if step.get("id") == "run"]
+    template = step["env"]["INPUT_BOT_LOGIN"]
+    inner = template.strip().removeprefix("${{").removesuffix("}}")
+    context = {"inputs.bot-login": bot_login, "inputs.token": token, "github.token": "ghs_jobtoken"}
+    assert evaluate(inner, context) == passed

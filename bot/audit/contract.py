@@ -44,6 +44,7 @@ __all__ = [
     "CATEGORIES",
     "CONFIDENCES",
     "EVIDENCE_RULES",
+    "MAX_DEFECTS",
     "RULES",
     "SECTIONS",
     "VERDICTS",
@@ -74,6 +75,11 @@ Confidence = Literal["High", "Medium", "Low"]
 VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 CONFIDENCES: tuple[Confidence, ...] = get_args(Confidence)
 NONE = "None"
+
+MAX_DEFECTS = 20
+"""Most verified defects one audit posts: the JSON schema's bound on section 2's list, and the
+number of line comments one audit of either format adds to a review (a markdown reply has no
+schema, so its defects past this many stay in the summary comment only)."""
 
 
 def one_of(values: tuple[str, ...]) -> str:

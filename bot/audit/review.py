@@ -26,6 +26,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from bot.audit.auditor import AuditResult, Outcome
+from bot.audit.contract import MAX_DEFECTS
 from bot.audit.evidence import Claim, normalise
 from bot.audit.report import MARKER_PREFIX
 from bot.clients.github_port import PostedReviewComment, ReviewComment
@@ -70,7 +71,9 @@ def _body(path: str, claim: Claim, model: str) -> str:
 def line_comments(
     outcomes: Sequence[Outcome], diff_lines: Mapping[str, frozenset[int]]
 ) -> tuple[ReviewComment, ...]:
-    """One comment per verified defect whose line is in the diff, in outcome order.
+    """One comment per verified defect whose line is in the diff, in outcome order, at most
+    :data:`~bot.audit.contract.MAX_DEFECTS` per audit in either format (the first ones it
+    lists; the summary comment keeps the rest).
 
     Args:
         outcomes: the plan's audits; only accepted ones (:class:`AuditResult`) have defects.
@@ -82,14 +85,18 @@ def line_comments(
         if not isinstance(result, AuditResult):
             continue
         path = result.segment.path
+        posted = 0
         for claim in result.defects:
             line = claim.line
+            if posted == MAX_DEFECTS:
+                break
             if line is None or line not in diff_lines.get(path, frozenset()):
                 continue
             body = _body(path, claim, result.model)
             if (path, line, body) not in seen:
                 seen.add((path, line, body))
                 out.append(ReviewComment(path, line, body))
+                posted += 1
     return tuple(out)
 
 

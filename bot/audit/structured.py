@@ -13,7 +13,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bot.audit.contract import NONE, Category, Confidence, Verdict
+from bot.audit.contract import MAX_DEFECTS, NONE, Category, Confidence, Verdict
 from bot.errors import ModelOutputError
 
 __all__ = ["AuditJSON", "Defect", "parse_audit_json"]
@@ -65,7 +65,7 @@ class AuditJSON(BaseModel):
 
     bottom_line: str = Field(min_length=1, max_length=1200)
     """One paragraph that names something in the code."""
-    verified_defects: list[Defect] = Field(max_length=20)
+    verified_defects: list[Defect] = Field(max_length=MAX_DEFECTS)
     """Concrete defects visible in the segment; empty when there are none."""
     non_blocking_risks: list[str] = Field(max_length=20)
     """Practical risks that do not block; empty when there are none."""

@@ -377,7 +377,11 @@ class EmbeddedChatModel:
         """Before a call: when the context holds another system prompt's tokens (a fresh
         process holds none), load this one's from the prompt cache. Returns the key to store
         the state under after the call, or ``None`` (no cache, no system message, or stored
-        already in this process)."""
+        already in this process).
+
+        Raises:
+            ConfigError: the prompt cache folder is not this user's alone.
+        """
         if self._cache is None or not messages or messages[0].role != "system":
             return None
         assert self._path is not None  # set by _llm()
@@ -407,6 +411,7 @@ class EmbeddedChatModel:
                 ``num_ctx`` (:func:`bot.chat.check_prompt_fits`).
             ModelTruncated: generation stopped at ``num_predict``.
             ModelError: llama.cpp failed during generation.
+            ConfigError: the prompt cache folder is not this user's alone.
         """
         if options.num_ctx > self._n_ctx:
             raise ModelRequestRejected(

@@ -36,6 +36,14 @@ comments, 100 per page) to see what the bot already posted, and at most one ``PO
 .../pulls/{n}/reviews`` with the ``COMMENT`` event, never retried on 5xx like the comment POST
 (:meth:`GitHubPort.bot_review_comments`, :meth:`GitHubPort.create_review`).
 
+The bot's own login (:meth:`PyGithubClient.login`), which its comments and labels are told
+apart by, costs nothing when it is configured (``bot-login``; the action passes
+``github-actions[bot]`` for its own token); otherwise one GraphQL ``query { viewer { login } }``
+(``POST /graphql``) per job, the first time a comment or label must be matched. ``GET /user``
+refuses installation tokens ("Resource not accessible by integration") and ``GET /app`` needs
+the app's JWT; ``viewer`` answers every token kind: the user for a personal access token,
+``NAME[bot]`` for an app's installation token.
+
 Retry policy, chosen on purpose: PyGithub's default ``GithubRetry`` retries POST on 5xx, which can
 double-post a comment. Here its HTTP-level retries cover only idempotent methods (GET, HEAD, PUT,
 PATCH, DELETE) plus its rate-limit handling of 403/429 (bounded by ``max_rate_limit_wait``). The
@@ -76,6 +84,7 @@ from bot.clients.github_port import (
     ReviewComment,
 )
 from bot.errors import (
+    ConfigError,
     GitHubError,
     GitHubNotFound,
     GitHubUnavailable,
@@ -99,6 +108,12 @@ DEFAULT_SECONDS_BETWEEN_WRITES = 1.0
 
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
+VIEWER_QUERY = "query { viewer { login } }"
+"""GraphQL: the login the token acts as (every token kind; REST ``GET /user`` refuses an
+installation token)."""
+
+VIEWER_WHAT = "learn the bot's own login (GraphQL viewer; set bot-login to skip this request)"
+
 
 class PyGithubClient:
     """:class:`GitHubPort` over PyGithub.
@@ -112,6 +127,8 @@ class PyGithubClient:
         max_rate_limit_wait_s: longest wait for a rate-limit reset before failing (seconds).
         seconds_between_writes: PyGithub's pause between mutating requests (seconds); GitHub's
             best practices for integrations ask for at least 1 s (the default, ``None``).
+        login: the login the token writes as (``Settings.bot_login``), or ``None`` to ask
+            GitHub when it is first needed (:meth:`login`).
     """
 
     def __init__(
@@ -124,6 +141,7 @@ class PyGithubClient:
         timeout_s: float = 15.0,
         max_rate_limit_wait_s: float = 60.0,
         seconds_between_writes: float | None = None,
+        login: str | None = None,
     ) -> None:
         retry = GithubRetry(
             total=retries,
@@ -151,6 +169,8 @@ class PyGithubClient:
             attempts=retries + 1, wait_initial_s=backoff_s, wait_max_s=8.0
         )
         self._max_rate_limit_wait_s = max_rate_limit_wait_s
+        self._anonymous = not token
+        self._login = login
 
     def _server_wait(self, exc: BaseException) -> float | None:
         wait = rate_limit_wait_s(exc) if rate_limited(exc) else None
@@ -296,6 +316,8 @@ class PyGithubClient:
 
         Raises:
             GitHubError: the path is a folder, or the read failed after retries.
+            ConfigError: the file is over the 1 MB the contents API serves (GitHub then
+                answers ``encoding: none`` with no content).
         """
 
         def fetch() -> str | None:
@@ -308,24 +330,50 @@ class PyGithubClient:
                 raise
             if isinstance(content, list) or content.type != "file":
                 raise GitHubError(f"{path} in {repo} is not a file")
+            if content.encoding != "base64":  # over 1 MB: "none", and no content
+                raise ConfigError(
+                    f"{path}: {content.size} bytes, more than GitHub's contents API serves "
+                    "(1 MB); a configuration is a few dozen lines"
+                )
             return content.decoded_content.decode("utf-8", errors="replace")
 
         where = f" at {ref}" if ref else ""
         return self._call(f"read {path}{where} in {repo}", fetch, safe_to_repeat=True)
 
-    def find_bot_comment(
-        self, repo: str, number: int, marker: str, *, author: str | None = None
-    ) -> BotComment | None:
+    def login(self) -> str | None:
+        """The login given at construction, else GraphQL ``query { viewer { login } }`` (one
+        ``POST /graphql``, the first time only; kept for the client's life, one job). ``None``
+        for a client without a token: GitHub names no viewer then.
+
+        Raises:
+            GitHubError: the query failed after retries, or its answer names no login.
+        """
+        if self._login is None and not self._anonymous:
+            self._login = self._call(VIEWER_WHAT, self._viewer_login, safe_to_repeat=True)
+        return self._login
+
+    def _viewer_login(self) -> str:
+        _, data = self._gh.requester.graphql_query(VIEWER_QUERY, {})
+        found = (data.get("data") or {}).get("viewer") or {}
+        login = found.get("login") if isinstance(found, dict) else None
+        if not isinstance(login, str) or not login:
+            raise GitHubError(f"{VIEWER_WHAT}: GitHub's answer names no login")
+        return login
+
+    def _is_mine(self, login: str | None) -> bool:
+        """Whether ``login`` (a comment's author) is the bot's own, case-insensitively."""
+        own = self.login()
+        return own is not None and login is not None and login.lower() == own.lower()
+
+    def find_bot_comment(self, repo: str, number: int, marker: str) -> BotComment | None:
         """``GET /repos/{repo}/issues/{number}/comments``: the first comment whose body starts
-        with ``marker`` and whose author is ``author`` (the bot's login, ``bot_login``) or,
-        when ``author`` is ``None``, any Bot account. A person quoting the marker is ignored;
-        with ``author`` set, so is another app's comment that forges it."""
+        with ``marker`` and whose author is the bot's own :meth:`login` (asked only when a
+        comment carries the marker). A person quoting the marker, and another app's comment
+        that forges it (``renovate[bot]``), are ignored."""
 
         def fetch() -> BotComment | None:
             for comment in self._gh.get_repo(repo).get_issue(number).get_comments():
-                by = comment.user
-                mine = by.login == author if author else by.type == "Bot"
-                if comment.body.startswith(marker) and mine:
+                if comment.body.startswith(marker) and self._is_mine(comment.user.login):
                     return BotComment(comment.id, comment.body)
             return None
 
@@ -356,19 +404,15 @@ class PyGithubClient:
         comment = self._gh.get_repo(repo).get_issue(number).get_comment(comment_id)
         self._call(f"edit comment {comment_id} in {repo}", lambda: comment.edit(body))
 
-    def bot_review_comments(
-        self, repo: str, number: int, marker: str, *, author: str | None = None
-    ) -> list[PostedReviewComment]:
+    def bot_review_comments(self, repo: str, number: int, marker: str) -> list[PostedReviewComment]:
         """``GET /repos/{repo}/pulls/{number}/comments`` (all pages, 100 per page): the review
-        comments starting with ``marker`` by ``author`` (else by any Bot account), as
+        comments starting with ``marker`` by the bot's own :meth:`login`, as
         :meth:`find_bot_comment` chooses the bot's issue comment."""
 
         def fetch() -> list[PostedReviewComment]:
             found = []
             for comment in self._gh.get_repo(repo).get_pull(number).get_review_comments():
-                by = comment.user
-                mine = by.login == author if author else by.type == "Bot"
-                if mine and comment.body.startswith(marker):
+                if comment.body.startswith(marker) and self._is_mine(comment.user.login):
                     found.append(PostedReviewComment(comment.original_commit_id, comment.body))
             return found
 

@@ -142,14 +142,24 @@ class GitHubPort(Protocol):
 
     def repo_file(self, repo: str, path: str, ref: str | None) -> str | None:
         """The text of the file at ``path`` on ``ref`` (the default branch; ``None`` lets
-        GitHub pick it), or ``None`` when there is no such file (404)."""
+        GitHub pick it), or ``None`` when there is no such file (404).
+
+        Raises:
+            ConfigError: the file is larger than the API serves (1 MB).
+        """
         ...
 
-    def find_bot_comment(
-        self, repo: str, number: int, marker: str, *, author: str | None = None
-    ) -> BotComment | None:
+    def login(self) -> str | None:
+        """The login the bot's writes appear as (``github-actions[bot]`` for the Actions
+        token, ``NAME[bot]`` for a GitHub App, the user for a personal access token): the one
+        the client was given, else asked of GitHub once and kept; ``None`` when it cannot be
+        known (no token). A comment or label counts as the bot's only when this login wrote
+        it, so another app's, or a person's, is never taken for its own."""
+        ...
+
+    def find_bot_comment(self, repo: str, number: int, marker: str) -> BotComment | None:
         """The bot's comment whose body starts with ``marker``, or ``None``: written by
-        ``author`` when given (the bot's login), else by any Bot account."""
+        :meth:`login` (case-insensitively; no login known: ``None``)."""
         ...
 
     def upsert_comment(self, repo: str, number: int, existing: BotComment | None, body: str) -> str:
@@ -165,11 +175,9 @@ class GitHubPort(Protocol):
         is gone."""
         ...
 
-    def bot_review_comments(
-        self, repo: str, number: int, marker: str, *, author: str | None = None
-    ) -> list[PostedReviewComment]:
-        """The PR's review comments whose body starts with ``marker``, written by ``author``
-        when given (the bot's login), else by any Bot account (``GET .../pulls/{n}/comments``)."""
+    def bot_review_comments(self, repo: str, number: int, marker: str) -> list[PostedReviewComment]:
+        """The PR's review comments whose body starts with ``marker``, written by
+        :meth:`login` (``GET .../pulls/{n}/comments``; no login known: none)."""
         ...
 
     def create_review(

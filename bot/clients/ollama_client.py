@@ -13,7 +13,8 @@ is an error, never a result. Ollama cuts a prompt longer than ``num_ctx`` withou
 (:func:`bot.chat.check_prompt_fits` gives the rule and why).
 
 This module is the one place where ollama and httpx errors become :mod:`bot.errors` classes
-(:func:`translate_ollama_error`). Messages name the host without any ``user:password@``.
+(:func:`translate_ollama_error`). Messages name the host as :func:`bot.neutralise.shown_url`
+shows it (no user information, no secret query value).
 
 httpx's timeout applies per network operation, so a server that drips one byte a second never
 times out; each request therefore also runs against a wall-clock deadline of ``timeout_s``
@@ -25,7 +26,6 @@ with tenacity (:mod:`bot.retry`) before they are translated.
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -42,6 +42,7 @@ from bot.errors import (
     ModelTruncated,
     ModelUnavailable,
 )
+from bot.neutralise import shown_url
 from bot.retry import RetryPolicy, call_with_retries
 
 __all__ = [
@@ -49,7 +50,6 @@ __all__ = [
     "call_with_deadline",
     "is_transient_ollama_error",
     "ollama_options",
-    "redact_url",
     "translate_ollama_error",
 ]
 
@@ -71,12 +71,6 @@ def is_transient_ollama_error(exc: BaseException) -> bool:
     if isinstance(exc, ollama.ResponseError):
         return exc.status_code >= 500
     return isinstance(exc, ConnectionError | httpx.TransportError | _DeadlineExceeded)
-
-
-def redact_url(url: str) -> str:
-    """``url`` without credentials (``http://user:pw@host`` → ``http://host``); everything up
-    to the last ``@`` of the authority goes, so an unencoded ``@`` in a password goes too."""
-    return re.sub(r"(?<=://)[^/\s]*@", "", url)
 
 
 class _DeadlineExceeded(Exception):
@@ -110,7 +104,7 @@ def call_with_deadline(fn: Callable[[], T], deadline_s: float) -> T:
 
 def translate_ollama_error(exc: BaseException, *, model: str, host: str) -> ModelError:
     """Map an ollama/httpx exception to the :mod:`bot.errors` tree (the choke point)."""
-    host = redact_url(host)
+    host = shown_url(host)
     if isinstance(exc, ModelError):
         return exc
     if isinstance(exc, _DeadlineExceeded):

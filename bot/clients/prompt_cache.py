@@ -1,8 +1,8 @@
 """A prompt cache for the embedded backend that outlives the process.
 
-Rule source: issue 19, "A prompt cache that outlives the process". Each event is a fresh
-process, so without this every run evaluates the whole system prompt again (Ollama keeps its
-cache between requests; llama-cpp-python keeps it only between calls of one process).
+Each event is a fresh process, so without it every run evaluates the whole system prompt again
+(Ollama keeps its cache between requests; llama-cpp-python keeps it only between calls of one
+process).
 
 What is kept: after the first call of a process with a given system prompt, llama.cpp's state
 (its KV cache and the tokens it holds, ``llama_state_save_file``) is written to the cache folder
@@ -13,12 +13,27 @@ then finds the longest token prefix the new prompt shares with the loaded tokens
 prompt and the turn markers) and evaluates only the rest, exactly as it does between two calls
 of one process. Only a token-exact prefix is ever reused, so a loaded state can only save work.
 
+Whose folder: llama.cpp loads whatever state the folder holds under the real system prompt,
+and the key can be computed by anyone who can read the GGUF's metadata, so the folder must be
+writable by this runner's user alone. It is created ``0700``; an existing one must belong to
+the process's user and not be writable by its group or others, else every use is a
+:class:`~bot.errors.ConfigError` (exit 2: a misplaced folder is fixed by the maintainer, never
+used quietly); one that others can only read (what ``mkdir`` makes under umask 022) is
+tightened to ``0700``. Another process of the same user can still write there: only a user of
+its own protects the cache from other jobs.
+
 Never trusted: each entry is a state file named by its SHA-256 and a small JSON record (a
 pydantic model) naming the file, its size, hash and token count, written last and atomically
-(``os.replace``). An entry whose record does not parse, whose file is missing or has another
-hash or size, or that llama.cpp refuses, is deleted and rebuilt from a full evaluation; two
-processes writing the same key at once each write their own file and the last record wins.
-The folder is kept under a size bound (oldest files removed first).
+(``os.replace``). Both are opened as regular files only, never through a symbolic link, and read
+no further than their bound (:mod:`bot.regular_file`: the record :data:`MAX_RECORD_BYTES`, the
+state the size its record gives, itself at most the folder's bound), so a FIFO, a device or a
+link planted in the folder is dropped, never waited on or read without end. An entry whose
+record does not parse, whose file is missing or has another hash or size, or that llama.cpp
+refuses, is deleted and rebuilt from a full evaluation; llama.cpp is handed the descriptor that
+was verified (``/dev/fd/N``), not the name, which may have changed since. Two processes writing
+the same key at once each write their own file and the last record wins. The folder is kept
+under a size bound (oldest files removed first; links and other entries the cache never writes
+are removed, directories left alone).
 """
 
 from __future__ import annotations
@@ -27,16 +42,27 @@ import contextlib
 import ctypes
 import hashlib
 import os
+import re
+import stat
 import tempfile
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-__all__ = ["CacheEntry", "PromptCache"]
+from bot.errors import ConfigError
+from bot.regular_file import open_regular, read_regular
+
+__all__ = ["MAX_RECORD_BYTES", "CacheEntry", "PromptCache"]
 
 _FORMAT = 1
+
+MAX_RECORD_BYTES = 4096
+"""Largest record read (bytes); a record is about 300."""
+
+_STATE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}\.state")
+"""A state file's name in a record: a bare name in the folder, never a path elsewhere."""
 
 
 class CacheEntry(BaseModel):
@@ -61,26 +87,84 @@ class CacheEntry(BaseModel):
     n_tokens: int
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+def _digest(handle: BinaryIO, limit: int) -> tuple[str, int] | None:
+    """SHA-256 (hex) and size of what ``handle`` holds from where it is; ``None`` when it
+    holds more than ``limit`` bytes (no more than ``limit + 1`` are read)."""
+    digest, size = hashlib.sha256(), 0
+    while block := handle.read(min(1 << 20, limit + 1 - size)):
+        size += len(block)
+        if size > limit:
+            return None
+        digest.update(block)
+    return digest.hexdigest(), size
+
+
+def _private_folder(folder: Path) -> None:
+    """Create ``folder`` ``0700`` when missing; check an existing one (module docstring).
+
+    Raises:
+        ConfigError: it cannot be created, is not a folder, belongs to another user, or its
+            group or others may write to it.
+    """
+    fix = (
+        "point TRIAGE_PROMPT_CACHE at a folder only this runner's user can write, "
+        "or turn the cache off with TRIAGE_PROMPT_CACHE_MB=0"
+    )
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = folder.stat()
+    except OSError as exc:
+        raise ConfigError(f"prompt cache folder {folder}: {exc.strerror}; {fix}") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise ConfigError(f"prompt cache folder {folder}: not a folder; {fix}")
+    if info.st_uid != os.geteuid():
+        raise ConfigError(
+            f"prompt cache folder {folder} belongs to uid {info.st_uid}, not to this "
+            f"runner's user (uid {os.geteuid()}): its owner could plant states; {fix}"
+        )
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & 0o022:
+        raise ConfigError(
+            f"prompt cache folder {folder} is writable by its group or others (mode "
+            f"{mode:04o}): they could plant states; empty it and chmod 700 it, or {fix}"
+        )
+    if mode & 0o077:
+        try:
+            os.chmod(folder, 0o700)
+        except OSError as exc:
+            raise ConfigError(f"prompt cache folder {folder}: {exc.strerror}; {fix}") from None
+
+
+def _fd_path(handle: BinaryIO, path: Path) -> str:
+    """A name that opens the very file ``handle`` has open (``/dev/fd/N``), where the system
+    has one; else ``path``."""
+    return f"/dev/fd/{handle.fileno()}" if os.path.isdir("/dev/fd") else str(path)
 
 
 class PromptCache:
     """llama.cpp states on disk, one per key (see the module docstring).
 
     Args:
-        directory: the cache folder (created when first written).
+        directory: the cache folder (created ``0700`` and checked at first use).
         max_bytes: the folder's size bound (bytes); after a write, the oldest state files are
-            removed until the rest fit.
+            removed until the rest fit. A state larger than this is never written nor read.
     """
 
     def __init__(self, directory: Path, *, max_bytes: int) -> None:
         self.directory = directory
         self.max_bytes = max_bytes
+        self._checked = False
+
+    def folder(self) -> Path:
+        """The cache folder, created or checked once per instance (module docstring).
+
+        Raises:
+            ConfigError: the folder is not this user's alone.
+        """
+        if not self._checked:
+            _private_folder(self.directory)
+            self._checked = True
+        return self.directory
 
     @staticmethod
     def key(model_path: Path, n_ctx: int, prefix: str) -> str:
@@ -91,12 +175,12 @@ class PromptCache:
         Raises:
             OSError: the GGUF cannot be stat'ed.
         """
-        stat = model_path.resolve().stat()
+        stat_ = model_path.resolve().stat()
         try:
             version = metadata.version("llama_cpp_python")
         except metadata.PackageNotFoundError:
             version = "unknown"
-        parts = [str(model_path.resolve()), str(stat.st_size), str(stat.st_mtime_ns), version,
+        parts = [str(model_path.resolve()), str(stat_.st_size), str(stat_.st_mtime_ns), version,
                  str(n_ctx), prefix]  # fmt: skip
         return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
 
@@ -106,58 +190,94 @@ class PromptCache:
     def _drop(self, key: str, entry: CacheEntry | None = None) -> None:
         with contextlib.suppress(OSError):
             self._record(key).unlink()
-        if entry is not None:
+        if entry is not None and _STATE_NAME.fullmatch(entry.state):
             with contextlib.suppress(OSError):
                 (self.directory / entry.state).unlink()
 
-    def entry(self, key: str) -> CacheEntry | None:
-        """The key's entry when its record parses and its state file matches it (name, size,
-        SHA-256); otherwise ``None``, and what was there is deleted."""
-        record = self._record(key)
+    def _verified(self, key: str) -> tuple[CacheEntry, BinaryIO] | None:
+        """The key's entry and its state file open at the start, when the record parses and
+        the file matches it (a bare name, a regular file, the recorded size and SHA-256);
+        otherwise ``None``, and what was there is deleted.
+
+        Raises:
+            ConfigError: the folder is not this user's alone.
+        """
+        record = self.folder() / f"{key}.json"
         try:
-            entry = CacheEntry.model_validate_json(record.read_bytes())
+            raw = read_regular(record, limit=MAX_RECORD_BYTES, follow_symlinks=False)
         except FileNotFoundError:
             return None
-        except (OSError, ValidationError, ValueError):
+        except OSError:  # a link, a FIFO, a device, a folder, or too long: never a record
             self._drop(key)
             return None
-        state = self.directory / entry.state
-        named = Path(entry.state).name == entry.state  # a bare name: never a path elsewhere
-        valid = entry.format == _FORMAT and entry.key == key and named
         try:
-            valid = valid and state.stat().st_size == entry.size and _sha256(state) == entry.sha256
-        except OSError:
-            valid = False
-        if not valid:
-            self._drop(key, entry)
+            entry = CacheEntry.model_validate_json(raw)
+        except (ValidationError, ValueError):
+            self._drop(key)
             return None
+        valid = (
+            entry.format == _FORMAT
+            and entry.key == key
+            and bool(_STATE_NAME.fullmatch(entry.state))
+            and 0 < entry.size <= self.max_bytes
+        )
+        handle = None
+        if valid:
+            with contextlib.suppress(OSError):
+                handle = open_regular(self.directory / entry.state, follow_symlinks=False)
+        if handle is not None and _digest(handle, entry.size) == (entry.sha256, entry.size):
+            handle.seek(0)
+            return entry, handle
+        if handle is not None:
+            handle.close()
+        self._drop(key, entry)
+        return None
+
+    def entry(self, key: str) -> CacheEntry | None:
+        """The key's entry when its record parses and its state file matches it (name, regular
+        file, size, SHA-256); otherwise ``None``, and what was there is deleted.
+
+        Raises:
+            ConfigError: the folder is not this user's alone.
+        """
+        found = self._verified(key)
+        if found is None:
+            return None
+        entry, handle = found
+        handle.close()
         return entry
 
     def restore(self, llm: Any, key: str) -> int:
         """Load the key's state into ``llm`` (a ``llama_cpp.Llama``); the tokens restored, or 0
-        when there is no valid entry (a bad one is deleted and ``llm`` left empty)."""
+        when there is no valid entry (a bad one is deleted and ``llm`` left empty).
+
+        Raises:
+            ConfigError: the folder is not this user's alone.
+        """
         import llama_cpp
 
-        entry = self.entry(key)
-        if entry is None:
+        found = self._verified(key)
+        if found is None:
             return 0
-        capacity = llm.n_ctx()
-        tokens = (llama_cpp.llama_token * capacity)()
-        count = ctypes.c_size_t(0)
-        state = str(self.directory / entry.state).encode()
-        ok = llama_cpp.llama_state_load_file(llm._ctx.ctx, state, tokens, capacity,
-                                             ctypes.byref(count))  # fmt: skip
-        n = int(count.value)
-        if not ok or n != entry.n_tokens or n == 0 or n > capacity:
-            llm._ctx.kv_cache_clear()
-            llm.n_tokens = 0
-            self._drop(key, entry)
-            return 0
+        entry, handle = found
+        with handle:
+            capacity = llm.n_ctx()
+            tokens = (llama_cpp.llama_token * capacity)()
+            count = ctypes.c_size_t(0)
+            name = _fd_path(handle, self.directory / entry.state).encode()
+            ok = llama_cpp.llama_state_load_file(llm._ctx.ctx, name, tokens, capacity,
+                                                 ctypes.byref(count))  # fmt: skip
+            n = int(count.value)
+            if not ok or n != entry.n_tokens or n == 0 or n > capacity:
+                llm._ctx.kv_cache_clear()
+                llm.n_tokens = 0
+                self._drop(key, entry)
+                return 0
+            with contextlib.suppress(OSError, NotImplementedError):
+                os.utime(handle.fileno())  # recently used: evicted last
         llm.input_ids[:n] = tokens[:n]
         llm.n_tokens = n
         llm._requires_eval = True  # the logits are not live: the next call decodes a token
-        with contextlib.suppress(OSError):
-            os.utime(self.directory / entry.state)  # recently used: evicted last
         return n
 
     def store(self, llm: Any, key: str) -> bool:
@@ -169,39 +289,55 @@ class PromptCache:
         if n == 0:
             return False
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            handle, tmp = tempfile.mkstemp(dir=self.directory, prefix=".state-", suffix=".tmp")
+            folder = self.folder()
+            handle, tmp = tempfile.mkstemp(dir=folder, prefix=".state-", suffix=".tmp")
             os.close(handle)
             tokens = (llama_cpp.llama_token * n)(*[int(t) for t in llm.input_ids[:n]])
-            if not llama_cpp.llama_state_save_file(llm._ctx.ctx, tmp.encode(), tokens, n):
+            saved = llama_cpp.llama_state_save_file(llm._ctx.ctx, tmp.encode(), tokens, n)
+            with open_regular(Path(tmp), follow_symlinks=False) as written:
+                digest = _digest(written, self.max_bytes) if saved else None
+            if digest is None:  # not saved, or larger than the whole cache may hold
                 Path(tmp).unlink(missing_ok=True)
                 return False
-            sha = _sha256(Path(tmp))
+            sha, size = digest
             name = f"{key[:16]}-{sha[:16]}.state"
-            os.replace(tmp, self.directory / name)
-            entry = CacheEntry(format=_FORMAT, key=key, state=name, sha256=sha,
-                               size=(self.directory / name).stat().st_size, n_tokens=n)  # fmt: skip
-            handle, tmp = tempfile.mkstemp(dir=self.directory, prefix=".record-", suffix=".tmp")
+            os.replace(tmp, folder / name)
+            entry = CacheEntry(format=_FORMAT, key=key, state=name, sha256=sha, size=size,
+                               n_tokens=n)  # fmt: skip
+            handle, tmp = tempfile.mkstemp(dir=folder, prefix=".record-", suffix=".tmp")
             with os.fdopen(handle, "w", encoding="utf-8") as out:
                 out.write(entry.model_dump_json())
             os.replace(tmp, self._record(key))
-        except OSError:
+        except (OSError, ConfigError):
             return False
         self.evict()
         return True
 
     def evict(self) -> None:
         """Remove the oldest state files (by mtime) until the folder's states fit
-        :attr:`max_bytes`; a record left without its state is dropped when next read."""
+        :attr:`max_bytes`; a record left without its state is dropped when next read. An
+        entry named ``*.state`` that is not a regular file (a link, dangling or not, a FIFO)
+        is removed too, a folder left alone; an entry that vanishes meanwhile is skipped."""
         try:
-            states = sorted(self.directory.glob("*.state"), key=lambda p: p.stat().st_mtime)
-            total = sum(p.stat().st_size for p in states)
-        except OSError:
+            with os.scandir(self.folder()) as found:
+                names = [item for item in found if item.name.endswith(".state")]
+        except (OSError, ConfigError):
             return
-        for path in states:
+        states: list[tuple[float, int, str]] = []
+        for item in names:
+            try:
+                info = item.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode):
+                states.append((info.st_mtime, info.st_size, item.path))
+            elif not stat.S_ISDIR(info.st_mode):
+                with contextlib.suppress(OSError):
+                    os.unlink(item.path)
+        total = sum(size for _, size, _ in states)
+        for _, size, path in sorted(states):
             if total <= self.max_bytes:
                 break
             with contextlib.suppress(OSError):
-                size = path.stat().st_size
-                path.unlink()
+                os.unlink(path)
                 total -= size

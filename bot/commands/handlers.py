@@ -20,7 +20,14 @@ from bot.audit.contract import VERDICTS
 from bot.audit.report import shown_path
 from bot.commands.spec import Answer, CommandContext, CommandSpec, help_text
 from bot.errors import InvalidRange
-from bot.history.gate_stats import gate_cells, gate_columns, gate_weeks, mermaid_error_share
+from bot.history.gate_stats import (
+    gate_cells,
+    gate_columns,
+    gate_health,
+    mermaid_error_share,
+    version_cells,
+    version_columns,
+)
 from bot.history.protocol import HistoryStore
 from bot.history.stats import (
     history_line,
@@ -49,7 +56,8 @@ __all__ = [
 
 
 def rerun_gate(ctx: CommandContext) -> Answer:
-    """``/triage``: run the issue gate on the comment's issue, overriding a hand-set label."""
+    """``/triage``: run the issue gate on the comment's issue, even over a hand-set label
+    (which stays: the bot removes only labels it added)."""
     return ctx.services.rerun_gate(ctx.event.as_issues_event())
 
 
@@ -144,14 +152,15 @@ def history_reply(store: HistoryStore, repo: str, count: int) -> str:
 def stats_reply(store: HistoryStore, repo: str, weeks: int) -> str:
     """The ``/audit_stats`` reply: a weekly table of accepted audits (:func:`stats_columns`),
     a chart of the share of defect verdicts (``FIX``), and the same weeks per model (a verdict
-    is one model's judgement: issue 17; model names as inline code through
-    :func:`~bot.neutralise.code_span`)."""
+    is one model's judgement). Stored strings (weeks, model names) are inline code through
+    :func:`~bot.neutralise.code_span` in the tables and pass
+    :func:`~bot.neutralise.chart_label` in the chart."""
     stats = weekly_stats(store, repo, weeks)
     if not stats:
         return f"No accepted audits in the last {weeks} week(s)."
     columns = stats_columns(short=False)
     table = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    table += ["| " + " | ".join(stats_cells(s, short=False)) + " |" for s in stats]
+    table += ["| " + " | ".join(stats_cells(s, short=False, text=_stored)) + " |" for s in stats]
     return (
         f"Accepted audits, last {weeks} week(s) (weeks start Monday, UTC):\n\n"
         + "\n".join(table)
@@ -163,7 +172,8 @@ def stats_reply(store: HistoryStore, repo: str, weeks: int) -> str:
 
 
 MODELS_SHOWN = 20
-"""Most models listed in ``/audit_stats`` (the rest are counted): the reply stays small."""
+"""Most models listed in ``/audit_stats``, and model and prompt versions in ``/triage_stats``
+(the rest are counted): the reply stays small."""
 
 
 def _per_model(store: HistoryStore, repo: str, weeks: int) -> str:
@@ -181,9 +191,9 @@ def _per_model(store: HistoryStore, repo: str, weeks: int) -> str:
 
 
 STORED_MAX_CHARS = 48
-"""Longest stored string (model name, prompt version, error kind) shown in a ``/triage_stats``
-cell (characters, cut with ``…``): 52 weeks of hostile values stay far under GitHub's
-65,536-character comment limit."""
+"""Longest stored string (week, model name, prompt version, error kind) shown in a stats reply's
+cell (characters, cut with ``…``): 52 weeks and :data:`MODELS_SHOWN` versions of hostile values
+stay under GitHub's 65,536-character comment limit."""
 
 
 def _stored(text: str) -> str:
@@ -194,27 +204,41 @@ def _stored(text: str) -> str:
 
 def triage_stats_reply(store: HistoryStore, repo: str, weeks: int) -> str:
     """The ``/triage_stats`` reply: a weekly table of gate decisions
-    (:func:`~bot.history.gate_stats.gate_columns`; stored strings as inline code through
-    :func:`~bot.neutralise.code_span`) and a chart of the ``validator-error`` share."""
-    rows = gate_weeks(store, repo, weeks)
-    if not rows:
+    (:func:`~bot.history.gate_stats.gate_columns`), a chart of the ``validator-error`` share,
+    and the same weeks per model and prompt version (verdict mix and error rate:
+    :func:`~bot.history.gate_stats.version_columns`), so two models can be compared. Stored
+    strings are inline code through :func:`~bot.neutralise.code_span` in the tables and pass
+    :func:`~bot.neutralise.chart_label` in the chart."""
+    health = gate_health(store, repo, weeks)
+    if not health.weeks:
         return f"No gate decisions in the last {weeks} week(s)."
     columns = gate_columns()
     table = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    table += ["| " + " | ".join(gate_cells(w, text=_stored)) + " |" for w in rows]
+    table += ["| " + " | ".join(gate_cells(w, text=_stored)) + " |" for w in health.weeks]
+    shown = health.versions[:MODELS_SHOWN]
+    head = version_columns()
+    per_version = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    per_version += ["| " + " | ".join(version_cells(v, text=_stored)) + " |" for v in shown]
+    more = len(health.versions) - len(shown)
     return (
         f"Gate decisions, last {weeks} week(s) (weeks start Monday, UTC; p50 / p95: the "
         "model's time on decisions that reached it):\n\n"
         + "\n".join(table)
         + "\n\n"
-        + mermaid_error_share(rows)
+        + mermaid_error_share(health.weeks)
+        + "\n\nPer model and prompt version, same weeks (share of its decisions; "
+        "validator-error is its error rate):\n\n"
+        + "\n".join(per_version)
+        + (f"\n\n{more} more model and prompt version(s) not listed." if more > 0 else "")
     )
 
 
 COMMANDS: dict[str, CommandSpec] = {
     spec.name: spec
     for spec in (
-        CommandSpec("triage", "none", "re-run the issue gate (overrides a hand-set gate label)",
+        CommandSpec("triage", "none",
+                    "re-run the issue gate, even over a hand-set gate label (which stays: the "
+                    "bot removes only its own labels)",
                     rerun_gate, where="issue",
                     wrong_place="runs the issue gate on issues; on a pull request use `/audit`"),
         CommandSpec("audit", "range", "re-run the PR audit, or audit one range of a changed file",
@@ -229,7 +253,7 @@ COMMANDS: dict[str, CommandSpec] = {
                     show_stats, arg_name="WEEKS", default=8, maximum=52),
         CommandSpec("triage_stats", "count",
                     "weekly gate health for the last WEEKS weeks (verdicts, errors by kind, "
-                    "model time, versions)",
+                    "model time, versions), and the same weeks per model and prompt version",
                     show_gate_stats, arg_name="WEEKS", default=8, maximum=52),
         CommandSpec("help", "none", "list the commands", list_commands),
     )

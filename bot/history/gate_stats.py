@@ -3,7 +3,9 @@
 Rule source: issue 16, "Gate health". Per week (Monday to Sunday, UTC: the ISO week, named by
 its Monday as ``/audit_stats`` does): the verdict mix (``VALID``, ``NEEDS_REFINEMENT``, and
 ``validator-error`` for a decision without a verdict), the validator-error rate by error kind,
-the model's own time at p50 and p95, and the model and prompt versions in use.
+the model's own time at p50 and p95, and the model and prompt versions in use. Over the same
+weeks, per model and prompt version (:func:`gate_health`): the verdict mix and the error rate by
+kind, so two models (or two prompts) can be compared side by side.
 
 Model time is ``duration_ms``, the model's own time for the call. Only decisions that reached
 the model count towards the percentiles (``duration_ms > 0``): a fault before any reply (the
@@ -27,17 +29,23 @@ from typing import TypeVar, get_args
 
 from bot.errors import StoreError
 from bot.history.protocol import HistoryStore
+from bot.neutralise import chart_label
 from bot.triage.verdict import VerdictValue
 
 __all__ = [
     "ERROR_OUTCOME",
     "OUTCOMES",
+    "GateHealth",
     "GateWeek",
+    "VersionHealth",
     "gate_cells",
     "gate_columns",
+    "gate_health",
     "gate_weeks",
     "mermaid_error_share",
     "nearest_rank",
+    "version_cells",
+    "version_columns",
 ]
 
 ERROR_OUTCOME = "validator-error"
@@ -59,11 +67,45 @@ _K = TypeVar("_K", str, tuple[str, str])
 
 
 @dataclass(frozen=True)
+class VersionHealth:
+    """The decisions of one model and prompt version, in one week or over the chosen weeks.
+
+    Attributes:
+        model: the model name as stored (untrusted text: a reply shows it through a sink).
+        prompt_version: the validator's prompt version as stored (untrusted text, as above).
+        decisions: its decisions, faults included.
+        outcomes: decisions per outcome, keys :data:`OUTCOMES` in order.
+        error_kinds: faults per error kind, most frequent first.
+    """
+
+    model: str
+    prompt_version: str
+    decisions: int
+    outcomes: dict[str, int]
+    error_kinds: dict[str, int] = field(default_factory=dict)
+
+    def rate(self, count: int) -> float:
+        """``count`` as a fraction of these decisions (0.0 when there are none)."""
+        return count / self.decisions if self.decisions else 0.0
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-ready: ``model``, ``prompt_version``, ``decisions``, one count per outcome
+        (``valid``, ``needs_refinement``, ``validator_error``) and ``error_kinds``."""
+        return {
+            "model": self.model,
+            "prompt_version": self.prompt_version,
+            "decisions": self.decisions,
+            **{_key(o): n for o, n in self.outcomes.items()},
+            "error_kinds": dict(self.error_kinds),
+        }
+
+
+@dataclass(frozen=True)
 class GateWeek:
     """One week of gate decisions of one repository.
 
     Attributes:
-        week: the Monday of the week (UTC), ``YYYY-MM-DD``.
+        week: the Monday of the week (UTC), ``YYYY-MM-DD`` (as stored: untrusted text).
         decisions: every decision that week, faults included.
         outcomes: decisions per outcome, keys :data:`OUTCOMES` in order (a verdict this version
             does not know counts in ``decisions`` only).
@@ -71,7 +113,7 @@ class GateWeek:
         timed: decisions that reached the model (``duration_ms > 0``).
         p50_ms / p95_ms: nearest-rank model time of the timed decisions (ms), ``None`` when
             there are none.
-        versions: decisions per ``(model, prompt version)``, most used first.
+        by_version: the week's decisions per model and prompt version, most used first.
     """
 
     week: str
@@ -81,7 +123,12 @@ class GateWeek:
     timed: int = 0
     p50_ms: float | None = None
     p95_ms: float | None = None
-    versions: dict[tuple[str, str], int] = field(default_factory=dict)
+    by_version: tuple[VersionHealth, ...] = ()
+
+    @property
+    def versions(self) -> dict[tuple[str, str], int]:
+        """Decisions per ``(model, prompt version)``, most used first."""
+        return {(v.model, v.prompt_version): v.decisions for v in self.by_version}
 
     def rate(self, count: int) -> float:
         """``count`` as a fraction of this week's decisions (0.0 when there are none)."""
@@ -92,7 +139,7 @@ class GateWeek:
         (``valid``, ``needs_refinement``, ``validator_error``), ``error_kinds`` (kind →
         count), ``error_rates`` (kind → fraction of the week's decisions, 4 decimals),
         ``timed``, ``model_ms_p50``, ``model_ms_p95`` (ms or ``null``) and ``versions`` (a
-        list of ``{model, prompt_version, decisions}``, most used first)."""
+        list of :meth:`VersionHealth.as_dict`, most used first)."""
         return {
             "week": self.week,
             "decisions": self.decisions,
@@ -102,11 +149,21 @@ class GateWeek:
             "timed": self.timed,
             "model_ms_p50": self.p50_ms,
             "model_ms_p95": self.p95_ms,
-            "versions": [
-                {"model": m, "prompt_version": p, "decisions": n}
-                for (m, p), n in self.versions.items()
-            ],
+            "versions": [v.as_dict() for v in self.by_version],
         }
+
+
+@dataclass(frozen=True)
+class GateHealth:
+    """The gate's figures over the chosen weeks: per week, and per model and prompt version.
+
+    Attributes:
+        weeks: one :class:`GateWeek` per week with a decision, oldest first.
+        versions: each model and prompt version over all those weeks, most decisions first.
+    """
+
+    weeks: list[GateWeek]
+    versions: list[VersionHealth]
 
 
 def _key(outcome: str) -> str:
@@ -137,7 +194,20 @@ def gate_weeks(
     store: HistoryStore, repo: str, weeks: int, *, now: datetime | None = None
 ) -> list[GateWeek]:
     """Gate figures per week for the last ``weeks`` weeks (oldest first; weeks without a
-    decision are left out).
+    decision are left out): :attr:`GateHealth.weeks` of :func:`gate_health`.
+
+    Raises:
+        StoreError: the store cannot be read.
+    """
+    return gate_health(store, repo, weeks, now=now).weeks
+
+
+def gate_health(
+    store: HistoryStore, repo: str, weeks: int, *, now: datetime | None = None
+) -> GateHealth:
+    """Gate figures for the last ``weeks`` weeks: per week (oldest first; weeks without a
+    decision are left out) and per model and prompt version over those weeks (most decisions
+    first), from one read of the weekly counts.
 
     Args:
         store: the open store (read-only is enough).
@@ -149,30 +219,56 @@ def gate_weeks(
         StoreError: the store cannot be read.
     """
     try:
-        return _gate_weeks(store, repo, weeks, now or datetime.now(UTC))
+        return _gate_health(store, repo, weeks, now or datetime.now(UTC))
     except StoreError as exc:  # the database's own words, without the store's prefix
         raise StoreError(f"cannot read the gate decisions: {exc.__cause__ or exc}") from exc
 
 
-def _gate_weeks(store: HistoryStore, repo: str, weeks: int, now: datetime) -> list[GateWeek]:
+_Mix = tuple[Counter[str], Counter[str], int]
+"""Outcomes, error kinds and decisions of one week or one version (timed kept apart)."""
+
+
+def _add(mix: dict[_K, _Mix], key: _K, verdict: str, kind: str, count: int) -> None:
+    outcomes, kinds, decisions = mix.get(key, (Counter(), Counter(), 0))
+    if not verdict:  # gate_weeks stores "no verdict" and "no kind" as ''
+        outcomes[ERROR_OUTCOME] += count
+        kinds[kind or UNKNOWN_KIND] += count
+    else:
+        outcomes[verdict] += count
+    mix[key] = (outcomes, kinds, decisions + count)
+
+
+def _versions(mix: dict[tuple[str, str], _Mix]) -> list[VersionHealth]:
+    """Most decisions first; ties by model and prompt version, so the order is stable."""
+    ranked = sorted(mix.items(), key=lambda item: (-item[1][2], item[0]))
+    return [
+        VersionHealth(
+            model=model,
+            prompt_version=prompt,
+            decisions=decisions,
+            outcomes={o: outcomes[o] for o in OUTCOMES},
+            error_kinds=dict(_ranked(kinds)),
+        )
+        for (model, prompt), (outcomes, kinds, decisions) in ranked
+    ]
+
+
+def _gate_health(store: HistoryStore, repo: str, weeks: int, now: datetime) -> GateHealth:
     monday = (now - timedelta(days=now.weekday())).date()
     cutoff = (monday - timedelta(weeks=weeks - 1)).isoformat()
-    mix: dict[str, tuple[Counter[str], Counter[str], Counter[tuple[str, str]], list[int]]] = {}
+    by_week: dict[str, _Mix] = {}
+    timed_by_week: Counter[str] = Counter()
+    week_versions: dict[str, dict[tuple[str, str], _Mix]] = {}
+    overall: dict[tuple[str, str], _Mix] = {}
     for week, verdict, kind, model, prompt, count, timed in store.fetch(_MIX, [repo, cutoff]):
-        outcomes, kinds, versions, totals = mix.setdefault(
-            week, (Counter(), Counter(), Counter(), [0, 0])
-        )
-        if not verdict:  # gate_weeks stores "no verdict" and "no kind" as ''
-            outcomes[ERROR_OUTCOME] += count
-            kinds[kind or UNKNOWN_KIND] += count
-        else:
-            outcomes[verdict] += count
-        versions[(model, prompt)] += count
-        totals[0] += count
-        totals[1] += timed
+        _add(by_week, week, verdict, kind, count)
+        _add(week_versions.setdefault(week, {}), (model, prompt), verdict, kind, count)
+        _add(overall, (model, prompt), verdict, kind, count)
+        timed_by_week[week] += timed
     out = []
-    for week in sorted(mix):
-        outcomes, kinds, versions, (decisions, timed) = mix[week]
+    for week in sorted(by_week):
+        outcomes, kinds, decisions = by_week[week]
+        timed = timed_by_week[week]
         p50, p95 = (_at_rank(store, repo, week, timed, p) for p in (50, 95))
         out.append(
             GateWeek(
@@ -183,10 +279,10 @@ def _gate_weeks(store: HistoryStore, repo: str, weeks: int, now: datetime) -> li
                 timed=timed,
                 p50_ms=p50,
                 p95_ms=p95,
-                versions=dict(_ranked(versions)),
+                by_version=tuple(_versions(week_versions[week])),
             )
         )
-    return out
+    return GateHealth(out, _versions(overall))
 
 
 def _ranked(counts: Counter[_K]) -> list[tuple[_K, int]]:
@@ -217,21 +313,42 @@ def gate_cells(week: GateWeek, *, text: Callable[[str], str]) -> tuple[str, ...]
 
     Args:
         week: the week's figures.
-        text: the sink for stored strings (error kinds, model names, prompt versions): they
-            come from settings and, through the repository's file, from its committers; a
-            markdown reply passes :func:`~bot.neutralise.code_span`, the CLI's table shows
-            plain text (it passes each cell through ``log_value`` itself).
+        text: the sink for stored strings (the week, error kinds, model names, prompt
+            versions): the store may be shared, and model names come from settings and,
+            through the repository's file, from its committers; a markdown reply passes
+            :func:`~bot.neutralise.code_span`, the CLI's table shows plain text (it passes
+            each cell through ``log_value`` itself).
     """
     kinds = [f"{text(k)} {week.rate(n):.0%}" for k, n in week.error_kinds.items()]
     versions = [f"{text(m)} {text(p)} ×{n}" for (m, p), n in week.versions.items()]
     return (
-        week.week,
+        text(week.week),
         str(week.decisions),
         *(str(n) for n in week.outcomes.values()),
         _listed(kinds, SHOWN_KINDS) or "–",
         _seconds(week.p50_ms),
         _seconds(week.p95_ms),
         _listed(versions, SHOWN_VERSIONS),
+    )
+
+
+def version_columns() -> tuple[str, ...]:
+    """The per-version table's headings: model, prompt version, decisions, each outcome's
+    share (``validator-error``'s is the error rate) and the error rate by kind."""
+    return ("model", "prompt", "decisions", *OUTCOMES, "errors by kind")
+
+
+def version_cells(version: VersionHealth, *, text: Callable[[str], str]) -> tuple[str, ...]:
+    """One model and prompt version's row under :func:`version_columns` (shares as whole
+    percentages of its decisions); ``text`` is the sink for stored strings, as in
+    :func:`gate_cells`."""
+    kinds = [f"{text(k)} {version.rate(n):.0%}" for k, n in version.error_kinds.items()]
+    return (
+        text(version.model),
+        text(version.prompt_version),
+        str(version.decisions),
+        *(f"{version.rate(n):.0%}" for n in version.outcomes.values()),
+        _listed(kinds, SHOWN_KINDS) or "–",
     )
 
 
@@ -246,8 +363,9 @@ def _seconds(ms: float | None) -> str:
 
 def mermaid_error_share(weeks: list[GateWeek]) -> str:
     """A mermaid ``xychart-beta`` of the ``validator-error`` share (%) of decisions per week,
-    for GitHub markdown. It holds week dates and numbers only, never a stored string."""
-    names = ", ".join(f'"{w.week}"' for w in weeks)
+    for GitHub markdown: numbers, and each week as stored through
+    :func:`~bot.neutralise.chart_label`."""
+    names = ", ".join(f'"{chart_label(w.week)}"' for w in weeks)
     shares = ", ".join(f"{100 * w.rate(w.outcomes[ERROR_OUTCOME]):.0f}" for w in weeks)
     return (
         "```mermaid\nxychart-beta\n"

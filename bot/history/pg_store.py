@@ -4,7 +4,10 @@ The other :class:`~bot.history.protocol.HistoryStore` (:mod:`bot.history.store` 
 SQLite file). Chosen when ``TRIAGE_DB`` / ``--db`` / the action's ``db-path`` is a
 ``postgresql://`` (or ``postgres://``) URL (:func:`bot.settings_table.is_database_url`); the URL
 follows libpq's rules, so a password may come from the URL, ``PGPASSWORD`` or ``~/.pgpass``. It
-never appears in a message: the store names the server without its credentials.
+never appears in a message: the store names the server as :func:`bot.neutralise.shown_url` shows
+it, refuses a URL that libpq reads differently from the URL standard (its host or database name
+could hold a piece of the password), and replaces a driver message that repeats the URL or a
+secret of it by the error's kind.
 
 This module holds every run-time difference from SQLite: ``?`` parameters become psycopg's
 ``%s`` (:func:`pg_sql`), a write transaction takes a transaction-level advisory lock per subject
@@ -25,11 +28,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import psycopg
 from psycopg.rows import dict_row
-from yoyo import get_backend, read_migrations  # type: ignore[import-untyped]
+from psycopg.sql import SQL, Identifier
+from yoyo import (  # type: ignore[import-untyped]
+    default_migration_table,
+    get_backend,
+    read_migrations,
+)
 
 from bot.errors import StoreError
 from bot.history.protocol import (
@@ -37,24 +45,26 @@ from bot.history.protocol import (
     AUDITS_SQL,
     GATE_KEY,
     LAST_GATE_SQL,
+    TABLES,
     AuditRow,
     GateRow,
     KeyedTable,
+    SchemaState,
     audit_params,
     delete_sql,
     gate_params,
     get_sql,
     insert_sql,
 )
-from bot.setting_spec import without_credentials
+from bot.neutralise import read_url, redact
 
 __all__ = [
     "LOCK_TIMEOUT_S",
     "MIGRATIONS_DIR",
     "MIGRATION_LOCK",
     "PostgresStore",
-    "pending_migrations",
     "pg_sql",
+    "server_schema",
 ]
 
 MIGRATIONS_DIR = Path(__file__).with_name("pg_migrations")
@@ -75,6 +85,42 @@ than a comment upsert holds :meth:`PostgresStore.exclusive` with GitHub's retrie
 CONNECT_TIMEOUT_S = 10
 
 
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: BaseException | None = exc
+    while seen is not None:
+        yield seen
+        seen = seen.__cause__ or seen.__context__
+
+
+def _raise(what: str, exc: BaseException, url: str) -> NoReturn:
+    """Raise a :class:`StoreError` ``what: reason`` for a driver error (psycopg, libpq, yoyo).
+
+    The reason is the driver's message unless that message, or one it was raised from, holds
+    the URL or any form of a secret of it (libpq repeats a URI it cannot read and a host it
+    cannot resolve): then only the error's kind, and the driver's exception is not chained.
+    """
+    secrets = read_url(url).secrets
+    texts = [str(e) for e in _chain(exc)]
+    if any(url.strip() in t or redact(t, secrets) != t for t in texts):
+        kind = type(exc).__name__
+        raise StoreError(
+            f"{what}: {kind} (the driver's message is not shown: it repeats the URL or a secret)"
+        ) from None
+    raise StoreError(f"{what}: {str(exc).strip() or type(exc).__name__}") from exc
+
+
+def _checked(url: str) -> str:
+    """``url`` as messages show it (:func:`bot.neutralise.shown_url`).
+
+    Raises:
+        StoreError: the URL cannot be used (:attr:`bot.neutralise.UrlView.problem`).
+    """
+    view = read_url(url)
+    if view.problem:
+        raise StoreError(f"cannot use the store at {view.text}: {view.problem}")
+    return view.text
+
+
 def pg_sql(sql: str) -> str:
     """A statement of the protocol (``?`` parameters) in psycopg's style (``%s``; a literal
     ``%`` doubled). The protocol's statements hold no ``?`` or ``%`` inside a string literal."""
@@ -90,23 +136,42 @@ def _migrations() -> Any:
     return read_migrations(str(MIGRATIONS_DIR))
 
 
-def pending_migrations(url: str) -> list[str]:
-    """The ids of the migrations not yet applied on the server at ``url`` (``triage-bot
-    doctor``); applies nothing.
+def server_schema(url: str) -> SchemaState:
+    """The server at ``url`` against the migrations this installation ships and
+    :data:`~bot.history.protocol.TABLES` (``triage-bot doctor``): yoyo's record of applied
+    migrations and the tables are read in a read-only session; nothing is created or applied.
 
     Raises:
-        StoreError: the server cannot be reached.
+        StoreError: the server cannot be reached or read.
     """
+    shown = _checked(url)
+    shipped = _migrations()
     try:
-        backend = get_backend(_yoyo_url(url))
-        try:
-            return [m.id for m in backend.to_apply(_migrations())]
-        finally:
-            backend.connection.close()
-    except Exception as exc:  # yoyo and psycopg raise many kinds
-        raise StoreError(
-            f"cannot read the migrations of {without_credentials(url)}: {exc}"
-        ) from exc
+        with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn:
+            conn.execute("set session characteristics as transaction read only")
+
+            def exists(name: str) -> bool:
+                found = conn.execute("select to_regclass(%s)", [name]).fetchone()
+                return found is not None and found[0] is not None
+
+            applied: dict[str, str] = {}
+            if exists(default_migration_table):
+                rows = conn.execute(
+                    SQL("select migration_hash, migration_id from {}").format(
+                        Identifier(default_migration_table)
+                    )
+                ).fetchall()
+                applied = {str(h): str(i) for h, i in rows}
+            missing_tables = tuple(t for t in TABLES if not exists(t))
+    except psycopg.Error as exc:
+        _raise(f"cannot read the migrations of {shown}", exc, url)
+    hashes = {m.hash for m in shipped}
+    return SchemaState(
+        shipped=tuple(m.id for m in shipped),
+        missing=tuple(m.id for m in shipped if m.hash not in applied),
+        unknown=tuple(sorted(i for h, i in applied.items() if h not in hashes)),
+        missing_tables=missing_tables,
+    )
 
 
 def _migrate(url: str) -> None:
@@ -117,18 +182,24 @@ def _migrate(url: str) -> None:
     triage-bot is migrating, so any such row is stale and is broken first.
 
     Raises:
-        StoreError: a newer triage-bot migrated the server.
+        StoreError: a newer triage-bot migrated the server, or this installation ships no
+            migrations.
     """
     with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn:
         conn.execute("select pg_advisory_lock(%s)", [MIGRATION_LOCK])
         backend = get_backend(_yoyo_url(url))
         try:
             migrations = _migrations()
+            if not migrations:
+                raise StoreError(
+                    "this installation of triage-bot ships no PostgreSQL migrations (its package "
+                    "lacks bot/history/pg_migrations): reinstall triage-bot"
+                )
             known = {m.hash for m in migrations}
             unknown = sorted(set(backend.get_applied_migration_hashes()) - known)
             if unknown:
                 raise StoreError(
-                    f"the store at {without_credentials(url)} was migrated by a newer triage-bot "
+                    f"the store at {read_url(url).text} was migrated by a newer triage-bot "
                     f"({len(unknown)} migration(s) unknown to this version); upgrade triage-bot"
                 )
             pending = backend.to_apply(migrations)
@@ -155,7 +226,8 @@ class PostgresStore:
     """
 
     def __init__(self, url: str, *, read_only: bool = False) -> None:
-        self.path = without_credentials(url)
+        self.path = _checked(url)
+        self._url = url
         self.read_only = read_only
         try:
             _migrate(url)
@@ -166,7 +238,7 @@ class PostgresStore:
         except StoreError:
             raise
         except Exception as exc:  # psycopg.Error, and yoyo's errors while migrating
-            raise StoreError(f"cannot open the store at {self.path}: {exc}") from exc
+            _raise(f"cannot open the store at {self.path}", exc, url)
 
     def _replace(self, table: str, key: Sequence[str], rows: Sequence[dict[str, Any]]) -> int:
         """Delete each row's key, then insert it, in one transaction that first takes the
@@ -191,7 +263,7 @@ class PostgresStore:
                     found = cursor.fetchone()
                     last = int(found[0]) if found else last
         except psycopg.Error as exc:
-            raise StoreError(f"cannot write to {table}: {exc}") from exc
+            _raise(f"cannot write to {table}", exc, self._url)
         return last
 
     def record_audits(self, rows: Sequence[AuditRow]) -> int:
@@ -210,7 +282,7 @@ class PostgresStore:
             with self.conn.cursor(row_factory=dict_row) as cursor:
                 return cursor.execute(pg_sql(sql), list(params)).fetchall()
         except psycopg.Error as exc:
-            raise StoreError(f"cannot read the store at {self.path}: {exc}") from exc
+            _raise(f"cannot read the store at {self.path}", exc, self._url)
 
     def audits(self, repo: str, *, limit: int = 10) -> list[dict[str, Any]]:
         """The newest accepted audits of a repository, newest first."""
@@ -232,14 +304,14 @@ class PostgresStore:
             with self.conn.transaction():
                 change(KeyedTable(table, lambda sql, p: self.conn.execute(pg_sql(sql), p)))
         except psycopg.Error as exc:
-            raise StoreError(f"cannot write to {table}: {exc}") from exc
+            _raise(f"cannot write to {table}", exc, self._url)
 
     def fetch(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         """See :meth:`~bot.history.protocol.HistoryStore.fetch`."""
         try:
             return list(self.conn.execute(pg_sql(sql), list(params)).fetchall())
         except psycopg.Error as exc:
-            raise StoreError(f"cannot read the store at {self.path}: {exc}") from exc
+            _raise(f"cannot read the store at {self.path}", exc, self._url)
 
     @contextmanager
     def exclusive(self, subject: str) -> Iterator[None]:
@@ -254,7 +326,7 @@ class PostgresStore:
                 "select pg_advisory_lock(%s, hashtext(%s))", [_SUBJECT_LOCKS, subject]
             )
         except psycopg.Error as exc:
-            raise StoreError(f"cannot lock {subject} in {self.path}: {exc}") from exc
+            _raise(f"cannot lock {subject} in {self.path}", exc, self._url)
         try:
             yield
         finally:

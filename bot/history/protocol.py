@@ -34,10 +34,12 @@ __all__ = [
     "AUDIT_KEY",
     "GATE_KEY",
     "LAST_GATE_SQL",
+    "TABLES",
     "AuditRow",
     "GateRow",
     "HistoryStore",
     "KeyedTable",
+    "SchemaState",
     "audit_params",
     "delete_sql",
     "gate_params",
@@ -47,6 +49,34 @@ __all__ = [
     "utc_now",
     "week_of",
 ]
+
+
+TABLES = (
+    "audits",
+    "gate_decisions",
+    "audit_weeks",
+    "gate_weeks",
+    "author_comments",
+    "created_labels",
+    "repo_files",
+)
+"""The tables every store's migrations create and its statements use."""
+
+
+@dataclass(frozen=True)
+class SchemaState:
+    """A store's schema against the migrations the installed triage-bot ships (``triage-bot
+    doctor``), each store's migrations named as it names them.
+
+    ``shipped``: this installation's migrations, in order (none: the install lacks its files);
+    ``missing``: shipped but not recorded as applied; ``unknown``: recorded but not shipped (a
+    newer triage-bot migrated the store); ``missing_tables``: :data:`TABLES` the store lacks.
+    """
+
+    shipped: tuple[str, ...]
+    missing: tuple[str, ...]
+    unknown: tuple[str, ...]
+    missing_tables: tuple[str, ...]
 
 
 def utc_now() -> str:

@@ -9,12 +9,14 @@ judgement (issue 17, item 5), so the same weeks are also read per model (:func:`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.audit.contract import CONFIDENCES, VERDICTS, Confidence, Verdict, defect_verdicts
 from bot.history.protocol import HistoryStore
+from bot.neutralise import chart_label
 
 __all__ = [
     "ModelStats",
@@ -50,7 +52,7 @@ class WeekStats:
     """One week of accepted audits (``week`` is the Monday, ``YYYY-MM-DD``).
 
     Attributes:
-        week: the Monday of the week (UTC).
+        week: the Monday of the week (UTC), as stored (untrusted text: shown through a sink).
         audits: accepted audits that week.
         retried: of those, audits accepted after the repair turn.
         verdicts: audits per verdict, in :data:`~bot.audit.contract.VERDICTS` order.
@@ -174,18 +176,21 @@ def stats_columns(*, short: bool) -> tuple[str, ...]:
     return ("week", "audits", *VERDICTS, "retried", mix)
 
 
-def stats_cells(stats: WeekStats, *, short: bool) -> tuple[str, ...]:
-    """One week's row under :func:`stats_columns` (shares as whole percentages)."""
+def stats_cells(stats: WeekStats, *, short: bool, text: Callable[[str], str]) -> tuple[str, ...]:
+    """One week's row under :func:`stats_columns` (shares as whole percentages); ``text`` is
+    the sink for the stored week (a markdown reply's table cell, or plain for the CLI's
+    table, which passes every cell through ``log_value`` itself)."""
     mix = ("/" if short else " / ").join(str(n) for n in stats.confidences.values())
     shares = (f"{stats.share(n):.0%}" for n in stats.verdicts.values())
-    return (stats.week, str(stats.audits), *shares, f"{stats.share(stats.retried):.0%}", mix)
+    return (text(stats.week), str(stats.audits), *shares, f"{stats.share(stats.retried):.0%}", mix)
 
 
 def mermaid_fix_share(stats: list[WeekStats]) -> str:
     """A mermaid ``xychart-beta`` of the share (%) of defect verdicts (``FIX``) per week, for
-    GitHub markdown."""
+    GitHub markdown: numbers, and each week as stored through
+    :func:`~bot.neutralise.chart_label`."""
     name = "/".join(defect_verdicts())
-    weeks = ", ".join(f'"{s.week}"' for s in stats)
+    weeks = ", ".join(f'"{chart_label(s.week)}"' for s in stats)
     shares = ", ".join(
         f"{100 * s.share(sum(s.verdicts[v] for v in defect_verdicts())):.0f}" for s in stats
     )

@@ -50,9 +50,11 @@ from bot.history.protocol import (
     AUDITS_SQL,
     GATE_KEY,
     LAST_GATE_SQL,
+    TABLES,
     AuditRow,
     GateRow,
     KeyedTable,
+    SchemaState,
     audit_params,
     delete_sql,
     gate_params,
@@ -70,7 +72,7 @@ __all__ = [
     "AuditRow",
     "GateRow",
     "Store",
-    "pending_file_migrations",
+    "file_schema",
     "utc_now",
     "week_of",
 ]
@@ -294,9 +296,9 @@ def _refuse_newer(db: Database, path: Path) -> None:
         )
 
 
-def pending_file_migrations(path: Path | str) -> list[str]:
-    """The names of this version's migrations not yet applied to the file at ``path``
-    (``triage-bot doctor``); reads only (SQLite's ``mode=ro``).
+def file_schema(path: Path | str) -> SchemaState:
+    """The file at ``path`` against this version's migrations and :data:`TABLES` (``triage-bot
+    doctor``); reads only (SQLite's ``mode=ro``).
 
     Raises:
         StoreError: the file cannot be read as a database.
@@ -306,11 +308,19 @@ def pending_file_migrations(path: Path | str) -> list[str]:
     except sqlite3.Error as exc:
         raise StoreError(f"cannot read the store at {path}: {exc}") from exc
     try:
-        return sorted(KNOWN_MIGRATIONS - _applied_names(Database(conn)))
+        db = Database(conn)
+        applied = _applied_names(db)
+        tables = set(db.table_names())
     except sqlite3.Error as exc:
         raise StoreError(f"cannot read the store at {path}: {exc}") from exc
     finally:
         conn.close()
+    return SchemaState(
+        shipped=tuple(sorted(KNOWN_MIGRATIONS)),
+        missing=tuple(sorted(KNOWN_MIGRATIONS - applied)),
+        unknown=tuple(sorted(applied - KNOWN_MIGRATIONS)),
+        missing_tables=tuple(t for t in TABLES if t not in tables),
+    )
 
 
 def _migrated(db: Database) -> Database:

@@ -61,7 +61,7 @@ class Element:
             which a missing quote alone makes the issue NEEDS_REFINEMENT
             (:func:`bot.triage.rule.decide`, step "required"); :data:`EVERY_ISSUE` for all
             issues. Empty for the bot's own elements, which the rule weighs together
-            (``valid_needs_one_of`` in ``gate_rule.json``).
+            (``valid_needs_one_of`` of the decision policy, :mod:`bot.gate_policy`).
         one_word: whether a one-word quote counts (:func:`find_quote`). Not for the bot's own
             elements, which are statements ("Slow" names a topic, it states nothing); a
             repository's element is often a value, such as a version (``2.3.1``).

@@ -3,8 +3,9 @@
 Rule source: design.md, "Issue gate" — VALID → ``ready-for-dev``, NEEDS_REFINEMENT →
 ``needs-refinement``, any fault → ``validator-error``; the three are mutually exclusive, so
 applying one removes the other two. Labels the issue has that are not gate labels are never
-touched. The plan is computed from the labels in the webhook payload, so an unchanged re-run
-plans (and writes) nothing.
+touched, and a gate label the bot did not add is not removed either (the plan keeps it: see
+:func:`bot.gate_flow.plan_gate`). The plan is computed from the labels in the webhook payload,
+so an unchanged re-run plans (and writes) nothing.
 
 Adding a label that does not exist through the issue endpoint creates it grey and without a
 description (shared/github/api/add-labels-to-issue.json, colour ``ededed``), so the GitHub client
@@ -127,11 +128,14 @@ class LabelPlan:
         target: the gate label the issue must carry afterwards.
         add: label names to add (empty or ``(target.name,)``).
         remove: gate label names to remove (names as the issue currently spells them).
+        kept: other gate labels left on the issue because the bot did not add them
+            (:func:`bot.gate_flow.plan_gate`: the bot removes only its own labels).
     """
 
     target: GateLabel
     add: tuple[str, ...]
     remove: tuple[str, ...]
+    kept: tuple[str, ...] = ()
 
     @property
     def changes(self) -> bool:
