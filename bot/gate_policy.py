@@ -109,6 +109,10 @@ class GatePolicy(_Strict):
     """``unbacked``: the checklist elements of which at least one quote must be found."""
     measured: Measurement | None = None
     """The model, prompt version and figures it was chosen with; ``None``: never measured."""
+    same_model_as: tuple[str, ...] = Field(default=(), max_length=20)
+    """Other names of the measured model (the same weights served elsewhere, e.g. an Ollama
+    tag): a run of one of them gets this policy by default, but its figures were measured
+    with ``measured.model`` and do not hold for it."""
     chosen_on: str = Field(default="", max_length=2000)
     """Provenance in words (how it was chosen); not part of the decision."""
 

@@ -171,7 +171,7 @@ def test_below_the_bound_the_label_is_set_and_no_author_comment_is_planned(
     [
         (None, "is not measured for this model and prompt"),  # the default: another model's
         (GUARDS.model_copy(update={"measured": None}), "never measured"),
-        (guards_policy("another-model"), "chosen for another model another-model"),
+        (guards_policy("another-model"), "measured with another model another-model"),
         (guards_policy(prompt_version="validator@00000000"), "prompt validator@00000000"),
     ],
 )

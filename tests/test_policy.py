@@ -148,10 +148,22 @@ def test_a_named_policy_wins_and_says_whether_its_figures_hold() -> None:
     other = choose_policy(mine, "repository file", model="llama3:8b", prompt_version=version)
     assert not other.holds
     assert other.nr_precision is None  # figures of another model say nothing of this one
-    assert "chosen for another model my-model:70b" in other.describe()
+    assert "measured with another model my-model:70b" in other.describe()
     stale = choose_policy(mine, "setting", model="my-model:70b", prompt_version="validator@0")
     assert not stale.holds
     assert "prompt validator@" in stale.mismatch
+
+
+def test_the_same_weights_under_another_name_get_the_policy_not_its_figures() -> None:
+    """Ollama's tag of the embedded default's weights is judged as the embedded default is,
+    but the figures were measured through the embedded backend: they do not hold for it."""
+    version = system_prompt()[1]
+    qwen = choose_policy(None, "", model="qwen2.5-coder:1.5b", prompt_version=version)
+    assert (qwen.policy.verdict_from, qwen.source) == ("guards", "shipped")
+    assert "qwen2.5-coder:1.5b" in qwen.policy.same_model_as
+    assert not qwen.holds
+    assert qwen.nr_precision is None
+    assert "measured with another model qwen2.5-coder-1.5b-instruct-q4_k_m.gguf" in qwen.mismatch
 
 
 def test_a_model_without_a_policy_gets_its_own_verdict_unmeasured() -> None:

@@ -253,7 +253,7 @@ class ChosenPolicy:
             wrong.append(f"prompt {m.prompt_version}")
         if not wrong:
             return ""
-        return "chosen for another " + " and ".join(wrong) + ": its measured figures do not hold"
+        return "measured with another " + " and ".join(wrong) + ": its figures do not hold here"
 
     def describe(self) -> str:
         """One line for plans and step summaries: name, version, source, and whether its
@@ -281,7 +281,8 @@ def choose_policy(
         return ChosenPolicy(explicit, source, model, prompt_version)
     for policy in shipped_policies():
         measured = policy.measured
-        if policy.name != DEFAULT_POLICY and measured is not None and measured.model == model:
+        names = {measured.model, *policy.same_model_as} if measured is not None else set()
+        if policy.name != DEFAULT_POLICY and model in names:
             return ChosenPolicy(policy, "shipped", model, prompt_version)
     return ChosenPolicy(default_policy(), "default", model, prompt_version)
 
