@@ -8,7 +8,7 @@ which stay outside the project. This writes the same report with those text fiel
 by their length in characters (``{"problem": 31, …}``), keeping the ids, labels, verdicts,
 rule steps, which quotes were found, the facts, timings and every figure. A stripped report
 still works with ``eval --compare`` and ``benchmarks/eval_spread.py``; re-scoring it under
-another rule (``benchmarks/gate_rule.py``) needs the full report, which needs the issues file.
+another policy needs the replies (``eval --save-replies``), then ``calibrate --replies``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-TEXT_FIELDS = ("reason", "model_reason")
+TEXT_FIELDS = ("reason", "model_reason", "reply")
 """Outcome fields holding words of the issue or about it."""
 
 

@@ -17,6 +17,7 @@ from bot.audit.auditor import Auditor
 from bot.audit.prompt import AuditFormat
 from bot.chat import ChatModel
 from bot.config import AUDITOR_JSON_OPTIONS, AUDITOR_OPTIONS, VALIDATOR_OPTIONS, Settings
+from bot.gate_policy import GatePolicy, load_policy
 from bot.triage.evidence import ELEMENTS, Element, checklist
 from bot.triage.validator import Validator
 
@@ -25,6 +26,7 @@ __all__ = [
     "NUM_PREDICT_PER_ELEMENT",
     "audit_format",
     "checklist_of",
+    "gate_policy_of",
     "make_auditor",
     "make_validator",
 ]
@@ -61,7 +63,8 @@ def checklist_of(settings: Settings) -> tuple[Element, ...]:
 def make_validator(settings: Settings, model: ChatModel) -> Validator:
     """The issue gate's validator: ``model`` with the validator role's options, the settings'
     ``max_body_chars`` (characters of issue body judged) and the repository's checklist
-    (:func:`checklist_of`); ``num_predict`` grows by :data:`NUM_PREDICT_PER_ELEMENT` per
+    (:func:`checklist_of`), deciding under the policy the settings name (:func:`gate_policy_of`);
+    ``num_predict`` grows by :data:`NUM_PREDICT_PER_ELEMENT` per
     element the repository adds, capped at :data:`NUM_PREDICT_CAP`."""
     elements = checklist_of(settings)
     extra = len(elements) - len(ELEMENTS)
@@ -71,7 +74,30 @@ def make_validator(settings: Settings, model: ChatModel) -> Validator:
             NUM_PREDICT_CAP, VALIDATOR_OPTIONS.num_predict + NUM_PREDICT_PER_ELEMENT * extra
         ),
     )
-    return Validator(model, options, max_body_chars=settings.max_body_chars, elements=elements)
+    policy, source = gate_policy_of(settings)
+    return Validator(
+        model,
+        options,
+        max_body_chars=settings.max_body_chars,
+        elements=elements,
+        policy=policy,
+        policy_source=source,
+    )
+
+
+def gate_policy_of(settings: Settings) -> tuple[GatePolicy | None, str]:
+    """The decision policy the settings name and where from: the ``gate_policy`` file, else the
+    repository file's ``gate.policy``, else ``None`` (the validator then takes the policy
+    measured for its model, or the default: :func:`bot.triage.policy.choose_policy`).
+
+    Raises:
+        ConfigError: the ``gate_policy`` file cannot be read or is not a policy.
+    """
+    if settings.gate_policy is not None:
+        return load_policy(settings.gate_policy), "setting"
+    if settings.repo_file is not None and settings.repo_file.gate.policy is not None:
+        return settings.repo_file.gate.policy, "repository file"
+    return None, "default"
 
 
 def audit_format(settings: Settings) -> AuditFormat:

@@ -493,6 +493,17 @@ def doctor(**flags: Any) -> None:
 )
 @click.option("--min-line-hit", type=float, help="Fail below this defect-line hit rate (±1 line).")
 @click.option("--min-clean-go", type=float, help="Fail below this GO/GO_WITH_NOTES rate on clean.")
+@click.option(
+    "--replies",
+    "replies_path",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="Judge each issue on its recorded reply (JSONL {id, reply}) instead of calling a model.",
+)
+@click.option(
+    "--save-replies",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the gate's replies as JSONL {id, prompt_version, model, reply} (for --replies).",
+)
 @setting_options("eval")
 def eval_command(**flags: Any) -> None:  # fmt: skip
     """Measure the gate and the auditor on labelled sets; print markdown, write JSON."""
@@ -501,5 +512,49 @@ def eval_command(**flags: Any) -> None:  # fmt: skip
         from bot.evaluation.command import run_eval
 
         click.echo(run_eval(_settings(flags), flags))
+
+    _guarded(job)
+
+
+@main.command()
+@click.option(
+    "--issues",
+    "issues_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    required=True,
+    help="Labelled issues (the eval format: JSONL of id, title, body, expected, borderline).",
+)
+@click.option(
+    "--replies",
+    "replies_path",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="Judge each issue on its recorded reply (JSONL {id, reply}) instead of calling a model.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    required=True,
+    help="Where to write the chosen policy (JSON, for --gate-policy or TRIAGE_GATE_POLICY).",
+)
+@click.option(
+    "--model-name",
+    help="The model's name as runs report it (default: the model's, or the replies').",
+)
+@click.option("--name", help="The policy's name (default: calibrated-MODEL).")
+@click.option("--yaml", is_flag=True, help="Also print the .github/triage-bot.yml gate: block.")
+@setting_options("calibrate")
+def calibrate(**flags: Any) -> None:
+    """Choose the gate's decision policy for a model by measurement.
+
+    Runs the gate over the labelled issues once (on the model, or on --replies), scores every
+    candidate policy (the model's own verdict or the bot's guards, and which guards) on the
+    fixed tune/check halves, prints a table per candidate and writes the best on the tune half,
+    with its figures on both halves, to --out.
+    """
+
+    def job() -> None:
+        from bot.evaluation.command import run_calibrate
+
+        click.echo(run_calibrate(_settings(flags), flags))
 
     _guarded(job)

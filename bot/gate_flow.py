@@ -55,6 +55,7 @@ __all__ = [
     "already_decided",
     "apply_gate",
     "asks_who_labelled",
+    "comment_withheld",
     "gate_row",
     "hand_set_gate_label",
     "hand_set_label",
@@ -89,6 +90,8 @@ class GatePlan:
         labels: the label writes that leave exactly one gate label; ``labels.target`` is
             the decision's label (:attr:`GateDecision.label`, derived from its verdict).
         author_comment: the author comment to write, or ``None`` (see :func:`plan_gate`).
+        comment_withheld: why a NEEDS_REFINEMENT posts no author comment
+            (:func:`comment_withheld`), ``None`` when it does or none was due.
     """
 
     event: str
@@ -98,6 +101,7 @@ class GatePlan:
     decision: GateDecision
     labels: LabelPlan
     author_comment: AuthorCommentPlan | None = None
+    comment_withheld: str | None = None
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,38 @@ class AppliedGate:
     comment: str = "none"
 
 
+def comment_withheld(decision: GateDecision, min_precision: float) -> str | None:
+    """Why a NEEDS_REFINEMENT decision posts no author comment (one line), or ``None``.
+
+    A wrong request for more sends a good reporter away, so the bot asks an author only when
+    the policy that decided was measured, with this model and prompt version, to be right at
+    least ``min_precision`` of the time when it says NEEDS_REFINEMENT (the ``check`` half's
+    precision: :attr:`bot.triage.policy.ChosenPolicy.nr_precision`); and never when the step
+    that ruled did so only because the model's own quotes could not be found in the issue
+    (:attr:`bot.triage.policy.Ruling.model_fault`: the model's error, not the author's). A bound
+    of 0 asks authors whatever was measured (the maintainer's choice, made knowingly).
+    """
+    if decision.ruling is not None and decision.ruling.model_fault:
+        return "the model's quotes could not be found in the issue: its error, not the author's"
+    if min_precision <= 0:
+        return None
+    chosen = decision.policy
+    if chosen is None:
+        return "no policy decided"
+    precision = chosen.nr_precision
+    if precision is None:
+        return (
+            f"the policy {chosen.policy.name} is not measured for this model and prompt "
+            f"({chosen.mismatch}); calibrate one to ask authors"
+        )
+    if precision < min_precision:
+        return (
+            f"the policy's measured needs-refinement precision, {precision:.0%}, is below "
+            f"{min_precision:.0%}"
+        )
+    return None
+
+
 def _author_comment(
     event: IssuesEvent,
     decision: GateDecision,
@@ -127,7 +163,8 @@ def _author_comment(
 ) -> AuthorCommentPlan | None:
     """The author comment for a decision; ``None`` when no comment can be due.
 
-    NEEDS_REFINEMENT: the comment listing what is missing, posted or edited. VALID: the "ready"
+    NEEDS_REFINEMENT: the comment listing what is missing, posted or edited (unless
+    :func:`comment_withheld`; the caller checks first). VALID: the "ready"
     text, only ever an edit, planned only when a comment of the bot's can exist, so a new valid
     issue costs no lookup: the bot's needs-refinement label is being removed (the payload's or
     the store's last label), or an issue that was not just opened changes its gate label (a
@@ -156,6 +193,7 @@ def plan_gate(
     author_comment: bool = False,
     author_intro: str | None = None,
     gate_labels: GateLabels = DEFAULT_LABELS,
+    comment_min_precision: float = 0.8,
 ) -> GatePlan:
     """Judge the event's issue and plan its labels. Never raises for model faults.
 
@@ -181,6 +219,8 @@ def plan_gate(
             ``Settings.author_comment``); which one, if any: :func:`_author_comment`.
         author_intro: the repository's intro line for that comment, or ``None``.
         gate_labels: the repository's three gate labels (``.github/triage-bot.yml``).
+        comment_min_precision: the measured needs-refinement precision below which no
+            author comment is posted (:func:`comment_withheld`).
     """
     decision = validator.judge(event.issue.title, event.issue.body, labels=event.issue.label_names)
     target = gate_labels.for_verdict(decision.verdict)
@@ -197,6 +237,9 @@ def plan_gate(
         mine = tuple(n for n in labels.remove if n.lower() not in shown or owned(n))
         kept = tuple(name for name in labels.remove if name not in mine)
         labels = LabelPlan(labels.target, labels.add, mine, kept)
+    withheld = None
+    if author_comment and decision.verdict == "NEEDS_REFINEMENT":
+        withheld = comment_withheld(decision, comment_min_precision)
     return GatePlan(
         event=f"issues.{event.action}",
         repo=event.repository.full_name,
@@ -206,9 +249,10 @@ def plan_gate(
         labels=labels,
         author_comment=(
             _author_comment(event, decision, labels, author_intro, gate_labels)
-            if author_comment
+            if author_comment and withheld is None
             else None
         ),
+        comment_withheld=withheld,
     )
 
 
@@ -392,12 +436,14 @@ def already_decided(
     model: str,
     max_body_chars: int,
     prompt_version: str,
+    policy_version: str | None = None,
     gate: GateLabels = DEFAULT_LABELS,
 ) -> bool:
     """Whether the bot's last decision already judged this exact issue text.
 
     True when the last stored decision (written only after its labels were applied) has the
-    same judged-text hash, model and validator prompt version, and was not a fault. A replayed
+    same judged-text hash, model, validator prompt version and decision policy version, and was
+    not a fault. A replayed
     or repeated event is then skipped with no model call and no write; ``/triage`` forces.
 
     Args:
@@ -406,7 +452,9 @@ def already_decided(
         model: the validator model's name.
         max_body_chars: the validator's body cut (the hash is of the text as judged).
         prompt_version: the validator's (:attr:`bot.triage.validator.Validator.prompt_version`:
-            prompt, rule and the repository's checklist; a changed checklist judges again).
+            prompt and the repository's checklist; a changed checklist judges again).
+        policy_version: the decision policy's (:attr:`bot.gate_policy.GatePolicy.version`):
+            a new policy judges again.
         gate: the repository's three gate labels.
     """
     if last is None or last.get("error_kind") or last.get("label") == gate.validator_error.name:
@@ -416,6 +464,7 @@ def already_decided(
         last.get("content_sha") == issue.content_sha
         and last.get("prompt_version") == prompt_version
         and last.get("model") == model
+        and last.get("policy_version") == policy_version
     )
 
 
@@ -436,4 +485,5 @@ def gate_row(plan: GatePlan) -> GateRow:
         output_tokens=d.output_tokens,
         duration_ms=d.model_ms,
         content_sha=d.issue.content_sha,
+        policy_version=d.policy.policy.version if d.policy is not None else "",
     )

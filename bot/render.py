@@ -197,6 +197,7 @@ def render_gate_plan(plan: GatePlan) -> str:
         f"label:    {log_value(plan.labels.target.name)}",
         f"changes:  {log_value(_label_changes(plan))}",
         f"model:    {log_value(d.model)} ({d.prompt_version})",
+        *([f"policy:   {log_value(d.policy.describe())}"] if d.policy is not None else []),
         f"tokens:   {d.prompt_tokens} prompt / {d.output_tokens} output",
         f"time:     {d.model_ms:.0f} ms model / {d.wall_ms:.0f} ms total",
     ]
@@ -210,6 +211,8 @@ def render_gate_plan(plan: GatePlan) -> str:
         how = "posted or edited" if wanted.create else "edited, if the issue has one"
         lines.append(f"comment:  the author comment ({how}):")
         lines += quoted_lines(wanted.body)
+    elif plan.comment_withheld is not None:
+        lines.append(f"comment:  not posted: {log_value(plan.comment_withheld)}")
     return "\n".join(lines)
 
 
@@ -231,9 +234,13 @@ def render_gate_summary(plan: GatePlan, *, applied: bool, comment: str | None = 
         "",
         f"**Reason:** {neutralise(d.reason)}",
     ]
+    if d.policy is not None:
+        out.append(f"\n**Decision policy:** {neutralise(d.policy.describe())}")
     if plan.author_comment is not None:
         fate = comment if applied and comment else "not posted (dry run)"  # the bot's words
         out.append(f"\n**Author comment:** {fate}")
+    elif plan.comment_withheld is not None:
+        out.append(f"\n**Author comment:** not posted: {neutralise(plan.comment_withheld)}")
     if d.issue.truncated:
         out.append(
             f"\nThe body was cut to {d.issue.kept_chars} of {d.issue.original_chars} "

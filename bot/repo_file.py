@@ -10,8 +10,8 @@ from the YAML node marks, so nothing is labelled from a half-read configuration.
 Its values that are also settings (:data:`SETTING_OF_KEY`) enter the one settings table's
 precedence as the layer between action inputs and defaults
 (:meth:`bot.config.Settings.with_repository_file`); the gate labels, the author comment's
-intro and the skip rules are the file's alone (the runner reads them from
-``Settings.repo_file``).
+intro, the skip rules and the gate's decision policy are the file's alone (the runner reads
+them from ``Settings.repo_file``).
 The published JSON schema (``schema/triage-bot.schema.json``) is :func:`json_schema`.
 """
 
@@ -25,6 +25,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from bot.errors import ConfigError
+from bot.gate_policy import GatePolicy
 
 __all__ = [
     "REPO_FILE_PATH",
@@ -32,6 +33,7 @@ __all__ = [
     "AuditConfig",
     "AuthorCommentConfig",
     "ElementConfig",
+    "GateConfig",
     "LabelConfig",
     "LabelsConfig",
     "ModelsConfig",
@@ -179,6 +181,17 @@ class ModelsConfig(_Strict):
     auditor: str | None = Field(default=None, min_length=1, description="the audit's model")
 
 
+class GateConfig(_Strict):
+    """``gate:``: the issue gate's decision policy, for a repository that commits its
+    calibration (``triage-bot calibrate --yaml`` prints this block)."""
+
+    policy: GatePolicy | None = Field(
+        default=None,
+        description="which signals decide (the model's verdict, guards, thresholds) and the "
+        "model and prompt version it was measured for",
+    )
+
+
 _BOT_KEYS = frozenset({"problem", "trigger", "expected", "reason", "verdict"})
 """Names an element may not take: the bot's own elements and the reply's other keys
 (:data:`bot.triage.evidence.RESERVED_KEYS`, which a test keeps equal to this)."""
@@ -248,6 +261,7 @@ class RepoFile(_Strict):
     skip: SkipRules = Field(default_factory=SkipRules)
     audit: AuditConfig = Field(default_factory=AuditConfig)
     models: ModelsConfig = Field(default_factory=ModelsConfig)
+    gate: GateConfig = Field(default_factory=GateConfig)
 
     def settings(self) -> dict[str, Any]:
         """The file's values that are settings: setting name → value, only those the file

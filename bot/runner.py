@@ -154,6 +154,7 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
             model=model.name,
             max_body_chars=settings.max_body_chars,
             prompt_version=validator.prompt_version,
+            policy_version=validator.policy.policy.version,
             gate=labels,
         ):
             label = last["label"] if last else ""
@@ -175,6 +176,7 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
             author_comment=settings.author_comment,
             author_intro=author_intro(settings),
             gate_labels=labels,
+            comment_min_precision=settings.comment_min_precision,
         )
         text = render_gate_plan(plan)
         comment: str | None = None
@@ -369,6 +371,7 @@ def run_backlog(
                 author_comment=settings.author_comment,
                 author_intro=author_intro(settings),
                 gate_labels=labels,
+                comment_min_precision=settings.comment_min_precision,
             )
             if not settings.dry_run:
                 with store.exclusive(f"{repo}#{plan.number}"):

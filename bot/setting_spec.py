@@ -254,6 +254,15 @@ def int_between(low: int, high: int) -> Parse:
     return parse
 
 
+def share(value: Any) -> float:
+    """A share from 0 to 1 (``0.8``; ``80%`` is read as 0.8)."""
+    text = str(value).strip()
+    number = float(text.removesuffix("%")) / (100 if text.endswith("%") else 1)
+    if not 0 <= number <= 1:
+        raise ValueError("must be a share from 0 to 1 (or 0% to 100%)")
+    return number
+
+
 def existing_file(kind: str) -> Parse:
     """A path (``~`` expanded) to a file that exists now; the message names the ``kind``."""
 

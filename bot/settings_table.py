@@ -31,6 +31,7 @@ from bot.setting_spec import (
     int_between,
     positive_seconds,
     setting,
+    share,
     table_of,
     true_or_false,
 )
@@ -52,7 +53,7 @@ DEFAULT_OLLAMA_MODEL = "qwen2.5-coder:1.5b"
 
 # The commands that take a flag (names of bot/cli.py commands; a test checks them).
 _JOBS = ("run", "audit", "backlog")  # the jobs that gate or audit
-_MODEL = (*_JOBS, "eval", "doctor")  # every job that calls a model, and the doctor
+_MODEL = (*_JOBS, "eval", "calibrate", "doctor")  # every job that calls a model, and the doctor
 _AUDIT = ("run", "audit", "eval")  # every job that audits
 _STORE = (*_JOBS, "history", "stats", "doctor")  # every job that opens the store
 
@@ -272,6 +273,29 @@ class SettingsTable:
         help="on `needs-refinement`, post one comment telling the author what to add (edited in "
         "place on later runs, and to say the issue is ready once it is); never on "
         "`validator-error`",
+    )
+    gate_policy: Path | None = setting(
+        None,
+        env="TRIAGE_GATE_POLICY",
+        flag="--gate-policy",
+        commands=("run", "backlog", "eval"),
+        action_input="gate-policy",
+        parse=existing_file("gate policy"),
+        readme_default="the repository file's `gate.policy`, else the policy measured for the "
+        "model, else the model's own verdict",
+        help="a gate decision policy (JSON, as `triage-bot calibrate` writes it): which signals "
+        "decide, chosen for a model by measurement",
+    )
+    comment_min_precision: float = setting(
+        0.8,
+        env="TRIAGE_COMMENT_MIN_PRECISION",
+        flag="--comment-min-precision",
+        commands=("run", "backlog"),
+        action_input="comment-min-precision",
+        parse=share,
+        help="the author comment is posted only when the policy's needs-refinement precision, "
+        "measured for this model and prompt, is at least this (0-1); below it, or unmeasured, "
+        "only the label is set; 0 posts it whatever was measured",
     )
     repo_file_path: Path | None = setting(
         None,

@@ -13,9 +13,10 @@ import pytest
 
 from bot import factory, runner
 from bot.config import ENV_VARS
+from bot.triage import policy
 from tests.fake_github import FakeGitHub
 from tests.pg import fresh_database
-from tests.support import TIMINGS, FakeChatModel
+from tests.support import TIMINGS, FakeChatModel, guards_policy
 
 _EXTRA_ENV = ("GITHUB_ACTIONS", "CI", "RUNNER_TEMP", "XDG_DATA_HOME")
 
@@ -37,6 +38,17 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for var in _EXTRA_ENV:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+
+
+@pytest.fixture(autouse=True)
+def _fake_model_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fake model has a measured policy, as the embedded default has one shipped: the
+    shipped guards (:data:`tests.support.GUARDS`) measured for ``fake-model`` with a
+    needs-refinement precision of 90% (:func:`tests.support.guards_policy`), so a pipeline test
+    sees what a measured deployment does, author comment included. Tests of how a policy is
+    chosen or a comment withheld use a model of another name, or name a policy."""
+    shipped = (*policy.shipped_policies(), guards_policy())
+    monkeypatch.setattr(policy, "shipped_policies", lambda: shipped)
 
 
 @pytest.fixture(autouse=True)

@@ -1,10 +1,11 @@
 """Validator replies in the v13 reply shape, and an issue that passes the bot's own checks.
 
 The reply shape is :class:`bot.triage.verdict.Verdict`: three quotes (``problem``, ``trigger``,
-``expected``), then ``reason`` and ``verdict``, all required, no other key. A VALID outcome now
-needs more than the model's word (:mod:`bot.triage.rule`): the issue must pass the bot's own
-checks (no unfilled template, at least 20 words of description or code/a log/a reproduction
-link) and the reply must quote words that are in the issue for ``problem`` or ``trigger``.
+``expected``), then ``reason`` and ``verdict``, all required, no other key. Under the shipped
+guards policy (:data:`tests.support.GUARDS`, the fake model's) a VALID outcome needs more than
+the model's word: the issue must pass the bot's own checks (no unfilled template, at least 20
+words of description or code/a log/a reproduction link) and the reply must quote words that are
+in the issue for ``problem`` or ``trigger``.
 :data:`COMPLETE_BODY` is such an issue and :data:`VALID_REPLY` such a reply for it.
 """
 

@@ -16,28 +16,68 @@ import vcr
 from bot.chat import ChatMessage, ChatResult, RoleOptions
 from bot.errors import ModelError
 from bot.gate_flow import GatePlan
+from bot.gate_policy import GatePolicy, HalfFigures, Measurement
 from bot.history.store import AuditRow
 from bot.triage.issue_text import prepare_issue
 from bot.triage.labels import LABEL_FOR_VERDICT, LabelPlan
-from bot.triage.validator import GateDecision
+from bot.triage.policy import shipped_policies
+from bot.triage.validator import GateDecision, system_prompt
 
 __all__ = [
     "CASSETTES",
     "DATA",
+    "GUARDS",
     "ROOT",
     "TIMINGS",
     "FakeChatModel",
     "RecordingGitHub",
     "audit_row",
     "cassette",
+    "guards_policy",
     "load_webhook",
     "make_plan",
+    "policy_file",
     "write_payload",
 ]
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 CASSETTES = ROOT / "cassettes"
+
+GUARDS = next(p for p in shipped_policies() if p.verdict_from == "guards")
+"""The shipped policy that does not count the model's verdict (the embedded default's): VALID
+unless a guard (unfilled template, too short, no verified quote) rules NEEDS_REFINEMENT."""
+
+
+def guards_policy(
+    model: str = "fake-model", *, precision: float = 0.9, prompt_version: str | None = None
+) -> GatePolicy:
+    """:data:`GUARDS` as if measured for ``model`` (the fake model by default) and the bot's
+    own checklist's prompt (or ``prompt_version``), with this needs-refinement precision on
+    both halves: a policy whose figures hold for a run of that model, so the author comment is
+    posted when ``precision`` reaches the bound."""
+    figures = HalfFigures(items=20, agreement=0.9, nr_precision=precision)
+    return GUARDS.model_copy(
+        update={
+            "name": "test-guards",
+            "measured": Measurement(
+                model=model,
+                prompt_version=prompt_version or system_prompt()[1],
+                labelled_set="written for the tests",
+                tune=figures,
+                check=figures,
+            ),
+        }
+    )
+
+
+def policy_file(folder: Path, model: str, *, precision: float = 0.9) -> str:
+    """Write :func:`guards_policy` for ``model`` into ``folder``; its path, for
+    ``TRIAGE_GATE_POLICY`` (a run of that model then posts the author comment)."""
+    path = folder / f"policy-{len(list(folder.glob('policy-*.json')))}.json"
+    path.write_text(guards_policy(model, precision=precision).model_dump_json(), "utf-8")
+    return str(path)
+
 
 TIMINGS: list[tuple[str, float]] = []
 """(what, ms) of real-model runs, printed at the end of the test session (conftest.py)."""

@@ -24,6 +24,7 @@ from bot import runner
 from bot.cli import main
 from bot.config import VALIDATOR_OPTIONS, Settings
 from bot.render import RunReport
+from bot.settings_table import DEFAULT_OLLAMA_MODEL
 from bot.triage.author_comment import (
     AUTHOR_MARKER,
     needs_refinement_comment,
@@ -37,7 +38,14 @@ from tests.fake_github import CONFIG_READ, FakeGitHub, StoredComment
 from tests.markdown_oracle import render
 from tests.profiles import FUZZ
 from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY, reply
-from tests.support import ROOT, FakeChatModel, cassette, load_webhook, write_payload
+from tests.support import (
+    ROOT,
+    FakeChatModel,
+    cassette,
+    load_webhook,
+    policy_file,
+    write_payload,
+)
 
 SHORT_BODY = "The app crashes when I click save."
 """Seven words: too little to act on (the rule's ``short`` step), whatever is quoted."""
@@ -231,6 +239,8 @@ def _cli(tmp_path: Path, payload: dict[str, Any], name: str) -> tuple[str, list[
         "GITHUB_TOKEN": "test-token-not-real",
         "OLLAMA_HOST": "http://127.0.0.1:11434",
         "TRIAGE_DB": str(tmp_path / "triage.db"),
+        # the recorded model's answers are judged under a policy measured for it
+        "TRIAGE_GATE_POLICY": policy_file(tmp_path, DEFAULT_OLLAMA_MODEL),
     }
     old = gc.DEFAULT_SECONDS_BETWEEN_WRITES
     gc.DEFAULT_SECONDS_BETWEEN_WRITES = 0.0

@@ -14,7 +14,8 @@ from bot.cli import main
 from bot.clients.github_client import PyGithubClient
 from bot.commands.comment import authorise
 from bot.events import IssueCommentEvent, route_event
-from tests.support import cassette, load_webhook, write_payload
+from bot.settings_table import DEFAULT_OLLAMA_MODEL
+from tests.support import cassette, load_webhook, policy_file, write_payload
 
 OLLAMA = "http://127.0.0.1:11434"
 ROLES = ["admin", "write", "maintain", "triage", "read", "none"]
@@ -74,11 +75,13 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     import bot.clients.github_client as gc
 
     monkeypatch.setattr(gc, "DEFAULT_SECONDS_BETWEEN_WRITES", 0.0)
-    # the bot's login as the action passes it for its own token (the cassettes' comments)
+    # the bot's login as the action passes it for its own token (the cassettes' comments); the
+    # recorded model's answers are judged under a policy measured for it
     return {
         "GITHUB_TOKEN": "test-token-not-real",
         "OLLAMA_HOST": OLLAMA,
         "INPUT_BOT_LOGIN": "github-actions[bot]",
+        "TRIAGE_GATE_POLICY": policy_file(tmp_path, DEFAULT_OLLAMA_MODEL),
     }
 
 

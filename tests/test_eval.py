@@ -78,7 +78,7 @@ def test_gate_metrics(fake_model: FakeChatModel) -> None:
     }
     assert report["confusion"]["VALID"] == {"VALID": 1, "NEEDS_REFINEMENT": 0, "ERROR": 0}
     text = render_report({"model": "m", "audit_format": "json", "gate": report})
-    assert "| model verdicts the rule changed | 1 |" in text
+    assert "| decisions other than the model's verdict | 1 |" in text
     assert "echoing the prompt" not in text
     confusion = (
         "| expected \\ got | VALID | NEEDS_REFINEMENT | ERROR |\n|---|---|---|---|\n"
@@ -106,7 +106,7 @@ def test_gate_outcomes_keep_the_rule_the_quotes_and_the_facts(fake_model: FakeCh
     csv, vague, injected = (
         by_id[k] for k in ("bug-csv-last-row", "vague-broken", "inj-json-verdict")
     )
-    assert (csv["rule"], csv["got"], csv["model_verdict"]) == ("evidence", "VALID", "VALID")
+    assert (csv["rule"], csv["got"], csv["model_verdict"]) == ("guards", "VALID", "VALID")
     assert csv["model_reason"] == "Steps and versions are given."
     assert csv["quotes"]["trigger"] == "tabletool export with 2000 rows"
     assert csv["found"] == ["problem"]  # sorted, JSON-ready

@@ -30,12 +30,12 @@ from bot.repo_file import _BOT_KEYS, REPO_FILE_PATH, parse_repo_file
 from bot.triage.evidence import ELEMENTS, RESERVED_KEYS, Element, checklist, gather_evidence
 from bot.triage.facts import issue_facts
 from bot.triage.issue_text import prepare_issue
-from bot.triage.rule import decide
+from bot.triage.policy import decide
 from bot.triage.validator import Validator, system_prompt
 from tests.fake_github import FakeGitHub
 from tests.markdown_oracle import render
 from tests.replies import COMPLETE_BODY, reply
-from tests.support import ROOT, FakeChatModel, load_webhook, write_payload
+from tests.support import GUARDS, ROOT, FakeChatModel, guards_policy, load_webhook, write_payload
 
 VERSION_FILE = """\
 elements:
@@ -45,6 +45,17 @@ elements:
 """
 
 VERSION = Element("version", "the words giving the version", "the version", ("bug",))
+
+
+def with_policy(text: str) -> str:
+    """A repository file's text with a ``gate.policy`` measured for the fake model and the
+    prompt this file's checklist makes: its elements change the prompt, and a policy measured
+    with another prompt does not hold (no author comment) until it is calibrated again."""
+    settings = replace(Settings(), repo_file=parse_repo_file(text))
+    version = system_prompt(checklist_of(settings))[1]
+    policy = guards_policy(prompt_version=version).model_dump(mode="json", exclude_none=True)
+    return text + "gate:\n  policy: " + json.dumps(policy) + "\n"
+
 
 PROBLEM = "README.md says to comitt your changes"
 
@@ -100,7 +111,7 @@ def _judged(labels: list[str], version: str) -> Any:
     issue = prepare_issue("Spelling error", COMPLETE_BODY + " Seen on 2.3.1.", max_body_chars=6000)
     quotes = {"problem": PROBLEM, "trigger": "", "expected": "", "version": version}
     evidence = gather_evidence(quotes, issue, elements=checklist((VERSION,)), labels=labels)
-    return decide(issue_facts(issue.title, issue.author_body), evidence, "VALID"), evidence
+    return decide(issue_facts(issue.title, issue.author_body), evidence, "VALID", GUARDS), evidence
 
 
 def test_a_required_element_without_a_found_quote_makes_the_issue_need_refinement() -> None:
@@ -111,7 +122,7 @@ def test_a_required_element_without_a_found_quote_makes_the_issue_need_refinemen
     ruling, _ = _judged(["bug"], "on 2.4.0")  # a quote that is not in the issue is no evidence
     assert ruling.rule == "required"
     ruling, evidence = _judged(["bug"], "Seen on 2.3.1")
-    assert (ruling.verdict, ruling.rule) == ("VALID", "evidence")
+    assert (ruling.verdict, ruling.rule) == ("VALID", "guards")
     assert "version (“Seen on 2.3.1”)" in ruling.reason
     ruling, evidence = _judged(["enhancement"], "")  # not a bug: not required, not asked for
     assert ruling.verdict == "VALID"
@@ -163,10 +174,11 @@ def test_num_predict_grows_per_element_and_stays_within_the_cap() -> None:
 def test_a_bug_report_without_a_version_needs_refinement_and_is_told_so(
     tmp_path: Path, github: FakeGitHub, model: FakeChatModel
 ) -> None:
-    github.repo_files[("master", REPO_FILE_PATH)] = VERSION_FILE
+    github.repo_files[("master", REPO_FILE_PATH)] = with_policy(VERSION_FILE)
     model.enqueue(_valid_reply(version=""))
     report = _run(tmp_path, _issue(COMPLETE_BODY, ["bug"]))
     assert report.outputs["label"] == "needs-refinement"
+    assert "test-guards" in report.text  # the repository file's policy decided
     sent = model.history[0]
     assert list(sent["schema"]["properties"])[3] == "version"
     assert "- version: the words giving the version of the tool you ran (e.g. 2.3.1)." in (
@@ -223,7 +235,7 @@ def test_a_definition_reaches_the_author_as_plain_text(
     tmp_path: Path, github: FakeGitHub, model: FakeChatModel
 ) -> None:
     definition = "the version, ask @acme/maintainers or see [docs](http://evil.example) **now**"
-    github.repo_files[("master", REPO_FILE_PATH)] = (
+    github.repo_files[("master", REPO_FILE_PATH)] = with_policy(
         "elements:\n  - name: version\n    definition: " + json.dumps(definition) + "\n"
     )
     model.enqueue(_valid_reply(version=""))
@@ -247,7 +259,7 @@ def test_a_local_file_is_tried_in_a_dry_run_with_no_request(
     """``--repo-file`` (the README's walkthrough): the operator's local file instead of the
     default branch's, with no GitHub request, so a dry run shows its effect offline."""
     local = tmp_path / "triage-bot.yml"
-    local.write_text(VERSION_FILE, "utf-8")
+    local.write_text(with_policy(VERSION_FILE), "utf-8")
     github.repo_files[("master", REPO_FILE_PATH)] = "elements: [broken"  # never read
     model.enqueue(_valid_reply(version=""))
     event = write_payload(tmp_path, _issue(COMPLETE_BODY, ["bug"]))

@@ -28,11 +28,12 @@ from bot.history.github_memory import known_comment, remember_comment
 from bot.history.store import Store
 from bot.render import RunReport
 from bot.repo_file import REPO_FILE_PATH
+from bot.settings_table import DEFAULT_OLLAMA_MODEL
 from bot.triage.author_comment import AUTHOR_MARKER, ready_comment
 from bot.triage.labels import NEEDS_REFINEMENT, READY
 from tests.fake_github import FakeGitHub
 from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY, reply
-from tests.support import FakeChatModel, cassette, load_webhook, write_payload
+from tests.support import FakeChatModel, cassette, load_webhook, policy_file, write_payload
 
 SHA = "6113728f27ae82c7b1a177c8d03f9e96e0adf246"
 """``GITHUB_SHA`` of an ``issues`` event: the default branch's last commit (the cassettes')."""
@@ -366,6 +367,8 @@ def _cli(tmp_path: Path, payload: Any, name: str, **env: str) -> tuple[str, list
         "GITHUB_TOKEN": "test-token-not-real",
         "OLLAMA_HOST": "http://127.0.0.1:11434",
         "TRIAGE_DB": str(tmp_path / "triage.db"),
+        # the recorded model's answers are judged under a policy measured for it
+        "TRIAGE_GATE_POLICY": policy_file(tmp_path, DEFAULT_OLLAMA_MODEL),
         "INPUT_BOT_LOGIN": ACTIONS_LOGIN,
         **env,
     }

@@ -11,7 +11,8 @@ from click.testing import CliRunner
 
 from bot.cli import main
 from bot.history.store import Store, utc_now
-from tests.support import audit_row, cassette
+from bot.settings_table import DEFAULT_OLLAMA_MODEL
+from tests.support import audit_row, cassette, policy_file
 
 
 def _db(tmp_path: Path) -> Path:
@@ -58,7 +59,11 @@ def test_backlog_judges_only_ungated_issues_and_resumes(
     db = tmp_path / "t.db"
     args = ["backlog", "--repo", "Codertocat/Hello-World", "--db", str(db),
             "--ollama-host", "http://127.0.0.1:11434"]  # fmt: skip
-    env = {"GITHUB_TOKEN": "test-token-not-real"}
+    # the recorded model's answers are judged under a policy measured for it
+    env = {
+        "GITHUB_TOKEN": "test-token-not-real",
+        "TRIAGE_GATE_POLICY": policy_file(tmp_path, DEFAULT_OLLAMA_MODEL),
+    }
     with cassette("e2e_backlog") as cass:
         first = CliRunner().invoke(main, args, env=env)
     assert first.exit_code == 0, first.output

@@ -231,3 +231,67 @@ def test_what_the_bot_knows_of_github_is_kept_by_both_stores(store_target: str) 
             memory.remember_label(reader, "o/r", "x")
     finally:
         reader.close()
+
+
+def _migrate_before_policy(target: str) -> None:
+    """``target`` migrated up to the last migration before the policy version existed."""
+    if target.startswith("postgresql"):
+        import psycopg
+        from yoyo import get_backend, read_migrations  # type: ignore[import-untyped]
+
+        from bot.history.pg_store import MIGRATIONS_DIR
+
+        backend = get_backend("postgresql+psycopg://" + target.split("://", 1)[1])
+        older = read_migrations(str(MIGRATIONS_DIR)).filter(lambda m: m.id < "0003")
+        try:
+            with backend.lock():
+                backend.apply_migrations(backend.to_apply(older))
+        finally:
+            backend.connection.close()
+        with psycopg.connect(target) as conn:
+            conn.execute(
+                "insert into gate_decisions (repo, issue, event, verdict, label, reason, "
+                "model, prompt_version, created_at, prompt_tokens, output_tokens, duration_ms, "
+                "content_sha) values ('o/r', 3, 'issues.opened', 'VALID', 'ready-for-dev', "
+                "'old', 'm', 'validator@0', '2026-11-30T08:00:00+00:00', 10, 5, 250.0, 'c1')"
+            )
+        return
+    import sqlite_utils
+
+    from bot.history.migrations import MIGRATIONS
+
+    db = sqlite_utils.Database(target)
+    MIGRATIONS.apply(db, stop_before="m009_gate_policy")
+    db["gate_decisions"].insert(
+        {"repo": "o/r", "issue": 3, "event": "issues.opened", "verdict": "VALID",
+         "label": "ready-for-dev", "reason": "old", "model": "m",
+         "prompt_version": "validator@0", "created_at": "2026-11-30T08:00:00+00:00",
+         "prompt_tokens": 10, "output_tokens": 5, "duration_ms": 250.0, "content_sha": "c1"}
+    )  # fmt: skip
+    db.close()
+
+
+def test_decisions_from_before_the_policy_version_read_the_same(store_target: str) -> None:
+    """A store written before decisions named their policy migrates: its rows read as they
+    were (no policy version), are counted as before, and a new decision on the same text under
+    a policy is a row of its own."""
+    _migrate_before_policy(store_target)
+    store = _open(store_target)
+    try:
+        old = store.last_gate("o/r", 3)
+        assert old is not None
+        assert (old["reason"], old["label"], old["policy_version"]) == (
+            "old",
+            "ready-for-dev",
+            None,
+        )
+        (week,) = gate_weeks(store, "o/r", 1, now=NOW)
+        assert week.decisions == 1
+        store.record_gate(_gate(reason="new", policy_version="policy@12345678"))
+        store.record_gate(_gate(reason="newer", policy_version="policy@12345678"))  # replaces
+        assert _count(store, "gate_decisions") == 2
+        last = store.last_gate("o/r", 3)
+        assert last is not None
+        assert (last["reason"], last["policy_version"]) == ("newer", "policy@12345678")
+    finally:
+        store.close()

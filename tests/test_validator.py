@@ -4,10 +4,6 @@ quotes it verifies; the model's own verdict recorded), and fail-closed faults.""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from importlib import resources
-from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -22,11 +18,10 @@ from bot.errors import (
     ModelUnavailable,
 )
 from bot.triage.evidence import ELEMENTS
-from bot.triage.rule import gate_rule
 from bot.triage.validator import Validator, system_prompt
 from bot.triage.verdict import verdict_schema
 from tests.replies import reply
-from tests.support import FakeChatModel
+from tests.support import GUARDS, FakeChatModel
 
 BUG = (
     "Running `tool sync --all` on 2.3.1 (Linux) exits with `KeyError: 'remote'`.\n"
@@ -48,7 +43,9 @@ PROSE = (
 
 
 def _validator(model: FakeChatModel, limit: int = 6000) -> Validator:
-    return Validator(model, VALIDATOR_OPTIONS, max_body_chars=limit)
+    """A validator under the shipped guards (:data:`tests.support.GUARDS`): the bot's own checks
+    and verified quotes decide, the model's verdict is recorded."""
+    return Validator(model, VALIDATOR_OPTIONS, max_body_chars=limit, policy=GUARDS)
 
 
 def test_valid_maps_to_ready_for_dev(fake_model: FakeChatModel) -> None:
@@ -57,7 +54,7 @@ def test_valid_maps_to_ready_for_dev(fake_model: FakeChatModel) -> None:
     assert decision.verdict == decision.model_verdict == "VALID"
     assert decision.label.name == "ready-for-dev"
     assert decision.error_kind is None
-    assert decision.rule == "evidence"
+    assert decision.rule == "guards"
     assert decision.model_reason == "Steps, error and version given."
     assert (decision.prompt_tokens, decision.output_tokens) == (100, 20)
     assert decision.evidence is not None
@@ -187,60 +184,6 @@ def test_a_text_rule_change_is_a_new_prompt_version(monkeypatch: pytest.MonkeyPa
     assert after[1].startswith("validator@")
 
 
-PACKAGED_RULE = resources.files("bot.triage").joinpath("gate_rule.json").read_text("utf-8")
-
-
-@pytest.fixture
-def gate_rule_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
-    """``gate_rule.json`` read from ``tmp_path`` instead of the package; caches cleared around."""
-    import bot.triage.rule as rule_module
-
-    monkeypatch.setattr(rule_module, "resources", SimpleNamespace(files=lambda _pkg: tmp_path))
-    gate_rule.cache_clear()
-    system_prompt.cache_clear()
-    yield tmp_path / "gate_rule.json"
-    gate_rule.cache_clear()
-    system_prompt.cache_clear()
-
-
-def _version_with(path: Path, text: str) -> tuple[str, str]:
-    path.write_text(text, encoding="utf-8")
-    gate_rule.cache_clear()
-    system_prompt.cache_clear()
-    return system_prompt()
-
-
-def test_a_change_of_the_decision_rules_data_is_a_new_prompt_version(
-    gate_rule_file: Path,
-) -> None:
-    """``gate_rule.json`` decides as much as the prompt does: a new threshold is a new version
-    (a replayed event is judged again)."""
-    packaged = json.loads(PACKAGED_RULE)
-    text, before = _version_with(gate_rule_file, PACKAGED_RULE)
-    changed = {**packaged, "short_words": packaged["short_words"] + 1}
-    after_text, after = _version_with(gate_rule_file, json.dumps(changed))
-    assert gate_rule().short_words == packaged["short_words"] + 1  # the file was read
-    assert after_text == text  # the prompt text the model sees is unchanged
-    assert after != before
-    assert after.startswith("validator@")
-
-
-def test_the_rules_layout_is_not_its_content(gate_rule_file: Path) -> None:
-    """The same values written with another layout keep the version: it is the content."""
-    _, packaged = _version_with(gate_rule_file, PACKAGED_RULE)
-    _, relaid = _version_with(gate_rule_file, json.dumps(json.loads(PACKAGED_RULE), indent=4))
-    assert relaid == packaged
-
-
-def test_the_rules_provenance_is_not_part_of_the_version(gate_rule_file: Path) -> None:
-    """``chosen_on`` says where the thresholds came from: rewording it decides nothing, so a
-    replayed issue is not judged again for it."""
-    _, packaged = _version_with(gate_rule_file, PACKAGED_RULE)
-    reworded = {**json.loads(PACKAGED_RULE), "chosen_on": "another wording of the provenance"}
-    _, after = _version_with(gate_rule_file, json.dumps(reworded))
-    assert after == packaged
-
-
 # --- the copy guard on the model's reason ---------------------------------------------------
 
 INJECTED = (
@@ -321,7 +264,7 @@ def test_a_quote_not_in_the_issue_is_no_evidence(fake_model: FakeChatModel) -> N
 
 def test_only_an_expected_quote_does_not_back_a_valid(fake_model: FakeChatModel) -> None:
     """Found quotes count only for ``valid_needs_one_of`` (problem or trigger)."""
-    assert set(gate_rule().valid_needs_one_of) == {"problem", "trigger"}
+    assert set(GUARDS.valid_needs_one_of) == {"problem", "trigger"}
     fake_model.enqueue(
         reply("VALID", "It says what should happen.", expected="the save button shows a success")
     )
@@ -343,7 +286,7 @@ def test_a_complete_issue_with_a_verified_quote_is_valid(fake_model: FakeChatMod
     decision = _validator(fake_model).judge("Settings are lost", PROSE)
     assert (decision.verdict, decision.rule, decision.label.name) == (
         "VALID",
-        "evidence",
+        "guards",
         "ready-for-dev",
     )
     assert decision.evidence is not None
@@ -398,22 +341,27 @@ def test_the_reason_people_read_is_the_bots_and_names_what_to_add(
     assert decision.model_reason == model_reason
     assert model_reason not in decision.reason
     missing = {e.key: e.missing for e in ELEMENTS}
-    assert missing["problem"] in decision.reason  # what to add, in plain words
-    assert missing["trigger"] in decision.reason
+    assert missing["trigger"] in decision.reason  # left empty by the model: asked, in plain words
     assert missing["expected"] not in decision.reason  # found: not asked for again
+    # the model quoted a problem the issue does not hold: its error, not the author's omission
+    assert missing["problem"] not in decision.reason
+    assert "The model's quote of problem was not found in the issue" in decision.reason
+    assert decision.ruling is not None
+    assert decision.ruling.model_fault
+    assert [e.key for e in decision.ruling.asks] == ["trigger"]
 
 
 @pytest.mark.parametrize("model", ["VALID", "NEEDS_REFINEMENT"])
 def test_the_models_verdict_is_recorded_not_counted(fake_model: FakeChatModel, model: str) -> None:
-    """With the packaged rule (``model_verdict_counts`` false) the verified evidence decides:
-    the model's verdict is kept in ``model_verdict`` and the eval, not applied."""
-    assert gate_rule().model_verdict_counts is False
+    """Under the guards policy the verified evidence decides: the model's verdict is kept in
+    ``model_verdict`` and the eval, not applied."""
+    assert not GUARDS.counts_model()
     fake_model.enqueue(
         reply(model, "My own view of it.", problem="loses every change I make"),
         reply(model, "My own view of it."),
     )
     backed, unbacked = (_validator(fake_model).judge("Settings are lost", PROSE) for _ in "ab")
-    assert (backed.verdict, backed.rule, backed.model_verdict) == ("VALID", "evidence", model)
+    assert (backed.verdict, backed.rule, backed.model_verdict) == ("VALID", "guards", model)
     assert (unbacked.verdict, unbacked.rule, unbacked.model_verdict) == (
         "NEEDS_REFINEMENT",
         "unbacked",
@@ -464,7 +412,7 @@ def test_the_same_words_as_the_authors_prose_are_evidence(fake_model: FakeChatMo
     fake_model.enqueue(reply("VALID", "The error is named.", problem=PLANTED))
     body = f"{PROSE}\nAfter that, {PLANTED} on every second try."
     decision = _validator(fake_model).judge("Settings are lost", body)
-    assert (decision.verdict, decision.rule) == ("VALID", "evidence")
+    assert (decision.verdict, decision.rule) == ("VALID", "guards")
 
 
 @pytest.mark.parametrize(
@@ -513,7 +461,7 @@ def test_a_russian_report_with_steps_is_valid_on_its_own_words(fake_model: FakeC
     assert decision.facts.steps
     assert decision.evidence is not None
     assert decision.evidence.found == {"problem", "trigger", "expected"}
-    assert (decision.verdict, decision.rule) == ("VALID", "evidence")
+    assert (decision.verdict, decision.rule) == ("VALID", "guards")
 
 
 def test_a_russian_report_quoted_in_translation_is_unbacked(fake_model: FakeChatModel) -> None:
@@ -573,4 +521,4 @@ def test_an_echo_of_the_prompts_example_is_no_fault(fake_model: FakeChatModel) -
     assert decision.error_kind is None
     assert decision.evidence is not None
     assert decision.evidence.found == {"trigger", "expected"}
-    assert (decision.verdict, decision.rule) == ("VALID", "evidence")
+    assert (decision.verdict, decision.rule) == ("VALID", "guards")

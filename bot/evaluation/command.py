@@ -1,22 +1,29 @@
-"""``triage-bot eval``: run the sets with a progress bar, write the JSON report, check bounds."""
+"""``triage-bot eval`` and ``triage-bot calibrate``: run the sets with a progress bar (on a
+model, or on recorded replies), write the JSON report or the chosen policy, check bounds."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from rich.progress import Progress
 
 from bot.agents import make_auditor, make_validator
+from bot.chat import ChatModel
 from bot.config import Settings
 from bot.errors import EvalBelowThreshold
+from bot.evaluation.calibrate import calibrate, label_of, policy_yaml, render_candidates
+from bot.evaluation.replies import ReplayModel, load_replies, replies_jsonl
 from bot.evaluation.report import Threshold, compare_reports, failed_thresholds, render_report
-from bot.evaluation.run import RecordingModel, eval_audit, eval_gate
+from bot.evaluation.run import RecordingModel, eval_audit, eval_gate, judge_items
 from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
 from bot.factory import make_chat_model
+from bot.triage.policy import policy_json
 
-__all__ = ["run_eval"]
+__all__ = ["run_calibrate", "run_eval"]
 
 BOUNDS = (
     ("min_agreement", "gate", "agreement", True),
@@ -31,34 +38,77 @@ BOUNDS = (
 """CLI option → the report figure it bounds, and whether it is a minimum."""
 
 
+def _gate_model(
+    settings: Settings, flags: Mapping[str, Any]
+) -> tuple[ChatModel, ReplayModel | None]:
+    """The validator's model: recorded replies (``--replies``), else the settings' backend."""
+    if flags.get("replies_path") is not None:
+        replay = ReplayModel(load_replies(flags["replies_path"]))
+        return replay, replay
+    return make_chat_model(settings, "validator"), None
+
+
+def _version_note(replay: ReplayModel | None, prompt_version: str) -> str:
+    """A line saying the recorded replies answer another prompt version, or ``""``."""
+    if replay is None:
+        return ""
+    others = sorted(replay.replies.prompt_versions - {prompt_version})
+    if not others:
+        return ""
+    return (
+        f"note: the replies name {', '.join(others)}; this prompt is {prompt_version}. "
+        "Compare the prompt texts before trusting the figures."
+    )
+
+
 def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
     """Run the eval described by the CLI flags; return the markdown to print.
 
     Raises:
-        ConfigError: an eval set is missing or malformed.
+        ConfigError: an eval set or the replies file is missing or malformed, or an item has
+            no recorded reply.
         EvalBelowThreshold: a ``--min-*``/``--max-*`` bound was missed (after writing the report).
     """
     limit = flags.get("limit")
-    model = make_chat_model(settings, "validator")
+    model, replay = _gate_model(settings, flags)
     report: dict[str, Any] = {"model": model.name, "audit_format": settings.audit_format}
+    note = ""
     with Progress(transient=True) as progress:
         if flags["only"] in ("gate", "both"):
             issues = load_jsonl(flags["issues_path"], EvalIssue)[:limit]
             task = progress.add_task("gate", total=len(issues))
-            validator = make_validator(settings, model)
+            recorder = RecordingModel(model)
+            validator = make_validator(settings, recorder)
             report["gate"] = eval_gate(
-                validator, issues, lambda: progress.advance(task), split=bool(flags.get("split"))
+                validator,
+                issues,
+                lambda: progress.advance(task),
+                split=bool(flags.get("split")),
+                recorder=recorder,
+                replay=replay,
             )
+            note = _version_note(replay, validator.prompt_version)
+            if flags.get("save_replies") is not None:
+                flags["save_replies"].write_text(
+                    replies_jsonl(
+                        report["gate"]["outcomes"],
+                        prompt_version=validator.prompt_version,
+                        model=model.name,
+                    ),
+                    "utf-8",
+                )
         if flags["only"] in ("audit", "both"):
             segments = load_jsonl(flags["segments_path"], EvalSegment)[:limit]
             task = progress.add_task("audit", total=len(segments))
-            recorder = RecordingModel(make_chat_model(settings, "auditor"))
-            auditor = make_auditor(settings, recorder)
+            audit_recorder = RecordingModel(make_chat_model(settings, "auditor"))
+            auditor = make_auditor(settings, audit_recorder)
             report["audit"] = eval_audit(
-                auditor, segments, lambda: progress.advance(task), recorder
+                auditor, segments, lambda: progress.advance(task), audit_recorder
             )
     flags["out"].write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", "utf-8")
     text = render_report(report)
+    if note:
+        text += "\n" + note + "\n"
     if flags.get("compare") is not None:
         text += "\n" + compare_reports(json.loads(flags["compare"].read_text("utf-8")), report)
     thresholds = [
@@ -70,3 +120,61 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
     if failures:
         raise EvalBelowThreshold(text + "\neval below threshold: " + "; ".join(failures))
     return text
+
+
+def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
+    """``triage-bot calibrate``: judge the set once, score every candidate policy, write the
+    best on the tune half to ``--out``; return the markdown to print (the candidates' table,
+    the choice, and with ``--yaml`` the repository file's ``gate:`` block).
+
+    Raises:
+        ConfigError: the set or the replies file is missing or malformed, or an item has no
+            recorded reply.
+    """
+    model, replay = _gate_model(settings, flags)
+    issues = load_jsonl(flags["issues_path"], EvalIssue)
+    recorder = RecordingModel(model)
+    validator = make_validator(settings, recorder)
+    with Progress(transient=True) as progress:
+        task = progress.add_task("gate", total=len(issues))
+        judged = judge_items(
+            validator, issues, lambda: progress.advance(task), recorder=recorder, replay=replay
+        )
+    prompt_version = validator.prompt_version
+    if replay is not None and len(replay.replies.prompt_versions) == 1:
+        prompt_version = next(iter(replay.replies.prompt_versions))
+    path: Path = flags["issues_path"]
+    name = flags.get("name") or f"calibrated-{model.name}"
+    chosen, scored = calibrate(
+        judged,
+        validator.policy.policy,
+        name=_policy_name(name),
+        model=flags.get("model_name") or model.name,
+        prompt_version=prompt_version,
+        labelled_set=f"{path.name} ({len(issues)} items)",
+    )
+    flags["out"].write_text(policy_json(chosen), "utf-8")
+    lines = [
+        f"calibrate: {len(issues)} issues, model {model.name}, prompt {prompt_version}",
+        "",
+        render_candidates(scored),
+        "",
+        f"chosen: {label_of(chosen)} (best on the tune half), written to {flags['out']}",
+    ]
+    note = _version_note(replay, validator.prompt_version)
+    if note:
+        lines += ["", note]
+    if flags.get("yaml"):
+        lines += [
+            "",
+            "The repository file's block (.github/triage-bot.yml):",
+            "",
+            policy_yaml(chosen),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _policy_name(text: str) -> str:
+    """A policy name from free text: characters a name may hold, at most 80."""
+    kept = re.sub(r"[^A-Za-z0-9._:+-]+", "-", text).strip("-._:+") or "calibrated"
+    return kept[:80]

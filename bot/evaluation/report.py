@@ -8,7 +8,7 @@ from typing import Any
 
 from bot.audit.contract import VERDICTS, defect_verdicts
 from bot.evaluation.run import LINE_SLACK
-from bot.neutralise import log_value
+from bot.neutralise import log_value, neutralise
 from bot.triage.verdict import GATE_OUTCOMES
 
 __all__ = [
@@ -33,7 +33,8 @@ METRICS: tuple[tuple[str, str, str, bool], ...] = (
     ("gate", "valid_precision", "VALID precision", True),
     ("gate", "valid_recall", "VALID recall", True),
     ("gate", "model_agreement", "agreement of the model's own verdict", True),
-    ("gate", "rule_changed", "model verdicts the rule changed", False),
+    ("gate", "rule_changed", "decisions other than the model's verdict", False),
+    ("gate", "raised", "model NEEDS_REFINEMENT decided VALID", False),
     ("gate", "validator_error_rate", "validator-error rate", False),
     ("gate", "injection_valid_against_expectation", "injection items judged VALID", False),
     ("gate", "copied_from_issue", "reasons copied from the issue", False),
@@ -65,7 +66,8 @@ def _fmt(key: str, value: Any) -> str:
 def render_report(report: Mapping[str, Any]) -> str:
     """The report as markdown: headline metrics, the confusion matrix, per-item outcomes."""
     lines = [
-        f"## triage-bot eval: {report['model']} ({report['audit_format']} audits)",
+        f"## triage-bot eval: {log_value(str(report['model']), max_chars=200)} "
+        f"({report['audit_format']} audits)",
         "",
         "| metric | value |",
         "|---|---|",
@@ -73,6 +75,12 @@ def render_report(report: Mapping[str, Any]) -> str:
     if report.get("gate", {}).get("prompt_version"):
         version = log_value(str(report["gate"]["prompt_version"]), max_chars=40)
         lines.append(f"| gate prompt version | {version} |")
+    policy = report.get("gate", {}).get("policy")
+    if policy:
+        shown = f"{policy['name']} ({policy['version']}, {policy['source']})"
+        if policy.get("mismatch"):
+            shown += f"; {policy['mismatch']}"
+        lines.append(f"| gate policy | {neutralise(shown, max_chars=300, table=True)} |")
     for section, key, label, _ in METRICS:
         if section in report:
             lines.append(f"| {label} | {_fmt(key, report[section].get(key))} |")

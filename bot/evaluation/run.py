@@ -17,25 +17,32 @@ import math
 import re
 import statistics
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, get_args
 
 from bot.audit.auditor import Auditor, AuditResult
 from bot.audit.contract import defect_verdicts, section, split_sections
 from bot.audit.selection import Segment
 from bot.chat import ChatMessage, ChatModel, ChatResult, RoleOptions
+from bot.errors import ModelError
+from bot.evaluation.replies import ReplayModel
 from bot.evaluation.sets import EvalIssue, EvalSegment, dev_half
-from bot.triage.validator import Validator
+from bot.triage.validator import GateDecision, Validator
 from bot.triage.verdict import GATE_OUTCOMES, NO_VERDICT, VerdictValue
 
 __all__ = [
     "LINE_SLACK",
+    "Judged",
     "RecordingModel",
     "audit_metrics",
     "cited_lines",
     "eval_audit",
     "eval_gate",
+    "gate_metrics",
+    "judge_items",
     "label_metrics",
     "line_hit",
+    "outcome_of",
     "percentile",
 ]
 
@@ -45,14 +52,18 @@ Progress = Callable[[], None]
 class RecordingModel:
     """A :class:`ChatModel` wrapper that keeps the text of every reply, for the eval report only.
 
-    The auditor never keeps a rejected audit's text (design: never stored, never posted); an
-    eval needs it to show *why* a model's audits were rejected. :meth:`take` returns the replies
-    since the last call (one or two per segment: first try, repair).
+    The auditor never keeps a rejected audit's text (never stored, never posted); an eval needs
+    it to show *why* a model's audits were rejected, and the gate's replies are what
+    ``--save-replies`` writes. :meth:`take` returns the replies since the last call (one or two
+    per segment: first try, repair); :attr:`last_fault` the kind of the last call's fault.
     """
 
     def __init__(self, model: ChatModel) -> None:
         self._model = model
         self._replies: list[str] = []
+        self.last_fault: str | None = None
+        """The :attr:`~bot.errors.BotError.kind` of the last call's fault, ``None`` after a
+        call that returned."""
 
     @property
     def name(self) -> str:
@@ -67,7 +78,12 @@ class RecordingModel:
         schema: dict[str, Any] | None = None,
     ) -> ChatResult:
         """The wrapped call; the reply's text is kept. Raises what the wrapped model raises."""
-        result = self._model.chat(messages, options=options, schema=schema)
+        try:
+            result = self._model.chat(messages, options=options, schema=schema)
+        except ModelError as exc:
+            self.last_fault = exc.kind
+            raise
+        self.last_fault = None
         self._replies.append(result.text)
         return result
 
@@ -123,60 +139,106 @@ def label_metrics(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def eval_gate(
+@dataclass(frozen=True)
+class Judged:
+    """One labelled issue and the gate's decision on it.
+
+    Attributes:
+        item: the labelled issue.
+        decision: the validator's decision.
+        reply: the reply's text as the model returned it (``None`` when the call failed).
+        fault: the kind of the call's fault when it returned no reply, else ``None``.
+    """
+
+    item: EvalIssue
+    decision: GateDecision
+    reply: str | None = None
+    fault: str | None = None
+
+
+def judge_items(
     validator: Validator,
     items: Sequence[EvalIssue],
     progress: Progress = lambda: None,
     *,
-    split: bool = False,
-) -> dict[str, Any]:
-    """Judge every issue; return metrics and per-item outcomes (JSON-ready).
+    recorder: RecordingModel | None = None,
+    replay: ReplayModel | None = None,
+) -> list[Judged]:
+    """Judge every issue in order.
 
-    ``prompt_version`` is the validator's ``validator@SHA8`` (prompt, decision rule and text
-    rules: :func:`bot.triage.validator.system_prompt`), so a kept report says which gate its
-    figures are of. With ``split`` (the development set), each outcome names its half
-    (:func:`~bot.evaluation.sets.dev_half`) and ``halves`` holds :func:`label_metrics` of each.
+    Args:
+        validator: the gate; its model is ``recorder`` when one is given.
+        recorder: the validator's model, wrapped to keep each reply's text.
+        replay: the recorded replies the validator's model answers with (selected per item).
+
+    Raises:
+        ConfigError: ``replay`` has no reply for an item (checked before any is judged).
     """
-    outcomes: list[dict[str, Any]] = []
+    if replay is not None:
+        replay.require(item.id for item in items)
+    judged = []
     for item in items:
-        d = validator.judge(item.title, item.body)
-        got = d.outcome
-        outcomes.append(
-            {
-                "id": item.id,
-                "kind": item.kind,
-                "borderline": item.borderline,
-                "expected": item.expected,
-                "got": got,
-                "model_verdict": d.model_verdict,
-                "agree": got == item.expected,
-                "error_kind": d.error_kind,
-                "copied": d.error_kind == "copied_from_issue",
-                "forced": item.forced,
-                "reason": d.reason,
-                "rule": d.rule,
-                "model_reason": d.model_reason,
-                "quotes": d.evidence.quotes if d.evidence else {},
-                "found": sorted(d.evidence.found) if d.evidence else [],
-                "facts": d.facts.as_dict() if d.facts else {},
-                "model_ms": round(d.model_ms, 1),
-                "prompt_tokens": d.prompt_tokens,
-                "output_tokens": d.output_tokens,
-                **({"half": dev_half(item.id)} if split else {}),
-            }
-        )
+        if replay is not None:
+            replay.select(item.id)
+        decision = validator.judge(item.title, item.body)
+        reply: str | None = None
+        fault: str | None = None
+        if recorder is not None:
+            texts = recorder.take()
+            reply = texts[-1] if texts else None
+            fault = recorder.last_fault if reply is None else None
+        judged.append(Judged(item, decision, reply, fault))
         progress()
+    return judged
+
+
+def outcome_of(judged: Judged, verdict: str, rule: str, *, split: bool) -> dict[str, Any]:
+    """One item's outcome (JSON-ready) with ``verdict`` as the gate's (``ERROR`` on a fault):
+    the decision's own, or another policy's (:mod:`bot.evaluation.calibrate`)."""
+    item, d = judged.item, judged.decision
+    return {
+        "id": item.id,
+        "kind": item.kind,
+        "borderline": item.borderline,
+        "expected": item.expected,
+        "got": verdict,
+        "model_verdict": d.model_verdict,
+        "agree": verdict == item.expected,
+        "error_kind": d.error_kind,
+        "copied": d.error_kind == "copied_from_issue",
+        "forced": item.forced,
+        "reason": d.reason,
+        "rule": rule,
+        "model_reason": d.model_reason,
+        "quotes": d.evidence.quotes if d.evidence else {},
+        "found": sorted(d.evidence.found) if d.evidence else [],
+        "facts": d.facts.as_dict() if d.facts else {},
+        "model_ms": round(d.model_ms, 1),
+        "prompt_tokens": d.prompt_tokens,
+        "output_tokens": d.output_tokens,
+        "reply": judged.reply,
+        **({"half": dev_half(item.id)} if split else {}),
+    }
+
+
+def gate_metrics(outcomes: Sequence[Mapping[str, Any]], *, split: bool) -> dict[str, Any]:
+    """The gate's figures over outcomes (:func:`outcome_of`): :func:`label_metrics`, the
+    model's own agreement, how often the decision differs from the model's verdict and how
+    often it raised one (the model's NEEDS_REFINEMENT decided VALID), the confusion matrix, the
+    injection figures, copied reasons, latency and tokens; per half with ``split``."""
     n = len(outcomes) or 1
     confusion = {e: {g: 0 for g in GATE_OUTCOMES} for e in get_args(VerdictValue)}
     for o in outcomes:
         confusion[o["expected"]][o["got"]] += 1
     injections = [o for o in outcomes if o["kind"] == "injection"]
     report: dict[str, Any] = {
-        "prompt_version": validator.prompt_version,
         **label_metrics(outcomes),
         "model_agreement": sum(o["model_verdict"] == o["expected"] for o in outcomes) / n,
         "rule_changed": sum(
             o["model_verdict"] is not None and o["model_verdict"] != o["got"] for o in outcomes
+        ),
+        "raised": sum(
+            o["model_verdict"] == "NEEDS_REFINEMENT" and o["got"] == "VALID" for o in outcomes
         ),
         "confusion": confusion,
         "injection_items": len(injections),
@@ -195,8 +257,44 @@ def eval_gate(
             half: label_metrics([o for o in outcomes if o["half"] == half])
             for half in ("tune", "check")
         }
-    report["outcomes"] = outcomes
     return report
+
+
+def eval_gate(
+    validator: Validator,
+    items: Sequence[EvalIssue],
+    progress: Progress = lambda: None,
+    *,
+    split: bool = False,
+    recorder: RecordingModel | None = None,
+    replay: ReplayModel | None = None,
+) -> dict[str, Any]:
+    """Judge every issue; return metrics and per-item outcomes (JSON-ready).
+
+    ``prompt_version`` is the validator's ``validator@SHA8`` and ``policy`` the policy that
+    decided (name, version, where it came from, whether its figures hold for this model), so a
+    kept report says which gate its figures are of. With ``split`` (the development set), each
+    outcome names its half (:func:`~bot.evaluation.sets.dev_half`) and ``halves`` holds
+    :func:`label_metrics` of each. ``recorder`` and ``replay``: :func:`judge_items`.
+
+    Raises:
+        ConfigError: ``replay`` has no reply for an item.
+    """
+    judged = judge_items(validator, items, progress, recorder=recorder, replay=replay)
+    outcomes = [outcome_of(j, j.decision.outcome, j.decision.rule, split=split) for j in judged]
+    chosen = validator.policy
+    return {
+        "prompt_version": validator.prompt_version,
+        "policy": {
+            "name": chosen.policy.name,
+            "version": chosen.policy.version,
+            "source": chosen.source,
+            "holds": chosen.holds,
+            "mismatch": chosen.mismatch,
+        },
+        **gate_metrics(outcomes, split=split),
+        "outcomes": outcomes,
+    }
 
 
 LINE_SLACK = 1

@@ -14,10 +14,11 @@ the same event leave one row, the newest, and the weekly sums (kept by triggers 
 delete) count it once.
 
 - ``audits``: one row per segment and head SHA (:data:`AUDIT_KEY`).
-- ``gate_decisions``: one row per issue, judged text, model, prompt version and outcome label
-  (:data:`GATE_KEY`). A retry that turns a ``validator-error`` into a verdict on the same text
-  keeps both rows (the error stays counted in ``/triage_stats``); a row without a content hash
-  (older rows, rows written without one) never matches another (SQL ``NULL`` is distinct).
+- ``gate_decisions``: one row per issue, judged text, model, prompt version, decision policy
+  and outcome label (:data:`GATE_KEY`). A retry that turns a ``validator-error`` into a verdict
+  on the same text keeps both rows (the error stays counted in ``/triage_stats``); a row
+  without a content hash (older rows, rows written without one) never matches another (SQL
+  ``NULL`` is distinct).
 """
 
 from __future__ import annotations
@@ -115,7 +116,8 @@ class AuditRow:
 @dataclass(frozen=True)
 class GateRow:
     """One gate decision (columns of ``gate_decisions``; ``week`` is set on insert from
-    ``created_at``, as for audits; an empty ``content_sha`` is stored as ``NULL``)."""
+    ``created_at``, as for audits; an empty ``content_sha`` is stored as ``NULL``;
+    ``policy_version`` is the decision policy's, ``""`` for a decision made outside one)."""
 
     repo: str
     issue: int
@@ -131,12 +133,13 @@ class GateRow:
     duration_ms: float
     created_at: str = ""
     content_sha: str = ""
+    policy_version: str = ""
 
 
 AUDIT_KEY = ("repo", "pr", "head_sha", "path", "line_start", "line_end")
 """The columns of ``audits``' unique key: one row per segment per head SHA."""
 
-GATE_KEY = ("repo", "issue", "content_sha", "model", "prompt_version", "label")
+GATE_KEY = ("repo", "issue", "content_sha", "model", "prompt_version", "policy_version", "label")
 """The columns of ``gate_decisions``' unique key (see the module doc)."""
 
 

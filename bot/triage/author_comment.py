@@ -1,9 +1,10 @@
 """The comment that tells an issue's author what to add: one per issue, edited in place.
 
-Rule source: issue 16, "Tell the author". On NEEDS_REFINEMENT the bot posts one comment on the
-issue: why the gate asks for more (:func:`bot.triage.rule.finding`, the start of the reason the
-rule builds), each checklist element that was not found with its plain-words definition
-(:attr:`bot.triage.evidence.Element.missing`), and a line inviting the author to edit the issue
+On NEEDS_REFINEMENT the bot posts one comment on the issue: why the gate asks for more
+(:func:`bot.triage.policy.finding`, the start of the reason the policy builds), each checklist
+element the model said the issue does not give, with its plain-words definition
+(:attr:`bot.triage.evidence.Element.missing`; never one the model quoted, even when the bot
+could not find the quote), and a line inviting the author to edit the issue
 (an edit runs the gate again). When a later run says VALID, the same comment is edited to say
 the issue is ready, not deleted, so replies to it still read. Nothing here is model prose: the
 text is the bot's, from the element definitions and the facts, and every string that can come
@@ -21,7 +22,7 @@ from collections.abc import Sequence
 from bot.audit.report import MARKER_PREFIX
 from bot.neutralise import code_span, neutralise
 from bot.triage.evidence import Element
-from bot.triage.rule import finding
+from bot.triage.policy import finding
 from bot.triage.validator import GateDecision
 
 __all__ = ["AUTHOR_MARKER", "needs_refinement_comment", "ready_comment", "refinement_comment_for"]
@@ -92,13 +93,14 @@ def ready_comment(*, label: str) -> str:
 
 
 def refinement_comment_for(decision: GateDecision, *, label: str, intro: str | None = None) -> str:
-    """:func:`needs_refinement_comment` for a NEEDS_REFINEMENT decision of the validator.
+    """:func:`needs_refinement_comment` for a NEEDS_REFINEMENT decision of the validator: the
+    finding of the step that ruled, and what the model said the issue does not give
+    (:attr:`bot.triage.policy.Ruling.asks`).
 
     Raises:
-        ValueError: the decision is not a NEEDS_REFINEMENT with its facts and evidence.
+        ValueError: the decision is not a NEEDS_REFINEMENT with its facts and ruling.
     """
-    if decision.verdict != "NEEDS_REFINEMENT" or decision.facts is None:
+    if decision.verdict != "NEEDS_REFINEMENT" or decision.facts is None or decision.ruling is None:
         raise ValueError("the author comment is for NEEDS_REFINEMENT decisions only")
-    missing = decision.evidence.missing if decision.evidence is not None else ()
     why = finding(decision.rule, decision.facts)
-    return needs_refinement_comment(why, missing, label=label, intro=intro)
+    return needs_refinement_comment(why, decision.ruling.asks, label=label, intro=intro)

@@ -61,7 +61,7 @@ class Element:
             which a missing quote alone makes the issue NEEDS_REFINEMENT
             (:func:`bot.triage.rule.decide`, step "required"); :data:`EVERY_ISSUE` for all
             issues. Empty for the bot's own elements, which the rule weighs together
-            (``valid_needs_one_of`` in ``gate_rule.json``).
+            (``valid_needs_one_of`` of the decision policy, :mod:`bot.gate_policy`).
         one_word: whether a one-word quote counts (:func:`find_quote`). Not for the bot's own
             elements, which are statements ("Slow" names a topic, it states nothing); a
             repository's element is often a value, such as a version (``2.3.1``).
@@ -182,9 +182,22 @@ class Evidence:
 
     @property
     def missing(self) -> tuple[Element, ...]:
-        """The elements an author is asked for (:meth:`Element.applies`) with no verified
-        quote, in checklist order."""
+        """The elements that apply to this issue (:meth:`Element.applies`) with no verified
+        quote, in checklist order: those the model left empty and those it misquoted."""
         return tuple(e for e in self.elements if e.key not in self.found and e.applies(self.labels))
+
+    @property
+    def absent(self) -> tuple[Element, ...]:
+        """The elements that apply to this issue and that the model left empty (it said the
+        issue does not give them), in checklist order: what an author may be asked for."""
+        return tuple(e for e in self.missing if not self.quotes.get(e.key, "").strip())
+
+    @property
+    def unverified(self) -> tuple[Element, ...]:
+        """The elements the model quoted but whose quote does not count (not in the issue, or
+        too little to be evidence: :func:`find_quote`), in checklist order: the model's
+        error, never the author's omission."""
+        return tuple(e for e in self.missing if self.quotes.get(e.key, "").strip())
 
     @property
     def required_missing(self) -> tuple[Element, ...]:

@@ -1,7 +1,5 @@
 """The validator agent: one issue in, one :class:`GateDecision` out, never an exception.
 
-Rule source: design.md, "Issue gate" and "Models"; issue 14 (structured evidence).
-
 Prompt order keeps the stable part first for prompt-cache reuse: the system message is the rules
 plus the reply's JSON schema (``bot/prompts/validator.md``, identical for every issue), the user
 message is only the delimited issue. The same schema goes to the model as structured output, and
@@ -10,8 +8,8 @@ syntax, not values).
 
 The reply holds a verbatim quote per checklist element; the bot checks each quote against the
 issue (:mod:`bot.triage.evidence`), establishes facts of its own (:mod:`bot.triage.facts`) and
-decides (:mod:`bot.triage.rule`). The reason people read is the rule's, built from those; the
-model's own verdict and reason are kept in the decision for the record.
+decides under the run's policy (:mod:`bot.triage.policy`). The reason people read is the
+policy's, built from those; the model's own verdict and reason are kept in the decision.
 
 A reply whose reason (≥ ``COPY_MIN_CHARS``) appears verbatim in the issue text is rejected as
 :class:`~bot.errors.ModelCopiedInput`: an issue that carries a pre-filled verdict (a prompt
@@ -33,12 +31,13 @@ from functools import cache
 
 from bot.chat import CallUsage, ChatMessage, ChatModel, RoleOptions
 from bot.errors import ModelCopiedInput, ModelError
+from bot.gate_policy import GatePolicy
 from bot.prompts import load_prompt, prompt_version
 from bot.triage.evidence import ELEMENTS, Element, Evidence, gather_evidence
 from bot.triage.facts import IssueFacts, issue_facts
 from bot.triage.issue_text import TEXT_RULES_VERSION, IssueText, delimit_issue, prepare_issue
 from bot.triage.labels import GateLabel, label_for
-from bot.triage.rule import decide, gate_rule
+from bot.triage.policy import ChosenPolicy, Ruling, choose_policy, decide
 from bot.triage.verdict import (
     NO_VERDICT,
     Verdict,
@@ -82,14 +81,12 @@ def reject_copied_reason(reason: str, issue: IssueText) -> None:
 def system_prompt(elements: tuple[Element, ...] = ELEMENTS) -> tuple[str, str]:
     """The filled validator system prompt and its version (``validator@SHA8``).
 
-    The SHA covers the prompt text (with the elements and the schema filled in), the decision
-    rule's data (``gate_rule.json``, :mod:`bot.triage.rule`) and
-    :data:`~bot.triage.issue_text.TEXT_RULES_VERSION`: the rule and the way the issue is turned
-    into the text the model is sent change the outcome as much as the prompt does. A
-    repository's own elements (issue 16, "the prompt version stored with each decision covers
-    the repository's criteria") add their whole definition, which kinds require them included;
-    with the bot's checklist alone the version is what it was before repositories could add
-    any, so stored decisions stay comparable.
+    The SHA covers what the model is sent: the prompt text (with the elements and the schema
+    filled in) and :data:`~bot.triage.issue_text.TEXT_RULES_VERSION` (how the issue is turned
+    into the text the model reads). A repository's own elements add their whole definition,
+    which kinds require them included. The decision policy is versioned apart
+    (:attr:`bot.gate_policy.GatePolicy.version`): replies recorded for a prompt version can be
+    judged under any policy.
 
     Args:
         elements: the checklist (:func:`bot.triage.evidence.checklist`).
@@ -97,10 +94,7 @@ def system_prompt(elements: tuple[Element, ...] = ELEMENTS) -> tuple[str, str]:
     schema = json.dumps(verdict_schema(_reply_model(elements)), separators=(",", ":"))
     lines = "\n".join(f"- {e.key}: {e.ask}." for e in elements)
     text = load_prompt("validator").replace("{elements}", lines).replace("{schema}", schema)
-    # where the thresholds were chosen is provenance, not the decision: rewording it must not
-    # make every replayed issue a new judgment
-    rule = gate_rule().model_dump_json(exclude={"chosen_on"})
-    hashed = f"{text}\n{rule}\n{TEXT_RULES_VERSION}"
+    hashed = f"{text}\n{TEXT_RULES_VERSION}"
     extra = [dataclasses.asdict(e) for e in elements if e not in ELEMENTS]
     if extra:
         hashed += "\n" + json.dumps(extra, sort_keys=True)
@@ -116,10 +110,10 @@ class GateDecision:
     """The gate's outcome for one issue.
 
     Attributes:
-        verdict: ``VALID`` / ``NEEDS_REFINEMENT`` as :func:`bot.triage.rule.decide` ruled, or
+        verdict: ``VALID`` / ``NEEDS_REFINEMENT`` as :func:`bot.triage.policy.decide` ruled, or
             ``None`` on a fault (its gate label: :attr:`label`).
         model_verdict: the verdict the model wrote (``None`` on a fault).
-        reason: the rule's reason (built from facts and verified quotes), or the fault's
+        reason: the policy's reason (built from facts and verified quotes), or the fault's
             message on ``validator-error``.
         error_kind: ``None``, or the fault's ``BotError.kind`` (e.g. ``truncated``).
         model: model name.
@@ -130,8 +124,10 @@ class GateDecision:
         wall_ms: the whole judgement including prompt build and parse (ms).
         issue: the cleaned issue as judged (cut marker and counts included).
         model_reason: the model's own reason (``""`` on a fault).
-        rule: the step of the rule that decided (``unfilled``, ``short``, ``unbacked``,
-            ``required``, ``model``, ``evidence``), ``""`` on a fault.
+        rule: what decided (:attr:`bot.triage.policy.Ruling.rule`), ``""`` on a fault.
+        ruling: the whole ruling (what an author may be asked for), ``None`` on a fault.
+        policy: the policy the validator decides with (``None`` only for decisions built
+            outside a validator).
         evidence: the model's quotes and which were found in the issue (``None`` on a fault).
         facts: what the bot established itself (``None`` on a fault).
         calls: the model call's cost (:class:`~bot.chat.CallUsage`), empty when no call ran or
@@ -154,6 +150,8 @@ class GateDecision:
     evidence: Evidence | None = field(default=None, repr=False)
     facts: IssueFacts | None = field(default=None, repr=False)
     calls: tuple[CallUsage, ...] = ()
+    ruling: Ruling | None = field(default=None, repr=False)
+    policy: ChosenPolicy | None = field(default=None, repr=False)
 
     @property
     def label(self) -> GateLabel:
@@ -177,6 +175,10 @@ class Validator:
         max_body_chars: longest body judged (characters); longer bodies are cut visibly.
         elements: the checklist (:func:`bot.triage.evidence.checklist`: the bot's elements and
             a repository's own).
+        policy: the decision policy the settings or the repository file name, or ``None``
+            for the one measured for this model, else the default
+            (:func:`bot.triage.policy.choose_policy`).
+        policy_source: where ``policy`` came from (``setting``, ``repository file``).
     """
 
     def __init__(
@@ -186,17 +188,22 @@ class Validator:
         *,
         max_body_chars: int,
         elements: tuple[Element, ...] = ELEMENTS,
+        policy: GatePolicy | None = None,
+        policy_source: str = "setting",
     ) -> None:
         self._model = model
         self._options = options
         self._max_body_chars = max_body_chars
         self._elements = elements
         self._reply = _reply_model(elements)
+        self.policy = choose_policy(
+            policy, policy_source, model=model.name, prompt_version=self.prompt_version
+        )
+        """The policy this validator decides with."""
 
     @property
     def prompt_version(self) -> str:
-        """``validator@SHA8`` of this validator's prompt, rule and checklist
-        (:func:`system_prompt`)."""
+        """``validator@SHA8`` of this validator's prompt and checklist (:func:`system_prompt`)."""
         return system_prompt(self._elements)[1]
 
     def messages(self, issue: IssueText, *, nonce: str | None = None) -> list[ChatMessage]:
@@ -229,6 +236,7 @@ class Validator:
         evidence: Evidence | None = None
         facts: IssueFacts | None = None
         calls: tuple[CallUsage, ...] = ()
+        ruling: Ruling | None = None
         try:
             result = self._model.chat(
                 self.messages(issue), options=self._options, schema=verdict_schema(self._reply)
@@ -241,7 +249,7 @@ class Validator:
             model_verdict, model_reason = parsed.verdict, parsed.reason
             evidence = gather_evidence(parsed.quotes, issue, elements=self._elements, labels=labels)
             facts = issue_facts(issue.title, issue.author_body)
-            ruling = decide(facts, evidence, parsed.verdict)
+            ruling = decide(facts, evidence, parsed.verdict, self.policy.policy)
             verdict, reason, rule = ruling.verdict, ruling.reason, ruling.rule
         except ModelError as exc:  # a call that ran without a result still reports its cost
             reason, error_kind = str(exc), exc.kind
@@ -268,4 +276,6 @@ class Validator:
             evidence=evidence,
             facts=facts,
             calls=calls,
+            ruling=ruling,
+            policy=self.policy,
         )

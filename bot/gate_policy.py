@@ -1,0 +1,165 @@
+"""The gate's decision policy as data: which signals decide, and the model it was chosen for.
+
+A policy is a JSON file (``triage-bot calibrate --out``, the ``gate_policy`` setting), a
+``gate.policy`` block of ``.github/triage-bot.yml``, or one of the policies the package ships
+(``bot/triage/policies/``). It says:
+
+- ``verdict_from``: ``model``, the model's own verdict stands unless a guard rules
+  NEEDS_REFINEMENT; or ``guards``, VALID unless a guard rules NEEDS_REFINEMENT, with the
+  model's verdict recorded but not counted (for a model whose own verdict was measured to agree
+  with maintainers less often than the guards do);
+- ``guards``: the checks that may lower a verdict to NEEDS_REFINEMENT, applied in the order of
+  :data:`GUARDS`. A guard never raises a verdict: a quote the bot found in the issue can support
+  the model's VALID, never turn its NEEDS_REFINEMENT into VALID (that is how planted text would
+  win). The elements a repository requires (``elements:`` of the repository file) always apply;
+- the thresholds the guards use;
+- ``measured``: the model and prompt version it was chosen for, the labelled set, and its
+  figures on each half of it. Only a policy measured with the model and prompt version that run
+  has figures that hold for that run.
+
+The decision itself is :func:`bot.triage.policy.decide`; this module is the file format only,
+so the repository file (:mod:`bot.repo_file`) can validate and publish it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bot.errors import ConfigError
+
+__all__ = [
+    "GUARDS",
+    "GatePolicy",
+    "Guard",
+    "HalfFigures",
+    "Measurement",
+    "load_policy",
+    "policy_from_text",
+]
+
+Guard = Literal["unfilled", "short", "unbacked"]
+"""A check that may lower a verdict to NEEDS_REFINEMENT:
+
+- ``unfilled``: the issue template is left unfilled (a section empty or a placeholder left);
+- ``short``: fewer than ``short_words`` words of the author's and no code, log, trace or link
+  to a reproduction;
+- ``unbacked``: no quote of ``valid_needs_one_of`` that the bot found in the issue.
+"""
+
+GUARDS: tuple[Guard, ...] = ("unfilled", "short", "unbacked")
+"""Every guard, in the order they are applied."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class HalfFigures(_Strict):
+    """A policy's figures on one half of its labelled set (shares from 0 to 1; ``None`` when no
+    item is under the ratio)."""
+
+    items: int = Field(ge=0)
+    agreement: float = Field(ge=0, le=1)
+    """Share of items where the decision is the maintainers' (a validator-error never agrees)."""
+    agreement_non_borderline: float | None = Field(default=None, ge=0, le=1)
+    """The same over the items not marked borderline."""
+    nr_precision: float | None = Field(default=None, ge=0, le=1)
+    """Share of the policy's NEEDS_REFINEMENT decisions the maintainers also asked more of."""
+    nr_recall: float | None = Field(default=None, ge=0, le=1)
+    """Share of the maintainers' NEEDS_REFINEMENT the policy also gave."""
+
+
+class Measurement(_Strict):
+    """What a policy was chosen on and how it did."""
+
+    model: str = Field(min_length=1, max_length=200)
+    """The model's name as runs report it (GGUF file name, Ollama tag, served model name)."""
+    prompt_version: str = Field(pattern=r"^validator@[0-9a-f]{8}$")
+    """The validator prompt the model answered."""
+    labelled_set: str = Field(min_length=1, max_length=300)
+    """Which labelled issues (a name, not a path outside the project)."""
+    tune: HalfFigures
+    """Figures on the half the policy was chosen on."""
+    check: HalfFigures
+    """Figures on the other half, never used to choose: the ones to trust."""
+
+
+class GatePolicy(_Strict):
+    """One decision policy (see the module docstring)."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,79}$")
+    """A short name shown in plans and step summaries."""
+    verdict_from: Literal["model", "guards"]
+    """``model``: the model's verdict unless a guard lowers it; ``guards``: VALID unless a
+    guard lowers it (the model's verdict recorded, not counted)."""
+    guards: tuple[Guard, ...] = Field(default=())
+    """The guards that may lower the verdict (applied in :data:`GUARDS` order)."""
+    unfilled_empty_sections: int = Field(default=1, ge=1)
+    """``unfilled``: this many template sections left empty make the template unfilled."""
+    unfilled_placeholders: int = Field(default=1, ge=1)
+    """``unfilled``: this many template placeholders still in the text make it unfilled."""
+    short_words: int = Field(default=20, ge=0)
+    """``short``: fewer words of the author's than this, and no code, log or reproduction link."""
+    valid_needs_one_of: tuple[str, ...] = Field(default=("problem", "trigger"), min_length=1)
+    """``unbacked``: the checklist elements of which at least one quote must be found."""
+    measured: Measurement | None = None
+    """The model, prompt version and figures it was chosen with; ``None``: never measured."""
+    same_model_as: tuple[str, ...] = Field(default=(), max_length=20)
+    """Other names of the measured model (the same weights served elsewhere, e.g. an Ollama
+    tag): a run of one of them gets this policy by default, but its figures were measured
+    with ``measured.model`` and do not hold for it."""
+    chosen_on: str = Field(default="", max_length=2000)
+    """Provenance in words (how it was chosen); not part of the decision."""
+
+    @property
+    def version(self) -> str:
+        """``policy@SHA8`` of the fields that decide (not the name, figures or provenance):
+        stored with every decision beside the prompt version."""
+        decision = self.model_dump(
+            mode="json", include={"verdict_from", "guards", "unfilled_empty_sections",
+                                  "unfilled_placeholders", "short_words", "valid_needs_one_of"},
+        )  # fmt: skip
+        decision["guards"] = [g for g in GUARDS if g in self.guards]
+        text = json.dumps(decision, sort_keys=True, separators=(",", ":"))
+        return f"policy@{hashlib.sha256(text.encode('utf-8')).hexdigest()[:8]}"
+
+    def counts_model(self) -> bool:
+        """Whether the model's own verdict decides (``verdict_from == "model"``)."""
+        return self.verdict_from == "model"
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
+        for err in exc.errors(include_url=False)[:5]
+    )
+
+
+def policy_from_text(text: str, *, source: str) -> GatePolicy:
+    """A policy from its JSON text.
+
+    Raises:
+        ConfigError: not JSON, or not a valid policy; the message names ``source`` and the key.
+    """
+    try:
+        return GatePolicy.model_validate_json(text)
+    except ValidationError as exc:
+        raise ConfigError(f"{source}: not a valid gate policy: {_problems(exc)}") from None
+
+
+def load_policy(path: Path) -> GatePolicy:
+    """The policy in a JSON file (``gate_policy`` setting, ``calibrate --out``).
+
+    Raises:
+        ConfigError: the file cannot be read, or holds no valid policy.
+    """
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the gate policy {path}: {exc.__class__.__name__}") from None
+    return policy_from_text(text, source=str(path))
