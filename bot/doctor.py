@@ -4,8 +4,10 @@ Four checks, each one line ``ok  `` or ``FAIL`` with what was found, in this ord
 
 - **python**: the interpreter is at least :data:`MIN_PYTHON` (``requires-python`` in
   pyproject.toml).
-- **model**: with ``OLLAMA_HOST``, Ollama answers and has the validator's and the auditor's
-  models pulled (a tag without ``:`` means ``:latest``, as in Ollama); else the embedded GGUF is
+- **model**: with an OpenAI-compatible base URL, the server answers ``/v1/models``, lists the
+  validator's and the auditor's models, and generates a token of each; with ``OLLAMA_HOST``,
+  Ollama answers and has the validator's and the auditor's models pulled (a tag without ``:``
+  means ``:latest``, as in Ollama); else the embedded GGUF is
   present (``--model-path``, or the default in ``TRIAGE_MODELS`` at its expected size), and its
   prompt cache folder is this user's alone (:mod:`bot.clients.prompt_cache`).
 - **store**: the store ``TRIAGE_DB`` names is reachable, records as applied exactly the
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.clients.embedded import default_model_path
-from bot.clients.probes import ollama_models, token_scopes
+from bot.clients.probes import ollama_models, openai_models, openai_one_token, token_scopes
 from bot.clients.prompt_cache import PromptCache
 from bot.config import Settings, is_database_url
 from bot.errors import BotError, ConfigError
@@ -74,10 +76,39 @@ def _tag(name: str) -> str:
     return name if ":" in name else f"{name}:latest"
 
 
+def _wanted(settings: Settings) -> list[str]:
+    """The server models the jobs call: the validator's and the auditor's."""
+    return sorted({settings.validator_model, settings.audit_model or settings.validator_model})
+
+
+def check_openai(settings: Settings, base_url: str) -> Check:
+    """An OpenAI-compatible server: reachable, serving both roles' models, generating."""
+    where = f"OpenAI-compatible server {shown_url(base_url)}"
+    served = openai_models(base_url, settings.openai_api_key, timeout_s=settings.model_timeout_s)
+    missing = [m for m in _wanted(settings) if m not in served]
+    if missing:
+        listed = ", ".join(sorted(served)[:10]) or "none"
+        return Check(
+            "model",
+            False,
+            f"{where} answers but does not serve {', '.join(missing)} (it lists: {listed}); "
+            "set --model / --audit-model to a listed id",
+        )
+    key, timeout_s = settings.openai_api_key, settings.model_timeout_s
+    times = [
+        f"{m} {openai_one_token(base_url, key, m, timeout_s=timeout_s):.0f} ms"
+        for m in _wanted(settings)
+    ]
+    return Check("model", True, f"{where} answers; one-token call: {', '.join(times)}")
+
+
 def check_model(settings: Settings) -> Check:
-    """The model backend: Ollama's pulled models, or the embedded GGUF file."""
+    """The model backend: an OpenAI-compatible server, Ollama's pulled models, or the embedded
+    GGUF file (the backend the jobs would use, :data:`bot.factory.BACKENDS`' order)."""
+    if settings.openai_base_url:
+        return check_openai(settings, settings.openai_base_url)
     if settings.ollama_host:
-        wanted = {settings.validator_model, settings.audit_model or settings.validator_model}
+        wanted = set(_wanted(settings))
         pulled = {_tag(m) for m in ollama_models(settings.ollama_host)}
         missing = sorted(m for m in wanted if _tag(m) not in pulled)
         if missing:

@@ -3,9 +3,11 @@
 The one place that turns :class:`~bot.config.Settings` into the objects the pipelines call; the
 runner, the CLI and ``triage-bot eval`` ask here and never construct a client themselves.
 
-Model backends (design.md, "Models") are rows of :data:`BACKENDS`, tried in order: Ollama when a
-host is configured (``--ollama-host`` / ``OLLAMA_HOST``), else the embedded llama.cpp backend
-with ``--model-path`` or the embedded default (Qwen2.5-Coder 1.5B,
+Model backends (design.md, "Models") are rows of :data:`BACKENDS`, tried in order: an
+OpenAI-compatible server when a base URL is configured (``--openai-base-url`` /
+``TRIAGE_OPENAI_BASE_URL``; it wins over the Ollama host, which the action always sets), then
+Ollama when a host is configured (``--ollama-host`` / ``OLLAMA_HOST``), else the embedded
+llama.cpp backend with ``--model-path`` or the embedded default (Qwen2.5-Coder 1.5B,
 :data:`bot.clients.embedded.DEFAULT_MODEL`). A new backend is its module in :mod:`bot.clients`
 (a :class:`~bot.chat.ChatModel`) and one row here. Heavy imports happen when what needs them
 is built: llama_cpp at the embedded model's first load, PyGithub in :func:`make_github`, the
@@ -48,13 +50,13 @@ class Backend:
     """One model backend as the factory sees it.
 
     Attributes:
-        name: the backend's name (``ollama``, ``embedded``).
+        name: the backend's name (``openai``, ``ollama``, ``embedded``).
         selected: whether these settings choose it; the first row that says yes is used.
         build: the :class:`~bot.chat.ChatModel` for a role; no I/O until its first call.
         preload: readies what the first call would otherwise wait for (the embedded GGUF):
             runs on the caller's thread (imports) and returns the load, which
             :func:`preload_chat_model` runs in a thread; ``None`` when the backend has
-            nothing to load in this process (Ollama's server).
+            nothing to load in this process (a server's model).
     """
 
     name: str
@@ -68,15 +70,34 @@ def _ollama(settings: Settings, role: ModelRole) -> ChatModel:
     validator's tag)."""
     from bot.clients.ollama_client import OllamaChatModel  # ollama and httpx only when used
 
-    tag = settings.validator_model
-    if role == "auditor" and settings.audit_model:
-        tag = settings.audit_model
     return OllamaChatModel(
         host=settings.ollama_host or "",  # this row is selected only when a host is set
-        model=tag,
+        model=_server_model(settings, role),
         timeout_s=settings.model_timeout_s,
         retry=settings.model_retry,
     )
+
+
+def _openai(settings: Settings, role: ModelRole) -> ChatModel:
+    """The validator uses ``validator_model``, the auditor ``audit_model`` (falling back to the
+    validator's), as the server names them."""
+    from bot.clients.openai_client import OpenAIChatModel  # openai only when used
+
+    return OpenAIChatModel(
+        base_url=settings.openai_base_url or "",  # this row is selected only when a URL is set
+        model=_server_model(settings, role),
+        api_key=settings.openai_api_key,
+        timeout_s=settings.model_timeout_s,
+        retry=settings.model_retry,
+    )
+
+
+def _server_model(settings: Settings, role: ModelRole) -> str:
+    """The model a server backend runs for a role: the auditor's when set, else the
+    validator's."""
+    if role == "auditor" and settings.audit_model:
+        return settings.audit_model
+    return settings.validator_model
 
 
 def _embedded(settings: Settings, role: ModelRole) -> EmbeddedChatModel:
@@ -108,6 +129,7 @@ def _embedded_preload(settings: Settings) -> Callable[[], None]:
 
 
 BACKENDS: tuple[Backend, ...] = (
+    Backend("openai", selected=lambda s: bool(s.openai_base_url), build=_openai),
     Backend("ollama", selected=lambda s: bool(s.ollama_host), build=_ollama),
     Backend(
         "embedded",
