@@ -41,6 +41,7 @@ __all__ = [
     "make_chat_model",
     "make_github",
     "make_store",
+    "model_concurrency",
     "preload_chat_model",
 ]
 
@@ -53,6 +54,8 @@ class Backend:
         name: the backend's name (``openai``, ``ollama``, ``embedded``).
         selected: whether these settings choose it; the first row that says yes is used.
         build: the :class:`~bot.chat.ChatModel` for a role; no I/O until its first call.
+        concurrent: whether the backend takes several calls at once (a server: up to
+            ``model_concurrency``); the embedded model takes one at a time.
         preload: readies what the first call would otherwise wait for (the embedded GGUF):
             runs on the caller's thread (imports) and returns the load, which
             :func:`preload_chat_model` runs in a thread; ``None`` when the backend has
@@ -62,6 +65,7 @@ class Backend:
     name: str
     selected: Callable[[Settings], bool]
     build: Callable[[Settings, ModelRole], ChatModel]
+    concurrent: bool = False
     preload: Callable[[Settings], Callable[[], None]] | None = None
 
 
@@ -129,8 +133,8 @@ def _embedded_preload(settings: Settings) -> Callable[[], None]:
 
 
 BACKENDS: tuple[Backend, ...] = (
-    Backend("openai", selected=lambda s: bool(s.openai_base_url), build=_openai),
-    Backend("ollama", selected=lambda s: bool(s.ollama_host), build=_ollama),
+    Backend("openai", selected=lambda s: bool(s.openai_base_url), build=_openai, concurrent=True),
+    Backend("ollama", selected=lambda s: bool(s.ollama_host), build=_ollama, concurrent=True),
     Backend(
         "embedded",
         selected=lambda s: True,
@@ -139,6 +143,13 @@ BACKENDS: tuple[Backend, ...] = (
     ),
 )
 """The model backends, in the order they are tried; the last one always applies."""
+
+
+def model_concurrency(settings: Settings) -> int:
+    """How many model calls to send at once: ``model_concurrency`` for a server backend, 1 for
+    the embedded model (one llama.cpp context in this process)."""
+    backend = next(b for b in BACKENDS if b.selected(settings))
+    return settings.model_concurrency if backend.concurrent else 1
 
 
 def make_chat_model(settings: Settings, role: ModelRole) -> ChatModel:

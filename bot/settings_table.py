@@ -270,6 +270,16 @@ class SettingsTable:
         help="seconds per request to a model server (Ollama, OpenAI-compatible); the embedded "
         "backend has no deadline",
     )
+    model_concurrency: int = setting(
+        1,
+        env="TRIAGE_MODEL_CONCURRENCY",
+        flag="--model-concurrency",
+        commands=("eval",),
+        parse=int_between(1, 64),
+        help="model calls `eval`'s gate sends at once to a model server (Ollama, "
+        "OpenAI-compatible) that batches them (1–64); items keep their order; the embedded "
+        "backend always makes one at a time",
+    )
     max_body_chars: int = setting(
         6000,
         env="TRIAGE_MAX_BODY_CHARS",

@@ -20,7 +20,7 @@ from bot.evaluation.replies import ReplayModel, load_replies, replies_jsonl
 from bot.evaluation.report import Threshold, compare_reports, failed_thresholds, render_report
 from bot.evaluation.run import RecordingModel, eval_audit, eval_gate, judge_items
 from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
-from bot.factory import make_chat_model
+from bot.factory import make_chat_model, model_concurrency
 from bot.triage.policy import policy_json
 
 __all__ = ["run_calibrate", "run_eval"]
@@ -86,6 +86,7 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
                 split=bool(flags.get("split")),
                 recorder=recorder,
                 replay=replay,
+                concurrency=model_concurrency(settings),
             )
             note = _version_note(replay, validator.prompt_version)
             if flags.get("save_replies") is not None:
