@@ -46,10 +46,10 @@ from bot import runner  # noqa: E402
 from bot.chat import ChatResult  # noqa: E402
 from bot.clients.embedded import EmbeddedChatModel  # noqa: E402
 from bot.config import EMBEDDED_N_CTX, VALIDATOR_OPTIONS, Settings  # noqa: E402
+from bot.gate.issue_text import prepare_issue  # noqa: E402
+from bot.gate.validator import Validator  # noqa: E402
+from bot.gate.verdict import verdict_schema  # noqa: E402
 from bot.runner import run_backlog  # noqa: E402
-from bot.triage.issue_text import prepare_issue  # noqa: E402
-from bot.triage.validator import Validator  # noqa: E402
-from bot.triage.verdict import verdict_schema  # noqa: E402
 from tests.fake_github import FakeGitHub  # noqa: E402
 from tests.fault_matrix import ROWS as FAULT_ROWS  # noqa: E402
 from tests.hostile_cases import ROWS as HOSTILE_ROWS  # noqa: E402

@@ -17,9 +17,9 @@ from bot.audit.auditor import Auditor
 from bot.audit.prompt import AuditFormat
 from bot.chat import ChatModel
 from bot.config import AUDITOR_JSON_OPTIONS, AUDITOR_OPTIONS, VALIDATOR_OPTIONS, Settings
+from bot.gate.evidence import ELEMENTS, Element, checklist
+from bot.gate.validator import Validator
 from bot.gate_policy import GatePolicy, load_policy
-from bot.triage.evidence import ELEMENTS, Element, checklist
-from bot.triage.validator import Validator
 
 __all__ = [
     "NUM_PREDICT_CAP",
@@ -44,7 +44,7 @@ def checklist_of(settings: Settings) -> tuple[Element, ...]:
     """The validator's checklist: the bot's elements, then the repository file's
     ``elements:`` (:class:`bot.repo_file.ElementConfig`), each asking the model for "the
     words giving" its definition, shown to authors as the definition itself, and found from a
-    one-word quote too (:attr:`bot.triage.evidence.Element.one_word`)."""
+    one-word quote too (:attr:`bot.gate.evidence.Element.one_word`)."""
     given = settings.repo_file.elements if settings.repo_file is not None else []
     return checklist(
         tuple(
@@ -88,7 +88,7 @@ def make_validator(settings: Settings, model: ChatModel) -> Validator:
 def gate_policy_of(settings: Settings) -> tuple[GatePolicy | None, str]:
     """The decision policy the settings name and where from: the ``gate_policy`` file, else the
     repository file's ``gate.policy``, else ``None`` (the validator then takes the policy
-    measured for its model, or the default: :func:`bot.triage.policy.choose_policy`).
+    measured for its model, or the default: :func:`bot.gate.policy.choose_policy`).
 
     Raises:
         ConfigError: the ``gate_policy`` file cannot be read or is not a policy.

@@ -340,7 +340,7 @@ def stats(repo: str, db_path: str | None, as_json: bool, weeks: int, gate: bool)
     """
 
     def job() -> None:
-        from bot.history.stats import stats_cells, stats_columns, weekly_stats
+        from bot.audit.stats import stats_cells, stats_columns, weekly_stats
         from bot.neutralise import json_line
 
         _check_repo(repo)
@@ -362,7 +362,7 @@ def _gate_stats(repo: str, db_path: str | None, as_json: bool, weeks: int) -> No
     """``stats --gate``: JSON through ``json_line`` (per week, each week's versions with their
     verdict mix), else the weekly table and the table per model and prompt version (stored
     strings plain: ``_show`` passes every cell through ``log_value``)."""
-    from bot.history.gate_stats import (
+    from bot.gate.stats import (
         gate_cells,
         gate_columns,
         gate_health,

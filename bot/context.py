@@ -20,10 +20,10 @@ from bot.clients.github_port import GitHubPort
 from bot.config import Settings
 from bot.errors import ConfigError, StoreError
 from bot.events import IssuesEvent
+from bot.gate.labels import DEFAULT_LABELS, GateLabel, GateLabels
 from bot.history.github_memory import cached_repo_file, remember_repo_file
 from bot.history.protocol import HistoryStore
 from bot.regular_file import FileTooLarge, NotRegularFile, read_regular
-from bot.triage.labels import DEFAULT_LABELS, GateLabel, GateLabels
 
 __all__ = [
     "DEFAULT_BRANCH_EVENTS",

@@ -64,7 +64,7 @@ class _Strict(BaseModel):
 class AuthorCommentConfig(_Strict):
     """``author_comment:``: whether the gate tells the author what to add (the
     ``author_comment`` setting), and a line of the repository's own in it (neutralised by
-    :func:`bot.triage.author_comment.needs_refinement_comment`: no links, mentions or
+    :func:`bot.gate.author_comment.needs_refinement_comment`: no links, mentions or
     markup)."""
 
     enabled: bool | None = Field(
@@ -194,7 +194,7 @@ class GateConfig(_Strict):
 
 _BOT_KEYS = frozenset({"problem", "trigger", "expected", "reason", "verdict"})
 """Names an element may not take: the bot's own elements and the reply's other keys
-(:data:`bot.triage.evidence.RESERVED_KEYS`, which a test keeps equal to this)."""
+(:data:`bot.gate.evidence.RESERVED_KEYS`, which a test keeps equal to this)."""
 
 
 def _one_line(text: str) -> str:

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 
 from bot.audit.auditor import AuditRejected, AuditResult, Outcome
 from bot.audit.report import coverage_line
-from bot.audit_flow import AuditPlan
+from bot.audit.run import AuditPlan
 from bot.chat import CallUsage
-from bot.gate_flow import GatePlan
+from bot.gate.plan import GatePlan
 from bot.neutralise import code_span, log_value, neutralise
 
 __all__ = [
@@ -218,7 +218,7 @@ def render_gate_plan(plan: GatePlan) -> str:
 
 def render_gate_summary(plan: GatePlan, *, applied: bool, comment: str | None = None) -> str:
     """The step summary (GitHub-flavoured markdown) for one gate run; ``comment`` is what
-    :func:`bot.gate_flow.apply_gate` did with the author comment (``AppliedGate.comment``)."""
+    :func:`bot.gate.plan.apply_gate` did with the author comment (``AppliedGate.comment``)."""
     d = plan.decision
     verdict = d.verdict or f"validator error ({d.error_kind})"
     changes = _label_changes(plan) if applied else f"dry run, not applied: {_label_changes(plan)}"

@@ -1,7 +1,7 @@
 """Run one job from settings: the glue between the CLI and the pipelines.
 
 Each function builds its clients from the frozen settings, runs a pipeline's plan, applies it
-unless ``dry_run``, and returns a :class:`~bot.render.RunReport` (text for the log, markdown for
+unless ``dry_run``, and returns a :class:`~bot.report.RunReport` (text for the log, markdown for
 the step summary, step outputs). Nothing here prints or exits: the CLI does. A comment event
 goes to :func:`bot.commands.comment.run_comment`, which reaches the clients and the pipelines
 here only through the :class:`~bot.commands.spec.Services` the runner hands it, so the
@@ -15,12 +15,17 @@ from dataclasses import dataclass
 
 from bot.agents import make_auditor, make_validator
 from bot.audit.auditor import AuditRejected
+from bot.audit.run import apply_audit, plan_audit
 from bot.audit.selection import DEFAULT_SKIP_GLOBS
-from bot.audit_flow import apply_audit, plan_audit
-from bot.backlog import select_backlog
 from bot.clients.github_port import GitHubPort, PullRef
 from bot.commands.comment import run_comment
 from bot.config import Settings
+from bot.context import (
+    author_intro,
+    gate_labels,
+    skip_reason,
+    with_repository_file,
+)
 from bot.errors import ConfigError, ModelNotFound, ModelUnavailable
 from bot.events import (
     REPO_PATTERN,
@@ -33,7 +38,8 @@ from bot.events import (
     route_event,
 )
 from bot.factory import make_chat_model, make_github, make_store
-from bot.gate_flow import (
+from bot.gate.backlog import select_backlog
+from bot.gate.plan import (
     LabelHistory,
     already_decided,
     apply_gate,
@@ -42,19 +48,13 @@ from bot.gate_flow import (
     plan_gate,
 )
 from bot.history.protocol import HistoryStore
-from bot.render import (
+from bot.report import (
     RunReport,
     render_audit_plan,
     render_audit_summary,
     render_gate_plan,
     render_gate_summary,
     skipped_report,
-)
-from bot.repo_settings import (
-    author_intro,
-    gate_labels,
-    skip_reason,
-    with_repository_file,
 )
 
 __all__ = [
@@ -102,7 +102,7 @@ def run_event(settings: Settings) -> RunReport:
 def _with_file(
     settings: Settings, repo: str, branch: str | None, github: GitHubPort | None = None
 ) -> Settings:
-    """:func:`~bot.repo_settings.with_repository_file` with this module's client factories."""
+    """:func:`~bot.context.with_repository_file` with this module's client factories."""
     return with_repository_file(
         settings, repo, branch, github, make_github=make_github, make_store=make_store
     )
@@ -122,10 +122,10 @@ def run_gate(event: IssuesEvent, settings: Settings, *, force: bool = False) -> 
 
     Order, cheapest first: the store's replay check (no request); then, on an edited or
     reopened issue that carries a gate label, one read of the issue's events to learn whether a
-    person set that label (:func:`bot.gate_flow.hand_set_gate_label`: GitHub, not the store, says
+    person set that label (:func:`bot.gate.plan.hand_set_gate_label`: GitHub, not the store, says
     who did, so a lost decision row or an empty store on an ephemeral runner changes nothing);
     then the model, and the plan, which removes only gate labels the bot added (the same
-    events, read then if not before: :class:`~bot.gate_flow.LabelHistory`); then the label
+    events, read then if not before: :class:`~bot.gate.plan.LabelHistory`); then the label
     writes; the decision row last. A dry run opens the store
     read-only and reads GitHub without a token when it has none.
 
@@ -321,7 +321,7 @@ def run_backlog(
 ) -> RunReport:
     """Run the gate over a selection of open issues, at most ``limit`` of them.
 
-    The selection (:func:`bot.backlog.select_backlog`): issues that carry no gate label and
+    The selection (:func:`bot.gate.backlog.select_backlog`): issues that carry no gate label and
     have no decision in the store; with ``retry_errors``, those whose last decision was
     ``validator-error`` (a hand-set label is left alone), oldest decision first. Both are
     resumable: each issue's labels are written, then its decision row, so after a crash or an

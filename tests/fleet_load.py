@@ -33,11 +33,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from bot.audit.stats import column
 from bot.config import Settings
 from bot.errors import StoreError
 from bot.factory import make_store
 from bot.history.protocol import AuditRow, GateRow, HistoryStore
-from bot.history.stats import column
 
 __all__ = ["Board", "check_fleet", "events_of", "run_fleet"]
 

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.audit.contract import CONFIDENCES, VERDICTS
+from bot.audit.stats import column
 from bot.errors import StoreError
-from bot.history.stats import column
 from bot.history.store import AuditRow, Store
 
 __all__ = ["audit_rows", "check_db", "kill_mid_run", "main", "run_writers"]

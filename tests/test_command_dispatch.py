@@ -18,7 +18,7 @@ from bot.commands.spec import Answer, Command, CommandContext, CommandSpec, Wher
 from bot.config import Settings
 from bot.events import IssueCommentEvent, IssuesEvent, route_event
 from bot.history.store import Store
-from bot.render import RunReport
+from bot.report import RunReport
 from tests.fake_github import FakeGitHub
 from tests.support import load_webhook
 

@@ -25,7 +25,7 @@ from bot.clients.github_port import LabelEvent
 from bot.config import Settings
 from bot.errors import ConfigError, GitHubNotFound, StoreError
 from bot.events import IssuesEvent, route_event
-from bot.gate_flow import asks_who_labelled, hand_set_gate_label
+from bot.gate.plan import asks_who_labelled, hand_set_gate_label
 from bot.history.store import Store
 from tests.fake_github import CONFIG_READ, FakeGitHub
 from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY

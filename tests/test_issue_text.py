@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.triage.issue_text import (
+from bot.gate.issue_text import (
     clean_text,
     delimit_issue,
     escape_delimiters,

@@ -17,27 +17,27 @@ from hypothesis import strategies as st
 from bot.audit.auditor import AuditRejected, AuditResult
 from bot.audit.ranges import parse_range_spec
 from bot.audit.report import COMMENT_LIMIT, MARKER, audited_head, render_audit_comment
+from bot.audit.run import AuditPlan
 from bot.audit.selection import Segment, Selection, Skipped
-from bot.audit_flow import AuditPlan
 from bot.chat import CallUsage
 from bot.clients.github_port import GitHubPort, PullRef
 from bot.commands.comment import run_comment
 from bot.commands.handlers import history_reply
 from bot.config import Settings
 from bot.events import IssueCommentEvent, IssuesEvent, route_event
-from bot.gate_flow import GatePlan
+from bot.gate.issue_text import prepare_issue
+from bot.gate.labels import READY, plan_labels
+from bot.gate.plan import GatePlan
+from bot.gate.validator import GateDecision
 from bot.history.store import AuditRow, Store
 from bot.neutralise import ZWSP
-from bot.render import (
+from bot.report import (
     RunReport,
     render_audit_plan,
     render_audit_summary,
     render_gate_plan,
     render_gate_summary,
 )
-from bot.triage.issue_text import prepare_issue
-from bot.triage.labels import READY, plan_labels
-from bot.triage.validator import GateDecision
 from tests.fake_github import FakeGitHub
 from tests.markdown_oracle import render
 from tests.profiles import FUZZ

@@ -20,8 +20,8 @@ from bot.audit.review import (
     review_summary,
     to_post,
 )
+from bot.audit.run import apply_audit, plan_audit
 from bot.audit.selection import Segment
-from bot.audit_flow import apply_audit, plan_audit
 from bot.clients.github_client import PyGithubClient
 from bot.clients.github_port import ChangedFile, PostedReviewComment, PullRef
 from bot.config import AUDITOR_OPTIONS

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.audit.contract import CONFIDENCES, VERDICTS
-from bot.history.stats import (
+from bot.audit.stats import (
     column,
     history_line,
     mermaid_fix_share,

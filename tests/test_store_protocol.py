@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 
 from bot import runner
+from bot.audit.stats import weekly_stats
 from bot.config import Settings
 from bot.errors import StoreError
 from bot.factory import make_store
-from bot.history.gate_stats import gate_weeks
+from bot.gate.author_comment import AUTHOR_MARKER
+from bot.gate.stats import gate_weeks
 from bot.history.protocol import GateRow, HistoryStore
-from bot.history.stats import weekly_stats
-from bot.triage.author_comment import AUTHOR_MARKER
 from tests.fake_github import FakeGitHub
 from tests.replies import NEEDS_REPLY
 from tests.support import FakeChatModel, audit_row, load_webhook, write_payload

@@ -12,12 +12,12 @@ is computed from the payload, so the only requests are these, one each
 (tests/test_request_budget.py shows them on recorded traffic):
 ``POST /repos/{o}/{r}/labels`` (create the gate label with colour and description; 422
 ``already_exists`` is success; skipped once the store has seen the label,
-:mod:`bot.gate_writes`), ``POST /repos/{o}/{r}/issues/{n}/labels`` and, for a stale gate label,
+:mod:`bot.gate.writes`), ``POST /repos/{o}/{r}/issues/{n}/labels`` and, for a stale gate label,
 ``DELETE /repos/{o}/{r}/issues/{n}/labels/{name}``. One read comes first when it matters: an
 ``edited``/``reopened`` event whose issue carries a gate label reads
 ``GET /repos/{o}/{r}/issues/{n}/events`` (100 per page, so one request up to 100 events) to
 learn who added that label (:meth:`GitHubPort.label_events`; the rule is in
-:func:`bot.gate_flow.hand_set_gate_label`). The author comment (issue 16) is one ``PATCH``
+:func:`bot.gate.plan.hand_set_gate_label`). The author comment (issue 16) is one ``PATCH``
 (:meth:`~PyGithubClient.edit_comment`, by the id the store remembers) or ``POST``
 (:meth:`~PyGithubClient.post_comment`) when its text changes, preceded by
 ``GET /repos/{o}/{r}/issues/{n}/comments`` (one page of 100) to find it by its hidden marker

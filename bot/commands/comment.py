@@ -28,7 +28,7 @@ from bot.commands.spec import PLACES, Answer, CommandContext, CommandSpec, Servi
 from bot.config import Settings
 from bot.events import IssueCommentEvent
 from bot.neutralise import log_value
-from bot.render import (
+from bot.report import (
     PUBLIC_WARNING,
     SKIPPED_OUTPUTS,
     RunReport,

@@ -18,9 +18,17 @@ from collections.abc import Callable
 
 from bot.audit.contract import VERDICTS
 from bot.audit.report import shown_path
+from bot.audit.stats import (
+    history_line,
+    mermaid_fix_share,
+    model_stats,
+    stats_cells,
+    stats_columns,
+    weekly_stats,
+)
 from bot.commands.spec import Answer, CommandContext, CommandSpec, help_text
 from bot.errors import InvalidRange
-from bot.history.gate_stats import (
+from bot.gate.stats import (
     gate_cells,
     gate_columns,
     gate_health,
@@ -29,14 +37,6 @@ from bot.history.gate_stats import (
     version_columns,
 )
 from bot.history.protocol import HistoryStore
-from bot.history.stats import (
-    history_line,
-    mermaid_fix_share,
-    model_stats,
-    stats_cells,
-    stats_columns,
-    weekly_stats,
-)
 from bot.neutralise import code_block, code_span, neutralise
 
 __all__ = [
@@ -204,9 +204,9 @@ def _stored(text: str) -> str:
 
 def triage_stats_reply(store: HistoryStore, repo: str, weeks: int) -> str:
     """The ``/triage_stats`` reply: a weekly table of gate decisions
-    (:func:`~bot.history.gate_stats.gate_columns`), a chart of the ``validator-error`` share,
+    (:func:`~bot.gate.stats.gate_columns`), a chart of the ``validator-error`` share,
     and the same weeks per model and prompt version (verdict mix and error rate:
-    :func:`~bot.history.gate_stats.version_columns`), so two models can be compared. Stored
+    :func:`~bot.gate.stats.version_columns`), so two models can be compared. Stored
     strings are inline code through :func:`~bot.neutralise.code_span` in the tables and pass
     :func:`~bot.neutralise.chart_label` in the chart."""
     health = gate_health(store, repo, weeks)

@@ -18,7 +18,7 @@ from bot.clients.github_port import GitHubPort, PullRef
 from bot.config import Settings
 from bot.events import IssueCommentEvent, IssuesEvent
 from bot.history.protocol import HistoryStore
-from bot.render import RunReport
+from bot.report import RunReport
 
 __all__ = [
     "PLACES",

@@ -21,7 +21,7 @@ from bot.evaluation.report import Threshold, compare_reports, failed_thresholds,
 from bot.evaluation.run import RecordingModel, eval_audit, eval_gate, judge_items
 from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
 from bot.factory import make_chat_model
-from bot.triage.policy import policy_json
+from bot.gate.policy import policy_json
 
 __all__ = ["run_calibrate", "run_eval"]
 

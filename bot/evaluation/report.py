@@ -8,8 +8,8 @@ from typing import Any
 
 from bot.audit.contract import VERDICTS, defect_verdicts
 from bot.evaluation.run import LINE_SLACK
+from bot.gate.verdict import GATE_OUTCOMES
 from bot.neutralise import log_value, neutralise
-from bot.triage.verdict import GATE_OUTCOMES
 
 __all__ = [
     "METRICS",

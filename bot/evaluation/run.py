@@ -27,8 +27,8 @@ from bot.chat import ChatMessage, ChatModel, ChatResult, RoleOptions
 from bot.errors import ModelError
 from bot.evaluation.replies import ReplayModel
 from bot.evaluation.sets import EvalIssue, EvalSegment, dev_half
-from bot.triage.validator import GateDecision, Validator
-from bot.triage.verdict import GATE_OUTCOMES, NO_VERDICT, VerdictValue
+from bot.gate.validator import GateDecision, Validator
+from bot.gate.verdict import GATE_OUTCOMES, NO_VERDICT, VerdictValue
 
 __all__ = [
     "LINE_SLACK",

@@ -12,8 +12,8 @@ the last run left behind (the issue's labels, the store's last decision) rather 
   no gate label and the store's last decision is ``validator-error``. An issue with another gate
   label is not one: a person or a later run gave it a verdict, whatever the store says. A
   ``validator-error`` label a maintainer added by hand is never touched (the hand-set rule of
-  :func:`bot.gate_flow.hand_set_label`, asked of GitHub: one read per issue about to be re-judged,
-  the cost :func:`bot.gate_flow.asks_who_labelled` pays on an edit). Issues go oldest decision
+  :func:`bot.gate.plan.hand_set_label`, asked of GitHub: one read per issue about to be re-judged,
+  the cost :func:`bot.gate.plan.asks_who_labelled` pays on an edit). Issues go oldest decision
   first (an issue the store has no row for before any that has one), so after an interruption
   the next run starts with the issues not yet retried, and one that failed again waits behind
   them.
@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.clients.github_port import GitHubPort, LabelEvent
-from bot.gate_flow import hand_set_label
+from bot.gate.labels import DEFAULT_LABELS, GateLabels
+from bot.gate.plan import hand_set_label
 from bot.history.protocol import HistoryStore
-from bot.triage.labels import DEFAULT_LABELS, GateLabels
 
 __all__ = ["BacklogItem", "BacklogSelection", "select_backlog"]
 

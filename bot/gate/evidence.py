@@ -1,7 +1,7 @@
 """The checklist elements and the evidence for them: quotes the bot can find in the issue.
 
 Rule source: issue 14, "Structured evidence, not a sub-protocol inside reason". Each element
-is a field of the validator's reply (:class:`bot.triage.verdict.Verdict`), filled under
+is a field of the validator's reply (:class:`bot.gate.verdict.Verdict`), filled under
 constrained decoding with a short verbatim quote from the issue, or ``""``. The bot does not
 take the model's word for it: an element counts as present only when its quote is found in the
 issue text after the same normalisation on both sides (Unicode NFKC, HTML entities, case,
@@ -25,8 +25,8 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from bot.triage.facts import WIDE_SCRIPT
-from bot.triage.issue_text import (
+from bot.gate.facts import WIDE_SCRIPT
+from bot.gate.issue_text import (
     IssueText,
     escape_delimiters,
     quote_role_lines,
@@ -59,7 +59,7 @@ class Element:
         missing: what an author is asked to add, in plain words.
         required_for: the issue labels (the issue's kind, compared case-insensitively) for
             which a missing quote alone makes the issue NEEDS_REFINEMENT
-            (:func:`bot.triage.rule.decide`, step "required"); :data:`EVERY_ISSUE` for all
+            (:func:`bot.gate.rule.decide`, step "required"); :data:`EVERY_ISSUE` for all
             issues. Empty for the bot's own elements, which the rule weighs together
             (``valid_needs_one_of`` of the decision policy, :mod:`bot.gate_policy`).
         one_word: whether a one-word quote counts (:func:`find_quote`). Not for the bot's own

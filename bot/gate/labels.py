@@ -4,7 +4,7 @@ Rule source: design.md, "Issue gate" — VALID → ``ready-for-dev``, NEEDS_REFI
 ``needs-refinement``, any fault → ``validator-error``; the three are mutually exclusive, so
 applying one removes the other two. Labels the issue has that are not gate labels are never
 touched, and a gate label the bot did not add is not removed either (the plan keeps it: see
-:func:`bot.gate_flow.plan_gate`). The plan is computed from the labels in the webhook payload,
+:func:`bot.gate.plan.plan_gate`). The plan is computed from the labels in the webhook payload,
 so an unchanged re-run plans (and writes) nothing.
 
 Adding a label that does not exist through the issue endpoint creates it grey and without a
@@ -13,7 +13,7 @@ creates a missing label with the colour and description below before adding it.
 
 A repository may rename the three and set their colours and descriptions
 (``.github/triage-bot.yml``, ``labels:``): the pipeline then works with its
-:class:`GateLabels` (:func:`bot.repo_settings.gate_labels`); the module-level labels are the
+:class:`GateLabels` (:func:`bot.context.gate_labels`); the module-level labels are the
 defaults.
 """
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from bot.triage.verdict import VerdictValue
+from bot.gate.verdict import VerdictValue
 
 __all__ = [
     "DEFAULT_LABELS",
@@ -129,7 +129,7 @@ class LabelPlan:
         add: label names to add (empty or ``(target.name,)``).
         remove: gate label names to remove (names as the issue currently spells them).
         kept: other gate labels left on the issue because the bot did not add them
-            (:func:`bot.gate_flow.plan_gate`: the bot removes only its own labels).
+            (:func:`bot.gate.plan.plan_gate`: the bot removes only its own labels).
     """
 
     target: GateLabel

@@ -28,9 +28,9 @@ from datetime import UTC, datetime, timedelta
 from typing import TypeVar, get_args
 
 from bot.errors import StoreError
+from bot.gate.verdict import VerdictValue
 from bot.history.protocol import HistoryStore
 from bot.neutralise import chart_label
-from bot.triage.verdict import VerdictValue
 
 __all__ = [
     "ERROR_OUTCOME",

@@ -7,7 +7,7 @@ where being wrong leaves nothing lasting (tables from ``m007_github_memory``):
 - **The author comment** the bot last wrote on an issue: its id and the SHA-256 of its body.
   An edit PATCHes that id without listing the comments, and a body equal to the one written is
   not written again. A 404 (someone deleted the comment) falls back to finding it by its marker
-  (:func:`bot.gate_flow.apply_gate`). No row (a new store, an ephemeral runner, a lost write):
+  (:func:`bot.gate.plan.apply_gate`). No row (a new store, an ephemeral runner, a lost write):
   the comment is found by its marker, as without this module.
 - **The gate labels it created** in a repository (``POST /repos/{o}/{r}/labels``): not created
   again. Should a maintainer delete one later, "Add labels to an issue" creates a missing label
@@ -16,7 +16,7 @@ where being wrong leaves nothing lasting (tables from ``m007_github_memory``):
 - **The repository file at a commit**: the text of ``.github/triage-bot.yml`` (or that it has
   none) as read at a default-branch commit (``GITHUB_SHA``). What a commit holds never changes,
   so every later event at that commit reuses it; one row per repository and path, replaced when
-  the branch moves (:func:`bot.repo_settings.with_repository_file` says when a commit may be used).
+  the branch moves (:func:`bot.context.with_repository_file` says when a commit may be used).
 
 A read-only store (a dry run) reads these and writes none. Writes raise
 :class:`~bot.errors.StoreError` like every store write; a caller that has already written to

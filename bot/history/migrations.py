@@ -178,7 +178,7 @@ def m005_gate_content(db: Database) -> None:
 
 @MIGRATIONS()
 def m006_gate_week(db: Database) -> None:
-    """Gate health (``/triage_stats``, ``bot.history.gate_stats``) without reading the rows:
+    """Gate health (``/triage_stats``, ``bot.gate.stats``) without reading the rows:
     the Monday (UTC) of each decision's week, stored; an index on ``(repo, week,
     duration_ms)`` that gives a week's model times in order (percentiles by rank); and
     ``gate_weeks``, the decisions per week, verdict, error kind, model and prompt version
