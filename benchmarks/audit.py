@@ -38,8 +38,8 @@ sys.path.insert(0, str(ROOT))
 from bot.audit.auditor import Auditor, AuditRejected, AuditResult  # noqa: E402
 from bot.audit.checker import SegmentRef, check_response  # noqa: E402
 from bot.audit.contract import render_sections  # noqa: E402
+from bot.audit.plan import apply_audit, plan_audit  # noqa: E402
 from bot.audit.prompt import segment_message, system_prompt  # noqa: E402
-from bot.audit.run import apply_audit, plan_audit  # noqa: E402
 from bot.audit.selection import Segment  # noqa: E402
 from bot.chat import ChatMessage  # noqa: E402
 from bot.clients.embedded import EmbeddedChatModel  # noqa: E402

@@ -123,9 +123,12 @@ def throughput(
     github = FakeGitHub(open_issue_list=issues)
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(github_token="t", db_path=Path(tmp) / "t.db")
-        with mock.patch.object(runner, "make_chat_model", return_value=timed):
+        with (
+            mock.patch.object(runner, "make_chat_model", return_value=timed),
+            mock.patch.object(runner, "make_github", return_value=github),
+        ):
             started = time.perf_counter()
-            run_backlog("o/r", settings, github, limit=len(issues))
+            run_backlog(settings, "o/r", limit=len(issues))
             wall_s = time.perf_counter() - started
     return len(issues) / wall_s, len(issues) / (timed.model_ms / 1000), timed
 

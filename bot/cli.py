@@ -242,17 +242,11 @@ def audit(repo: str, number: int, requested_range: str | None, **flags: Any) -> 
     """Audit a pull request by hand: selected changed ranges, or one explicit range."""
 
     def job() -> None:
-        from bot.errors import ConfigError
-        from bot.factory import make_github
-        from bot.runner import run_audit
+        from bot.runner import run_pull
 
         settings = _settings(flags)
         _check_repo(repo)
-        github = make_github(settings, token_required=not settings.dry_run)
-        pull = github.pull(repo, number)
-        if pull.state != "open":
-            raise ConfigError(f"{repo}#{number} is {pull.state}; only open PRs are audited")
-        _emit(run_audit(pull, settings, github, requested_range=requested_range), settings)
+        _emit(run_pull(settings, repo, number, requested_range=requested_range), settings)
 
     _guarded(job)
 
@@ -387,7 +381,7 @@ def _gate_stats(repo: str, db_path: str | None, as_json: bool, weeks: int) -> No
 @click.option("--repo", required=True, help="Repository as OWNER/NAME.")
 @click.option(
     "--limit",
-    default=50,  # runner.BACKLOG_LIMIT (a test keeps them equal; the CLI starts without it)
+    default=50,  # gate.backlog.BACKLOG_LIMIT (a test keeps them equal; the CLI starts without it)
     show_default=True,
     type=click.IntRange(1, 10_000),
     help="Most issues judged.",
@@ -408,18 +402,15 @@ def backlog(repo: str, limit: int, retry_errors: bool, **flags: Any) -> None:
     def job() -> None:
         from rich.progress import Progress
 
-        from bot.factory import make_github
         from bot.runner import run_backlog
 
         settings = _settings(flags)
         _check_repo(repo)
-        github = make_github(settings, token_required=not settings.dry_run)
         with Progress(transient=True) as progress:
             task = progress.add_task("gating issues", total=None)
             report = run_backlog(
-                repo,
                 settings,
-                github,
+                repo,
                 limit=limit,
                 retry_errors=retry_errors,
                 on_progress=lambda done, total: progress.update(task, completed=done, total=total),

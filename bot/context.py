@@ -1,11 +1,13 @@
-"""The repository's own file for one job: read once, layered under the job's settings.
+"""One job's context: its settings, with the repository's own file read once, and what the job
+works with (the GitHub client, the store, the chat models), each built at most once, when first
+asked for. The runner builds it with the builders of :mod:`bot.factory` and hands it to a
+pipeline or to the comment commands, so nothing below the runner builds a client, a store or a
+model, and one job's clients come from one place.
 
-Rule source: design.md, "Per repository" and issue 16. ``.github/triage-bot.yml`` is read from
-the default branch through the API (never a PR head), at the default branch's commit in Actions
-(kept per commit in the store, :mod:`bot.history.github_memory`), or from a local file the
-operator names; what it sets is merged under flags, inputs and variables
-(:meth:`bot.config.Settings.with_repository_file`). The runner asks here for the settings, the
-gate labels and the skip rules of a job.
+The repository file, ``.github/triage-bot.yml``, is read from the default branch through the
+API (never a PR head), at the default branch's commit in Actions (kept per commit in the store:
+:mod:`bot.history.github_memory`), or from a local file the operator names; what it sets is
+layered under flags, inputs and variables (:meth:`bot.config.Settings.with_repository_file`).
 """
 
 from __future__ import annotations
@@ -13,26 +15,189 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import TracebackType
 
-from bot import factory
+from bot.chat import ChatModel, ModelRole
 from bot.clients.github_port import GitHubPort
 from bot.config import Settings
 from bot.errors import ConfigError, StoreError
-from bot.events import IssuesEvent
-from bot.gate.labels import DEFAULT_LABELS, GateLabel, GateLabels
 from bot.history.github_memory import cached_repo_file, remember_repo_file
 from bot.history.protocol import HistoryStore
 from bot.regular_file import FileTooLarge, NotRegularFile, read_regular
 
 __all__ = [
     "DEFAULT_BRANCH_EVENTS",
-    "author_intro",
+    "GitHubBuilder",
+    "JobContext",
+    "ModelBuilder",
+    "StoreBuilder",
     "default_branch_commit",
-    "gate_labels",
-    "skip_reason",
-    "with_repository_file",
 ]
+
+
+GitHubBuilder = Callable[..., GitHubPort]
+"""``(settings, *, token_required) -> GitHubPort``: :func:`bot.factory.make_github`."""
+
+StoreBuilder = Callable[..., HistoryStore]
+"""``(settings, *, read_only) -> HistoryStore``: :func:`bot.factory.make_store`."""
+
+ModelBuilder = Callable[[Settings, ModelRole], ChatModel]
+"""``(settings, role) -> ChatModel``: :func:`bot.factory.make_chat_model`."""
+
+
+@dataclass
+class _Built:
+    """What one job has built so far, shared by every view of its settings."""
+
+    make_github: GitHubBuilder
+    make_store: StoreBuilder
+    make_model: ModelBuilder
+    github: GitHubPort | None = None
+    store: HistoryStore | None = None
+    store_read_only: bool = False
+    models: dict[str, ChatModel] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class JobContext:
+    """One job's settings and what it works with (module doc).
+
+    Use it as a context manager, or call :meth:`close`: the store is closed when the job ends.
+
+    Attributes:
+        settings: the job's frozen settings; with the repository file once
+            :meth:`with_repository_file` has read it.
+    """
+
+    settings: Settings
+    _built: _Built
+
+    @classmethod
+    def build(
+        cls,
+        settings: Settings,
+        *,
+        make_github: GitHubBuilder,
+        make_store: StoreBuilder,
+        make_model: ModelBuilder,
+    ) -> JobContext:
+        """A job's context over these settings; nothing is built until it is asked for."""
+        return cls(settings, _Built(make_github, make_store, make_model))
+
+    def github(self) -> GitHubPort:
+        """The GitHub client, built on the first call. A dry run needs no token (public
+        repositories can be read without one, at GitHub's low anonymous rate limit).
+
+        Raises:
+            ConfigError: no token, and the run writes.
+        """
+        built = self._built
+        if built.github is None:
+            built.github = built.make_github(
+                self.settings, token_required=not self.settings.dry_run
+            )
+        return built.github
+
+    def store(self, *, read_only: bool = False) -> HistoryStore:
+        """The store, opened on the first call: read-only on a dry run or when that first
+        caller only reads (a missing file then reads as empty and is not created).
+
+        Raises:
+            StoreError: the store cannot be opened or migrated, or a newer triage-bot wrote it.
+            RuntimeError: a caller that writes asks after the store was opened read-only (a
+                bug: a job that writes opens its store for writing first).
+        """
+        built = self._built
+        read_only = read_only or self.settings.dry_run
+        if built.store is None:
+            built.store = built.make_store(self.settings, read_only=read_only)
+            built.store_read_only = read_only
+        elif built.store_read_only and not read_only:
+            raise RuntimeError("the job's store was opened read-only and is asked to write")
+        return built.store
+
+    def model(self, role: ModelRole) -> ChatModel:
+        """The chat model for ``role``, built on the first call from these settings (no model
+        I/O until its first chat).
+
+        Raises:
+            ConfigError: the embedded backend's prompt cache folder is not this user's alone.
+        """
+        built = self._built
+        if role not in built.models:
+            built.models[role] = built.make_model(self.settings, role)
+        return built.models[role]
+
+    def with_repository_file(self, repo: str, branch: str | None) -> JobContext:
+        """This context with the repository's file as its settings' file layer, read once:
+        none when the settings already carry it. With ``--repo-file`` / ``TRIAGE_REPO_FILE``
+        (``Settings.repo_file_path``) the operator's local file is read, with no request. A dry
+        run without a GitHub token (a maintainer trying the bot locally, perhaps offline) reads
+        no file: it plans with the bot's defaults and the flags and variables given. Otherwise
+        one ``GET .../contents/...`` on ``branch`` (the payload's
+        ``repository.default_branch``; ``None``: the repository's default), or, in Actions, at
+        the default branch's commit (:func:`default_branch_commit`), which the store keeps: what
+        a commit holds never changes, so every later run at that commit reads the store, not
+        GitHub, until the branch moves. No file: the settings as they are, with an empty file,
+        so it is not read again. The new context shares this one's clients.
+
+        Raises:
+            ConfigError: the file is broken (:func:`bot.repo_file.parse_repo_file`: key and
+                line), or no token when the run writes.
+            GitHubError: the read failed.
+            StoreError: the store cannot be opened (only when a commit is read).
+        """
+        from bot.repo_file import REPO_FILE_PATH, RepoFile, parse_repo_file
+
+        settings = self.settings
+        if settings.repo_file is not None:
+            return self
+        if settings.repo_file_path is not None:  # the operator's file, to try before committing
+            local = _read_local_file(settings.repo_file_path)
+            return replace(self, settings=settings.with_repository_file(parse_repo_file(local)))
+        if settings.dry_run and not settings.github_token:
+            return self
+        github = self.github()
+        commit = default_branch_commit(settings, branch)
+        if commit is None:
+            text = github.repo_file(repo, REPO_FILE_PATH, branch)
+        else:
+            text = self._file_at_commit(github, repo, REPO_FILE_PATH, commit)
+        file = RepoFile() if text is None else parse_repo_file(text)
+        return replace(self, settings=settings.with_repository_file(file))
+
+    def _file_at_commit(self, github: GitHubPort, repo: str, path: str, commit: str) -> str | None:
+        """The file at ``commit``: from the store when it was read at that commit, else read
+        (``GET .../contents/{path}?ref={commit}``) and kept unless the run is dry."""
+        store = self.store()
+        cached = cached_repo_file(store, repo, path, commit)
+        if cached is not None:
+            return cached.text
+        text = github.repo_file(repo, path, commit)
+        if not self.settings.dry_run:
+            with contextlib.suppress(StoreError):  # only costs the next run the read
+                remember_repo_file(store, repo, path, commit, text)
+        return text
+
+    def close(self) -> None:
+        """Close the store if the job opened it."""
+        built = self._built
+        if built.store is not None:
+            store, built.store = built.store, None
+            store.close()
+
+    def __enter__(self) -> JobContext:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
 
 
 DEFAULT_BRANCH_EVENTS = frozenset({"issues", "issue_comment", "schedule", "pull_request_target"})
@@ -59,63 +224,6 @@ def default_branch_commit(settings: Settings, branch: str | None) -> str | None:
     return None
 
 
-GitHubFactory = Callable[..., GitHubPort]
-StoreFactory = Callable[..., HistoryStore]
-
-
-def with_repository_file(
-    settings: Settings,
-    repo: str,
-    branch: str | None,
-    github: GitHubPort | None = None,
-    *,
-    make_github: GitHubFactory = factory.make_github,
-    make_store: StoreFactory = factory.make_store,
-) -> Settings:
-    """The settings with the repository's ``.github/triage-bot.yml`` as their file layer
-    (:meth:`Settings.with_repository_file`), read once per run: one
-    ``GET .../contents/...`` on ``branch`` (the payload's ``repository.default_branch``; never
-    a PR head), none when ``settings`` already carry the file. No file: the settings as they
-    are (with an empty file, so it is not read again). A dry run without a GitHub token (the
-    README's first command, a maintainer trying the bot locally, perhaps offline) reads no
-    file: it plans with the bot's defaults and the flags and variables given. With
-    ``--repo-file`` / ``TRIAGE_REPO_FILE`` (``Settings.repo_file_path``) the operator's local
-    file is read instead, with no request.
-
-    In Actions the read names the commit instead (:func:`default_branch_commit`: the default
-    branch's last commit, ``GITHUB_SHA``), and the store keeps what it read
-    (:mod:`bot.history.github_memory`): what a commit holds never changes, so every later run
-    at that commit reads the store, not GitHub, until the branch moves.
-
-    Args:
-        github: the client to read with; built with ``make_github`` when ``None`` and a read
-            is due. ``make_github`` / ``make_store``: how the caller builds its clients (the
-            runner passes its own, so one job's clients come from one place).
-
-    Raises:
-        ConfigError: the file is broken (:func:`bot.repo_file.parse_repo_file`: key and line).
-        GitHubError: the read failed.
-        StoreError: the store cannot be opened (only when a commit is read).
-    """
-    from bot.repo_file import REPO_FILE_PATH, RepoFile, parse_repo_file
-
-    if settings.repo_file is not None:
-        return settings
-    if settings.repo_file_path is not None:  # the operator's file, to try before committing
-        local = _read_local_file(settings.repo_file_path)
-        return settings.with_repository_file(parse_repo_file(local))
-    if settings.dry_run and not settings.github_token:
-        return settings
-    if github is None:
-        github = make_github(settings, token_required=not settings.dry_run)
-    commit = default_branch_commit(settings, branch)
-    if commit is None:
-        text = github.repo_file(repo, REPO_FILE_PATH, branch)
-    else:
-        text = _file_at_commit(settings, github, repo, REPO_FILE_PATH, commit, make_store)
-    return settings.with_repository_file(RepoFile() if text is None else parse_repo_file(text))
-
-
 def _read_local_file(path: Path) -> str:
     """A local repository file's text: a regular file (:mod:`bot.regular_file`), read no
     further than the longest file :func:`bot.repo_file.parse_repo_file` accepts could be.
@@ -133,77 +241,3 @@ def _read_local_file(path: Path) -> str:
         raise ConfigError(f"--repo-file {path}: {exc.strerror}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"--repo-file {path}: cannot be read ({exc})") from None
-
-
-def _file_at_commit(
-    settings: Settings,
-    github: GitHubPort,
-    repo: str,
-    path: str,
-    commit: str,
-    make_store: StoreFactory,
-) -> str | None:
-    """The file at ``commit``: from the store when it was read at that commit, else read
-    (``GET .../contents/{path}?ref={commit}``) and kept unless the run is dry."""
-    store = make_store(settings, read_only=settings.dry_run)
-    try:
-        cached = cached_repo_file(store, repo, path, commit)
-        if cached is not None:
-            return cached.text
-        text = github.repo_file(repo, path, commit)
-        if not settings.dry_run:
-            with contextlib.suppress(StoreError):  # only costs the next run the read
-                remember_repo_file(store, repo, path, commit, text)
-        return text
-    finally:
-        store.close()
-
-
-def gate_labels(settings: Settings) -> GateLabels:
-    """The repository's three gate labels: the bot's, with what its file's ``labels:`` sets.
-
-    Raises:
-        ConfigError: two of the three would share a name (GitHub compares names
-            case-insensitively).
-    """
-    if settings.repo_file is None:
-        return DEFAULT_LABELS
-    given = settings.repo_file.labels
-    merged = GateLabels(
-        *(
-            GateLabel(
-                cfg.name or base.name,
-                (cfg.color or base.color).lower(),
-                base.description if cfg.description is None else cfg.description,
-            )
-            for cfg, base in zip(
-                (given.ready, given.needs_refinement, given.validator_error),
-                DEFAULT_LABELS.all,
-                strict=True,
-            )
-        )
-    )
-    names = [label.name.lower() for label in merged.all]
-    if len(set(names)) != len(names):
-        raise ConfigError(
-            ".github/triage-bot.yml: labels: the three gate labels need three different names"
-        )
-    return merged
-
-
-def author_intro(settings: Settings) -> str | None:
-    """The repository file's intro line for the author comment, or ``None``."""
-    return settings.repo_file.author_comment.intro if settings.repo_file else None
-
-
-def skip_reason(event: IssuesEvent, settings: Settings) -> str | None:
-    """Why the repository file's skip rules leave this issue alone, or ``None``."""
-    if settings.repo_file is None:
-        return None
-    issue = event.issue
-    return settings.repo_file.skip.reason(
-        title=issue.title,
-        labels=issue.label_names,
-        author=issue.user.login if issue.user else None,
-        author_type=issue.user.type if issue.user else None,
-    )

@@ -52,8 +52,8 @@ MAX_FILE_CHARS = 64_000
 
 MAX_ELEMENTS = 3
 """Most elements a repository may add: each is one more quote the model writes, and the
-validator's ``num_predict`` stays ≤ 200 (design.md, "Models"; :func:`bot.agents.make_validator`
-adds room per element up to that), where a reply cut short is a validator-error."""
+validator's ``num_predict`` stays ≤ 200 (:func:`bot.gate.validator.make_validator` adds room
+per element up to that), where a reply cut short is a validator-error."""
 
 
 class _Strict(BaseModel):

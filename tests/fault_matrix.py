@@ -22,8 +22,8 @@ from unittest import mock
 
 from bot import runner
 from bot.audit.auditor import Auditor
+from bot.audit.plan import apply_audit, plan_audit
 from bot.audit.report import MARKER
-from bot.audit.run import apply_audit, plan_audit
 from bot.chat import ChatModel
 from bot.clients.embedded import EmbeddedChatModel
 from bot.clients.github_client import PyGithubClient

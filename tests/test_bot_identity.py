@@ -18,9 +18,9 @@ import pytest
 
 from bot import runner
 from bot.audit.auditor import Auditor
+from bot.audit.plan import plan_audit
 from bot.audit.report import MARKER
 from bot.audit.review import FINDING_PREFIX
-from bot.audit.run import plan_audit
 from bot.clients.github_client import PyGithubClient
 from bot.clients.github_port import ChangedFile, PullRef
 from bot.config import AUDITOR_OPTIONS, Settings

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from bot.gate.issue_text import (
     clean_text,
     delimit_issue,
-    escape_delimiters,
     prepare_issue,
     quote_role_lines,
     quote_verdict_lines,
 )
+from bot.neutralise import escape_delimiters
 from tests.replies import reply
 
 

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from bot.audit.auditor import Auditor, AuditRejected
+from bot.audit.pipeline import render_audit_summary
+from bot.audit.plan import AuditPlan
 from bot.audit.report import render_audit_comment
-from bot.audit.run import AuditPlan
 from bot.audit.selection import Segment, Selection
 from bot.chat import ChatMessage, check_prompt_fits
 from bot.clients.github_port import PullRef
@@ -18,7 +19,6 @@ from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS
 from bot.errors import ModelNotFound, ModelPromptTooLong, ModelTruncated, ModelUnavailable
 from bot.gate.validator import Validator
 from bot.gate.verdict import verdict_schema
-from bot.report import render_audit_summary
 from bot.retry import RetryPolicy
 from tests.fault_matrix import slow_drip_server
 from tests.replies import COMPLETE_BODY, COMPLETE_TITLE

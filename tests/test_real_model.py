@@ -203,7 +203,7 @@ def test_audit_of_own_code_keeps_the_invariants(tmp_path: Path) -> None:
 
     from bot.audit.auditor import Auditor, AuditResult
     from bot.audit.checker import SegmentRef, check_response
-    from bot.audit.run import apply_audit, plan_audit
+    from bot.audit.plan import apply_audit, plan_audit
     from bot.clients.github_port import BotComment, ChangedFile, PullRef
     from bot.config import AUDITOR_OPTIONS
     from bot.history.store import Store

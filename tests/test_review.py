@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from bot.audit.auditor import Auditor, AuditResult
 from bot.audit.contract import MAX_DEFECTS
 from bot.audit.evidence import parse_claim
+from bot.audit.plan import apply_audit, plan_audit
 from bot.audit.review import (
     FINDING_PREFIX,
     finding_marker,
@@ -20,7 +21,6 @@ from bot.audit.review import (
     review_summary,
     to_post,
 )
-from bot.audit.run import apply_audit, plan_audit
 from bot.audit.selection import Segment
 from bot.clients.github_client import PyGithubClient
 from bot.clients.github_port import ChangedFile, PostedReviewComment, PullRef

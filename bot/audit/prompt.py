@@ -28,7 +28,7 @@ from bot.audit.contract import (
 from bot.audit.selection import Segment
 from bot.audit.structured import AuditJSON
 from bot.chat import ChatMessage, structured_output_schema
-from bot.gate.issue_text import escape_delimiters
+from bot.neutralise import escape_delimiters
 from bot.prompts import load_prompt, prompt_version
 
 __all__ = [

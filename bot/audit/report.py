@@ -25,11 +25,11 @@ from bot.audit.auditor import AuditRejected, AuditResult, Outcome
 from bot.audit.contract import SECTIONS
 from bot.audit.selection import Segment, Selection
 from bot.neutralise import code_span, html_text, neutralise, neutralise_block
+from bot.report import MARKER_PREFIX, fit
 
 __all__ = [
     "COMMENT_LIMIT",
     "MARKER",
-    "MARKER_PREFIX",
     "audited_head",
     "coverage_line",
     "finding",
@@ -37,10 +37,6 @@ __all__ = [
     "head_marker",
     "render_audit_comment",
 ]
-
-MARKER_PREFIX = "<!-- triage-bot"
-"""How every hidden marker of the bot's begins: a comment starting with it is the bot's own
-(the comment commands ignore such comments)."""
 
 MARKER = f"{MARKER_PREFIX}:audit -->"
 """Hidden marker at the start of the bot's PR comment."""
@@ -91,14 +87,7 @@ are counted, not named, so a PR of thousands of files still fits GitHub's commen
 
 
 def _listing(items: Sequence[str]) -> str:
-    shown: list[str] = []
-    size = 0
-    for item in items:
-        size += len(item) + 2
-        if size > LIST_MAX_CHARS:
-            break
-        shown.append(item)
-    more = len(items) - len(shown)
+    shown, more = fit(items, LIST_MAX_CHARS, separator=2)  # ", " between items
     note = f" and {more} more (not listed to stay under GitHub's comment limit)" if more else ""
     return ", ".join(shown) + note
 

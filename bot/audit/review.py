@@ -28,9 +28,9 @@ from collections.abc import Mapping, Sequence
 from bot.audit.auditor import AuditResult, Outcome
 from bot.audit.contract import MAX_DEFECTS
 from bot.audit.evidence import Claim, normalise
-from bot.audit.report import MARKER_PREFIX
 from bot.clients.github_port import PostedReviewComment, ReviewComment
 from bot.neutralise import neutralise, neutralise_block
+from bot.report import MARKER_PREFIX
 
 __all__ = [
     "FINDING_PREFIX",

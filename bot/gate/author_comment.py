@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.audit.report import MARKER_PREFIX
 from bot.gate.evidence import Element
 from bot.gate.policy import finding
 from bot.gate.validator import GateDecision
 from bot.neutralise import code_span, neutralise
+from bot.report import MARKER_PREFIX
 
 __all__ = ["AUTHOR_MARKER", "needs_refinement_comment", "ready_comment", "refinement_comment_for"]
 

@@ -26,12 +26,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bot.gate.facts import WIDE_SCRIPT
-from bot.gate.issue_text import (
-    IssueText,
-    escape_delimiters,
-    quote_role_lines,
-    quote_verdict_lines,
-)
+from bot.gate.issue_text import IssueText, quote_role_lines, quote_verdict_lines
+from bot.neutralise import escape_delimiters
 
 __all__ = [
     "ELEMENTS",

@@ -1,6 +1,6 @@
 """The three gate labels and the label plan.
 
-Rule source: design.md, "Issue gate" — VALID → ``ready-for-dev``, NEEDS_REFINEMENT →
+VALID → ``ready-for-dev``, NEEDS_REFINEMENT →
 ``needs-refinement``, any fault → ``validator-error``; the three are mutually exclusive, so
 applying one removes the other two. Labels the issue has that are not gate labels are never
 touched, and a gate label the bot did not add is not removed either (the plan keeps it: see
@@ -8,12 +8,12 @@ touched, and a gate label the bot did not add is not removed either (the plan ke
 so an unchanged re-run plans (and writes) nothing.
 
 Adding a label that does not exist through the issue endpoint creates it grey and without a
-description (shared/github/api/add-labels-to-issue.json, colour ``ededed``), so the GitHub client
+description (GitHub's "Add labels to an issue": colour ``ededed``), so the GitHub client
 creates a missing label with the colour and description below before adding it.
 
 A repository may rename the three and set their colours and descriptions
 (``.github/triage-bot.yml``, ``labels:``): the pipeline then works with its
-:class:`GateLabels` (:func:`bot.context.gate_labels`); the module-level labels are the
+:class:`GateLabels` (:func:`gate_labels`); the module-level labels are the
 defaults.
 """
 
@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from bot.config import Settings
+from bot.errors import ConfigError
 from bot.gate.verdict import VerdictValue
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "GateLabel",
     "GateLabels",
     "LabelPlan",
+    "gate_labels",
     "is_gate_label",
     "label_for",
     "plan_labels",
@@ -107,6 +110,38 @@ class GateLabels:
 
 DEFAULT_LABELS = GateLabels()
 """The gate labels of a repository that renames none."""
+
+
+def gate_labels(settings: Settings) -> GateLabels:
+    """The repository's three gate labels: the bot's, with what its file's ``labels:`` sets.
+
+    Raises:
+        ConfigError: two of the three would share a name (GitHub compares names
+            case-insensitively).
+    """
+    if settings.repo_file is None:
+        return DEFAULT_LABELS
+    given = settings.repo_file.labels
+    merged = GateLabels(
+        *(
+            GateLabel(
+                cfg.name or base.name,
+                (cfg.color or base.color).lower(),
+                base.description if cfg.description is None else cfg.description,
+            )
+            for cfg, base in zip(
+                (given.ready, given.needs_refinement, given.validator_error),
+                DEFAULT_LABELS.all,
+                strict=True,
+            )
+        )
+    )
+    names = [label.name.lower() for label in merged.all]
+    if len(set(names)) != len(names):
+        raise ConfigError(
+            ".github/triage-bot.yml: labels: the three gate labels need three different names"
+        )
+    return merged
 
 
 def is_gate_label(name: str) -> bool:

@@ -4,7 +4,7 @@ Rule source: design.md, "The three pipelines". A handler first computes a plan (
 add and remove, and why) with its dependencies passed in; :func:`apply_gate` then performs the
 plan's writes through the :class:`~bot.clients.github_port.GitHubPort`. ``--dry-run`` prints the
 plan instead of applying it, and tests assert on plans. The PR audit's plan and apply are
-:mod:`bot.audit.run`.
+:mod:`bot.audit.plan`.
 
 A gate label a maintainer set by hand wins over a later automatic run. Who set it is asked of
 GitHub, not of the store: on an ``edited`` or ``reopened`` event whose issue carries a gate label

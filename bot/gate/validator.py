@@ -26,12 +26,13 @@ import dataclasses
 import json
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 from bot.chat import CallUsage, ChatMessage, ChatModel, RoleOptions
+from bot.config import VALIDATOR_OPTIONS, Settings
 from bot.errors import ModelCopiedInput, ModelError
-from bot.gate.evidence import ELEMENTS, Element, Evidence, gather_evidence
+from bot.gate.evidence import ELEMENTS, Element, Evidence, checklist, gather_evidence
 from bot.gate.facts import IssueFacts, issue_facts
 from bot.gate.issue_text import TEXT_RULES_VERSION, IssueText, delimit_issue, prepare_issue
 from bot.gate.labels import GateLabel, label_for
@@ -44,13 +45,18 @@ from bot.gate.verdict import (
     verdict_model,
     verdict_schema,
 )
-from bot.gate_policy import GatePolicy
+from bot.gate_policy import GatePolicy, load_policy
 from bot.prompts import load_prompt, prompt_version
 
 __all__ = [
     "COPY_MIN_CHARS",
+    "NUM_PREDICT_CAP",
+    "NUM_PREDICT_PER_ELEMENT",
     "GateDecision",
     "Validator",
+    "checklist_of",
+    "gate_policy_of",
+    "make_validator",
     "reject_copied_reason",
     "system_prompt",
 ]
@@ -279,3 +285,74 @@ class Validator:
             ruling=ruling,
             policy=self.policy,
         )
+
+
+NUM_PREDICT_PER_ELEMENT = 15
+"""Output tokens added to the validator's ``num_predict`` per element a repository adds (one
+more quote of at most 12 words), up to :data:`NUM_PREDICT_CAP`."""
+
+NUM_PREDICT_CAP = 200
+"""The validator's ``num_predict`` never exceeds this: a verdict is short, and a model that
+runs on is cut off rather than waited for."""
+
+
+def checklist_of(settings: Settings) -> tuple[Element, ...]:
+    """The validator's checklist: the bot's elements, then the repository file's
+    ``elements:`` (:class:`bot.repo_file.ElementConfig`), each asking the model for "the
+    words giving" its definition, shown to authors as the definition itself, and found from a
+    one-word quote too (:attr:`bot.gate.evidence.Element.one_word`)."""
+    given = settings.repo_file.elements if settings.repo_file is not None else []
+    return checklist(
+        tuple(
+            Element(
+                key=e.name,
+                ask=f"the words giving {e.definition.rstrip('.')}",
+                missing=e.definition.rstrip("."),
+                required_for=tuple(e.required_for),
+                one_word=True,  # a value such as a version ("2.3.1") is one word
+            )
+            for e in given
+        )
+    )
+
+
+def make_validator(settings: Settings, model: ChatModel) -> Validator:
+    """The one place a validator is built from settings, so a run and an eval of the same
+    settings judge alike: ``model`` with the validator role's options, the settings'
+    ``max_body_chars`` (characters of issue body judged) and the repository's checklist
+    (:func:`checklist_of`), deciding under the policy the settings name
+    (:func:`gate_policy_of`); ``num_predict`` grows by :data:`NUM_PREDICT_PER_ELEMENT` per
+    element the repository adds, capped at :data:`NUM_PREDICT_CAP`. The caller brings the
+    model: the runner's job context builds it, the eval wraps it to keep every reply."""
+    elements = checklist_of(settings)
+    extra = len(elements) - len(ELEMENTS)
+    options = replace(
+        VALIDATOR_OPTIONS,
+        num_predict=min(
+            NUM_PREDICT_CAP, VALIDATOR_OPTIONS.num_predict + NUM_PREDICT_PER_ELEMENT * extra
+        ),
+    )
+    policy, source = gate_policy_of(settings)
+    return Validator(
+        model,
+        options,
+        max_body_chars=settings.max_body_chars,
+        elements=elements,
+        policy=policy,
+        policy_source=source,
+    )
+
+
+def gate_policy_of(settings: Settings) -> tuple[GatePolicy | None, str]:
+    """The decision policy the settings name and where from: the ``gate_policy`` file, else the
+    repository file's ``gate.policy``, else ``None`` (the validator then takes the policy
+    measured for its model, or the default: :func:`bot.gate.policy.choose_policy`).
+
+    Raises:
+        ConfigError: the ``gate_policy`` file cannot be read or is not a policy.
+    """
+    if settings.gate_policy is not None:
+        return load_policy(settings.gate_policy), "setting"
+    if settings.repo_file is not None and settings.repo_file.gate.policy is not None:
+        return settings.repo_file.gate.policy, "repository file"
+    return None, "default"
