@@ -145,6 +145,9 @@ installation token)."""
 
 VIEWER_WHAT = "learn the bot's own login (GraphQL viewer; set bot-login to skip this request)"
 
+REST_MEDIA_TYPE = "application/vnd.github+json"
+"""The media type GitHub's REST docs ask every request to accept."""
+
 RATE_LIMIT_RESERVE = 50
 """A patient client waits for the reset once GitHub says this many requests or fewer are left,
 so the bot's own jobs on the same token still have some."""
@@ -610,7 +613,7 @@ class PyGithubClient:
                 "GET",
                 f"/repos/{repo}/issues",
                 parameters=parameters,
-                headers={"If-None-Match": etag} if etag else None,
+                headers={"Accept": REST_MEDIA_TYPE, **({"If-None-Match": etag} if etag else {})},
             )
             links = parse_header_links(headers.get("link", "")) if headers.get("link") else []
             has_next = any(link.get("rel") == "next" for link in links)

@@ -243,12 +243,14 @@ def run_dataset(
             last = not answer.has_next or len(in_scope) < len(issues)  # older than --since
             if finished and answer.etag:
                 files.mark_page(key, PageMark(etag=answer.etag, last=last, issues=bool(in_scope)))
-            files.save()
+            if seen_issue:
+                files.save()
             if last:
                 break
             page += 1
     finally:
-        files.save()
+        if seen_issue:  # a repository with no closed issue leaves no file behind
+            files.save()
     return DatasetReport(
         repo=repo,
         out=out,
