@@ -247,3 +247,17 @@ def test_200_issues_on_a_loopback_github(tmp_path: Path) -> None:
         ), s.rule  # fmt: skip
     assert report.progress.read == len(scenarios)
     assert row_id(REPO, 1) in {r.id for r in load_jsonl(out, EvalIssue)}
+
+
+def test_a_reset_is_waited_for_once(tmp_path: Path) -> None:
+    """After waiting for a rate-limit answer's reset, the retry does not wait for the same
+    reset again before its request (whatever the clock says after the wait)."""
+    sleeps: list[float] = []
+    client = _client(
+        sleep=sleeps.append,
+        clock=lambda: 1709544600.0,
+        max_rate_limit_wait_s=10 * RATE_LIMIT_WINDOW_S,
+    )
+    with cassette("dataset_rate_limit"):
+        run_dataset(client, REPO, tmp_path / "set.jsonl")
+    assert len(sleeps) == 4  # list 403, the low answer, GraphQL RATE_LIMITED, the 429

@@ -249,6 +249,8 @@ class PyGithubClient:
         when it names nothing), else ``None`` (the back-off)."""
         if not rate_limit_answer(exc):
             return None
+        # the answer's reset is waited for here: _pace must not wait for it again
+        self._waited_for_reset = int(self._gh.requester.rate_limiting_resettime)
         wait = rate_limit_wait_s(exc, now_s=self._clock())
         return SECONDARY_WAIT_S if wait is None else wait
 
