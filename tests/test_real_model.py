@@ -112,10 +112,10 @@ def test_readme_main_job_on_the_embedded_model() -> None:
 
 
 def test_readme_walkthrough_own_element_on_the_embedded_model() -> None:
-    """The README's walkthrough ("Your own checklist elements"): the example issue, labelled
-    ``bug`` by GitHub, with ``examples/triage-bot.yml`` (a ``version`` element required of
-    bug reports) needs refinement, and the author comment, asked for whatever was measured
-    (``--comment-min-precision 0``), asks for the version."""
+    """The walkthrough in docs/repository-file.md ("Your own checklist elements"): the example
+    issue, labelled ``bug`` by GitHub, with ``examples/triage-bot.yml`` (a ``version`` element
+    required of bug reports) needs refinement, and the author comment, asked for whatever was
+    measured (``--comment-min-precision 0``), asks for the version."""
     started = time.perf_counter()
     result = CliRunner().invoke(
         main,
