@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.audit.contract import CONFIDENCES, VERDICTS
+from bot.history.protocol import first_week, week_of
 from bot.history.stats import (
     column,
     history_line,
@@ -136,3 +137,22 @@ def test_weekly_sums_match_the_accepted_rows(
         assert (s.audits, s.retried) == (counts["audits"], counts["retried"])
         assert s.verdicts == {v: counts[v] for v in VERDICTS}
         assert s.confidences == {c: counts[c] for c in CONFIDENCES}
+
+
+@given(
+    st.datetimes(
+        min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.timezones()
+    ),
+    st.integers(1, 52),
+    st.integers(-60 * 24 * 7 * 60, 60 * 24 * 7),
+)
+def test_the_window_opens_on_the_monday_weeks_back(now: datetime, weeks: int, minutes: int) -> None:
+    """``first_week`` is the Monday (UTC) ``weeks - 1`` weeks before the current week's, and a
+    row is in the window exactly when it was written on or after that Monday, 00:00 UTC."""
+    first = date.fromisoformat(first_week(weeks, now))
+    current = date.fromisoformat(week_of(now.isoformat()))
+    assert first.weekday() == 0
+    assert current - first == timedelta(weeks=weeks - 1)
+    written = now + timedelta(minutes=minutes)
+    opens = datetime.combine(first, time(0), tzinfo=UTC)
+    assert (week_of(written.isoformat()) >= first.isoformat()) == (written >= opens)

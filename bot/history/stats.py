@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from bot.audit.contract import CONFIDENCES, VERDICTS, Confidence, Verdict, defect_verdicts
-from bot.history.protocol import HistoryStore
+from bot.history.protocol import HistoryStore, first_week
 from bot.neutralise import chart_label
 
 __all__ = [
@@ -99,9 +99,7 @@ def weekly_stats(
         weeks: how many weeks back, including the current one (1–52).
         now: the reference time (UTC); the current time when ``None``.
     """
-    now = now or datetime.now(UTC)
-    monday = (now - timedelta(days=now.weekday())).date()
-    cutoff = (monday - timedelta(weeks=weeks - 1)).isoformat()
+    cutoff = first_week(weeks, now)
     out = []
     for week, audits, retried, *counts in store.fetch(_WEEKLY, [repo, cutoff]):
         by_verdict, by_confidence = counts[: len(VERDICTS)], counts[len(VERDICTS) :]
@@ -159,9 +157,7 @@ def model_stats(
         weeks: how many weeks back, including the current one (1–52).
         now: the reference time (UTC); the current time when ``None``.
     """
-    now = now or datetime.now(UTC)
-    monday = (now - timedelta(days=now.weekday())).date()
-    cutoff = (monday - timedelta(weeks=weeks - 1)).isoformat()
+    cutoff = first_week(weeks, now)
     rows = store.fetch(_BY_MODEL, [*VERDICTS, repo, cutoff])
     return [
         ModelStats(model, audits, retried or 0, dict(zip(VERDICTS, counts, strict=True)))
