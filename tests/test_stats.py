@@ -153,11 +153,15 @@ def test_weekly_sums_match_the_accepted_rows(
         assert m.verdicts == {v: counts[v] for v in VERDICTS}
 
 
+NEW_VERDICT, NEW_CONFIDENCE = "NEW_VERDICT", "New confidence"
+"""Values no contract names yet: as a verdict and a confidence the contract might add."""
+
+
 @pytest.mark.parametrize(
     ("verdicts", "confidences"),
     [
-        ((*VERDICTS, "BLOCK"), CONFIDENCES),
-        (("BLOCK", *VERDICTS), (*CONFIDENCES, "Unsure")),
+        ((*VERDICTS, NEW_VERDICT), CONFIDENCES),
+        ((NEW_VERDICT, *VERDICTS), (*CONFIDENCES, NEW_CONFIDENCE)),
         (VERDICTS[:2], CONFIDENCES[1:]),
     ],
 )
