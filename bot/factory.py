@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot.chat import ChatModel, ModelRole
 from bot.clients.embedded import EmbeddedChatModel, default_model_path
@@ -234,12 +234,19 @@ def preload_chat_model(settings: Settings) -> threading.Thread | None:
     return thread
 
 
-def make_github(settings: Settings, *, token_required: bool = True) -> PyGithubClient:
+def make_github(
+    settings: Settings,
+    *,
+    token_required: bool = True,
+    sleep: Callable[[float], None] | None = None,
+) -> PyGithubClient:
     """The GitHub client for these settings.
 
     Args:
         token_required: ``False`` for read-only dry runs (public repositories can be read
             without a token, at GitHub's low anonymous rate limit).
+        sleep: a patient client for long reads (``triage-bot dataset``): it waits through
+            ``sleep`` for a rate limit's reset, up to the hour GitHub's window lasts.
 
     Raises:
         ConfigError: no token (``GITHUB_TOKEN`` or the Action's ``token`` input).
@@ -248,14 +255,21 @@ def make_github(settings: Settings, *, token_required: bool = True) -> PyGithubC
         raise ConfigError(
             "no GitHub token: set GITHUB_TOKEN (or the action's token input), or use --dry-run"
         )
-    from bot.clients.github_client import PyGithubClient  # PyGithub and requests when used
+    from bot.clients.github_client import (  # PyGithub and requests when used
+        RATE_LIMIT_WINDOW_S,
+        PyGithubClient,
+    )
 
+    patient: dict[str, Any] = {}
+    if sleep is not None:
+        patient = {"sleep": sleep, "max_rate_limit_wait_s": RATE_LIMIT_WINDOW_S}
     return PyGithubClient(
         token=settings.github_token,
         base_url=settings.github_api_url,
         retries=settings.github_retries,
         backoff_s=settings.github_backoff_s,
         login=settings.bot_login,
+        **patient,
     )
 
 

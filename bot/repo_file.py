@@ -32,6 +32,7 @@ __all__ = [
     "SETTING_OF_KEY",
     "AuditConfig",
     "AuthorCommentConfig",
+    "DatasetConfig",
     "ElementConfig",
     "GateConfig",
     "LabelConfig",
@@ -192,6 +193,27 @@ class GateConfig(_Strict):
     )
 
 
+_LabelName = Annotated[str, Field(min_length=1, max_length=50)]
+
+
+class DatasetConfig(_Strict):
+    """``dataset:``: the labels ``triage-bot dataset`` reads maintainers' decisions from,
+    beyond its own lists of the common names (``triage-bot dataset --help`` prints both).
+    Names compare case-insensitively, with ``-``, ``_`` and spaces alike and any prefix up
+    to a ``:`` or ``/`` left out (``Status: Needs Info`` is ``needs-info``)."""
+
+    needs_info_labels: list[_LabelName] = Field(
+        default_factory=list,
+        description="labels that ask the reporter for more (added to needs-info, "
+        "needs-repro, waiting-for-author …)",
+    )
+    accepted_labels: list[_LabelName] = Field(
+        default_factory=list,
+        description="labels that accept a report as written (added to confirmed, "
+        "accepted, reproduced)",
+    )
+
+
 _BOT_KEYS = frozenset({"problem", "trigger", "expected", "reason", "verdict"})
 """Names an element may not take: the bot's own elements and the reply's other keys
 (:data:`bot.gate.evidence.RESERVED_KEYS`, which a test keeps equal to this)."""
@@ -262,6 +284,7 @@ class RepoFile(_Strict):
     audit: AuditConfig = Field(default_factory=AuditConfig)
     models: ModelsConfig = Field(default_factory=ModelsConfig)
     gate: GateConfig = Field(default_factory=GateConfig)
+    dataset: DatasetConfig = Field(default_factory=DatasetConfig)
 
     def settings(self) -> dict[str, Any]:
         """The file's values that are settings: setting name → value, only those the file

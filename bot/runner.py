@@ -12,8 +12,10 @@ the CLI does.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
 
-from bot import audit, gate
+from bot import audit, dataset, gate
 from bot.commands.comment import run_comment
 from bot.config import Settings
 from bot.context import JobContext
@@ -31,7 +33,7 @@ from bot.factory import make_chat_model, make_github, make_store
 from bot.gate.backlog import BACKLOG_LIMIT, Backlog
 from bot.report import RunReport, skipped_report
 
-__all__ = ["job_context", "run_backlog", "run_event", "run_pull"]
+__all__ = ["job_context", "run_backlog", "run_dataset", "run_event", "run_pull"]
 
 
 def job_context(settings: Settings) -> JobContext:
@@ -118,3 +120,37 @@ def run_backlog(
     with job_context(settings) as ctx:
         work = Backlog(repo, limit=limit, retry_errors=retry_errors, on_progress=on_progress)
         return gate.run(ctx.with_repository_file(repo, None), work)
+
+
+def run_dataset(
+    settings: Settings,
+    repo: str,
+    out: Path,
+    *,
+    since: datetime | None = None,
+    limit: int | None = None,
+    on_progress: Callable[[dataset.DatasetProgress], None] | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> dataset.DatasetReport:
+    """``triage-bot dataset``: ``repo``'s closed issues labelled by what its maintainers did,
+    appended to ``out`` (:func:`bot.dataset.run_dataset`), through a patient GitHub client
+    that waits through ``sleep`` for a rate limit's reset, with the ``dataset:`` labels of the
+    repository file read from the default branch.
+
+    Raises:
+        ConfigError: no token, the repository file is broken, or ``out`` is not the
+            command's.
+        GitHubError: a read failed after the client's retries and waits.
+    """
+    github = make_github(settings, sleep=sleep)
+    with JobContext.build(
+        settings,
+        make_github=lambda settings, **_: github,
+        make_store=make_store,
+        make_model=make_chat_model,
+    ) as ctx:
+        file = ctx.with_repository_file(repo, None).settings.repo_file
+        config = file.dataset if file is not None else None
+        return dataset.run_dataset(
+            github, repo, out, config=config, since=since, limit=limit, on_progress=on_progress
+        )

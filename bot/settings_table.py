@@ -301,7 +301,7 @@ class SettingsTable:
         None,
         env="TRIAGE_REPO_FILE",
         flag="--repo-file",
-        commands=_JOBS,
+        commands=(*_JOBS, "dataset"),
         parse=existing_file("repository configuration"),
         readme_default="the default branch's",
         help="a local `.github/triage-bot.yml` used instead of the default branch's (to try a "

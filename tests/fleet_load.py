@@ -33,7 +33,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bot.audit.stats import column
 from bot.config import Settings
 from bot.errors import StoreError
 from bot.factory import make_store
@@ -198,17 +197,10 @@ def check_fleet(db: str, board: str) -> dict[str, Any]:
     store = make_store(Settings(db_path=db), read_only=True)
     try:
         one = lambda sql: int(store.fetch(sql, [])[0][0])  # noqa: E731
-        counts = ", ".join(f"sum(case when verdict = '{v.upper()}' then 1 else 0 end)" for v in
-                           ("go", "go_with_notes", "fix"))  # fmt: skip
-        raw = store.fetch(
-            f"select week, count(*), sum(retried), {counts} from audits group by week "
-            "order by week",
-            [],
-        )
+        key = "repo, week, model, verdict, confidence, retried"
+        raw = store.fetch(f"select {key}, count(*) from audits group by {key} order by {key}", [])
         kept = store.fetch(
-            f"select week, audits, retried, {', '.join(column(v) for v in ('GO', 'GO_WITH_NOTES', 'FIX'))} "  # noqa: E501
-            "from audit_weeks where audits != 0 order by week",
-            [],
+            f"select {key}, audits from audit_weeks where audits != 0 order by {key}", []
         )
         gate_weekly = one("select coalesce(sum(decisions), 0) from gate_weeks")
         result = {

@@ -295,7 +295,7 @@ HOSTILE_TEXT = (
     "![ref][1] <img src=x onerror=alert(1)> <picture><svg onload=x> <!-- triage-bot:audit --> "
     "<!-- triage-bot:head=0000000000000000000000000000000000000000 --> </details></summary>"
     "<details open><script>alert(1)</script><a href=https://evil.example>x</a>"
-)  # 3 mentions and 5 images: the README's "no @mentions, images or raw HTML"
+)  # 3 mentions and 5 images: docs/audit.md's "no @mentions, images or raw HTML"
 FITS = f"≤ {COMMENT_LIMIT} chars; note: True; marker first: True"
 ROW_TAIL = (False, "markdown", "m", "v", 1, 1, 1.0, "")  # an AuditRow after path, lines, verdict
 

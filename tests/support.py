@@ -37,12 +37,21 @@ __all__ = [
     "load_webhook",
     "make_plan",
     "policy_file",
+    "user_docs",
     "write_payload",
 ]
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 CASSETTES = ROOT / "cassettes"
+
+
+def user_docs() -> str:
+    """README.md and every page under docs/, joined: what a user reads. A test that checks a
+    thing is documented reads this when the thing lives in docs/ rather than the README."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    return "\n".join(page.read_text("utf-8") for page in pages)
+
 
 GUARDS = next(p for p in shipped_policies() if p.verdict_from == "guards")
 """The shipped policy that does not count the model's verdict (the embedded default's): VALID

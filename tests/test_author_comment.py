@@ -39,11 +39,11 @@ from tests.markdown_oracle import render
 from tests.profiles import FUZZ
 from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY, reply
 from tests.support import (
-    ROOT,
     FakeChatModel,
     cassette,
     load_webhook,
     policy_file,
+    user_docs,
     write_payload,
 )
 
@@ -330,18 +330,18 @@ def test_hostile_issue_text_never_reaches_the_comment(
     assert f"`{NEEDS_REFINEMENT.name}`" in comment.body
 
 
-def test_the_readme_shows_the_comments_as_the_bot_builds_them() -> None:
-    """README "The comment the author sees": the example issue, the model quoting nothing."""
+def test_the_docs_show_the_comments_as_the_bot_builds_them() -> None:
+    """docs/gate.md "The comment the author sees": the example issue, the model quoting nothing."""
     issue = load_webhook("issues.opened.18")["issue"]
     validator = Validator(FakeChatModel().enqueue(NEEDS_REPLY), VALIDATOR_OPTIONS,
                           max_body_chars=6000)  # fmt: skip
     decision = validator.judge(issue["title"], issue["body"])
-    readme = (ROOT / "README.md").read_text("utf-8")
+    docs = user_docs()
     needs = refinement_comment_for(decision, label=NEEDS_REFINEMENT.name)
-    assert f"````markdown\n{needs}````\n" in readme
+    assert f"````markdown\n{needs}````\n" in docs
     ready = "".join(f"  {line}\n" if line else "\n" for line in
                     ready_comment(label=READY.name).splitlines())  # fmt: skip
-    assert f"  ````markdown\n{ready}  ````\n" in readme
+    assert f"  ````markdown\n{ready}  ````\n" in docs
 
 
 def test_text_either_side_of_a_code_span_is_not_joined_by_the_oracle() -> None:

@@ -261,8 +261,9 @@ def test_the_walkthrough_file_is_valid_and_requires_a_version_of_bug_reports() -
 def test_a_local_file_is_tried_in_a_dry_run_with_no_request(
     tmp_path: Path, github: FakeGitHub, model: FakeChatModel
 ) -> None:
-    """``--repo-file`` (the README's walkthrough): the operator's local file instead of the
-    default branch's, with no GitHub request, so a dry run shows its effect offline."""
+    """``--repo-file`` (the walkthrough in docs/repository-file.md): the operator's local file
+    instead of the default branch's, with no GitHub request, so a dry run shows its effect
+    offline."""
     local = tmp_path / "triage-bot.yml"
     local.write_text(with_policy(VERSION_FILE), "utf-8")
     github.repo_files[("master", REPO_FILE_PATH)] = "elements: [broken"  # never read

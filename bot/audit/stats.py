@@ -2,27 +2,31 @@
 
 Rule source: the maintainer-commands issue. Only accepted audits exist in ``audits``, so every
 figure here is about accepted audits. Weeks start on Monday (UTC); each row carries its week
-(migration ``m003_audit_week``), and triggers keep the weekly sums in ``audit_weeks``
-(``m004_audit_weeks``), so the weekly query reads one row per week. A verdict is one model's
-judgement (issue 17, item 5), so the same weeks are also read per model (:func:`model_stats`).
+(migration ``m003_audit_week``), and triggers keep the weekly counts in ``audit_weeks``, one row
+per model, verdict, confidence and retry (``m010_audit_weeks_by_value``), so the queries read a
+few rows per week whatever the number of audits, and count by value: the verdicts and
+confidences shown are the contract's, and a value the contract adds needs no schema change. A
+verdict is one model's judgement, so the same weeks are also read per model
+(:func:`model_stats`).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
 
 from bot.audit.contract import CONFIDENCES, VERDICTS, Confidence, Verdict, defect_verdicts
-from bot.history.protocol import HistoryStore
+from bot.history.protocol import HistoryStore, first_week
 from bot.neutralise import chart_label
 
 __all__ = [
     "ModelStats",
     "WeekStats",
-    "column",
     "history_line",
+    "json_key",
     "mermaid_fix_share",
     "model_stats",
     "stats_cells",
@@ -41,9 +45,9 @@ def history_line(row: dict[str, Any]) -> str:
     )
 
 
-def column(value: str) -> str:
-    """The ``audit_weeks`` column that counts a verdict or a confidence (``GO_WITH_NOTES`` →
-    ``go_with_notes``): the migrations name one per value of the contract."""
+def json_key(value: str) -> str:
+    """The key that counts a verdict or a confidence in ``stats --json`` (``GO_WITH_NOTES`` →
+    ``go_with_notes``)."""
     return value.lower()
 
 
@@ -70,22 +74,55 @@ class WeekStats:
         return count / self.audits if self.audits else 0.0
 
     def as_dict(self) -> dict[str, int | str]:
-        """Flat and JSON-ready: ``week``, ``audits``, one count per verdict (:func:`column`
+        """Flat and JSON-ready: ``week``, ``audits``, one count per verdict (:func:`json_key`
         names), ``retried``, one count per confidence (``stats --json``)."""
         return {
             "week": self.week,
             "audits": self.audits,
-            **{column(v): n for v, n in self.verdicts.items()},
+            **{json_key(v): n for v, n in self.verdicts.items()},
             "retried": self.retried,
-            **{column(c): n for c, n in self.confidences.items()},
+            **{json_key(c): n for c, n in self.confidences.items()},
         }
 
 
-_COUNTS = ", ".join(column(v) for v in VERDICTS + CONFIDENCES)
-_WEEKLY = (
-    f"select week, audits, retried, {_COUNTS} from audit_weeks "  # noqa: S608 (contract names)
-    "where repo = ? and week >= ? and audits > 0 order by week"
-)
+@dataclass
+class _Tally:
+    """Accepted audits added up from ``audit_weeks`` rows: a verdict or confidence the contract
+    does not name (a stored value of another version) counts in ``audits`` only."""
+
+    audits: int = 0
+    retried: int = 0
+    verdicts: Counter[str] = field(default_factory=Counter)
+    confidences: Counter[str] = field(default_factory=Counter)
+
+    def add(self, verdict: str, confidence: str, retried: int, count: int) -> None:
+        self.audits += count
+        self.retried += count if retried else 0
+        self.verdicts[verdict] += count
+        self.confidences[confidence] += count
+
+    def by_verdict(self) -> dict[Verdict, int]:
+        return {v: self.verdicts[v] for v in VERDICTS}
+
+    def by_confidence(self) -> dict[Confidence, int]:
+        return {c: self.confidences[c] for c in CONFIDENCES}
+
+
+def _tallies(
+    store: HistoryStore, by: Literal["week", "model"], repo: str, weeks: int, now: datetime | None
+) -> dict[str, _Tally]:
+    """The counts of ``audit_weeks`` over the last ``weeks`` weeks, added up per ``by``
+    (a column name), in the order the store returns them."""
+    sql = (
+        f"select {by}, verdict, confidence, retried, sum(audits) from audit_weeks "  # noqa: S608
+        "where repo = ? and week >= ? and audits > 0 "
+        f"group by {by}, verdict, confidence, retried order by {by}"
+    )
+    tallies: dict[str, _Tally] = {}
+    rows = store.fetch(sql, [repo, first_week(weeks, now)])
+    for key, verdict, confidence, retried, count in rows:
+        tallies.setdefault(key, _Tally()).add(verdict, confidence, retried, int(count))
+    return tallies
 
 
 def weekly_stats(
@@ -99,22 +136,10 @@ def weekly_stats(
         weeks: how many weeks back, including the current one (1–52).
         now: the reference time (UTC); the current time when ``None``.
     """
-    now = now or datetime.now(UTC)
-    monday = (now - timedelta(days=now.weekday())).date()
-    cutoff = (monday - timedelta(weeks=weeks - 1)).isoformat()
-    out = []
-    for week, audits, retried, *counts in store.fetch(_WEEKLY, [repo, cutoff]):
-        by_verdict, by_confidence = counts[: len(VERDICTS)], counts[len(VERDICTS) :]
-        out.append(
-            WeekStats(
-                week,
-                audits,
-                retried,
-                dict(zip(VERDICTS, by_verdict, strict=True)),
-                dict(zip(CONFIDENCES, by_confidence, strict=True)),
-            )
-        )
-    return out
+    return [
+        WeekStats(week, t.audits, t.retried, t.by_verdict(), t.by_confidence())
+        for week, t in _tallies(store, "week", repo, weeks, now).items()
+    ]
 
 
 @dataclass(frozen=True)
@@ -138,20 +163,12 @@ class ModelStats:
         return count / self.audits if self.audits else 0.0
 
 
-_BY_MODEL = (
-    "select model, count(*), sum(retried), "  # noqa: S608 (verdicts of the contract, bound)
-    + ", ".join("sum(case when verdict = ? then 1 else 0 end)" for _ in VERDICTS)
-    + " from audits where repo = ? and week >= ? group by model order by count(*) desc, model"
-)
-
-
 def model_stats(
     store: HistoryStore, repo: str, weeks: int, *, now: datetime | None = None
 ) -> list[ModelStats]:
     """Accepted-audit counts per model over the last ``weeks`` weeks (most audits first).
 
-    Reads ``audits`` itself (the weekly sums in ``audit_weeks`` carry no model): one grouped
-    query over the repository's rows of those weeks (index ``repo, week, …``).
+    Reads the weekly counts in ``audit_weeks``, which carry the model.
 
     Args:
         store: the open store.
@@ -159,14 +176,9 @@ def model_stats(
         weeks: how many weeks back, including the current one (1–52).
         now: the reference time (UTC); the current time when ``None``.
     """
-    now = now or datetime.now(UTC)
-    monday = (now - timedelta(days=now.weekday())).date()
-    cutoff = (monday - timedelta(weeks=weeks - 1)).isoformat()
-    rows = store.fetch(_BY_MODEL, [*VERDICTS, repo, cutoff])
-    return [
-        ModelStats(model, audits, retried or 0, dict(zip(VERDICTS, counts, strict=True)))
-        for model, audits, retried, *counts in rows
-    ]
+    tallies = _tallies(store, "model", repo, weeks, now)
+    ranked = sorted(tallies.items(), key=lambda item: (-item[1].audits, item[0]))
+    return [ModelStats(model, t.audits, t.retried, t.by_verdict()) for model, t in ranked]
 
 
 def stats_columns(*, short: bool) -> tuple[str, ...]:

@@ -29,6 +29,7 @@ from bot.errors import (
 
 __all__ = [
     "is_already_exists",
+    "rate_limit_answer",
     "rate_limit_wait_s",
     "rate_limited",
     "transient",
@@ -78,6 +79,14 @@ def rate_limited(exc: BaseException) -> bool:
     return isinstance(exc, RateLimitExceededException) and not isinstance(
         exc, RateLimitExceededExceedsMaxWait
     )
+
+
+def rate_limit_answer(exc: BaseException) -> bool:
+    """Any rate-limit answer, however long its wait: PyGithub's rate-limit error (a 403 whose
+    message says so) or a 429, which PyGithub leaves a plain error."""
+    if isinstance(exc, RateLimitExceededException):
+        return True
+    return isinstance(exc, GithubException) and exc.status == 429
 
 
 def transient(exc: BaseException) -> bool:

@@ -24,12 +24,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TypeVar, get_args
 
 from bot.errors import StoreError
 from bot.gate.verdict import VerdictValue
-from bot.history.protocol import HistoryStore
+from bot.history.protocol import HistoryStore, first_week
 from bot.neutralise import chart_label
 
 __all__ = [
@@ -254,8 +254,7 @@ def _versions(mix: dict[tuple[str, str], _Mix]) -> list[VersionHealth]:
 
 
 def _gate_health(store: HistoryStore, repo: str, weeks: int, now: datetime) -> GateHealth:
-    monday = (now - timedelta(days=now.weekday())).date()
-    cutoff = (monday - timedelta(weeks=weeks - 1)).isoformat()
+    cutoff = first_week(weeks, now)
     by_week: dict[str, _Mix] = {}
     timed_by_week: Counter[str] = Counter()
     week_versions: dict[str, dict[tuple[str, str], _Mix]] = {}

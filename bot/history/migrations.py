@@ -6,7 +6,8 @@ Rule source: design.md, "Storage". Never edit an applied migration: add a new on
                     ``week`` is the Monday of ``created_at``'s week (UTC), set on insert
 ``gate_decisions``  every gate decision, including ``validator-error`` ones; ``week`` as in
                     ``audits`` (from ``m006_gate_week``)
-``audit_weeks``     weekly sums of ``audits`` per repository, kept by triggers
+``audit_weeks``     weekly counts of ``audits`` per repository, model, verdict, confidence and
+                    retry, kept by triggers (one row per combination of values: ``m010``)
 ``gate_weeks``      weekly counts of ``gate_decisions`` per repository, verdict, error kind,
                     model and prompt version, kept by triggers
 ``author_comments`` ``created_labels`` ``repo_files``: what the bot knows of GitHub (``m007``)
@@ -313,4 +314,55 @@ def m009_gate_policy(db: Database) -> None:
     db.execute(
         "create unique index gate_decisions_key on gate_decisions "
         "(repo, issue, content_sha, model, prompt_version, policy_version, label)"
+    )
+
+
+@MIGRATIONS()
+def m010_audit_weeks_by_value(db: Database) -> None:
+    """``audit_weeks`` keyed by value: one row per repository, week, model, verdict, confidence
+    and retry (0/1) with the accepted audits it counts, where ``m004`` kept one column per
+    verdict and confidence. A verdict or confidence the contract adds is a new key value, not
+    a new column, and the per-model figures read these counts instead of ``audits``. Kept by
+    the same triggers on ``audits`` (insert, delete). The counts are rebuilt from ``audits``,
+    from which alone the old sums were derived: those counted each value on its own and cannot
+    tell how verdicts, confidences and retries combine."""
+    db.execute("drop trigger audits_week_insert")
+    db.execute("drop trigger audits_week_delete")
+    db.execute("drop table audit_weeks")
+    db.execute(
+        """
+        create table audit_weeks (
+            repo text not null, week text not null, model text not null,
+            verdict text not null, confidence text not null, retried integer not null,
+            audits integer not null default 0,
+            primary key (repo, week, model, verdict, confidence, retried)
+        ) without rowid
+        """
+    )
+    db.execute(
+        """
+        create trigger audits_week_insert after insert on audits begin
+            insert into audit_weeks (repo, week, model, verdict, confidence, retried, audits)
+            values (new.repo, new.week, new.model, new.verdict, new.confidence, new.retried, 1)
+            on conflict (repo, week, model, verdict, confidence, retried) do update set
+                audits = audits + 1;
+        end
+        """
+    )
+    db.execute(
+        """
+        create trigger audits_week_delete after delete on audits begin
+            update audit_weeks set audits = audits - 1
+            where repo = old.repo and week = old.week and model = old.model
+                and verdict = old.verdict and confidence = old.confidence
+                and retried = old.retried;
+        end
+        """
+    )
+    db.execute(
+        """
+        insert into audit_weeks (repo, week, model, verdict, confidence, retried, audits)
+        select repo, week, model, verdict, confidence, retried, count(*)
+        from audits group by 1, 2, 3, 4, 5, 6
+        """
     )
