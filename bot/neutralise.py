@@ -1,6 +1,5 @@
 """The sinks for untrusted text: one function per place text leaves the bot.
 
-Rule source: design.md, "Untrusted text leaving the bot", and issue 13 (findings 1, 3, 4).
 Untrusted text is model output, file paths, issue and comment text, label names and exception
 messages that may echo any of those. Each sink makes it inert *by construction* — it never
 decides whether a piece of markdown is dangerous, it rebuilds the text so that no syntax

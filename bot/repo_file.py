@@ -1,16 +1,16 @@
 """The repository's own configuration: ``.github/triage-bot.yml``, parsed and validated.
 
-Rule source: issue 16, "Per-repository configuration". The file is read through the API from the
-repository's default branch (never from a PR head or an issue: :mod:`bot.runner` fetches it,
-``GitHubPort.repo_file``), parsed with PyYAML's safe loader and validated by :class:`RepoFile`,
-a strict pydantic model (``extra="forbid"``: a misspelt key is an error, not silently ignored).
-A broken file is a :class:`~bot.errors.ConfigError` (exit 2) naming the key and its line, taken
-from the YAML node marks, so nothing is labelled from a half-read configuration.
+The file is read through the API from the repository's default branch (never from a PR head or an
+issue: :class:`bot.context.JobContext` reads it, ``GitHubPort.repo_file``), parsed with PyYAML's
+safe loader and validated by :class:`RepoFile`, a strict pydantic model (``extra="forbid"``: a
+misspelt key is an error, not silently ignored). A broken file is a :class:`~bot.errors.ConfigError`
+(exit 2) naming the key and its line, taken from the YAML node marks, so nothing is labelled from a
+half-read configuration.
 
 Its values that are also settings (:data:`SETTING_OF_KEY`) enter the one settings table's
 precedence as the layer between action inputs and defaults
 (:meth:`bot.config.Settings.with_repository_file`); the gate labels, the author comment's
-intro, the skip rules and the gate's decision policy are the file's alone (the runner reads
+intro, the skip rules and the gate's decision policy are the file's alone (the gate reads
 them from ``Settings.repo_file``).
 The published JSON schema (``schema/triage-bot.schema.json``) is :func:`json_schema`.
 """

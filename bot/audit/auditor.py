@@ -1,6 +1,6 @@
 """The auditor: one segment in, an accepted audit or a rejection out.
 
-Rule source: design.md, "PR audit". Ask for the seven-section response, check it against the
+Ask for the seven-section response, check it against the
 contract, and on any violation send one repair turn that quotes every violation and asks for the
 whole corrected response (in JSON format a fresh answer: see ``Auditor._repair``); check again.
 Still invalid → :class:`AuditRejected`, whose text is never kept: a rejected audit is never

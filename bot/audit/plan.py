@@ -1,6 +1,6 @@
 """The PR audit as a straight-line function: compute a plan, then apply it.
 
-Rule source: design.md, "The three pipelines" and "PR audit". The audit's reads (PR files, file
+The audit's reads (PR files, file
 contents at the head SHA) and the model calls happen while planning (:func:`plan_audit`); its
 writes (rows, then the PR comment, then the review of verified defects on their lines:
 :mod:`bot.audit.review`) happen in :func:`apply_audit`. ``--dry-run`` prints the plan instead of

@@ -1,6 +1,6 @@
 """Audit prompts: the stable system prompt per format, the delimited segment, the repair turn.
 
-Rule source: design.md, "PR audit" and "Models". The system prompt (rules + the seven sections
+The system prompt (rules + the seven sections
 from :data:`bot.audit.contract.SECTIONS`, or their JSON schema) is identical for every segment;
 the user message is only the numbered, delimited code, so the stable prefix stays cacheable.
 Code is untrusted data: comments and strings can carry injections, so ``<untrusted-code`` /

@@ -1,16 +1,15 @@
 """The PR comment: one per PR, found again by its hidden marker and edited in place.
 
-Rule source: design.md, "PR audit" → Accepted, and the PR-audit issue's "Post" item. The comment
-holds a summary table (file, lines, verdict, confidence, retried), each accepted audit's seven
-sections in a collapsible block, and a coverage line naming rejected and skipped segments. It
-never holds rejected text. When nothing was accepted, the comment is the coverage line alone.
-Every untrusted string goes through the sink for its place (:mod:`bot.neutralise`): paths in
-the table as code with ``|`` escaped, in the ``<summary>`` (raw HTML, where markdown does not
-apply) HTML-escaped, in the coverage line as code; section bodies as inert markdown under the
-bot's own headings. The whole comment stays under GitHub's 65,536-character limit by dropping
-detail blocks from the end, with a note.
+The comment holds a summary table (file, lines, verdict, confidence, retried), each accepted audit's
+seven sections in a collapsible block, and a coverage line naming rejected and skipped segments. It
+never holds rejected text. When nothing was accepted, the comment is the coverage line alone. Every
+untrusted string goes through the sink for its place (:mod:`bot.neutralise`): paths in the table as
+code with ``|`` escaped, in the ``<summary>`` (raw HTML, where markdown does not apply)
+HTML-escaped, in the coverage line as code; section bodies as inert markdown under the bot's own
+headings. The whole comment stays under GitHub's 65,536-character limit by dropping detail blocks
+from the end, with a note.
 
-An honest verdict (issue 17, item 5): each row says what its verdict means for this model, "no
+An honest verdict: each row says what its verdict means for this model, "no
 defect found in lines A–B by MODEL" or how many verified defects it lists (:func:`finding`), and
 a line under the table says a GO is not "safe to merge"; the footer names the model and the
 prompt version (:func:`footer`), so a reader knows whose judgement it is.

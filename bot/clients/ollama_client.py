@@ -1,6 +1,6 @@
 """The Ollama backend of :class:`~bot.chat.ChatModel`.
 
-Rule source: design.md, "Models". :class:`OllamaChatModel` is the production backend, over the
+:class:`OllamaChatModel` is the production backend, over the
 official ``ollama`` client and its native ``/api/chat``; it is chosen when an Ollama host is
 configured (:data:`bot.factory.BACKENDS`).
 

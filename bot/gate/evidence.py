@@ -1,17 +1,17 @@
 """The checklist elements and the evidence for them: quotes the bot can find in the issue.
 
-Rule source: issue 14, "Structured evidence, not a sub-protocol inside reason". Each element
-is a field of the validator's reply (:class:`bot.gate.verdict.Verdict`), filled under
-constrained decoding with a short verbatim quote from the issue, or ``""``. The bot does not
-take the model's word for it: an element counts as present only when its quote is found in the
-issue text after the same normalisation on both sides (Unicode NFKC, HTML entities, case,
-whitespace and markdown punctuation), outside the lines the bot itself quoted as planted
-verdicts or chat turns, and is more than an error's bare name. A quote may skip words with
-``...`` / ``…``; each part must then be found, in order.
+Structured evidence, not a sub-protocol inside the reason: each element is a field of the
+validator's reply (:class:`bot.gate.verdict.Verdict`), filled under constrained decoding with a
+short verbatim quote from the issue, or ``""``. The bot does not take the model's word for it: an
+element counts as present only when its quote is found in the issue text after the same
+normalisation on both sides (Unicode NFKC, HTML entities, case, whitespace and markdown
+punctuation), outside the lines the bot itself quoted as planted verdicts or chat turns, and is more
+than an error's bare name. A quote may skip words with ``...`` / ``…``; each part must then be
+found, in order.
 
 :data:`ELEMENTS` is the one definition of the bot's own elements: the prompt's field
-instructions, the reason the bot builds, and (issue 16) the comment that tells an author what to
-add all read it. A repository adds elements of its own (``elements:`` in
+instructions, the reason the bot builds, and the comment that tells an author what to add all
+read it. A repository adds elements of its own (``elements:`` in
 ``.github/triage-bot.yml``, :mod:`bot.repo_file`), each required for the issues that carry one
 of its labels (an issue template sets the kind's label, e.g. ``bug``) or for every issue; the
 validator is then built with :func:`checklist` of both.

@@ -1,7 +1,7 @@
 """The issue gate as a straight-line function: compute a plan, then apply it.
 
-Rule source: design.md, "The three pipelines". A handler first computes a plan (which labels to
-add and remove, and why) with its dependencies passed in; :func:`apply_gate` then performs the
+The gate first computes a plan (which labels to add and remove, and why) with its dependencies
+passed in; :func:`apply_gate` then performs the
 plan's writes through the :class:`~bot.clients.github_port.GitHubPort`. ``--dry-run`` prints the
 plan instead of applying it, and tests assert on plans. The PR audit's plan and apply are
 :mod:`bot.audit.plan`.
@@ -215,7 +215,7 @@ def plan_gate(
         owned: whether the bot added a label to this issue (:meth:`LabelHistory.added_by_bot`),
             asked only for the labels the plan would remove.
         last_applied: the label of the bot's last decision on this issue, or ``None``.
-        author_comment: plan the author comment (the runner passes
+        author_comment: plan the author comment (:func:`bot.gate.run` passes
             ``Settings.author_comment``); which one, if any: :func:`_author_comment`.
         author_intro: the repository's intro line for that comment, or ``None``.
         gate_labels: the repository's three gate labels (``.github/triage-bot.yml``).

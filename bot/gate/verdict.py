@@ -1,6 +1,6 @@
 """The validator's verdict: one strict wire shape and the one parser that reads it.
 
-Rule source: design.md, "Issue gate". The model is sent ``Verdict.model_json_schema()`` as its
+The model is sent ``Verdict.model_json_schema()`` as its
 structured-output schema (Ollama ``format`` / llama.cpp ``response_format``), but a schema
 constrains syntax, not values, so every reply is validated here with the same pydantic model.
 

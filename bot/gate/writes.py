@@ -1,10 +1,10 @@
 """The gate's GitHub writes that the store can spare: the label's creation and the author
-comment's lookup (issue 16, "GitHub requests per gate event").
+comment's lookup, so a gate event costs at most 3 GitHub requests when the verdict changes and
+none when it does not (docs/requests.md).
 
-Rule source: issue 16's goal, ≤ 3 GitHub requests per gate event when the verdict changes and
-0 when it does not. :func:`bot.gate.plan.apply_gate` calls these with the store when it has one;
-without a store (or with an empty one: an ephemeral runner, a lost file) they ask GitHub, as
-the gate did before. What the store remembers, and why each use is safe, is in
+:func:`bot.gate.plan.apply_gate` calls these with the store when it has one; without a store
+(or with an empty one: an ephemeral runner, a lost file) they ask GitHub. What the store
+remembers, and why each use is safe, is in
 :mod:`bot.history.github_memory`.
 
 Remembering is best effort after a GitHub write succeeded: a failed memory write only costs the

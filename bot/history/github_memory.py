@@ -1,7 +1,7 @@
 """What the bot knows of GitHub, so a gate run need not ask again.
 
-Rule source: issue 16, "GitHub requests per gate event" (goal ≤ 3 when the verdict changes, 0
-when it does not). Three facts, each written only after GitHub confirmed it, each used only
+So a gate event costs at most 3 GitHub requests when the verdict changes and none when it does
+not (docs/requests.md). Three facts, each written only after GitHub confirmed it, each used only
 where being wrong leaves nothing lasting (tables from ``m007_github_memory``):
 
 - **The author comment** the bot last wrote on an issue: its id and the SHA-256 of its body.
