@@ -44,7 +44,7 @@ def _no_model(settings: Settings, role: ModelRole) -> ChatModel:
 
 
 @dataclass
-class FakeServices:
+class FakeJob:
     """A job over the fake GitHub and a read-only empty store: records the stores the job
     opened and the pipelines the commands started."""
 
@@ -84,10 +84,10 @@ def _event(body: str, *, on_pr: bool = False) -> IssueCommentEvent:
 
 
 @pytest.fixture
-def services(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeServices:
+def fakes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeJob:
     github = FakeGitHub(permissions={AUTHOR: "admin"})
     github.heads[1] = "a" * 40
-    fake = FakeServices(github, tmp_path / "absent.db")
+    fake = FakeJob(github, tmp_path / "absent.db")
 
     def gate_run(ctx: JobContext, work: IssuesEvent, *, force: bool = False) -> RunReport:
         assert force, "/triage judges over a hand-set label"
@@ -119,37 +119,37 @@ def _recording_table(ran: list[str]) -> dict[str, CommandSpec]:
 
 
 def _ctx(
-    name: str, services: FakeServices, commands: dict[str, CommandSpec], *, on_pr: bool
+    name: str, fakes: FakeJob, commands: dict[str, CommandSpec], *, on_pr: bool
 ) -> CommandContext:
     event = _event(f"/{name}", on_pr=on_pr)
-    return CommandContext(Command(name), event, services.job(), commands)
+    return CommandContext(Command(name), event, fakes.job(), commands)
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_each_command_runs_its_own_handler_and_no_other(name: str, services: FakeServices) -> None:
+def test_each_command_runs_its_own_handler_and_no_other(name: str, fakes: FakeJob) -> None:
     ran: list[str] = []
     table = _recording_table(ran)
     on_pr = COMMANDS[name].where == "pr"
-    assert dispatch(_ctx(name, services, table, on_pr=on_pr)) == f"ran {name}"
+    assert dispatch(_ctx(name, fakes, table, on_pr=on_pr)) == f"ran {name}"
     assert ran == [name]
 
 
 @pytest.mark.parametrize("name", ["nope", "audit_statz", "", "HELP"])
-def test_a_name_not_in_the_registry_reaches_no_handler(name: str, services: FakeServices) -> None:
+def test_a_name_not_in_the_registry_reaches_no_handler(name: str, fakes: FakeJob) -> None:
     """The old ``_dispatch`` sent any unlisted name to ``/audit_stats``; now it is a KeyError."""
     ran: list[str] = []
     with pytest.raises(KeyError):
-        dispatch(_ctx(name, services, _recording_table(ran), on_pr=False))
+        dispatch(_ctx(name, fakes, _recording_table(ran), on_pr=False))
     assert ran == []
 
 
 def test_an_unknown_command_in_a_comment_gets_the_usage_reply_and_runs_nothing(
-    services: FakeServices,
+    fakes: FakeJob,
 ) -> None:
-    report = services.comment(_event("/nope 3"))
+    report = fakes.comment(_event("/nope 3"))
     assert "reply:\n  | Unknown command. Commands: `/triage`, `/audit`" in report.text
-    assert (services.gates, services.audits, services.stores) == ([], [], [])
-    assert services.client.writes == [REACTION, ("create_comment", "1")]
+    assert (fakes.gates, fakes.audits, fakes.stores) == ([], [], [])
+    assert fakes.client.writes == [REACTION, ("create_comment", "1")]
 
 
 @pytest.mark.parametrize(
@@ -169,46 +169,44 @@ def test_the_wrong_place_reply_reads_where(where: Where, on_pr: bool, expected: 
 
 
 @pytest.mark.parametrize("name", [n for n, s in COMMANDS.items() if s.where != "any"])
-def test_a_command_in_the_wrong_place_replies_instead_of_running(
-    name: str, services: FakeServices
-) -> None:
+def test_a_command_in_the_wrong_place_replies_instead_of_running(name: str, fakes: FakeJob) -> None:
     ran: list[str] = []
     on_pr = COMMANDS[name].where != "pr"
-    reply = dispatch(_ctx(name, services, _recording_table(ran), on_pr=on_pr))
+    reply = dispatch(_ctx(name, fakes, _recording_table(ran), on_pr=on_pr))
     assert isinstance(reply, str)
     assert reply.startswith(f"`/{name}` ")
     assert ran == []
 
 
-def test_triage_runs_the_gate_and_posts_no_reply(services: FakeServices) -> None:
-    report = services.comment(_event("/triage"))
-    assert [e.issue.number for e in services.gates] == [1]
+def test_triage_runs_the_gate_and_posts_no_reply(fakes: FakeJob) -> None:
+    report = fakes.comment(_event("/triage"))
+    assert [e.issue.number for e in fakes.gates] == [1]
     assert (
         report.text == f"triage-bot: /triage by {AUTHOR} ({AUTHOR} has admin permission)\ngate ran"
     )
-    assert services.client.writes == [REACTION]
+    assert fakes.client.writes == [REACTION]
 
 
-def test_audit_with_a_range_runs_the_audit_on_that_range(services: FakeServices) -> None:
-    services.comment(_event("/audit src/a.py:1-5", on_pr=True))
-    assert [(p.number, r) for p, r in services.audits] == [(1, "src/a.py:1-5")]
+def test_audit_with_a_range_runs_the_audit_on_that_range(fakes: FakeJob) -> None:
+    fakes.comment(_event("/audit src/a.py:1-5", on_pr=True))
+    assert [(p.number, r) for p, r in fakes.audits] == [(1, "src/a.py:1-5")]
 
 
-def test_history_and_stats_open_the_store_once_each_and_close_it(services: FakeServices) -> None:
+def test_history_and_stats_open_the_store_once_each_and_close_it(fakes: FakeJob) -> None:
     for body in ("/audit_history 3", "/audit_stats"):
-        report = services.comment(_event(body))
+        report = fakes.comment(_event(body))
         assert "reply:\n  | No accepted audits" in report.text
-    assert [store.closed for store in services.stores] == [True, True]
+    assert [store.closed for store in fakes.stores] == [True, True]
 
 
-def test_help_lists_the_registry_it_was_dispatched_from(services: FakeServices) -> None:
+def test_help_lists_the_registry_it_was_dispatched_from(fakes: FakeJob) -> None:
     trial = {"help": COMMANDS["help"]}
-    reply = dispatch(_ctx("help", services, trial, on_pr=False))
+    reply = dispatch(_ctx("help", fakes, trial, on_pr=False))
     assert reply == "triage-bot commands:\n- `/help`: list the commands"
 
 
-def test_a_dry_run_reads_the_permission_and_writes_nothing(services: FakeServices) -> None:
-    report = services.comment(_event("/help"), Settings(dry_run=True))
+def test_a_dry_run_reads_the_permission_and_writes_nothing(fakes: FakeJob) -> None:
+    report = fakes.comment(_event("/help"), Settings(dry_run=True))
     assert "reply:\n  | triage-bot commands:" in report.text
-    assert services.client.writes == []
-    assert services.client.reads == [("permission", AUTHOR)]
+    assert fakes.client.writes == []
+    assert fakes.client.reads == [("permission", AUTHOR)]
