@@ -33,9 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot.audit.contract import CONFIDENCES, VERDICTS  # noqa: E402
+from bot.audit.stats import weekly_stats  # noqa: E402
 from bot.commands.handlers import stats_reply  # noqa: E402
-from bot.history.gate_stats import gate_weeks  # noqa: E402
-from bot.history.stats import weekly_stats  # noqa: E402
+from bot.gate.stats import gate_weeks  # noqa: E402
 from bot.history.store import AuditRow, GateRow, Store  # noqa: E402
 
 ROWS = 100_000

@@ -243,17 +243,11 @@ def audit(repo: str, number: int, requested_range: str | None, **flags: Any) -> 
     """Audit a pull request by hand: selected changed ranges, or one explicit range."""
 
     def job() -> None:
-        from bot.errors import ConfigError
-        from bot.factory import make_github
-        from bot.runner import run_audit
+        from bot.runner import run_pull
 
         settings = _settings(flags)
         _check_repo(repo)
-        github = make_github(settings, token_required=not settings.dry_run)
-        pull = github.pull(repo, number)
-        if pull.state != "open":
-            raise ConfigError(f"{repo}#{number} is {pull.state}; only open PRs are audited")
-        _emit(run_audit(pull, settings, github, requested_range=requested_range), settings)
+        _emit(run_pull(settings, repo, number, requested_range=requested_range), settings)
 
     _guarded(job)
 
@@ -341,7 +335,7 @@ def stats(repo: str, db_path: str | None, as_json: bool, weeks: int, gate: bool)
     """
 
     def job() -> None:
-        from bot.history.stats import stats_cells, stats_columns, weekly_stats
+        from bot.audit.stats import stats_cells, stats_columns, weekly_stats
         from bot.neutralise import json_line
 
         _check_repo(repo)
@@ -363,7 +357,7 @@ def _gate_stats(repo: str, db_path: str | None, as_json: bool, weeks: int) -> No
     """``stats --gate``: JSON through ``json_line`` (per week, each week's versions with their
     verdict mix), else the weekly table and the table per model and prompt version (stored
     strings plain: ``_show`` passes every cell through ``log_value``)."""
-    from bot.history.gate_stats import (
+    from bot.gate.stats import (
         gate_cells,
         gate_columns,
         gate_health,
@@ -388,7 +382,7 @@ def _gate_stats(repo: str, db_path: str | None, as_json: bool, weeks: int) -> No
 @click.option("--repo", required=True, help="Repository as OWNER/NAME.")
 @click.option(
     "--limit",
-    default=50,  # runner.BACKLOG_LIMIT (a test keeps them equal; the CLI starts without it)
+    default=50,  # gate.backlog.BACKLOG_LIMIT (a test keeps them equal; the CLI starts without it)
     show_default=True,
     type=click.IntRange(1, 10_000),
     help="Most issues judged.",
@@ -409,18 +403,15 @@ def backlog(repo: str, limit: int, retry_errors: bool, **flags: Any) -> None:
     def job() -> None:
         from rich.progress import Progress
 
-        from bot.factory import make_github
         from bot.runner import run_backlog
 
         settings = _settings(flags)
         _check_repo(repo)
-        github = make_github(settings, token_required=not settings.dry_run)
         with Progress(transient=True) as progress:
             task = progress.add_task("gating issues", total=None)
             report = run_backlog(
-                repo,
                 settings,
-                github,
+                repo,
                 limit=limit,
                 retry_errors=retry_errors,
                 on_progress=lambda done, total: progress.update(task, completed=done, total=total),
@@ -610,10 +601,9 @@ def dataset(repo: str, out: Path, since: datetime | None, limit: int | None, **f
 
         from rich.progress import Progress, SpinnerColumn, TextColumn
 
-        from bot.dataset import DatasetProgress, run_dataset
+        from bot.dataset import DatasetProgress
         from bot.errors import ConfigError
-        from bot.factory import make_github
-        from bot.repo_settings import with_repository_file
+        from bot.runner import run_dataset
 
         settings = _settings(flags)
         _check_repo(repo)
@@ -638,12 +628,9 @@ def dataset(repo: str, out: Path, since: datetime | None, limit: int | None, **f
                 time.sleep(seconds)
                 shown.waiting_s = 0.0
 
-            github = make_github(settings, sleep=sleep)
-            file_settings = with_repository_file(settings, repo, None, github)
-            config = file_settings.repo_file.dataset if file_settings.repo_file else None
             try:
                 report = run_dataset(
-                    github, repo, out, config=config, since=start, limit=limit, on_progress=show
+                    settings, repo, out, since=start, limit=limit, on_progress=show, sleep=sleep
                 )
             except KeyboardInterrupt:
                 bar.stop()

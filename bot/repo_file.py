@@ -1,16 +1,16 @@
 """The repository's own configuration: ``.github/triage-bot.yml``, parsed and validated.
 
-Rule source: issue 16, "Per-repository configuration". The file is read through the API from the
-repository's default branch (never from a PR head or an issue: :mod:`bot.runner` fetches it,
-``GitHubPort.repo_file``), parsed with PyYAML's safe loader and validated by :class:`RepoFile`,
-a strict pydantic model (``extra="forbid"``: a misspelt key is an error, not silently ignored).
-A broken file is a :class:`~bot.errors.ConfigError` (exit 2) naming the key and its line, taken
-from the YAML node marks, so nothing is labelled from a half-read configuration.
+The file is read through the API from the repository's default branch (never from a PR head or an
+issue: :class:`bot.context.JobContext` reads it, ``GitHubPort.repo_file``), parsed with PyYAML's
+safe loader and validated by :class:`RepoFile`, a strict pydantic model (``extra="forbid"``: a
+misspelt key is an error, not silently ignored). A broken file is a :class:`~bot.errors.ConfigError`
+(exit 2) naming the key and its line, taken from the YAML node marks, so nothing is labelled from a
+half-read configuration.
 
 Its values that are also settings (:data:`SETTING_OF_KEY`) enter the one settings table's
 precedence as the layer between action inputs and defaults
 (:meth:`bot.config.Settings.with_repository_file`); the gate labels, the author comment's
-intro, the skip rules and the gate's decision policy are the file's alone (the runner reads
+intro, the skip rules and the gate's decision policy are the file's alone (the gate reads
 them from ``Settings.repo_file``).
 The published JSON schema (``schema/triage-bot.schema.json``) is :func:`json_schema`.
 """
@@ -53,8 +53,8 @@ MAX_FILE_CHARS = 64_000
 
 MAX_ELEMENTS = 3
 """Most elements a repository may add: each is one more quote the model writes, and the
-validator's ``num_predict`` stays ≤ 200 (design.md, "Models"; :func:`bot.agents.make_validator`
-adds room per element up to that), where a reply cut short is a validator-error."""
+validator's ``num_predict`` stays ≤ 200 (:func:`bot.gate.validator.make_validator` adds room
+per element up to that), where a reply cut short is a validator-error."""
 
 
 class _Strict(BaseModel):
@@ -65,7 +65,7 @@ class _Strict(BaseModel):
 class AuthorCommentConfig(_Strict):
     """``author_comment:``: whether the gate tells the author what to add (the
     ``author_comment`` setting), and a line of the repository's own in it (neutralised by
-    :func:`bot.triage.author_comment.needs_refinement_comment`: no links, mentions or
+    :func:`bot.gate.author_comment.needs_refinement_comment`: no links, mentions or
     markup)."""
 
     enabled: bool | None = Field(
@@ -216,7 +216,7 @@ class DatasetConfig(_Strict):
 
 _BOT_KEYS = frozenset({"problem", "trigger", "expected", "reason", "verdict"})
 """Names an element may not take: the bot's own elements and the reply's other keys
-(:data:`bot.triage.evidence.RESERVED_KEYS`, which a test keeps equal to this)."""
+(:data:`bot.gate.evidence.RESERVED_KEYS`, which a test keeps equal to this)."""
 
 
 def _one_line(text: str) -> str:

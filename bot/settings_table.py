@@ -63,8 +63,8 @@ DATABASE_URL_SCHEMES = tuple(f"{scheme}://" for scheme in LIBPQ_SCHEMES)
 
 
 def is_database_url(target: str) -> bool:
-    """Whether a store target (``TRIAGE_DB``, ``--db``) names a PostgreSQL server (issue 18)
-    rather than a SQLite file."""
+    """Whether a store target (``TRIAGE_DB``, ``--db``) names a PostgreSQL server (a
+    store a runner pool shares) rather than a SQLite file."""
     return target.startswith(DATABASE_URL_SCHEMES)
 
 

@@ -5,7 +5,7 @@ Run one writer process (what :func:`run_fleet` spawns)::
     python -m tests.fleet_load write DB BOARD WRITER WRITERS EVENTS
 
 Each writer stands for one ephemeral runner. It handles ``EVENTS`` events the way the runner
-applies a plan (:func:`bot.runner.run_gate`, :func:`bot.runner.run_audit`): under the store's
+applies a plan (:func:`bot.gate.run`, :func:`bot.audit.run`): under the store's
 lock on the issue or PR (:meth:`~bot.history.protocol.HistoryStore.exclusive`) it looks up the
 bot's comment, posts or edits it, and writes the decision row (a gate event) or the two segment
 rows (an audit event). Four events in five are its own, fresh; the fifth repeats one: every

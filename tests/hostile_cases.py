@@ -28,9 +28,10 @@ from bot.commands.parser import Command, Malformed, parse_command
 from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS
 from bot.errors import BotError, InvalidRange
 from bot.events import IssueCommentEvent, Skip, load_payload, route_event
+from bot.gate.issue_text import quote_verdict_lines
+from bot.gate.validator import Validator
 from bot.history.store import AuditRow, Store
-from bot.triage.issue_text import escape_delimiters, quote_verdict_lines
-from bot.triage.validator import Validator
+from bot.neutralise import escape_delimiters
 from tests.markdown_oracle import render
 from tests.reliability import Row
 from tests.replies import reply

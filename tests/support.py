@@ -15,13 +15,13 @@ import vcr
 
 from bot.chat import ChatMessage, ChatResult, RoleOptions
 from bot.errors import ModelError
-from bot.gate_flow import GatePlan
+from bot.gate.issue_text import prepare_issue
+from bot.gate.labels import LABEL_FOR_VERDICT, LabelPlan
+from bot.gate.plan import GatePlan
+from bot.gate.policy import shipped_policies
+from bot.gate.validator import GateDecision, system_prompt
 from bot.gate_policy import GatePolicy, HalfFigures, Measurement
 from bot.history.store import AuditRow
-from bot.triage.issue_text import prepare_issue
-from bot.triage.labels import LABEL_FOR_VERDICT, LabelPlan
-from bot.triage.policy import shipped_policies
-from bot.triage.validator import GateDecision, system_prompt
 
 __all__ = [
     "CASSETTES",

@@ -23,17 +23,17 @@ from hypothesis import strategies as st
 from bot import runner
 from bot.cli import main
 from bot.config import VALIDATOR_OPTIONS, Settings
-from bot.render import RunReport
-from bot.settings_table import DEFAULT_OLLAMA_MODEL
-from bot.triage.author_comment import (
+from bot.gate.author_comment import (
     AUTHOR_MARKER,
     needs_refinement_comment,
     ready_comment,
     refinement_comment_for,
 )
-from bot.triage.evidence import ELEMENTS, Element
-from bot.triage.labels import NEEDS_REFINEMENT, READY
-from bot.triage.validator import Validator
+from bot.gate.evidence import ELEMENTS, Element
+from bot.gate.labels import NEEDS_REFINEMENT, READY
+from bot.gate.validator import Validator
+from bot.report import RunReport
+from bot.settings_table import DEFAULT_OLLAMA_MODEL
 from tests.fake_github import CONFIG_READ, FakeGitHub, StoredComment
 from tests.markdown_oracle import render
 from tests.profiles import FUZZ
@@ -128,7 +128,7 @@ def test_the_same_text_is_not_written_again(
     report = _run(tmp_path, _payload("edited", "The app crashes when I press save.",
                                      ("needs-refinement",)))  # fmt: skip
     assert github.writes == []  # label in place, comment text the same: 0 writes
-    assert _lookups(github) == 0  # the store knows the text it wrote (bot.gate_writes)
+    assert _lookups(github) == 0  # the store knows the text it wrote (bot.gate.writes)
     assert "author comment unchanged" in report.text
 
 
@@ -270,7 +270,7 @@ def test_recorded_first_needs_refinement_costs_five_requests(tmp_path: Path) -> 
 def test_recorded_valid_after_needs_refinement_edits_the_comment_to_ready(tmp_path: Path) -> None:
     payload = _payload("edited", COMPLETE_BODY, ("needs-refinement",))
     out, requests, count = _cli(tmp_path, payload, "e2e_author_comment_ready")
-    # the repository file (404), who added needs-refinement (bot.gate_flow.hand_set_gate_label),
+    # the repository file (404), who added needs-refinement (bot.gate.plan.hand_set_gate_label),
     # the bot's own login (no bot-login set: GraphQL viewer, once; it says needs-refinement is
     # the bot's to remove, and later which comment is its own), create label, add, remove
     # needs-refinement, list comments, edit

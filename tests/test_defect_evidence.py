@@ -21,7 +21,7 @@ from bot.audit.evidence import (
     quote_line,
     verdict_after_drop,
 )
-from bot.audit_flow import apply_audit, plan_audit
+from bot.audit.plan import apply_audit, plan_audit
 from bot.clients.github_port import ChangedFile, PullRef
 from bot.config import AUDITOR_OPTIONS
 from bot.history.store import Store

@@ -10,10 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.audit import stats
 from bot.audit.contract import CONFIDENCES, VERDICTS
-from bot.history import stats
-from bot.history.protocol import first_week, week_of
-from bot.history.stats import (
+from bot.audit.stats import (
     history_line,
     json_key,
     mermaid_fix_share,
@@ -22,6 +21,7 @@ from bot.history.stats import (
     stats_columns,
     weekly_stats,
 )
+from bot.history.protocol import first_week, week_of
 from bot.history.store import Store
 from tests.support import audit_row
 

@@ -24,10 +24,12 @@ import pytest
 
 from bot import runner
 from bot.audit.contract import CONFIDENCES, VERDICTS
+from bot.audit.stats import ModelStats, WeekStats, model_stats, weekly_stats
 from bot.config import Settings
 from bot.errors import StoreError
 from bot.factory import make_store
-from bot.history.gate_stats import gate_weeks
+from bot.gate.author_comment import AUTHOR_MARKER
+from bot.gate.stats import gate_weeks
 from bot.history.protocol import (
     AUDIT_KEY,
     AuditRow,
@@ -38,8 +40,6 @@ from bot.history.protocol import (
     audit_params,
     first_week,
 )
-from bot.history.stats import ModelStats, WeekStats, model_stats, weekly_stats
-from bot.triage.author_comment import AUTHOR_MARKER
 from tests.fake_github import FakeGitHub
 from tests.replies import NEEDS_REPLY
 from tests.support import FakeChatModel, audit_row, load_webhook, write_payload
@@ -422,8 +422,8 @@ def test_audits_from_before_the_counts_by_value_read_the_same(
     statistic (per week, per model, the ``/audit_stats`` reply, ``stats`` as JSON and as a
     table) reads as the previous version showed it, for each repository and window; the
     audits and the gate's weekly counts are left as they were; new audits are counted."""
+    from bot.audit import stats
     from bot.commands import handlers
-    from bot.history import stats
 
     now = datetime.now(UTC)
     _migrate_until(store_target, sqlite="m010_audit_weeks_by_value", pg="0004")

@@ -20,14 +20,14 @@ from hypothesis import strategies as st
 
 from bot import runner
 from bot.audit.contract import VERDICTS
+from bot.audit.stats import stats_columns
 from bot.cli import main
 from bot.commands.handlers import stats_reply, triage_stats_reply
 from bot.config import Settings
-from bot.history.gate_stats import gate_columns, version_columns
-from bot.history.stats import stats_columns
+from bot.gate.stats import gate_columns, version_columns
 from bot.history.store import Store
 from bot.neutralise import chart_label
-from bot.render import skipped_report
+from bot.report import skipped_report
 from tests.markdown_oracle import render
 from tests.profiles import FUZZ
 from tests.support import audit_row, load_webhook, write_payload

@@ -5,19 +5,19 @@ implements it with PyGithub and
 is the one place where PyGithub and requests errors become :mod:`bot.errors` classes
 (:func:`translate_github_error`).
 
-Request budget (design.md; issue 16's goal for a gate event: ≤ 3 requests when the verdict
-changes, 0 when not; the table is README "GitHub requests per gate event"). PyGithub runs with
+Request budget (a gate event: ≤ 3 requests when the verdict changes, 0 when not; the table is
+docs/requests.md). PyGithub runs with
 ``lazy=True``, so ``get_repo`` / ``get_issue`` / ``get_comment`` cost nothing; the label plan
 is computed from the payload, so the only requests are these, one each
 (tests/test_request_budget.py shows them on recorded traffic):
 ``POST /repos/{o}/{r}/labels`` (create the gate label with colour and description; 422
 ``already_exists`` is success; skipped once the store has seen the label,
-:mod:`bot.gate_writes`), ``POST /repos/{o}/{r}/issues/{n}/labels`` and, for a stale gate label,
+:mod:`bot.gate.writes`), ``POST /repos/{o}/{r}/issues/{n}/labels`` and, for a stale gate label,
 ``DELETE /repos/{o}/{r}/issues/{n}/labels/{name}``. One read comes first when it matters: an
 ``edited``/``reopened`` event whose issue carries a gate label reads
 ``GET /repos/{o}/{r}/issues/{n}/events`` (100 per page, so one request up to 100 events) to
 learn who added that label (:meth:`GitHubPort.label_events`; the rule is in
-:func:`bot.gate_flow.hand_set_gate_label`). The author comment (issue 16) is one ``PATCH``
+:func:`bot.gate.plan.hand_set_gate_label`). The author comment is one ``PATCH``
 (:meth:`~PyGithubClient.edit_comment`, by the id the store remembers) or ``POST``
 (:meth:`~PyGithubClient.post_comment`) when its text changes, preceded by
 ``GET /repos/{o}/{r}/issues/{n}/comments`` (one page of 100) to find it by its hidden marker
@@ -31,7 +31,7 @@ PR audit budget (goal ≤ files + 3 requests): ``GET .../pulls/{n}/files`` (100 
 for files over 1 MB, whose content the contents API leaves empty), ``GET .../issues/{n}/comments``
 to find the bot's comment by its hidden marker, then one ``PATCH`` (edit) or ``POST`` (create).
 PR code is only ever read through the API at the head SHA, never checked out. Verified defects on
-diff lines add, when there are any (issue 17), ``GET .../pulls/{n}/comments`` (the review
+diff lines add, when there are any, ``GET .../pulls/{n}/comments`` (the review
 comments, 100 per page) to see what the bot already posted, and at most one ``POST
 .../pulls/{n}/reviews`` with the ``COMMENT`` event, never retried on 5xx like the comment POST
 (:meth:`GitHubPort.bot_review_comments`, :meth:`GitHubPort.create_review`).

@@ -1,6 +1,6 @@
 """What the pipelines need from GitHub: the :class:`GitHubPort` protocol and the data it trades in.
 
-The pipelines (:mod:`bot.gate_flow`, :mod:`bot.audit_flow`, :mod:`bot.commands`) and the tests'
+The pipelines (:mod:`bot.gate.plan`, :mod:`bot.audit.plan`, :mod:`bot.commands`) and the tests'
 fakes see only this; :class:`bot.clients.github_client.PyGithubClient` implements it with
 PyGithub, and its module docstring lists the requests each method costs.
 

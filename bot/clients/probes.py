@@ -1,35 +1,18 @@
-"""The reads ``triage-bot doctor`` makes of a runner's services: Ollama's pulled models and the
-GitHub token's OAuth scopes (issue 18, the fleet guide). One request each, no retry: a doctor
-reports what it finds now.
+"""The read ``triage-bot doctor`` makes of GitHub: the token's OAuth scopes. One request, no
+retry: a doctor reports what it finds now. (What it reads of a model backend is the backend's
+own: :data:`bot.factory.BACKENDS`.)
 
-Errors map through the same choke points as the jobs' clients
-(:func:`~bot.clients.ollama_client.translate_ollama_error`,
-:func:`~bot.clients.github_errors.translate_github_error`).
+Errors map through the same choke point as the jobs' client
+(:func:`~bot.clients.github_errors.translate_github_error`).
 """
 
 from __future__ import annotations
 
-import ollama
 from github import Auth, Github
 
 from bot.clients.github_errors import translate_github_error
-from bot.clients.ollama_client import translate_ollama_error
 
-__all__ = ["ollama_models", "token_scopes"]
-
-
-def ollama_models(host: str, *, timeout_s: float = 10.0) -> list[str]:
-    """``GET {host}/api/tags``: the tags of the models pulled there (``qwen2.5-coder:1.5b``).
-
-    Raises:
-        ModelError: Ollama is unreachable or answered an error
-            (:class:`~bot.errors.ModelUnavailable` when it is down).
-    """
-    try:
-        response = ollama.Client(host=host, timeout=timeout_s).list()
-    except Exception as exc:  # ollama and httpx raise many kinds; the translator sorts them
-        raise translate_ollama_error(exc, model="(list)", host=host) from exc
-    return [m.model for m in response.models if m.model]
+__all__ = ["token_scopes"]
 
 
 def token_scopes(token: str, *, base_url: str = "https://api.github.com") -> list[str] | None:

@@ -29,7 +29,7 @@ __all__ = ["DatasetFiles", "PageMark", "row_id", "state_path"]
 
 def row_id(repo: str, number: int) -> str:
     """A row's id: the repository and issue number in the eval id alphabet
-    (``Owner/Name`` issue 12 → ``owner-name-12``)."""
+    (``Owner/Name`` #12 → ``owner-name-12``)."""
     slug = re.sub(r"[^a-z0-9]+", "-", repo.lower()).strip("-")
     return f"{slug}-{number}"
 

@@ -36,10 +36,10 @@ from typing import Literal
 
 from markdown_it import MarkdownIt
 
-from bot.audit.report import MARKER_PREFIX
 from bot.clients.github_port import EditHistory, ListedIssue, TimelineItem
+from bot.gate.labels import is_gate_label
 from bot.repo_file import DatasetConfig
-from bot.triage.labels import is_gate_label
+from bot.report import MARKER_PREFIX
 
 __all__ = [
     "DEFAULT_ACCEPTED_LABELS",

@@ -1,6 +1,6 @@
 """The store's schema, as named sqlite-utils migrations applied on open.
 
-Rule source: design.md, "Storage". Never edit an applied migration: add a new one. Tables:
+Never edit an applied migration: add a new one. Tables:
 
 ``audits``          accepted audits only, one row per segment (rejected ones are never stored);
                     ``week`` is the Monday of ``created_at``'s week (UTC), set on insert
@@ -96,7 +96,7 @@ def m002_gate_decisions(db: Database) -> None:
 @MIGRATIONS()
 def m003_audit_week(db: Database) -> None:
     """The Monday (UTC) of each audit's week, stored, with a covering index: weekly statistics
-    then read only the index (the issue's goal: ≤ 50 ms over 100k rows)."""
+    then read only the index (≤ 50 ms over 100k rows: benchmarks/commands.py)."""
     audits = _table(db, "audits")
     audits.add_column("week", str)
     db.execute("update audits set week = date(created_at, 'weekday 0', '-6 days')")
@@ -179,12 +179,12 @@ def m005_gate_content(db: Database) -> None:
 
 @MIGRATIONS()
 def m006_gate_week(db: Database) -> None:
-    """Gate health (``/triage_stats``, ``bot.history.gate_stats``) without reading the rows:
+    """Gate health (``/triage_stats``, ``bot.gate.stats``) without reading the rows:
     the Monday (UTC) of each decision's week, stored; an index on ``(repo, week,
     duration_ms)`` that gives a week's model times in order (percentiles by rank); and
     ``gate_weeks``, the decisions per week, verdict, error kind, model and prompt version
     (``''`` for no verdict or no kind), with how many reached the model, kept by triggers on
-    ``gate_decisions`` (insert, delete) as ``audit_weeks`` is. The issue's goal: fast over
+    ``gate_decisions`` (insert, delete) as ``audit_weeks`` is, so the figures stay fast over
     100k rows (benchmarks/commands.py)."""
     gates = _table(db, "gate_decisions")
     gates.add_column("week", str)
@@ -254,8 +254,8 @@ def m006_gate_week(db: Database) -> None:
 
 @MIGRATIONS()
 def m007_github_memory(db: Database) -> None:
-    """What the bot knows of GitHub, so a run need not ask again (issue 16, requests per gate
-    event; ``bot.history.github_memory``): the author comment it last wrote on each issue (its
+    """What the bot knows of GitHub, so a run need not ask again
+    (``bot.history.github_memory``): the author comment it last wrote on each issue (its
     id and the SHA-256 of its body), the gate labels it created in each repository (name as
     written, compared lower-cased as GitHub does), and the repository file as read at a
     default-branch commit (``text`` null: no file at that commit), one row per repository and
@@ -279,7 +279,7 @@ def m007_github_memory(db: Database) -> None:
 
 @MIGRATIONS()
 def m008_unique_keys(db: Database) -> None:
-    """The protocol's unique keys (issue 18, :mod:`bot.history.protocol`): one audit per
+    """The protocol's unique keys (:mod:`bot.history.protocol`): one audit per
     segment and head SHA, one gate decision per issue, judged text, model, prompt version and
     label, so two writers on the same event cannot both insert. Duplicates an older version
     left keep their newest row (the delete triggers take the others out of the weekly sums);

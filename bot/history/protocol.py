@@ -1,6 +1,6 @@
 """What every store is: the ``HistoryStore`` protocol, its rows, and the SQL both dialects share.
 
-Rule source: issue 18 (one history for a fleet of runners). Two stores implement the protocol:
+One history for a pool of runners: two stores implement the protocol:
 :class:`bot.history.store.Store` (the embedded SQLite file, sqlite-utils) and
 :class:`bot.history.pg_store.PostgresStore` (a shared PostgreSQL server, psycopg 3). They hold
 the same tables, constraints and unique keys and run the same statements below; each writes them
@@ -309,7 +309,7 @@ class HistoryStore(Protocol):
 
     def exclusive(self, subject: str) -> AbstractContextManager[None]:
         """Hold the lock on ``subject`` (``owner/name#number``) across runners sharing this
-        store while the block runs: the runner holds it around an issue's or PR's writes to
+        store while the block runs: a pipeline holds it around an issue's or PR's writes to
         GitHub and the store, so a second runner on the same issue waits, then finds the first
         one's comment and edits it instead of posting another.
 

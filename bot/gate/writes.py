@@ -1,10 +1,10 @@
 """The gate's GitHub writes that the store can spare: the label's creation and the author
-comment's lookup (issue 16, "GitHub requests per gate event").
+comment's lookup, so a gate event costs at most 3 GitHub requests when the verdict changes and
+none when it does not (docs/requests.md).
 
-Rule source: issue 16's goal, ≤ 3 GitHub requests per gate event when the verdict changes and
-0 when it does not. :func:`bot.gate_flow.apply_gate` calls these with the store when it has one;
-without a store (or with an empty one: an ephemeral runner, a lost file) they ask GitHub, as
-the gate did before. What the store remembers, and why each use is safe, is in
+:func:`bot.gate.plan.apply_gate` calls these with the store when it has one; without a store
+(or with an empty one: an ephemeral runner, a lost file) they ask GitHub. What the store
+remembers, and why each use is safe, is in
 :mod:`bot.history.github_memory`.
 
 Remembering is best effort after a GitHub write succeeded: a failed memory write only costs the
@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 from bot.clients.github_port import GitHubPort
 from bot.errors import GitHubError, GitHubNotFound, StoreError
+from bot.gate.author_comment import AUTHOR_MARKER
+from bot.gate.labels import GateLabel
 from bot.history.github_memory import (
     body_sha,
     created_label,
@@ -34,8 +36,6 @@ from bot.history.github_memory import (
     remember_label,
 )
 from bot.history.protocol import HistoryStore
-from bot.triage.author_comment import AUTHOR_MARKER
-from bot.triage.labels import GateLabel
 
 __all__ = ["CommentWrite", "add_gate_label", "write_author_comment"]
 

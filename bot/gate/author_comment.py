@@ -1,9 +1,9 @@
 """The comment that tells an issue's author what to add: one per issue, edited in place.
 
 On NEEDS_REFINEMENT the bot posts one comment on the issue: why the gate asks for more
-(:func:`bot.triage.policy.finding`, the start of the reason the policy builds), each checklist
+(:func:`bot.gate.policy.finding`, the start of the reason the policy builds), each checklist
 element the model said the issue does not give, with its plain-words definition
-(:attr:`bot.triage.evidence.Element.missing`; never one the model quoted, even when the bot
+(:attr:`bot.gate.evidence.Element.missing`; never one the model quoted, even when the bot
 could not find the quote), and a line inviting the author to edit the issue
 (an edit runs the gate again). When a later run says VALID, the same comment is edited to say
 the issue is ready, not deleted, so replies to it still read. Nothing here is model prose: the
@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.audit.report import MARKER_PREFIX
+from bot.gate.evidence import Element
+from bot.gate.policy import finding
+from bot.gate.validator import GateDecision
 from bot.neutralise import code_span, neutralise
-from bot.triage.evidence import Element
-from bot.triage.policy import finding
-from bot.triage.validator import GateDecision
+from bot.report import MARKER_PREFIX
 
 __all__ = ["AUTHOR_MARKER", "needs_refinement_comment", "ready_comment", "refinement_comment_for"]
 
@@ -44,7 +44,7 @@ def needs_refinement_comment(
     """The comment for a NEEDS_REFINEMENT decision (markdown, :data:`AUTHOR_MARKER` first).
 
     Args:
-        why: one sentence saying why the gate asks for more (:func:`bot.triage.rule.finding`).
+        why: one sentence saying why the gate asks for more (:func:`bot.gate.rule.finding`).
         missing: the elements not found in the issue, in checklist order (may be empty: an
             unfilled template or a too-short post with every element found).
         label: the gate label the issue carries until it is ready.
@@ -95,7 +95,7 @@ def ready_comment(*, label: str) -> str:
 def refinement_comment_for(decision: GateDecision, *, label: str, intro: str | None = None) -> str:
     """:func:`needs_refinement_comment` for a NEEDS_REFINEMENT decision of the validator: the
     finding of the step that ruled, and what the model said the issue does not give
-    (:attr:`bot.triage.policy.Ruling.asks`).
+    (:attr:`bot.gate.policy.Ruling.asks`).
 
     Raises:
         ValueError: the decision is not a NEEDS_REFINEMENT with its facts and ruling.

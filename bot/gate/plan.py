@@ -1,10 +1,10 @@
 """The issue gate as a straight-line function: compute a plan, then apply it.
 
-Rule source: design.md, "The three pipelines". A handler first computes a plan (which labels to
-add and remove, and why) with its dependencies passed in; :func:`apply_gate` then performs the
+The gate first computes a plan (which labels to add and remove, and why) with its dependencies
+passed in; :func:`apply_gate` then performs the
 plan's writes through the :class:`~bot.clients.github_port.GitHubPort`. ``--dry-run`` prints the
 plan instead of applying it, and tests assert on plans. The PR audit's plan and apply are
-:mod:`bot.audit_flow`.
+:mod:`bot.audit.plan`.
 
 A gate label a maintainer set by hand wins over a later automatic run. Who set it is asked of
 GitHub, not of the store: on an ``edited`` or ``reopened`` event whose issue carries a gate label
@@ -25,9 +25,9 @@ it (``ready: {name: security}`` cannot take ``security`` off an issue), and the 
 hand-set check's read is reused: :class:`LabelHistory`).
 
 On NEEDS_REFINEMENT the gate also tells the author what to add, in one comment found again by
-its hidden marker (:mod:`bot.triage.author_comment`); :func:`plan_gate` builds its text and
+its hidden marker (:mod:`bot.gate.author_comment`); :func:`plan_gate` builds its text and
 :func:`apply_gate` writes it after the labels, by the id the store remembers when it can
-(:mod:`bot.gate_writes`).
+(:mod:`bot.gate.writes`).
 """
 
 from __future__ import annotations
@@ -38,12 +38,12 @@ from typing import Any
 
 from bot.clients.github_port import GitHubPort, LabelEvent
 from bot.events import IssuesEvent
-from bot.gate_writes import add_gate_label, write_author_comment
+from bot.gate.author_comment import ready_comment, refinement_comment_for
+from bot.gate.issue_text import prepare_issue
+from bot.gate.labels import DEFAULT_LABELS, GateLabels, LabelPlan, plan_labels
+from bot.gate.validator import GateDecision, Validator
+from bot.gate.writes import add_gate_label, write_author_comment
 from bot.history.protocol import GateRow, HistoryStore
-from bot.triage.author_comment import ready_comment, refinement_comment_for
-from bot.triage.issue_text import prepare_issue
-from bot.triage.labels import DEFAULT_LABELS, GateLabels, LabelPlan, plan_labels
-from bot.triage.validator import GateDecision, Validator
 
 __all__ = [
     "HAND_SET_ACTIONS",
@@ -65,10 +65,10 @@ __all__ = [
 
 @dataclass(frozen=True)
 class AuthorCommentPlan:
-    """The author comment a gate plan writes (:mod:`bot.triage.author_comment`).
+    """The author comment a gate plan writes (:mod:`bot.gate.author_comment`).
 
     Attributes:
-        body: the comment's full text, :data:`~bot.triage.author_comment.AUTHOR_MARKER` first.
+        body: the comment's full text, :data:`~bot.gate.author_comment.AUTHOR_MARKER` first.
         create: post it when the issue has none (NEEDS_REFINEMENT); ``False``: only edit the
             bot's existing comment (VALID: the issue is ready), never post one.
     """
@@ -128,9 +128,9 @@ def comment_withheld(decision: GateDecision, min_precision: float) -> str | None
     A wrong request for more sends a good reporter away, so the bot asks an author only when
     the policy that decided was measured, with this model and prompt version, to be right at
     least ``min_precision`` of the time when it says NEEDS_REFINEMENT (the ``check`` half's
-    precision: :attr:`bot.triage.policy.ChosenPolicy.nr_precision`); and never when the step
+    precision: :attr:`bot.gate.policy.ChosenPolicy.nr_precision`); and never when the step
     that ruled did so only because the model's own quotes could not be found in the issue
-    (:attr:`bot.triage.policy.Ruling.model_fault`: the model's error, not the author's). A bound
+    (:attr:`bot.gate.policy.Ruling.model_fault`: the model's error, not the author's). A bound
     of 0 asks authors whatever was measured (the maintainer's choice, made knowingly).
     """
     if decision.ruling is not None and decision.ruling.model_fault:
@@ -215,7 +215,7 @@ def plan_gate(
         owned: whether the bot added a label to this issue (:meth:`LabelHistory.added_by_bot`),
             asked only for the labels the plan would remove.
         last_applied: the label of the bot's last decision on this issue, or ``None``.
-        author_comment: plan the author comment (the runner passes
+        author_comment: plan the author comment (:func:`bot.gate.run` passes
             ``Settings.author_comment``); which one, if any: :func:`_author_comment`.
         author_intro: the repository's intro line for that comment, or ``None``.
         gate_labels: the repository's three gate labels (``.github/triage-bot.yml``).
@@ -273,7 +273,7 @@ def apply_gate(
     caller records no decision then, so the next event judges again and writes the comment.
 
     With ``store`` (a run that writes), what the bot already knows of GitHub spares requests
-    (:mod:`bot.gate_writes`): a label it created in the repository is not created again, and
+    (:mod:`bot.gate.writes`): a label it created in the repository is not created again, and
     its comment on the issue is edited by id, with no lookup, or not written when its text is
     the same. Without one, GitHub is asked (``backlog`` passes its store too).
 
@@ -451,7 +451,7 @@ def already_decided(
         last: the store's last gate row for the issue (see ``HistoryStore.last_gate``), or ``None``.
         model: the validator model's name.
         max_body_chars: the validator's body cut (the hash is of the text as judged).
-        prompt_version: the validator's (:attr:`bot.triage.validator.Validator.prompt_version`:
+        prompt_version: the validator's (:attr:`bot.gate.validator.Validator.prompt_version`:
             prompt and the repository's checklist; a changed checklist judges again).
         policy_version: the decision policy's (:attr:`bot.gate_policy.GatePolicy.version`):
             a new policy judges again.

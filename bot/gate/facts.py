@@ -1,11 +1,11 @@
 """Facts about an issue the bot establishes itself, with a markdown parser and no model.
 
-Rule source: issue 14, "Facts the bot can establish itself, then the model for what only a
-model can read". The issue body (as the gate judges it: HTML comments and invisible
-characters already removed, :mod:`bot.triage.issue_text`) is parsed with markdown-it-py, the
+Facts the bot can establish itself, leaving the model what only a model can read. The issue
+body (as the gate judges it: HTML comments and invisible
+characters already removed, :mod:`bot.gate.issue_text`) is parsed with markdown-it-py, the
 CommonMark parser the rest of the bot uses as its oracle, so "a code block", "a list" or "a
 heading" mean what they mean on github.com. Every fact is exact and cheap (well under a
-millisecond per issue); the fitted rule (:mod:`bot.triage.rule`) weighs them.
+millisecond per issue); the decision policy (:mod:`bot.gate.policy`) weighs them.
 
 Template awareness: issue forms and templates leave headings (``### Steps to reproduce``,
 ``**Describe the bug**``) whose sections the author may leave empty or still holding the
@@ -164,7 +164,7 @@ def _inline_words(token: Token) -> tuple[int, int, int, int]:
 
 
 def issue_facts(title: str, body: str) -> IssueFacts:
-    """Parse the judged title and body (see :func:`bot.triage.issue_text.prepare_issue`).
+    """Parse the judged title and body (see :func:`bot.gate.issue_text.prepare_issue`).
 
     Never raises on any text.
     """

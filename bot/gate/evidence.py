@@ -1,17 +1,17 @@
 """The checklist elements and the evidence for them: quotes the bot can find in the issue.
 
-Rule source: issue 14, "Structured evidence, not a sub-protocol inside reason". Each element
-is a field of the validator's reply (:class:`bot.triage.verdict.Verdict`), filled under
-constrained decoding with a short verbatim quote from the issue, or ``""``. The bot does not
-take the model's word for it: an element counts as present only when its quote is found in the
-issue text after the same normalisation on both sides (Unicode NFKC, HTML entities, case,
-whitespace and markdown punctuation), outside the lines the bot itself quoted as planted
-verdicts or chat turns, and is more than an error's bare name. A quote may skip words with
-``...`` / ``…``; each part must then be found, in order.
+Structured evidence, not a sub-protocol inside the reason: each element is a field of the
+validator's reply (:class:`bot.gate.verdict.Verdict`), filled under constrained decoding with a
+short verbatim quote from the issue, or ``""``. The bot does not take the model's word for it: an
+element counts as present only when its quote is found in the issue text after the same
+normalisation on both sides (Unicode NFKC, HTML entities, case, whitespace and markdown
+punctuation), outside the lines the bot itself quoted as planted verdicts or chat turns, and is more
+than an error's bare name. A quote may skip words with ``...`` / ``…``; each part must then be
+found, in order.
 
 :data:`ELEMENTS` is the one definition of the bot's own elements: the prompt's field
-instructions, the reason the bot builds, and (issue 16) the comment that tells an author what to
-add all read it. A repository adds elements of its own (``elements:`` in
+instructions, the reason the bot builds, and the comment that tells an author what to add all
+read it. A repository adds elements of its own (``elements:`` in
 ``.github/triage-bot.yml``, :mod:`bot.repo_file`), each required for the issues that carry one
 of its labels (an issue template sets the kind's label, e.g. ``bug``) or for every issue; the
 validator is then built with :func:`checklist` of both.
@@ -25,13 +25,9 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from bot.triage.facts import WIDE_SCRIPT
-from bot.triage.issue_text import (
-    IssueText,
-    escape_delimiters,
-    quote_role_lines,
-    quote_verdict_lines,
-)
+from bot.gate.facts import WIDE_SCRIPT
+from bot.gate.issue_text import IssueText, quote_role_lines, quote_verdict_lines
+from bot.neutralise import escape_delimiters
 
 __all__ = [
     "ELEMENTS",
@@ -59,7 +55,7 @@ class Element:
         missing: what an author is asked to add, in plain words.
         required_for: the issue labels (the issue's kind, compared case-insensitively) for
             which a missing quote alone makes the issue NEEDS_REFINEMENT
-            (:func:`bot.triage.rule.decide`, step "required"); :data:`EVERY_ISSUE` for all
+            (:func:`bot.gate.rule.decide`, step "required"); :data:`EVERY_ISSUE` for all
             issues. Empty for the bot's own elements, which the rule weighs together
             (``valid_needs_one_of`` of the decision policy, :mod:`bot.gate_policy`).
         one_word: whether a one-word quote counts (:func:`find_quote`). Not for the bot's own

@@ -1,6 +1,6 @@
 """The validator's verdict: one strict wire shape and the one parser that reads it.
 
-Rule source: design.md, "Issue gate". The model is sent ``Verdict.model_json_schema()`` as its
+The model is sent ``Verdict.model_json_schema()`` as its
 structured-output schema (Ollama ``format`` / llama.cpp ``response_format``), but a schema
 constrains syntax, not values, so every reply is validated here with the same pydantic model.
 
@@ -30,7 +30,7 @@ from pydantic import (
 
 from bot.chat import structured_output_schema
 from bot.errors import ModelOutputError
-from bot.triage.evidence import ELEMENTS
+from bot.gate.evidence import ELEMENTS
 
 __all__ = [
     "GATE_OUTCOMES",
@@ -50,7 +50,7 @@ VerdictValue = Literal["VALID", "NEEDS_REFINEMENT"]
 NO_VERDICT = "ERROR"
 """How a gate decision without a verdict (a fault; its label is ``validator-error``) is named
 where a verdict is shown: the step output ``verdict`` (action.yml), the run's text and the eval's
-outcomes (:attr:`bot.triage.validator.GateDecision.outcome`)."""
+outcomes (:attr:`bot.gate.validator.GateDecision.outcome`)."""
 
 GATE_OUTCOMES: tuple[str, ...] = (*get_args(VerdictValue), NO_VERDICT)
 """Every gate outcome as shown (the eval's confusion columns): the verdicts, then
@@ -73,7 +73,7 @@ QUOTE_MAX_CHARS = 400
 
 class Verdict(BaseModel):
     """The validator agent's answer about one issue: a short verbatim quote (or ``""``) per
-    checklist element (:func:`bot.triage.evidence.checklist`), then ``reason`` and ``verdict``.
+    checklist element (:func:`bot.gate.evidence.checklist`), then ``reason`` and ``verdict``.
 
     The fields are made per checklist by :func:`verdict_model`, so a repository that adds
     elements (``.github/triage-bot.yml``) sends its model, and holds its reply to, a schema
@@ -92,7 +92,7 @@ class Verdict(BaseModel):
 
     @property
     def quotes(self) -> dict[str, str]:
-        """Element key → quote, for :func:`bot.triage.evidence.gather_evidence`."""
+        """Element key → quote, for :func:`bot.gate.evidence.gather_evidence`."""
         return {
             key: getattr(self, key) for key in type(self).model_fields if key not in _NOT_QUOTES
         }
@@ -121,7 +121,7 @@ def verdict_model(keys: tuple[str, ...] | None = None) -> type[Verdict]:
 
     Args:
         keys: the checklist's element keys (``None``: the bot's own, ``problem``, ``trigger``,
-            ``expected``: :data:`bot.triage.evidence.ELEMENTS`).
+            ``expected``: :data:`bot.gate.evidence.ELEMENTS`).
 
     Raises:
         ValueError: a key that is not an identifier, repeats, or is ``reason``/``verdict``.

@@ -1,6 +1,6 @@
 """Gate health: weekly figures over ``gate_decisions``, read-only.
 
-Rule source: issue 16, "Gate health". Per week (Monday to Sunday, UTC: the ISO week, named by
+Per week (Monday to Sunday, UTC: the ISO week, named by
 its Monday as ``/audit_stats`` does): the verdict mix (``VALID``, ``NEEDS_REFINEMENT``, and
 ``validator-error`` for a decision without a verdict), the validator-error rate by error kind,
 the model's own time at p50 and p95, and the model and prompt versions in use. Over the same
@@ -28,9 +28,9 @@ from datetime import UTC, datetime
 from typing import TypeVar, get_args
 
 from bot.errors import StoreError
+from bot.gate.verdict import VerdictValue
 from bot.history.protocol import HistoryStore, first_week
 from bot.neutralise import chart_label
-from bot.triage.verdict import VerdictValue
 
 __all__ = [
     "ERROR_OUTCOME",

@@ -3,10 +3,10 @@
 A policy (:class:`bot.gate_policy.GatePolicy`) says which signals decide. :func:`decide` applies
 it to one issue: the guards it names, in order, may lower the verdict to NEEDS_REFINEMENT:
 
-1. ``unfilled``: the issue template is left unfilled (:mod:`bot.triage.facts`);
+1. ``unfilled``: the issue template is left unfilled (:mod:`bot.gate.facts`);
 2. ``short``: too little to act on (fewer than ``short_words`` words of the author's and no
    code, log, trace or reproduction link);
-3. ``unbacked``: no verified quote of ``valid_needs_one_of`` (:mod:`bot.triage.evidence`);
+3. ``unbacked``: no verified quote of ``valid_needs_one_of`` (:mod:`bot.gate.evidence`);
 
 then an element the repository requires of this issue's kind with no verified quote
 (``required``, every policy). What is left is the model's own verdict (``verdict_from: model``)
@@ -32,10 +32,10 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from bot.gate.evidence import Element, Evidence
+from bot.gate.facts import IssueFacts
+from bot.gate.verdict import VerdictValue
 from bot.gate_policy import GatePolicy, policy_from_text
-from bot.triage.evidence import Element, Evidence
-from bot.triage.facts import IssueFacts
-from bot.triage.verdict import VerdictValue
 
 __all__ = [
     "DEFAULT_POLICY",
@@ -107,7 +107,7 @@ def _unverified(evidence: Evidence) -> str:
 def finding(step: str, facts: IssueFacts) -> str:
     """Why ``step`` ruled NEEDS_REFINEMENT, in one sentence from the facts, with no request and
     no quote of the issue: the start of the reason :func:`decide` builds, and the finding the
-    author comment shows (:mod:`bot.triage.author_comment`).
+    author comment shows (:mod:`bot.gate.author_comment`).
 
     Args:
         step: :attr:`Ruling.rule` of a NEEDS_REFINEMENT (``unfilled``, ``short``, ``unbacked``,
@@ -149,8 +149,8 @@ def decide(
     """Decide one issue under ``policy`` (the order is the module docstring's).
 
     Args:
-        facts: what the bot checked itself (:func:`bot.triage.facts.issue_facts`).
-        evidence: the elements found in the issue (:func:`bot.triage.evidence.gather_evidence`).
+        facts: what the bot checked itself (:func:`bot.gate.facts.issue_facts`).
+        evidence: the elements found in the issue (:func:`bot.gate.evidence.gather_evidence`).
         model_verdict: the model's own verdict.
         policy: which signals decide.
     """
@@ -189,14 +189,14 @@ def decide(
 
 @cache
 def shipped_policies() -> tuple[GatePolicy, ...]:
-    """The policies in ``bot/triage/policies/*.json``, validated once (name order).
+    """The policies in ``bot/gate/policies/*.json``, validated once (name order).
 
     Raises:
         ConfigError: a packaged policy is invalid (a packaging bug).
     """
-    folder = resources.files("bot.triage").joinpath("policies")
+    folder = resources.files("bot.gate").joinpath("policies")
     found = [
-        policy_from_text(entry.read_text("utf-8"), source=f"bot/triage/policies/{entry.name}")
+        policy_from_text(entry.read_text("utf-8"), source=f"bot/gate/policies/{entry.name}")
         for entry in folder.iterdir()
         if entry.name.endswith(".json")
     ]

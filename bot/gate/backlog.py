@@ -1,8 +1,9 @@
-"""Which open issues ``triage-bot backlog`` judges, and in what order.
+"""A ``triage-bot backlog`` run: what it is asked (:class:`Backlog`), which open issues it
+judges, and in what order (:func:`select_backlog`).
 
-Rule source: issue 16, "Recovery after an outage". Two selections over the repository's open
-issues (``GitHubPort.open_issues``, in payload shape), both resumable because they read what
-the last run left behind (the issue's labels, the store's last decision) rather than a cursor:
+Two selections over the repository's open issues (``GitHubPort.open_issues``, in payload
+shape), both resumable because they read what the last run left behind (the issue's labels,
+the store's last decision) rather than a cursor:
 
 - **plain** (``backlog``): issues that carry no gate label and that the store holds no decision
   for. After a crash the next run carries on: every issue judged has a row.
@@ -12,27 +13,62 @@ the last run left behind (the issue's labels, the store's last decision) rather 
   no gate label and the store's last decision is ``validator-error``. An issue with another gate
   label is not one: a person or a later run gave it a verdict, whatever the store says. A
   ``validator-error`` label a maintainer added by hand is never touched (the hand-set rule of
-  :func:`bot.gate_flow.hand_set_label`, asked of GitHub: one read per issue about to be re-judged,
-  the cost :func:`bot.gate_flow.asks_who_labelled` pays on an edit). Issues go oldest decision
+  :func:`bot.gate.plan.hand_set_label`, asked of GitHub: one read per issue about to be re-judged,
+  the cost :func:`bot.gate.plan.asks_who_labelled` pays on an edit). Issues go oldest decision
   first (an issue the store has no row for before any that has one), so after an interruption
   the next run starts with the issues not yet retried, and one that failed again waits behind
   them.
 
-Nothing here writes; the runner judges the selection and writes labels, then rows.
+Nothing here writes; :func:`bot.gate.run` judges the selection and writes labels, then rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from bot.clients.github_port import GitHubPort, LabelEvent
-from bot.gate_flow import hand_set_label
+from bot.errors import ModelNotFound, ModelUnavailable
+from bot.gate.labels import DEFAULT_LABELS, GateLabels
+from bot.gate.plan import hand_set_label
 from bot.history.protocol import HistoryStore
-from bot.triage.labels import DEFAULT_LABELS, GateLabels
 
-__all__ = ["BacklogItem", "BacklogSelection", "select_backlog"]
+__all__ = [
+    "BACKLOG_LIMIT",
+    "OUTAGE_KINDS",
+    "Backlog",
+    "BacklogItem",
+    "BacklogSelection",
+    "select_backlog",
+]
+
+BACKLOG_LIMIT = 50
+"""Most issues one backlog run judges unless told otherwise (``--limit``; the scheduled run)."""
+
+OUTAGE_KINDS = frozenset({ModelUnavailable.kind, ModelNotFound.kind})
+"""Fault kinds that say the model is still out: a ``--retry-errors`` run stops at the first."""
+
+
+def _no_progress(done: int, total: int) -> None:
+    """The default ``on_progress``: nothing to show."""
+
+
+@dataclass(frozen=True)
+class Backlog:
+    """A backlog run, as :func:`bot.gate.run` is asked for one.
+
+    Attributes:
+        repo: ``owner/name``.
+        limit: the most issues judged (≥ 1).
+        retry_errors: the ``--retry-errors`` selection instead of the plain one (module doc).
+        on_progress: called as ``(done, total)`` after each issue judged.
+    """
+
+    repo: str
+    limit: int = BACKLOG_LIMIT
+    retry_errors: bool = False
+    on_progress: Callable[[int, int], None] = _no_progress
 
 
 @dataclass(frozen=True)

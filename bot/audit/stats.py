@@ -1,6 +1,6 @@
 """Read-only views of the store: audit history rows and weekly statistics.
 
-Rule source: the maintainer-commands issue. Only accepted audits exist in ``audits``, so every
+Only accepted audits exist in ``audits``, so every
 figure here is about accepted audits. Weeks start on Monday (UTC); each row carries its week
 (migration ``m003_audit_week``), and triggers keep the weekly counts in ``audit_weeks``, one row
 per model, verdict, confidence and retry (``m010_audit_weeks_by_value``), so the queries read a

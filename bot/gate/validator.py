@@ -3,12 +3,12 @@
 Prompt order keeps the stable part first for prompt-cache reuse: the system message is the rules
 plus the reply's JSON schema (``bot/prompts/validator.md``, identical for every issue), the user
 message is only the delimited issue. The same schema goes to the model as structured output, and
-the reply is parsed by :func:`bot.triage.verdict.parse_verdict` regardless (a schema constrains
+the reply is parsed by :func:`bot.gate.verdict.parse_verdict` regardless (a schema constrains
 syntax, not values).
 
 The reply holds a verbatim quote per checklist element; the bot checks each quote against the
-issue (:mod:`bot.triage.evidence`), establishes facts of its own (:mod:`bot.triage.facts`) and
-decides under the run's policy (:mod:`bot.triage.policy`). The reason people read is the
+issue (:mod:`bot.gate.evidence`), establishes facts of its own (:mod:`bot.gate.facts`) and
+decides under the run's policy (:mod:`bot.gate.policy`). The reason people read is the
 policy's, built from those; the model's own verdict and reason are kept in the decision.
 
 A reply whose reason (≥ ``COPY_MIN_CHARS``) appears verbatim in the issue text is rejected as
@@ -26,19 +26,18 @@ import dataclasses
 import json
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 from bot.chat import CallUsage, ChatMessage, ChatModel, RoleOptions
+from bot.config import VALIDATOR_OPTIONS, Settings
 from bot.errors import ModelCopiedInput, ModelError
-from bot.gate_policy import GatePolicy
-from bot.prompts import load_prompt, prompt_version
-from bot.triage.evidence import ELEMENTS, Element, Evidence, gather_evidence
-from bot.triage.facts import IssueFacts, issue_facts
-from bot.triage.issue_text import TEXT_RULES_VERSION, IssueText, delimit_issue, prepare_issue
-from bot.triage.labels import GateLabel, label_for
-from bot.triage.policy import ChosenPolicy, Ruling, choose_policy, decide
-from bot.triage.verdict import (
+from bot.gate.evidence import ELEMENTS, Element, Evidence, checklist, gather_evidence
+from bot.gate.facts import IssueFacts, issue_facts
+from bot.gate.issue_text import TEXT_RULES_VERSION, IssueText, delimit_issue, prepare_issue
+from bot.gate.labels import GateLabel, label_for
+from bot.gate.policy import ChosenPolicy, Ruling, choose_policy, decide
+from bot.gate.verdict import (
     NO_VERDICT,
     Verdict,
     VerdictValue,
@@ -46,11 +45,18 @@ from bot.triage.verdict import (
     verdict_model,
     verdict_schema,
 )
+from bot.gate_policy import GatePolicy, load_policy
+from bot.prompts import load_prompt, prompt_version
 
 __all__ = [
     "COPY_MIN_CHARS",
+    "NUM_PREDICT_CAP",
+    "NUM_PREDICT_PER_ELEMENT",
     "GateDecision",
     "Validator",
+    "checklist_of",
+    "gate_policy_of",
+    "make_validator",
     "reject_copied_reason",
     "system_prompt",
 ]
@@ -82,14 +88,14 @@ def system_prompt(elements: tuple[Element, ...] = ELEMENTS) -> tuple[str, str]:
     """The filled validator system prompt and its version (``validator@SHA8``).
 
     The SHA covers what the model is sent: the prompt text (with the elements and the schema
-    filled in) and :data:`~bot.triage.issue_text.TEXT_RULES_VERSION` (how the issue is turned
+    filled in) and :data:`~bot.gate.issue_text.TEXT_RULES_VERSION` (how the issue is turned
     into the text the model reads). A repository's own elements add their whole definition,
     which kinds require them included. The decision policy is versioned apart
     (:attr:`bot.gate_policy.GatePolicy.version`): replies recorded for a prompt version can be
     judged under any policy.
 
     Args:
-        elements: the checklist (:func:`bot.triage.evidence.checklist`).
+        elements: the checklist (:func:`bot.gate.evidence.checklist`).
     """
     schema = json.dumps(verdict_schema(_reply_model(elements)), separators=(",", ":"))
     lines = "\n".join(f"- {e.key}: {e.ask}." for e in elements)
@@ -110,7 +116,7 @@ class GateDecision:
     """The gate's outcome for one issue.
 
     Attributes:
-        verdict: ``VALID`` / ``NEEDS_REFINEMENT`` as :func:`bot.triage.policy.decide` ruled, or
+        verdict: ``VALID`` / ``NEEDS_REFINEMENT`` as :func:`bot.gate.policy.decide` ruled, or
             ``None`` on a fault (its gate label: :attr:`label`).
         model_verdict: the verdict the model wrote (``None`` on a fault).
         reason: the policy's reason (built from facts and verified quotes), or the fault's
@@ -124,7 +130,7 @@ class GateDecision:
         wall_ms: the whole judgement including prompt build and parse (ms).
         issue: the cleaned issue as judged (cut marker and counts included).
         model_reason: the model's own reason (``""`` on a fault).
-        rule: what decided (:attr:`bot.triage.policy.Ruling.rule`), ``""`` on a fault.
+        rule: what decided (:attr:`bot.gate.policy.Ruling.rule`), ``""`` on a fault.
         ruling: the whole ruling (what an author may be asked for), ``None`` on a fault.
         policy: the policy the validator decides with (``None`` only for decisions built
             outside a validator).
@@ -156,12 +162,12 @@ class GateDecision:
     @property
     def label(self) -> GateLabel:
         """The gate label this outcome maps to, from :attr:`verdict`
-        (:func:`bot.triage.labels.label_for`; ``validator-error`` on a fault)."""
+        (:func:`bot.gate.labels.label_for`; ``validator-error`` on a fault)."""
         return label_for(self.verdict)
 
     @property
     def outcome(self) -> str:
-        """:attr:`verdict`, or :data:`~bot.triage.verdict.NO_VERDICT` (``ERROR``) on a fault:
+        """:attr:`verdict`, or :data:`~bot.gate.verdict.NO_VERDICT` (``ERROR``) on a fault:
         the gate outcome as the step output, the run's text and the eval name it."""
         return self.verdict or NO_VERDICT
 
@@ -173,11 +179,11 @@ class Validator:
         model: the backend (Ollama or embedded).
         options: validator role options (temperature 0, ``num_predict`` ≤ 200).
         max_body_chars: longest body judged (characters); longer bodies are cut visibly.
-        elements: the checklist (:func:`bot.triage.evidence.checklist`: the bot's elements and
+        elements: the checklist (:func:`bot.gate.evidence.checklist`: the bot's elements and
             a repository's own).
         policy: the decision policy the settings or the repository file name, or ``None``
             for the one measured for this model, else the default
-            (:func:`bot.triage.policy.choose_policy`).
+            (:func:`bot.gate.policy.choose_policy`).
         policy_source: where ``policy`` came from (``setting``, ``repository file``).
     """
 
@@ -279,3 +285,74 @@ class Validator:
             ruling=ruling,
             policy=self.policy,
         )
+
+
+NUM_PREDICT_PER_ELEMENT = 15
+"""Output tokens added to the validator's ``num_predict`` per element a repository adds (one
+more quote of at most 12 words), up to :data:`NUM_PREDICT_CAP`."""
+
+NUM_PREDICT_CAP = 200
+"""The validator's ``num_predict`` never exceeds this: a verdict is short, and a model that
+runs on is cut off rather than waited for."""
+
+
+def checklist_of(settings: Settings) -> tuple[Element, ...]:
+    """The validator's checklist: the bot's elements, then the repository file's
+    ``elements:`` (:class:`bot.repo_file.ElementConfig`), each asking the model for "the
+    words giving" its definition, shown to authors as the definition itself, and found from a
+    one-word quote too (:attr:`bot.gate.evidence.Element.one_word`)."""
+    given = settings.repo_file.elements if settings.repo_file is not None else []
+    return checklist(
+        tuple(
+            Element(
+                key=e.name,
+                ask=f"the words giving {e.definition.rstrip('.')}",
+                missing=e.definition.rstrip("."),
+                required_for=tuple(e.required_for),
+                one_word=True,  # a value such as a version ("2.3.1") is one word
+            )
+            for e in given
+        )
+    )
+
+
+def make_validator(settings: Settings, model: ChatModel) -> Validator:
+    """The one place a validator is built from settings, so a run and an eval of the same
+    settings judge alike: ``model`` with the validator role's options, the settings'
+    ``max_body_chars`` (characters of issue body judged) and the repository's checklist
+    (:func:`checklist_of`), deciding under the policy the settings name
+    (:func:`gate_policy_of`); ``num_predict`` grows by :data:`NUM_PREDICT_PER_ELEMENT` per
+    element the repository adds, capped at :data:`NUM_PREDICT_CAP`. The caller brings the
+    model: the runner's job context builds it, the eval wraps it to keep every reply."""
+    elements = checklist_of(settings)
+    extra = len(elements) - len(ELEMENTS)
+    options = replace(
+        VALIDATOR_OPTIONS,
+        num_predict=min(
+            NUM_PREDICT_CAP, VALIDATOR_OPTIONS.num_predict + NUM_PREDICT_PER_ELEMENT * extra
+        ),
+    )
+    policy, source = gate_policy_of(settings)
+    return Validator(
+        model,
+        options,
+        max_body_chars=settings.max_body_chars,
+        elements=elements,
+        policy=policy,
+        policy_source=source,
+    )
+
+
+def gate_policy_of(settings: Settings) -> tuple[GatePolicy | None, str]:
+    """The decision policy the settings name and where from: the ``gate_policy`` file, else the
+    repository file's ``gate.policy``, else ``None`` (the validator then takes the policy
+    measured for its model, or the default: :func:`bot.gate.policy.choose_policy`).
+
+    Raises:
+        ConfigError: the ``gate_policy`` file cannot be read or is not a policy.
+    """
+    if settings.gate_policy is not None:
+        return load_policy(settings.gate_policy), "setting"
+    if settings.repo_file is not None and settings.repo_file.gate.policy is not None:
+        return settings.repo_file.gate.policy, "repository file"
+    return None, "default"

@@ -1,10 +1,10 @@
 """The PR audit as a straight-line function: compute a plan, then apply it.
 
-Rule source: design.md, "The three pipelines" and "PR audit". The audit's reads (PR files, file
+The audit's reads (PR files, file
 contents at the head SHA) and the model calls happen while planning (:func:`plan_audit`); its
 writes (rows, then the PR comment, then the review of verified defects on their lines:
 :mod:`bot.audit.review`) happen in :func:`apply_audit`. ``--dry-run`` prints the plan instead of
-applying it, and tests assert on plans. The issue gate's plan and apply are :mod:`bot.gate_flow`.
+applying it, and tests assert on plans. The issue gate's plan and apply are :mod:`bot.gate.plan`.
 """
 
 from __future__ import annotations

@@ -1,19 +1,19 @@
 """The three gate labels and the label plan.
 
-Rule source: design.md, "Issue gate" — VALID → ``ready-for-dev``, NEEDS_REFINEMENT →
+VALID → ``ready-for-dev``, NEEDS_REFINEMENT →
 ``needs-refinement``, any fault → ``validator-error``; the three are mutually exclusive, so
 applying one removes the other two. Labels the issue has that are not gate labels are never
 touched, and a gate label the bot did not add is not removed either (the plan keeps it: see
-:func:`bot.gate_flow.plan_gate`). The plan is computed from the labels in the webhook payload,
+:func:`bot.gate.plan.plan_gate`). The plan is computed from the labels in the webhook payload,
 so an unchanged re-run plans (and writes) nothing.
 
 Adding a label that does not exist through the issue endpoint creates it grey and without a
-description (shared/github/api/add-labels-to-issue.json, colour ``ededed``), so the GitHub client
+description (GitHub's "Add labels to an issue": colour ``ededed``), so the GitHub client
 creates a missing label with the colour and description below before adding it.
 
 A repository may rename the three and set their colours and descriptions
 (``.github/triage-bot.yml``, ``labels:``): the pipeline then works with its
-:class:`GateLabels` (:func:`bot.repo_settings.gate_labels`); the module-level labels are the
+:class:`GateLabels` (:func:`gate_labels`); the module-level labels are the
 defaults.
 """
 
@@ -22,7 +22,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from bot.triage.verdict import VerdictValue
+from bot.config import Settings
+from bot.errors import ConfigError
+from bot.gate.verdict import VerdictValue
 
 __all__ = [
     "DEFAULT_LABELS",
@@ -32,6 +34,7 @@ __all__ = [
     "GateLabel",
     "GateLabels",
     "LabelPlan",
+    "gate_labels",
     "is_gate_label",
     "label_for",
     "plan_labels",
@@ -109,6 +112,38 @@ DEFAULT_LABELS = GateLabels()
 """The gate labels of a repository that renames none."""
 
 
+def gate_labels(settings: Settings) -> GateLabels:
+    """The repository's three gate labels: the bot's, with what its file's ``labels:`` sets.
+
+    Raises:
+        ConfigError: two of the three would share a name (GitHub compares names
+            case-insensitively).
+    """
+    if settings.repo_file is None:
+        return DEFAULT_LABELS
+    given = settings.repo_file.labels
+    merged = GateLabels(
+        *(
+            GateLabel(
+                cfg.name or base.name,
+                (cfg.color or base.color).lower(),
+                base.description if cfg.description is None else cfg.description,
+            )
+            for cfg, base in zip(
+                (given.ready, given.needs_refinement, given.validator_error),
+                DEFAULT_LABELS.all,
+                strict=True,
+            )
+        )
+    )
+    names = [label.name.lower() for label in merged.all]
+    if len(set(names)) != len(names):
+        raise ConfigError(
+            ".github/triage-bot.yml: labels: the three gate labels need three different names"
+        )
+    return merged
+
+
 def is_gate_label(name: str) -> bool:
     """Whether ``name`` is one of the gate labels, compared case-insensitively (GitHub's rule
     for label names)."""
@@ -129,7 +164,7 @@ class LabelPlan:
         add: label names to add (empty or ``(target.name,)``).
         remove: gate label names to remove (names as the issue currently spells them).
         kept: other gate labels left on the issue because the bot did not add them
-            (:func:`bot.gate_flow.plan_gate`: the bot removes only its own labels).
+            (:func:`bot.gate.plan.plan_gate`: the bot removes only its own labels).
     """
 
     target: GateLabel
