@@ -1,5 +1,5 @@
 """How far one event walks through the code:
-`.venv/bin/python benchmarks/walk.py [--backlog] [--rooms]`.
+`.venv/bin/python benchmarks/walk.py [--backlog] [--rooms | --pipeline]`.
 
 Runs an ``issues.opened`` event (the real payload in tests/data/webhooks/, a ten-word body the
 gate asks the author about) through :func:`bot.runner.run_event` with the project's fake GitHub
@@ -17,7 +17,11 @@ What is counted, from :func:`sys.setprofile` over the traced run:
   made from one of those counts as made by the ``bot/`` file that called into them.
   With ``--rooms`` a package under ``bot/`` (``bot/gate/``, ``bot/history/`` …) counts as one
   room, a module outside a package as one: the walk a reader takes between rooms, not
-  within one.
+  within one, and a read of a property is no step. ``--pipeline`` counts rooms too, and leaves
+  out every layer below the gate's own orchestration (the layer of ``plan_gate`` in this tree's
+  ARCHITECTURE.md; on this tree the foundation, settings, adapters and store, and the shared
+  pieces with the job's context): what the pipeline stands on, as a reader reads a library,
+  so the walk is the one through the event's own logic.
 - **steps**: calls from one counted file into another (a property or a method is a call).
 - **climbs back up**: a return into a file already on the current path, followed by a call
   out of it into a different file than the one just returned from. A file that calls one
@@ -32,7 +36,9 @@ to compare two trees, copy it into the other one (``git archive main``, say) and
 from __future__ import annotations
 
 import argparse
+import functools
 import inspect
+import re
 import sys
 import tempfile
 from collections.abc import Callable
@@ -78,6 +84,12 @@ REPO = "Codertocat/Hello-World"
 
 ROOMS = False
 
+PIPELINE = False
+
+BELOW_PIPELINES: tuple[str, ...] = ()
+"""With ``--pipeline``: the paths of every layer below the gate's pipeline (read from this
+tree's ARCHITECTURE.md: the layers under the one holding ``plan_gate``)."""
+
 
 def counted(filename: str) -> str | None:
     """``bot/x/y.py`` for a file of this tree's ``bot`` package that is not a helper (with
@@ -88,6 +100,11 @@ def counted(filename: str) -> str | None:
         return None
     name = f"bot/{rel.as_posix()}"
     if name in HELPERS or name.startswith(HELPER_DIRS):
+        return None
+    if PIPELINE and (
+        name in BELOW_PIPELINES
+        or name.startswith(tuple(p for p in BELOW_PIPELINES if p.endswith("/")))
+    ):
         return None
     if ROOMS and len(rel.parts) > 1:
         return f"bot/{rel.parts[0]}/"
@@ -111,7 +128,10 @@ class Walk:
 
     def profile(self, frame: FrameType, event: str, _arg: Any) -> None:
         if event == "call":
-            self._call(counted(frame.f_code.co_filename), frame.f_code.co_name)
+            file = counted(frame.f_code.co_filename)
+            if ROOMS and _reads_a_field(frame):
+                file = None  # reading a property of a data object is no walk
+            self._call(file, frame.f_code.co_name)
         elif event == "return" and self.stack:
             self._return(self.stack.pop())
 
@@ -135,6 +155,36 @@ class Walk:
         current, _ = self._top()
         if current is not None and current != file:
             self.returned_from = file
+
+
+def _below_the_gate() -> tuple[str, ...]:
+    """The ``bot/`` paths of the layers below the one whose modules define ``plan_gate`` (the
+    gate's own orchestration), from this tree's ARCHITECTURE.md."""
+    text = (ROOT / "ARCHITECTURE.md").read_text("utf-8")
+    section = text.split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]
+    rows = [
+        (int(m[1]), re.findall(r"`(bot/[^`]*)`", m[2]))
+        for m in re.finditer(r"^\| (\d+) \| [^|]+ \| (.+) \|$", section, re.MULTILINE)
+    ]
+    home = next(
+        p.relative_to(ROOT).as_posix()
+        for p in BOT.rglob("*.py")
+        if "def plan_gate(" in p.read_text("utf-8")
+    )
+    gate_layer = next(
+        n for n, paths in rows if any(home == q or (q.endswith("/") and home.startswith(q))
+                                      for q in paths)
+    )  # fmt: skip
+    return tuple(q for n, paths in rows if n < gate_layer for q in paths)
+
+
+def _reads_a_field(frame: FrameType) -> bool:
+    """Whether the call is a property (or cached property) of the object it runs on."""
+    owner = frame.f_locals.get("self")
+    if owner is None:
+        return False
+    found = inspect.getattr_static(type(owner), frame.f_code.co_name, None)
+    return isinstance(found, property | functools.cached_property)
 
 
 def _settings(folder: Path, payload: dict[str, Any], model: FakeChatModel) -> Settings:
@@ -175,9 +225,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--backlog", action="store_true", help="walk a backlog run instead")
     parser.add_argument("--rooms", action="store_true", help="count a package as one room")
+    parser.add_argument(
+        "--pipeline",
+        action="store_true",
+        help="rooms, with the ports, payload models, report pieces and job context as libraries",
+    )
     args = parser.parse_args()
-    global ROOMS
-    ROOMS = args.rooms
+    global ROOMS, PIPELINE, BELOW_PIPELINES
+    ROOMS = args.rooms or args.pipeline
+    PIPELINE = args.pipeline
+    if PIPELINE:
+        BELOW_PIPELINES = _below_the_gate()
     build = _backlog if args.backlog else _issue_event
     with tempfile.TemporaryDirectory() as warm:
         build(Path(warm))()  # imports happen here, untraced
