@@ -38,9 +38,9 @@ sys.path.insert(0, str(ROOT))
 from bot.audit.auditor import Auditor, AuditRejected, AuditResult  # noqa: E402
 from bot.audit.checker import SegmentRef, check_response  # noqa: E402
 from bot.audit.contract import render_sections  # noqa: E402
+from bot.audit.plan import apply_audit, plan_audit  # noqa: E402
 from bot.audit.prompt import segment_message, system_prompt  # noqa: E402
 from bot.audit.selection import Segment  # noqa: E402
-from bot.audit_flow import apply_audit, plan_audit  # noqa: E402
 from bot.chat import ChatMessage  # noqa: E402
 from bot.clients.embedded import EmbeddedChatModel  # noqa: E402
 from bot.clients.github_client import PyGithubClient  # noqa: E402
@@ -53,7 +53,7 @@ from tests.support import FakeChatModel, cassette  # noqa: E402
 
 FUNCTIONS = [
     ("bot/audit/selection.py", "merge_ranges"),
-    ("bot/triage/labels.py", "plan_labels"),
+    ("bot/gate/labels.py", "plan_labels"),
     ("bot/audit/ranges.py", "normalise_path"),
     ("bot/audit/selection.py", "added_ranges"),
     ("bot/history/store.py", "record_audits"),

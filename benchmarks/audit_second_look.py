@@ -40,7 +40,7 @@ from bot.errors import ModelError  # noqa: E402
 from bot.evaluation.run import audit_metrics, line_hit  # noqa: E402
 from bot.evaluation.sets import EvalSegment, load_jsonl  # noqa: E402
 from bot.factory import make_chat_model  # noqa: E402
-from bot.triage.issue_text import escape_delimiters  # noqa: E402
+from bot.neutralise import escape_delimiters  # noqa: E402
 
 SYSTEM = (
     "You check one claimed defect in a code segment. The claim was written by a reviewer who "

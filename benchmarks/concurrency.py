@@ -31,12 +31,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.agents import make_validator  # noqa: E402
 from bot.config import Settings  # noqa: E402
 from bot.evaluation.run import RecordingModel, judge_items  # noqa: E402
 from bot.evaluation.sets import EvalIssue, load_jsonl  # noqa: E402
 from bot.factory import make_chat_model, model_concurrency  # noqa: E402
-from bot.triage.issue_text import delimit_issue, prepare_issue  # noqa: E402
+from bot.gate.issue_text import delimit_issue, prepare_issue  # noqa: E402
+from bot.gate.validator import make_validator  # noqa: E402
 from tests.fake_openai import Answer, Received, completion, fake_openai_server  # noqa: E402
 from tests.replies import reply  # noqa: E402
 

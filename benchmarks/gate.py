@@ -39,12 +39,11 @@ sys.path.insert(0, str(ROOT))
 
 from click.testing import CliRunner  # noqa: E402
 
-from bot.agents import make_validator  # noqa: E402
 from bot.cli import main  # noqa: E402
 from bot.clients.embedded import EmbeddedChatModel  # noqa: E402
 from bot.config import EMBEDDED_N_CTX, Settings  # noqa: E402
-from bot.triage.issue_text import prepare_issue  # noqa: E402
-from bot.triage.validator import Validator  # noqa: E402
+from bot.gate.issue_text import prepare_issue  # noqa: E402
+from bot.gate.validator import Validator, make_validator  # noqa: E402
 from tests.replies import COMPLETE_BODY  # noqa: E402
 from tests.support import cassette  # noqa: E402
 

@@ -25,9 +25,9 @@ from bot.evaluation.calibrate import render_candidates, score  # noqa: E402
 from bot.evaluation.replies import ReplayModel, load_replies  # noqa: E402
 from bot.evaluation.run import judge_items  # noqa: E402
 from bot.evaluation.sets import EvalIssue, load_jsonl  # noqa: E402
+from bot.gate.policy import policy_json  # noqa: E402
+from bot.gate.validator import Validator  # noqa: E402
 from bot.gate_policy import HalfFigures, Measurement, load_policy  # noqa: E402
-from bot.triage.policy import policy_json  # noqa: E402
-from bot.triage.validator import Validator  # noqa: E402
 
 
 def main() -> None:

@@ -46,10 +46,10 @@ from bot import runner  # noqa: E402
 from bot.chat import ChatResult  # noqa: E402
 from bot.clients.embedded import EmbeddedChatModel  # noqa: E402
 from bot.config import EMBEDDED_N_CTX, VALIDATOR_OPTIONS, Settings  # noqa: E402
+from bot.gate.issue_text import prepare_issue  # noqa: E402
+from bot.gate.validator import Validator  # noqa: E402
+from bot.gate.verdict import verdict_schema  # noqa: E402
 from bot.runner import run_backlog  # noqa: E402
-from bot.triage.issue_text import prepare_issue  # noqa: E402
-from bot.triage.validator import Validator  # noqa: E402
-from bot.triage.verdict import verdict_schema  # noqa: E402
 from tests.fake_github import FakeGitHub  # noqa: E402
 from tests.fault_matrix import ROWS as FAULT_ROWS  # noqa: E402
 from tests.hostile_cases import ROWS as HOSTILE_ROWS  # noqa: E402
@@ -123,9 +123,12 @@ def throughput(
     github = FakeGitHub(open_issue_list=issues)
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(github_token="t", db_path=Path(tmp) / "t.db")
-        with mock.patch.object(runner, "make_chat_model", return_value=timed):
+        with (
+            mock.patch.object(runner, "make_chat_model", return_value=timed),
+            mock.patch.object(runner, "make_github", return_value=github),
+        ):
             started = time.perf_counter()
-            run_backlog("o/r", settings, github, limit=len(issues))
+            run_backlog(settings, "o/r", limit=len(issues))
             wall_s = time.perf_counter() - started
     return len(issues) / wall_s, len(issues) / (timed.model_ms / 1000), timed
 

@@ -1,6 +1,6 @@
 """triage-bot: a GitHub bot that gates issues and audits pull requests with a local LLM.
 
-See ARCHITECTURE.md for how the modules map to the pipelines in design.md.
+See ARCHITECTURE.md for how the modules map to the pipelines, and docs/ for what they do.
 """
 
 __all__ = ["__version__"]

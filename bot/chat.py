@@ -1,6 +1,6 @@
 """The ``ChatModel`` seam: the protocol every model backend implements and the values it passes.
 
-Rule source: design.md, "Models". The pipeline (validator, auditor, eval) only ever sees
+The pipeline (validator, auditor, eval) only ever sees
 :class:`ChatModel`; the backends live in :mod:`bot.clients` (Ollama, embedded llama.cpp) and are
 chosen in one table, :data:`bot.factory.BACKENDS`. This module imports no backend, so a
 backend, the settings and the pipeline all depend on it and never on each other.
@@ -11,8 +11,8 @@ raises :class:`~bot.errors.ModelTruncated`: a truncated reply is an error, never
 prompt that does not fit the role's context raises :class:`~bot.errors.ModelPromptTooLong`
 (:func:`check_prompt_fits`, one rule for every backend).
 
-What each call cost travels with the outcome as a :class:`CallUsage` (issue 19, "say where the
-time went"): the step summary and the dry-run plan show one per call.
+What each call cost travels with the outcome as a :class:`CallUsage`, so a run says where the
+time went: the step summary and the dry-run plan show one per call.
 """
 
 from __future__ import annotations
@@ -57,7 +57,8 @@ class ChatMessage:
 
 @dataclass(frozen=True)
 class RoleOptions:
-    """Per-role generation options (design.md "Models", per-role effort; Ollama's ``options``).
+    """Per-role generation options (each role gets the effort its task needs; Ollama's
+    ``options``).
 
     Attributes:
         temperature: sampling temperature (0 = greedy).
@@ -103,7 +104,7 @@ class ChatResult:
 
 @dataclass(frozen=True)
 class CallUsage:
-    """What one model call cost: a line of the step summary and the dry-run plan (issue 19).
+    """What one model call cost: a line of the step summary and the dry-run plan.
 
     Numbers only (trusted); whatever names the call (a segment's path) is the caller's to pass
     through a sink.
@@ -262,7 +263,7 @@ def structured_output_schema(model: type[BaseModel]) -> dict[str, Any]:
     ``maxLength: 1200`` becomes 1200 nested grammar rules, and llama.cpp's sampler crashes
     (SIGSEGV in ``llama_sampler_sample``) on such grammars. Lengths are enforced where they
     belong anyway: by ``model.model_validate_json`` on the reply (a schema constrains syntax,
-    not values — design.md "Models"). Docstring descriptions are dropped too: small models copy
+    not values). Docstring descriptions are dropped too: small models copy
     them into their answers, and they are not part of the wire shape.
     """
 

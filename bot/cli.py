@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -255,17 +256,11 @@ def audit(repo: str, number: int, requested_range: str | None, **flags: Any) -> 
     """Audit a pull request by hand: selected changed ranges, or one explicit range."""
 
     def job() -> None:
-        from bot.errors import ConfigError
-        from bot.factory import make_github
-        from bot.runner import run_audit
+        from bot.runner import run_pull
 
         settings = _settings(flags)
         _check_repo(repo)
-        github = make_github(settings, token_required=not settings.dry_run)
-        pull = github.pull(repo, number)
-        if pull.state != "open":
-            raise ConfigError(f"{repo}#{number} is {pull.state}; only open PRs are audited")
-        _emit(run_audit(pull, settings, github, requested_range=requested_range), settings)
+        _emit(run_pull(settings, repo, number, requested_range=requested_range), settings)
 
     _guarded(job)
 
@@ -353,7 +348,7 @@ def stats(repo: str, db_path: str | None, as_json: bool, weeks: int, gate: bool)
     """
 
     def job() -> None:
-        from bot.history.stats import stats_cells, stats_columns, weekly_stats
+        from bot.audit.stats import stats_cells, stats_columns, weekly_stats
         from bot.neutralise import json_line
 
         _check_repo(repo)
@@ -375,7 +370,7 @@ def _gate_stats(repo: str, db_path: str | None, as_json: bool, weeks: int) -> No
     """``stats --gate``: JSON through ``json_line`` (per week, each week's versions with their
     verdict mix), else the weekly table and the table per model and prompt version (stored
     strings plain: ``_show`` passes every cell through ``log_value``)."""
-    from bot.history.gate_stats import (
+    from bot.gate.stats import (
         gate_cells,
         gate_columns,
         gate_health,
@@ -400,7 +395,7 @@ def _gate_stats(repo: str, db_path: str | None, as_json: bool, weeks: int) -> No
 @click.option("--repo", required=True, help="Repository as OWNER/NAME.")
 @click.option(
     "--limit",
-    default=50,  # runner.BACKLOG_LIMIT (a test keeps them equal; the CLI starts without it)
+    default=50,  # gate.backlog.BACKLOG_LIMIT (a test keeps them equal; the CLI starts without it)
     show_default=True,
     type=click.IntRange(1, 10_000),
     help="Most issues judged.",
@@ -421,18 +416,15 @@ def backlog(repo: str, limit: int, retry_errors: bool, **flags: Any) -> None:
     def job() -> None:
         from rich.progress import Progress
 
-        from bot.factory import make_github
         from bot.runner import run_backlog
 
         settings = _settings(flags)
         _check_repo(repo)
-        github = make_github(settings, token_required=not settings.dry_run)
         with Progress(transient=True) as progress:
             task = progress.add_task("gating issues", total=None)
             report = run_backlog(
-                repo,
                 settings,
-                github,
+                repo,
                 limit=limit,
                 retry_errors=retry_errors,
                 on_progress=lambda done, total: progress.update(task, completed=done, total=total),
@@ -571,3 +563,103 @@ def calibrate(**flags: Any) -> None:
         click.echo(run_calibrate(_settings(flags), flags))
 
     _guarded(job)
+
+
+@main.command()
+@click.option("--repo", required=True, help="Repository as OWNER/NAME.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    required=True,
+    help="The rows (JSONL, the eval format); appended by issue id, so a rerun resumes.",
+)
+@click.option(
+    "--since",
+    type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
+    help="Only issues opened on or after this date (UTC).",
+)
+@click.option("--limit", type=click.IntRange(min=1), help="Stop once --out holds N rows.")
+@setting_options("dataset")
+def dataset(repo: str, out: Path, since: datetime | None, limit: int | None, **flags: Any) -> None:
+    """Label REPO's closed issues by what its maintainers did, for eval and calibrate.
+
+    Reads through the GitHub API (GITHUB_TOKEN with read access): each closed issue's
+    timeline and its body's edit history. Maintainers are commenters who are OWNER, MEMBER
+    or COLLABORATOR, Bot accounts, and whoever adds a label. Requests count before any fix
+    (a commit or merged pull request that references the issue); the first signal decides:
+
+    \b
+    NEEDS_REFINEMENT  a needs-info label was added (needs-info, needs-repro,
+                      waiting-for-author ..., plus dataset.needs_info_labels in
+                      .github/triage-bot.yml); or a maintainer asked a question
+                      and the reporter answered (comment or body edit); or the
+                      issue was closed as not planned after it went unanswered
+    VALID             closed by a commit or merged pull request, or labelled
+                      confirmed, accepted or reproduced (plus
+                      dataset.accepted_labels), with no request before that
+    borderline        the signals disagree (fixed although the request went
+                      unanswered; asked for more after accepting it)
+    skipped           the rest, counted by reason: bots' and maintainers'
+                      issues, locked as spam/off-topic/too heated, deleted,
+                      unanswered questions, closed with no decision, edited
+                      after the first response with no earlier text kept
+
+    A row keeps the title and body as a maintainer first saw them, the kind from the
+    labels, and a rationale naming the deciding event. OUT.state.json keeps the skipped
+    issues and page ETags; GitHub's rate limit is waited for, not failed on.
+    """
+
+    def job() -> None:
+        import time
+
+        from rich.progress import Progress, SpinnerColumn, TextColumn
+
+        from bot.dataset import DatasetProgress
+        from bot.errors import ConfigError
+        from bot.runner import run_dataset
+
+        settings = _settings(flags)
+        _check_repo(repo)
+        if not settings.github_token:
+            raise ConfigError(
+                "dataset reads GitHub's API, whose GraphQL part (the edit history) needs a "
+                "token: set GITHUB_TOKEN (read access to the repository's issues is enough)"
+            )
+        start = since.replace(tzinfo=UTC) if since else None
+        shown = DatasetProgress()
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), transient=True) as bar:
+            task = bar.add_task("reading closed issues", total=None)
+
+            def show(progress: DatasetProgress) -> None:
+                nonlocal shown
+                shown = progress
+                bar.update(task, description=progress.line())
+
+            def sleep(seconds: float) -> None:
+                shown.waiting_s = seconds
+                bar.update(task, description=shown.line())
+                time.sleep(seconds)
+                shown.waiting_s = 0.0
+
+            try:
+                report = run_dataset(
+                    settings, repo, out, since=start, limit=limit, on_progress=show, sleep=sleep
+                )
+            except KeyboardInterrupt:
+                bar.stop()
+                click.echo(
+                    f"triage-bot: interrupted; {shown.rows} row(s) are in "
+                    f"{_plain(str(out))}, and the same command resumes",
+                    err=True,
+                )
+                sys.exit(130)
+        for line in report.lines():
+            click.echo(line)
+
+    _guarded(job)
+
+
+def _plain(text: str) -> str:
+    from bot.neutralise import log_value
+
+    return log_value(text)

@@ -7,8 +7,9 @@ action inputs, defaults and value rules are the rows of :mod:`bot.settings_table
 configuration table is printed from it). The Action passes its inputs as ``INPUT_<NAME>``
 variables (GitHub's convention for actions); they rank above the plain variables. A blank
 variable counts as unset (an action input left empty arrives as one). The repository's
-``.github/triage-bot.yml`` (:mod:`bot.repo_file`) is read by the runner once it knows the
-repository, and joins as a layer through :meth:`Settings.with_repository_file`.
+``.github/triage-bot.yml`` (:mod:`bot.repo_file`) is read once per job, when the repository is
+known (:meth:`bot.context.JobContext.with_repository_file`), and joins as a layer through
+:meth:`Settings.with_repository_file`.
 """
 
 from __future__ import annotations
@@ -48,17 +49,16 @@ __all__ = [
 ]
 
 VALIDATOR_OPTIONS = RoleOptions(temperature=0.0, num_predict=160, num_ctx=4096, seed=42)
-"""Validator role (design.md, per-role effort): greedy, ≤ 200 output tokens, small context."""
+"""Validator role: greedy, ≤ 200 output tokens, a small context (a verdict is short)."""
 
 AUDITOR_OPTIONS = RoleOptions(temperature=0.2, num_predict=1024, num_ctx=8192, seed=42)
 """Auditor role: low temperature, room for seven sections, a context that holds a 200-line
 segment, the first reply and the repair turn."""
 
 AUDITOR_JSON_OPTIONS = replace(AUDITOR_OPTIONS, num_predict=512)
-"""Auditor role in the JSON format (issue 19: tokens on findings): the schema's fields take far
-fewer tokens than seven markdown sections. The longest accepted first reply in two runs of the
-53 eval segments was 218 tokens; the two of 106 first replies that looped ran to 1024 and cost
-170–200 s each. At 512 a loop is cut at half that, and goes to the repair turn as before."""
+"""Auditor role in the JSON format: the schema's fields take far fewer tokens than seven
+markdown sections, so a reply that loops is cut at half the markdown bound and goes to the
+repair turn (the replies this was measured on: docs/audit.md, "Auditor role options")."""
 
 EMBEDDED_N_CTX = max(VALIDATOR_OPTIONS.num_ctx, AUDITOR_OPTIONS.num_ctx)
 """Context the embedded model is loaded with (tokens): the largest role ``num_ctx``."""

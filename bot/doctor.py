@@ -1,15 +1,13 @@
-"""``triage-bot doctor``: is this runner ready for a job? (issue 18, the fleet guide)
+"""``triage-bot doctor``: is this runner ready for a job?
 
 Four checks, each one line ``ok  `` or ``FAIL`` with what was found, in this order:
 
 - **python**: the interpreter is at least :data:`MIN_PYTHON` (``requires-python`` in
   pyproject.toml).
-- **model**: with an OpenAI-compatible base URL, the server answers ``/v1/models``, lists the
-  validator's and the auditor's models, and generates a token of each; with ``OLLAMA_HOST``,
-  Ollama answers and has the validator's and the auditor's models pulled (a tag without ``:``
-  means ``:latest``, as in Ollama); else the embedded GGUF is
-  present (``--model-path``, or the default in ``TRIAGE_MODELS`` at its expected size), and its
-  prompt cache folder is this user's alone (:mod:`bot.clients.prompt_cache`).
+- **model**: what the backend the settings select says of itself on this runner (the ``check``
+  of its :data:`bot.factory.BACKENDS` row, the table the jobs build their models from): with
+  ``OLLAMA_HOST``, Ollama answers and has the validator's and the auditor's models pulled; else
+  the embedded GGUF is present and its prompt cache folder is this user's alone.
 - **store**: the store ``TRIAGE_DB`` names is reachable, records as applied exactly the
   migrations this installed package ships (none missing, none unknown: a newer triage-bot
   migrated it), and has every table the bot uses. A package that ships no migrations for the
@@ -29,11 +27,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.clients.embedded import default_model_path
-from bot.clients.probes import ollama_models, openai_models, openai_one_token, token_scopes
-from bot.clients.prompt_cache import PromptCache
+from bot.clients.probes import token_scopes
 from bot.config import Settings, is_database_url
-from bot.errors import BotError, ConfigError
+from bot.errors import BotError
+from bot.factory import backend_for, store_target
 from bot.history.protocol import SchemaState
 from bot.history.store import file_schema
 from bot.neutralise import shown_url
@@ -72,68 +69,17 @@ def check_python(version: tuple[int, ...] | None = None) -> Check:
     return Check("python", False, f"{shown}; triage-bot needs {need} or newer")
 
 
-def _tag(name: str) -> str:
-    return name if ":" in name else f"{name}:latest"
-
-
-def _wanted(settings: Settings) -> list[str]:
-    """The server models the jobs call: the validator's and the auditor's."""
-    return sorted({settings.validator_model, settings.audit_model or settings.validator_model})
-
-
-def check_openai(settings: Settings, base_url: str) -> Check:
-    """An OpenAI-compatible server: reachable, serving both roles' models, generating."""
-    where = f"OpenAI-compatible server {shown_url(base_url)}"
-    served = openai_models(base_url, settings.openai_api_key, timeout_s=settings.model_timeout_s)
-    missing = [m for m in _wanted(settings) if m not in served]
-    if missing:
-        listed = ", ".join(sorted(served)[:10]) or "none"
-        return Check(
-            "model",
-            False,
-            f"{where} answers but does not serve {', '.join(missing)} (it lists: {listed}); "
-            "set --model / --audit-model to a listed id",
-        )
-    key, timeout_s = settings.openai_api_key, settings.model_timeout_s
-    times = [
-        f"{m} {openai_one_token(base_url, key, m, timeout_s=timeout_s):.0f} ms"
-        for m in _wanted(settings)
-    ]
-    return Check("model", True, f"{where} answers; one-token call: {', '.join(times)}")
-
-
 def check_model(settings: Settings) -> Check:
-    """The model backend: an OpenAI-compatible server, Ollama's pulled models, or the embedded
-    GGUF file (the backend the jobs would use, :data:`bot.factory.BACKENDS`' order)."""
-    if settings.openai_base_url:
-        return check_openai(settings, settings.openai_base_url)
-    if settings.ollama_host:
-        wanted = set(_wanted(settings))
-        pulled = {_tag(m) for m in ollama_models(settings.ollama_host)}
-        missing = sorted(m for m in wanted if _tag(m) not in pulled)
-        if missing:
-            pulls = "; ".join(f"ollama pull {m}" for m in missing)
-            return Check("model", False, f"Ollama answers but lacks {', '.join(missing)} ({pulls})")
-        return Check("model", True, f"Ollama answers; pulled: {', '.join(sorted(wanted))}")
-    path = settings.model_path or default_model_path(settings.models_dir)
-    if not Path(path).is_file():
-        return Check("model", False, f"no GGUF file at {path}")
-    size_mb = Path(path).stat().st_size / 1e6
-    found = f"embedded GGUF {path} ({size_mb:.0f} MB)"
-    if settings.prompt_cache_mb > 0:
-        cache = PromptCache(settings.prompt_cache_dir, max_bytes=settings.prompt_cache_mb << 20)
-        try:
-            cache.folder()
-        except ConfigError as exc:
-            return Check("model", False, f"{found}; {exc}")
-        found += f"; prompt cache {cache.directory} (private)"
-    return Check("model", True, found)
+    """The model backend these settings select, as its :data:`bot.factory.BACKENDS` row checks
+    it (Ollama's pulled models, or the embedded GGUF file and its prompt cache folder)."""
+    ok, detail = backend_for(settings).check(settings)
+    return Check("model", ok, detail)
 
 
 def check_store(settings: Settings) -> Check:
     """The store is reachable and holds exactly the migrations and tables this installation
     ships (see the module doc)."""
-    target = str(settings.db_path) if settings.db_path else ":memory:"
+    target = store_target(settings)
     if is_database_url(target):
         from bot.history.pg_store import server_schema  # psycopg and yoyo only when used
 

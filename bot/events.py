@@ -4,7 +4,7 @@ Payload models use ``extra="ignore"`` (GitHub adds fields over time) and only de
 reads. Shapes follow the real payloads GitHub writes at ``GITHUB_EVENT_PATH``
 (tests/data/webhooks/, from @octokit/webhooks-examples).
 
-Routing (design.md, "The three pipelines"; issue gate triggers):
+Routing:
 
 * ``issues`` ``opened`` / ``reopened`` → gate;
 * ``issues`` ``edited`` → gate only when ``changes`` has ``title`` or ``body``;
@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from bot.clients.github_port import PullRef
 from bot.errors import EventError
 from bot.regular_file import FileTooLarge, NotRegularFile, read_regular
 
@@ -174,6 +175,18 @@ class PullRequestEvent(_Payload):
     repository: Repository
     sender: User | None = None
 
+    def pull_ref(self) -> PullRef:
+        """The event's pull request at its head SHA, as the audit works on it."""
+        pr = self.pull_request
+        return PullRef(
+            repo=self.repository.full_name,
+            number=pr.number,
+            head_sha=pr.head.sha,
+            draft=pr.draft,
+            state=pr.state,
+            public_repo=not self.repository.private,
+        )
+
 
 class Comment(_Payload):
     """The ``comment`` object of an ``issue_comment`` event."""
@@ -212,7 +225,7 @@ holds only the cron line, so the repository comes from ``GITHUB_REPOSITORY``."""
 @dataclass(frozen=True)
 class Scheduled:
     """A ``schedule`` event: re-judge the repository's issues whose last decision was
-    ``validator-error`` (:func:`bot.runner.run_backlog` with ``retry_errors``)."""
+    ``validator-error`` (:class:`bot.gate.backlog.Backlog` with ``retry_errors``)."""
 
 
 @dataclass(frozen=True)

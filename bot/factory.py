@@ -1,19 +1,22 @@
 """Build the ports from settings: the model backend table, the GitHub client, the store.
 
-The one place that turns :class:`~bot.config.Settings` into the objects the pipelines call; the
-runner, the CLI and ``triage-bot eval`` ask here and never construct a client themselves.
+The one place that turns :class:`~bot.config.Settings` into the objects the pipelines call: the
+runner hands these builders to each job's context (:class:`bot.context.JobContext`), the CLI's
+store listings and ``triage-bot eval`` call them, and ``triage-bot doctor`` asks the same
+backend table what a runner lacks.
 
-Model backends (design.md, "Models") are rows of :data:`BACKENDS`, tried in order: an
-OpenAI-compatible server when a base URL is configured (``--openai-base-url`` /
-``TRIAGE_OPENAI_BASE_URL``; it wins over the Ollama host, which the action always sets), then
-Ollama when a host is configured (``--ollama-host`` / ``OLLAMA_HOST``), else the embedded
-llama.cpp backend with ``--model-path`` or the embedded default (Qwen2.5-Coder 1.5B,
+Model backends are rows of :data:`BACKENDS`, tried in order: an OpenAI-compatible server when
+a base URL is configured (``--openai-base-url`` / ``TRIAGE_OPENAI_BASE_URL``; it wins over the
+Ollama host, which the action always sets), then Ollama when a host is configured
+(``--ollama-host`` / ``OLLAMA_HOST``), else the embedded llama.cpp backend with
+``--model-path`` or the embedded default (Qwen2.5-Coder 1.5B,
 :data:`bot.clients.embedded.DEFAULT_MODEL`). A new backend is its module in :mod:`bot.clients`
-(a :class:`~bot.chat.ChatModel`) and one row here. Heavy imports happen when what needs them
-is built: llama_cpp at the embedded model's first load, PyGithub in :func:`make_github`, the
-stores' libraries in :func:`make_store`. So importing this module is quick, which lets the
-CLI's preload thread (:func:`preload_chat_model`) start loading the GGUF while the main thread
-imports the pipeline, instead of waiting for it on the same imports.
+(a :class:`~bot.chat.ChatModel`) and one row here: how it is chosen, built, checked and
+preloaded. Heavy imports happen when what needs them is built: llama_cpp at the embedded
+model's first load, PyGithub in :func:`make_github`, the stores' libraries in
+:func:`make_store`. So importing this module is quick, which lets the CLI's preload thread
+(:func:`preload_chat_model`) start loading the GGUF while the main thread imports the pipeline,
+instead of waiting for it on the same imports.
 """
 
 from __future__ import annotations
@@ -22,14 +25,16 @@ import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from bot.chat import ChatModel, ModelRole
-from bot.clients.embedded import EmbeddedChatModel
+from bot.clients.embedded import EmbeddedChatModel, default_model_path
 from bot.clients.prompt_cache import PromptCache
 from bot.config import EMBEDDED_N_CTX, Settings, is_database_url
 from bot.errors import BotError, ConfigError
 from bot.history.protocol import HistoryStore
+from bot.neutralise import shown_url
 
 if TYPE_CHECKING:
     from bot.clients.github_client import PyGithubClient
@@ -38,11 +43,13 @@ __all__ = [
     "BACKENDS",
     "Backend",
     "ModelRole",
+    "backend_for",
     "make_chat_model",
     "make_github",
     "make_store",
     "model_concurrency",
     "preload_chat_model",
+    "store_target",
 ]
 
 
@@ -54,6 +61,9 @@ class Backend:
         name: the backend's name (``openai``, ``ollama``, ``embedded``).
         selected: whether these settings choose it; the first row that says yes is used.
         build: the :class:`~bot.chat.ChatModel` for a role; no I/O until its first call.
+        check: ``triage-bot doctor``'s look at it on this runner: whether a job could use it
+            now, and what was found (one line, never a secret); a
+            :class:`~bot.errors.BotError` it raises is the doctor's FAIL line.
         concurrent: whether the backend takes several calls at once (a server: up to
             ``model_concurrency``); the embedded model takes one at a time.
         preload: readies what the first call would otherwise wait for (the embedded GGUF):
@@ -65,6 +75,7 @@ class Backend:
     name: str
     selected: Callable[[Settings], bool]
     build: Callable[[Settings, ModelRole], ChatModel]
+    check: Callable[[Settings], tuple[bool, str]]
     concurrent: bool = False
     preload: Callable[[Settings], Callable[[], None]] | None = None
 
@@ -82,6 +93,41 @@ def _ollama(settings: Settings, role: ModelRole) -> ChatModel:
     )
 
 
+def _server_model(settings: Settings, role: ModelRole) -> str:
+    """The model a server backend runs for a role: the auditor's when set, else the
+    validator's."""
+    if role == "auditor" and settings.audit_model:
+        return settings.audit_model
+    return settings.validator_model
+
+
+def _server_models(settings: Settings) -> list[str]:
+    """The models a server backend's jobs call: the validator's and the auditor's, sorted."""
+    return sorted({_server_model(settings, "validator"), _server_model(settings, "auditor")})
+
+
+def _tag(name: str) -> str:
+    return name if ":" in name else f"{name}:latest"
+
+
+def _ollama_check(settings: Settings) -> tuple[bool, str]:
+    """Ollama answers and has the validator's and the auditor's models pulled (a tag without
+    ``:`` means ``:latest``, as in Ollama).
+
+    Raises:
+        ModelError: Ollama is unreachable or answered an error.
+    """
+    from bot.clients.ollama_client import ollama_models
+
+    wanted = _server_models(settings)
+    pulled = {_tag(m) for m in ollama_models(settings.ollama_host or "")}
+    missing = [m for m in wanted if _tag(m) not in pulled]
+    if missing:
+        pulls = "; ".join(f"ollama pull {m}" for m in missing)
+        return False, f"Ollama answers but lacks {', '.join(missing)} ({pulls})"
+    return True, f"Ollama answers; pulled: {', '.join(wanted)}"
+
+
 def _openai(settings: Settings, role: ModelRole) -> ChatModel:
     """The validator uses ``validator_model``, the auditor ``audit_model`` (falling back to the
     validator's), as the server names them."""
@@ -96,12 +142,31 @@ def _openai(settings: Settings, role: ModelRole) -> ChatModel:
     )
 
 
-def _server_model(settings: Settings, role: ModelRole) -> str:
-    """The model a server backend runs for a role: the auditor's when set, else the
-    validator's."""
-    if role == "auditor" and settings.audit_model:
-        return settings.audit_model
-    return settings.validator_model
+def _openai_check(settings: Settings) -> tuple[bool, str]:
+    """The OpenAI-compatible server answers ``/v1/models``, lists the validator's and the
+    auditor's models, and generates a token of each (no call to a model it does not list).
+
+    Raises:
+        ModelError: the server is unreachable, refuses the key, or a call failed.
+    """
+    from bot.clients.openai_client import openai_models, openai_one_token
+
+    base_url, key = settings.openai_base_url or "", settings.openai_api_key
+    where = f"OpenAI-compatible server {shown_url(base_url)}"
+    wanted = _server_models(settings)
+    served = openai_models(base_url, key, timeout_s=settings.model_timeout_s)
+    missing = [m for m in wanted if m not in served]
+    if missing:
+        listed = ", ".join(sorted(served)[:10]) or "none"
+        return False, (
+            f"{where} answers but does not serve {', '.join(missing)} (it lists: {listed}); "
+            "set --model / --audit-model to a listed id"
+        )
+    times = [
+        f"{m} {openai_one_token(base_url, key, m, timeout_s=settings.model_timeout_s):.0f} ms"
+        for m in wanted
+    ]
+    return True, f"{where} answers; one-token call: {', '.join(times)}"
 
 
 def _embedded(settings: Settings, role: ModelRole) -> EmbeddedChatModel:
@@ -125,6 +190,27 @@ def _embedded(settings: Settings, role: ModelRole) -> EmbeddedChatModel:
     )
 
 
+def _embedded_check(settings: Settings) -> tuple[bool, str]:
+    """The GGUF file is there (``--model-path``, or the default in ``TRIAGE_MODELS``), and its
+    prompt cache folder is this user's alone (:mod:`bot.clients.prompt_cache`).
+
+    Raises:
+        ConfigError: the default model is not set up in ``TRIAGE_MODELS``.
+    """
+    path = settings.model_path or default_model_path(settings.models_dir)
+    if not Path(path).is_file():
+        return False, f"no GGUF file at {path}"
+    found = f"embedded GGUF {path} ({Path(path).stat().st_size / 1e6:.0f} MB)"
+    if settings.prompt_cache_mb > 0:
+        cache = PromptCache(settings.prompt_cache_dir, max_bytes=settings.prompt_cache_mb << 20)
+        try:
+            cache.folder()
+        except ConfigError as exc:
+            return False, f"{found}; {exc}"
+        found += f"; prompt cache {cache.directory} (private)"
+    return True, found
+
+
 def _embedded_preload(settings: Settings) -> Callable[[], None]:
     """Both roles share one GGUF: import llama-cpp-python here, load in the thread."""
     model = _embedded(settings, "validator")
@@ -133,45 +219,61 @@ def _embedded_preload(settings: Settings) -> Callable[[], None]:
 
 
 BACKENDS: tuple[Backend, ...] = (
-    Backend("openai", selected=lambda s: bool(s.openai_base_url), build=_openai, concurrent=True),
-    Backend("ollama", selected=lambda s: bool(s.ollama_host), build=_ollama, concurrent=True),
+    Backend(
+        "openai",
+        selected=lambda s: bool(s.openai_base_url),
+        build=_openai,
+        check=_openai_check,
+        concurrent=True,
+    ),
+    Backend(
+        "ollama",
+        selected=lambda s: bool(s.ollama_host),
+        build=_ollama,
+        check=_ollama_check,
+        concurrent=True,
+    ),
     Backend(
         "embedded",
         selected=lambda s: True,
         build=_embedded,
+        check=_embedded_check,
         preload=_embedded_preload,
     ),
 )
 """The model backends, in the order they are tried; the last one always applies."""
 
 
+def backend_for(settings: Settings) -> Backend:
+    """The first :data:`BACKENDS` row these settings select."""
+    return next(b for b in BACKENDS if b.selected(settings))
+
+
 def model_concurrency(settings: Settings) -> int:
     """How many model calls to send at once: ``model_concurrency`` for a server backend, 1 for
     the embedded model (one llama.cpp context in this process)."""
-    backend = next(b for b in BACKENDS if b.selected(settings))
-    return settings.model_concurrency if backend.concurrent else 1
+    return settings.model_concurrency if backend_for(settings).concurrent else 1
 
 
 def make_chat_model(settings: Settings, role: ModelRole) -> ChatModel:
-    """The :class:`~bot.chat.ChatModel` for a role from the first :data:`BACKENDS` row these
-    settings select (no model I/O until the first call).
+    """The :class:`~bot.chat.ChatModel` for a role from the backend these settings select
+    (:func:`backend_for`; no model I/O until the first call).
 
     Raises:
         ConfigError: the embedded backend's prompt cache folder is not this user's alone.
     """
-    backend = next(b for b in BACKENDS if b.selected(settings))
-    return backend.build(settings, role)
+    return backend_for(settings).build(settings, role)
 
 
 def preload_chat_model(settings: Settings) -> threading.Thread | None:
-    """Start loading the selected backend's model (issue 19: a one-shot gate is a fresh
-    process), for the events whose pipelines call one (:data:`bot.events.MODEL_EVENTS`).
+    """Start loading the selected backend's model, for the events whose pipelines call one
+    (:data:`bot.events.MODEL_EVENTS`): a one-shot job is a fresh process, and the load need
+    not wait for the pipeline's imports.
 
     The backend's Python modules are imported on the calling thread, then the load runs in a
     thread (not a daemon: llama.cpp must not be torn down mid-load) while the caller imports
     the pipeline: imports on two threads only take turns for the interpreter, a load in
-    llama.cpp runs beside them (measured on 2 cores: 1.7-1.8 s of a warm one-shot beyond its
-    model call, against 1.9-2.1 s with the imports in the thread too). A later call in the
+    llama.cpp runs beside them (what that saves: docs/performance.md). A later call in the
     process finds the model loaded, or waits for the load in progress
     (:meth:`bot.clients.embedded.EmbeddedChatModel.load`). A failed import or load is not
     reported here: the first call loads again and raises the same error.
@@ -186,7 +288,7 @@ def preload_chat_model(settings: Settings) -> threading.Thread | None:
 
     if settings.event_name not in MODEL_EVENTS:
         return None
-    backend = next(b for b in BACKENDS if b.selected(settings))
+    backend = backend_for(settings)
     if backend.preload is None:
         return None
     try:
@@ -204,12 +306,19 @@ def preload_chat_model(settings: Settings) -> threading.Thread | None:
     return thread
 
 
-def make_github(settings: Settings, *, token_required: bool = True) -> PyGithubClient:
+def make_github(
+    settings: Settings,
+    *,
+    token_required: bool = True,
+    sleep: Callable[[float], None] | None = None,
+) -> PyGithubClient:
     """The GitHub client for these settings.
 
     Args:
         token_required: ``False`` for read-only dry runs (public repositories can be read
             without a token, at GitHub's low anonymous rate limit).
+        sleep: a patient client for long reads (``triage-bot dataset``): it waits through
+            ``sleep`` for a rate limit's reset, up to the hour GitHub's window lasts.
 
     Raises:
         ConfigError: no token (``GITHUB_TOKEN`` or the Action's ``token`` input).
@@ -218,15 +327,28 @@ def make_github(settings: Settings, *, token_required: bool = True) -> PyGithubC
         raise ConfigError(
             "no GitHub token: set GITHUB_TOKEN (or the action's token input), or use --dry-run"
         )
-    from bot.clients.github_client import PyGithubClient  # PyGithub and requests when used
+    from bot.clients.github_client import (  # PyGithub and requests when used
+        RATE_LIMIT_WINDOW_S,
+        PyGithubClient,
+    )
 
+    patient: dict[str, Any] = {}
+    if sleep is not None:
+        patient = {"sleep": sleep, "max_rate_limit_wait_s": RATE_LIMIT_WINDOW_S}
     return PyGithubClient(
         token=settings.github_token,
         base_url=settings.github_api_url,
         retries=settings.github_retries,
         backoff_s=settings.github_backoff_s,
         login=settings.bot_login,
+        **patient,
     )
+
+
+def store_target(settings: Settings) -> str:
+    """What ``settings.db_path`` names: a ``postgresql://`` URL, a SQLite file, or
+    ``:memory:`` when unset."""
+    return str(settings.db_path) if settings.db_path else ":memory:"
 
 
 def make_store(settings: Settings, *, read_only: bool = False) -> HistoryStore:
@@ -239,7 +361,7 @@ def make_store(settings: Settings, *, read_only: bool = False) -> HistoryStore:
     Raises:
         StoreError: the store cannot be opened or migrated, or a newer triage-bot wrote it.
     """
-    target = str(settings.db_path) if settings.db_path else ":memory:"
+    target = store_target(settings)
     if is_database_url(target):
         from bot.history.pg_store import PostgresStore  # psycopg and yoyo only when used
 

@@ -2,7 +2,7 @@
 
 A policy is a JSON file (``triage-bot calibrate --out``, the ``gate_policy`` setting), a
 ``gate.policy`` block of ``.github/triage-bot.yml``, or one of the policies the package ships
-(``bot/triage/policies/``). It says:
+(``bot/gate/policies/``). It says:
 
 - ``verdict_from``: ``model``, the model's own verdict stands unless a guard rules
   NEEDS_REFINEMENT; or ``guards``, VALID unless a guard rules NEEDS_REFINEMENT, with the
@@ -17,7 +17,7 @@ A policy is a JSON file (``triage-bot calibrate --out``, the ``gate_policy`` set
   figures on each half of it. Only a policy measured with the model and prompt version that run
   has figures that hold for that run.
 
-The decision itself is :func:`bot.triage.policy.decide`; this module is the file format only,
+The decision itself is :func:`bot.gate.policy.decide`; this module is the file format only,
 so the repository file (:mod:`bot.repo_file`) can validate and publish it.
 """
 

@@ -1,6 +1,5 @@
 """The sinks for untrusted text: one function per place text leaves the bot.
 
-Rule source: design.md, "Untrusted text leaving the bot", and issue 13 (findings 1, 3, 4).
 Untrusted text is model output, file paths, issue and comment text, label names and exception
 messages that may echo any of those. Each sink makes it inert *by construction* — it never
 decides whether a piece of markdown is dangerous, it rebuilds the text so that no syntax
@@ -29,6 +28,10 @@ survives except what the sink itself writes:
 * :func:`command_data` — the data of a workflow command (``::warning::…``, ``::add-mask::…``),
   escaped as GitHub's toolkit escapes it (``%25``, ``%0D``, ``%0A``): the only place the bot
   percent-encodes printed text.
+* :func:`escape_delimiters` / :func:`escape_special_tokens` — untrusted text inside a prompt's
+  delimited block (the issue in ``<issue>``, the code in the audit's block): a tag that would
+  open or close the block, and a chat-template control token written as text, lose their first
+  character to an entity, so the text can neither leave its block nor forge a chat turn.
 * :func:`shown_url` — a URL (GitHub API, Ollama host, database) as any output may show it: no
   user information, no secret query value, no fragment; :func:`read_url` also names the
   secrets found (for the runner's masking) and why a URL cannot be shown, and :func:`redact`
@@ -46,6 +49,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 from urllib.parse import SplitResult, quote, quote_plus, unquote, unquote_plus, urlsplit, urlunsplit
 
@@ -56,6 +60,8 @@ __all__ = [
     "code_block",
     "code_span",
     "command_data",
+    "escape_delimiters",
+    "escape_special_tokens",
     "html_text",
     "json_line",
     "log_text",
@@ -83,6 +89,47 @@ _LINE_START = frozenset("-+=")
 _RUN = re.compile(r"`+")
 _LIST_MARKER = re.compile(r"([-*+]|[0-9]{1,9}[.)])[ \t]+")
 _FENCE = re.compile(r"(`{3,}|~{3,})(.*)$")
+
+
+@cache
+def _tag_like(tag: str) -> re.Pattern[str]:
+    # "\s*(?:/\s*)?" rather than "\s*/?\s*": unambiguous, so no quadratic backtracking.
+    return re.compile(rf"<(?=\s*(?:/\s*)?{re.escape(tag)})", re.IGNORECASE)
+
+
+_SPECIAL_TOKEN = re.compile(
+    "|".join(
+        (
+            r"<(?=\|[^<>|\n]{1,40}\|>)",  # ChatML, Llama 3, Phi, Qwen FIM: <|im_start|>
+            r"<(?=\uff5c[^<>\uff5c\n]{1,40}\uff5c>)",  # DeepSeek: <｜begin▁of▁sentence｜>
+            r"<(?=/?[a-z]+(?:_[a-z]+)*_of_[a-z_]+>)",  # Gemma: <start_of_turn>, <end_of_image>
+            r"<(?=unused[0-9]{1,4}>)",  # Gemma's reserved <unused0> … <unused6241>
+            r"<(?=/?(?:s|bos|eos|pad|unk|mask|cls|sep)>)",  # SentencePiece/BERT control tokens
+            r"<(?=/?(?:think|thinking|tool_call|tool_response|tools)>)",  # reasoning/tool tags
+            r"<(?=<\s*/?\s*SYS\s*>>)",  # Llama 2: <<SYS>> <</SYS>>
+            r"\[(?=/?(?:INST|[A-Z]+(?:_[A-Z]+)+)\])",  # Llama 2/Mistral: [INST] [TOOL_CALLS]
+        )
+    ),
+    re.IGNORECASE,
+)
+"""Chat-template control tokens by family pattern (not a list of names): what a tokenizer
+could read as a special token when the prompt is tokenised with special tokens parsed. The
+first character is made inert (``<`` → ``&lt;``, ``[`` → ``&#91;``). The Mistral pattern is
+upper-case words joined by ``_`` (``[TOOL_CALLS]``) or ``INST``, so ``[BUG]`` stays as written;
+IGNORECASE applies to it too, which also catches ``[inst]``."""
+
+
+def escape_delimiters(text: str, tag: str = "issue") -> str:
+    """Make ``<TAG`` / ``</TAG`` (any case, any spacing) inside untrusted text inert
+    (``<`` → ``&lt;``), so the text cannot open or close its delimiter."""
+    return escape_special_tokens(_tag_like(tag).sub("&lt;", text))
+
+
+def escape_special_tokens(text: str) -> str:
+    """Make chat-template control tokens written as text inert: their first character
+    becomes an entity (``<`` → ``&lt;``, ``[`` → ``&#91;``), for every family
+    :data:`_SPECIAL_TOKEN` knows."""
+    return _SPECIAL_TOKEN.sub(lambda m: "&lt;" if m.group() == "<" else "&#91;", text)
 
 
 def _cap(text: str, max_chars: int) -> str:

@@ -1,16 +1,16 @@
 """The repository's own configuration: ``.github/triage-bot.yml``, parsed and validated.
 
-Rule source: issue 16, "Per-repository configuration". The file is read through the API from the
-repository's default branch (never from a PR head or an issue: :mod:`bot.runner` fetches it,
-``GitHubPort.repo_file``), parsed with PyYAML's safe loader and validated by :class:`RepoFile`,
-a strict pydantic model (``extra="forbid"``: a misspelt key is an error, not silently ignored).
-A broken file is a :class:`~bot.errors.ConfigError` (exit 2) naming the key and its line, taken
-from the YAML node marks, so nothing is labelled from a half-read configuration.
+The file is read through the API from the repository's default branch (never from a PR head or an
+issue: :class:`bot.context.JobContext` reads it, ``GitHubPort.repo_file``), parsed with PyYAML's
+safe loader and validated by :class:`RepoFile`, a strict pydantic model (``extra="forbid"``: a
+misspelt key is an error, not silently ignored). A broken file is a :class:`~bot.errors.ConfigError`
+(exit 2) naming the key and its line, taken from the YAML node marks, so nothing is labelled from a
+half-read configuration.
 
 Its values that are also settings (:data:`SETTING_OF_KEY`) enter the one settings table's
 precedence as the layer between action inputs and defaults
 (:meth:`bot.config.Settings.with_repository_file`); the gate labels, the author comment's
-intro, the skip rules and the gate's decision policy are the file's alone (the runner reads
+intro, the skip rules and the gate's decision policy are the file's alone (the gate reads
 them from ``Settings.repo_file``).
 The published JSON schema (``schema/triage-bot.schema.json``) is :func:`json_schema`.
 """
@@ -32,6 +32,7 @@ __all__ = [
     "SETTING_OF_KEY",
     "AuditConfig",
     "AuthorCommentConfig",
+    "DatasetConfig",
     "ElementConfig",
     "GateConfig",
     "LabelConfig",
@@ -52,8 +53,8 @@ MAX_FILE_CHARS = 64_000
 
 MAX_ELEMENTS = 3
 """Most elements a repository may add: each is one more quote the model writes, and the
-validator's ``num_predict`` stays ≤ 200 (design.md, "Models"; :func:`bot.agents.make_validator`
-adds room per element up to that), where a reply cut short is a validator-error."""
+validator's ``num_predict`` stays ≤ 200 (:func:`bot.gate.validator.make_validator` adds room
+per element up to that), where a reply cut short is a validator-error."""
 
 
 class _Strict(BaseModel):
@@ -64,7 +65,7 @@ class _Strict(BaseModel):
 class AuthorCommentConfig(_Strict):
     """``author_comment:``: whether the gate tells the author what to add (the
     ``author_comment`` setting), and a line of the repository's own in it (neutralised by
-    :func:`bot.triage.author_comment.needs_refinement_comment`: no links, mentions or
+    :func:`bot.gate.author_comment.needs_refinement_comment`: no links, mentions or
     markup)."""
 
     enabled: bool | None = Field(
@@ -192,9 +193,30 @@ class GateConfig(_Strict):
     )
 
 
+_LabelName = Annotated[str, Field(min_length=1, max_length=50)]
+
+
+class DatasetConfig(_Strict):
+    """``dataset:``: the labels ``triage-bot dataset`` reads maintainers' decisions from,
+    beyond its own lists of the common names (``triage-bot dataset --help`` prints both).
+    Names compare case-insensitively, with ``-``, ``_`` and spaces alike and any prefix up
+    to a ``:`` or ``/`` left out (``Status: Needs Info`` is ``needs-info``)."""
+
+    needs_info_labels: list[_LabelName] = Field(
+        default_factory=list,
+        description="labels that ask the reporter for more (added to needs-info, "
+        "needs-repro, waiting-for-author …)",
+    )
+    accepted_labels: list[_LabelName] = Field(
+        default_factory=list,
+        description="labels that accept a report as written (added to confirmed, "
+        "accepted, reproduced)",
+    )
+
+
 _BOT_KEYS = frozenset({"problem", "trigger", "expected", "reason", "verdict"})
 """Names an element may not take: the bot's own elements and the reply's other keys
-(:data:`bot.triage.evidence.RESERVED_KEYS`, which a test keeps equal to this)."""
+(:data:`bot.gate.evidence.RESERVED_KEYS`, which a test keeps equal to this)."""
 
 
 def _one_line(text: str) -> str:
@@ -262,6 +284,7 @@ class RepoFile(_Strict):
     audit: AuditConfig = Field(default_factory=AuditConfig)
     models: ModelsConfig = Field(default_factory=ModelsConfig)
     gate: GateConfig = Field(default_factory=GateConfig)
+    dataset: DatasetConfig = Field(default_factory=DatasetConfig)
 
     def settings(self) -> dict[str, Any]:
         """The file's values that are settings: setting name → value, only those the file

@@ -9,6 +9,7 @@ not a transport retry, and does not live here.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -47,6 +48,7 @@ def call_with_retries(
     policy: RetryPolicy,
     transient: Callable[[BaseException], bool],
     server_wait_s: Callable[[BaseException], float | None] | None = None,
+    sleep: Callable[[float], None] | None = None,
 ) -> T:
     """Call ``fn`` and retry it while it raises an error ``transient`` accepts.
 
@@ -57,6 +59,7 @@ def call_with_retries(
         server_wait_s: the wait (seconds) the server asked for in the error (e.g. GitHub's
             ``Retry-After``), used instead of the back-off when it returns a number; the caller
             bounds it.
+        sleep: how to wait (seconds); ``time.sleep`` when ``None``. Tests pass a recorder.
 
     Raises:
         The last exception ``fn`` raised, unchanged, once attempts are used up or at once when
@@ -74,6 +77,7 @@ def call_with_retries(
         wait=wait,
         retry=retry_if_exception(transient),
         reraise=True,
+        sleep=time.sleep if sleep is None else sleep,
     )
     return retrying(fn)
 

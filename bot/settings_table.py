@@ -64,8 +64,8 @@ DATABASE_URL_SCHEMES = tuple(f"{scheme}://" for scheme in LIBPQ_SCHEMES)
 
 
 def is_database_url(target: str) -> bool:
-    """Whether a store target (``TRIAGE_DB``, ``--db``) names a PostgreSQL server (issue 18)
-    rather than a SQLite file."""
+    """Whether a store target (``TRIAGE_DB``, ``--db``) names a PostgreSQL server (a
+    store a runner pool shares) rather than a SQLite file."""
     return target.startswith(DATABASE_URL_SCHEMES)
 
 
@@ -201,7 +201,7 @@ class SettingsTable:
         parse=http_url,
         echo=shown_url,
         help="use the OpenAI-compatible server at this base URL, up to `/v1` (llama.cpp's "
-        "`llama-server`, vLLM, LM Studio, Ollama's `/v1`: `docs/servers/`); wins over the "
+        "`llama-server`, vLLM, LM Studio, Ollama's `/v1`: `docs/model-servers.md`); wins over the "
         "Ollama host",
     )
     openai_api_key: str | None = setting(
@@ -336,7 +336,7 @@ class SettingsTable:
         None,
         env="TRIAGE_REPO_FILE",
         flag="--repo-file",
-        commands=_JOBS,
+        commands=(*_JOBS, "dataset"),
         parse=existing_file("repository configuration"),
         readme_default="the default branch's",
         help="a local `.github/triage-bot.yml` used instead of the default branch's (to try a "

@@ -26,7 +26,7 @@ from bot.config import VALIDATOR_OPTIONS  # noqa: E402
 from bot.evaluation.replies import ReplayModel, load_replies  # noqa: E402
 from bot.evaluation.run import eval_gate  # noqa: E402
 from bot.evaluation.sets import EvalIssue, load_jsonl  # noqa: E402
-from bot.triage.validator import Validator  # noqa: E402
+from bot.gate.validator import Validator  # noqa: E402
 
 ACCEPTED = ROOT / "evals" / "gate-figures.json"
 """The accepted figures, the bounds they must keep, and the replies they come from."""

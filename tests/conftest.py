@@ -13,7 +13,7 @@ import pytest
 
 from bot import factory, runner
 from bot.config import ENV_VARS
-from bot.triage import policy
+from bot.gate import policy
 from tests.fake_github import FakeGitHub
 from tests.pg import fresh_database
 from tests.support import TIMINGS, FakeChatModel, guards_policy

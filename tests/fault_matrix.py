@@ -22,8 +22,8 @@ from unittest import mock
 
 from bot import runner
 from bot.audit.auditor import Auditor
+from bot.audit.plan import apply_audit, plan_audit
 from bot.audit.report import MARKER
-from bot.audit_flow import apply_audit, plan_audit
 from bot.chat import ChatModel
 from bot.clients.embedded import EmbeddedChatModel
 from bot.clients.github_client import PyGithubClient
@@ -31,11 +31,11 @@ from bot.clients.github_port import ChangedFile, PullRef
 from bot.clients.ollama_client import OllamaChatModel
 from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS, Settings
 from bot.errors import BotError, GitHubUnavailable
-from bot.gate_flow import apply_gate
+from bot.gate.labels import LABEL_FOR_VERDICT, plan_labels
+from bot.gate.plan import apply_gate
+from bot.gate.validator import Validator
 from bot.history.store import Store
 from bot.retry import RetryPolicy
-from bot.triage.labels import LABEL_FOR_VERDICT, plan_labels
-from bot.triage.validator import Validator
 from tests.fake_github import FakeGitHub
 from tests.reliability import Row
 from tests.replies import COMPLETE_BODY, COMPLETE_TITLE, NEEDS_REPLY, VALID_REPLY

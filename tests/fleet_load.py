@@ -5,7 +5,7 @@ Run one writer process (what :func:`run_fleet` spawns)::
     python -m tests.fleet_load write DB BOARD WRITER WRITERS EVENTS
 
 Each writer stands for one ephemeral runner. It handles ``EVENTS`` events the way the runner
-applies a plan (:func:`bot.runner.run_gate`, :func:`bot.runner.run_audit`): under the store's
+applies a plan (:func:`bot.gate.run`, :func:`bot.audit.run`): under the store's
 lock on the issue or PR (:meth:`~bot.history.protocol.HistoryStore.exclusive`) it looks up the
 bot's comment, posts or edits it, and writes the decision row (a gate event) or the two segment
 rows (an audit event). Four events in five are its own, fresh; the fifth repeats one: every
@@ -37,7 +37,6 @@ from bot.config import Settings
 from bot.errors import StoreError
 from bot.factory import make_store
 from bot.history.protocol import AuditRow, GateRow, HistoryStore
-from bot.history.stats import column
 
 __all__ = ["Board", "check_fleet", "events_of", "run_fleet"]
 
@@ -198,17 +197,10 @@ def check_fleet(db: str, board: str) -> dict[str, Any]:
     store = make_store(Settings(db_path=db), read_only=True)
     try:
         one = lambda sql: int(store.fetch(sql, [])[0][0])  # noqa: E731
-        counts = ", ".join(f"sum(case when verdict = '{v.upper()}' then 1 else 0 end)" for v in
-                           ("go", "go_with_notes", "fix"))  # fmt: skip
-        raw = store.fetch(
-            f"select week, count(*), sum(retried), {counts} from audits group by week "
-            "order by week",
-            [],
-        )
+        key = "repo, week, model, verdict, confidence, retried"
+        raw = store.fetch(f"select {key}, count(*) from audits group by {key} order by {key}", [])
         kept = store.fetch(
-            f"select week, audits, retried, {', '.join(column(v) for v in ('GO', 'GO_WITH_NOTES', 'FIX'))} "  # noqa: E501
-            "from audit_weeks where audits != 0 order by week",
-            [],
+            f"select {key}, audits from audit_weeks where audits != 0 order by {key}", []
         )
         gate_weekly = one("select coalesce(sum(decisions), 0) from gate_weeks")
         result = {

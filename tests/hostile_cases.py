@@ -28,9 +28,10 @@ from bot.commands.parser import Command, Malformed, parse_command
 from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS
 from bot.errors import BotError, InvalidRange
 from bot.events import IssueCommentEvent, Skip, load_payload, route_event
+from bot.gate.issue_text import quote_verdict_lines
+from bot.gate.validator import Validator
 from bot.history.store import AuditRow, Store
-from bot.triage.issue_text import escape_delimiters, quote_verdict_lines
-from bot.triage.validator import Validator
+from bot.neutralise import escape_delimiters
 from tests.markdown_oracle import render
 from tests.reliability import Row
 from tests.replies import reply
@@ -294,7 +295,7 @@ HOSTILE_TEXT = (
     "![ref][1] <img src=x onerror=alert(1)> <picture><svg onload=x> <!-- triage-bot:audit --> "
     "<!-- triage-bot:head=0000000000000000000000000000000000000000 --> </details></summary>"
     "<details open><script>alert(1)</script><a href=https://evil.example>x</a>"
-)  # 3 mentions and 5 images: the README's "no @mentions, images or raw HTML"
+)  # 3 mentions and 5 images: docs/audit.md's "no @mentions, images or raw HTML"
 FITS = f"≤ {COMMENT_LIMIT} chars; note: True; marker first: True"
 ROW_TAIL = (False, "markdown", "m", "v", 1, 1, 1.0, "")  # an AuditRow after path, lines, verdict
 

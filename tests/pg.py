@@ -23,7 +23,7 @@ PG_URL_VAR = "TRIAGE_TEST_PG_URL"
 REQUIRE_VAR = "TRIAGE_REQUIRE_PG"
 SKIP_REASON = (
     f"no PostgreSQL server: set {PG_URL_VAR}=postgresql://USER@127.0.0.1:PORT/DB (start one "
-    "with scripts/test_postgres.sh start DIR, see the README's Development section)"
+    "with scripts/test_postgres.sh start DIR, see CONTRIBUTING.md)"
 )
 
 

@@ -1,6 +1,6 @@
 """Validator replies in the v13 reply shape, and an issue that passes the bot's own checks.
 
-The reply shape is :class:`bot.triage.verdict.Verdict`: three quotes (``problem``, ``trigger``,
+The reply shape is :class:`bot.gate.verdict.Verdict`: three quotes (``problem``, ``trigger``,
 ``expected``), then ``reason`` and ``verdict``, all required, no other key. Under the shipped
 guards policy (:data:`tests.support.GUARDS`, the fake model's) a VALID outcome needs more than
 the model's word: the issue must pass the bot's own checks (no unfilled template, at least 20
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from bot.triage.verdict import VerdictValue
+from bot.gate.verdict import VerdictValue
 
 __all__ = [
     "COMPLETE_BODY",

@@ -24,10 +24,11 @@ from click.testing import CliRunner
 from bot import runner
 from bot.audit.auditor import AuditRejected, AuditResult
 from bot.audit.contract import render_sections
+from bot.audit.pipeline import render_audit_plan
+from bot.audit.plan import AuditPlan
 from bot.audit.ranges import parse_range_spec
 from bot.audit.report import COMMENT_LIMIT, render_audit_comment
 from bot.audit.selection import Segment, Selection, Skipped
-from bot.audit_flow import AuditPlan
 from bot.cli import main
 from bot.clients.github_port import PullRef
 from bot.commands.handlers import history_reply
@@ -35,9 +36,7 @@ from bot.config import Settings
 from bot.errors import BotError, InvalidRange, StoreError
 from bot.events import load_payload, route_event
 from bot.history.store import AuditRow, Store
-from bot.neutralise import neutralise, neutralise_block
-from bot.render import render_audit_plan
-from bot.triage.issue_text import escape_special_tokens
+from bot.neutralise import escape_special_tokens, neutralise, neutralise_block
 from tests.fake_github import FakeGitHub
 from tests.markdown_oracle import render
 from tests.reliability import Row

@@ -15,13 +15,13 @@ import vcr
 
 from bot.chat import ChatMessage, ChatResult, RoleOptions
 from bot.errors import ModelError
-from bot.gate_flow import GatePlan
+from bot.gate.issue_text import prepare_issue
+from bot.gate.labels import LABEL_FOR_VERDICT, LabelPlan
+from bot.gate.plan import GatePlan
+from bot.gate.policy import shipped_policies
+from bot.gate.validator import GateDecision, system_prompt
 from bot.gate_policy import GatePolicy, HalfFigures, Measurement
 from bot.history.store import AuditRow
-from bot.triage.issue_text import prepare_issue
-from bot.triage.labels import LABEL_FOR_VERDICT, LabelPlan
-from bot.triage.policy import shipped_policies
-from bot.triage.validator import GateDecision, system_prompt
 
 __all__ = [
     "CASSETTES",
@@ -37,12 +37,21 @@ __all__ = [
     "load_webhook",
     "make_plan",
     "policy_file",
+    "user_docs",
     "write_payload",
 ]
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 CASSETTES = ROOT / "cassettes"
+
+
+def user_docs() -> str:
+    """README.md and every page under docs/, joined: what a user reads. A test that checks a
+    thing is documented reads this when the thing lives in docs/ rather than the README."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    return "\n".join(page.read_text("utf-8") for page in pages)
+
 
 GUARDS = next(p for p in shipped_policies() if p.verdict_from == "guards")
 """The shipped policy that does not count the model's verdict (the embedded default's): VALID

@@ -169,7 +169,7 @@ def _append(text: str) -> Callable[[Path], None]:
         "bot/audit/contract.py",
         "bot/prompts/validator.md",
         "bot/prompts/audit_json.md",
-        "bot/triage/verdict.py",
+        "bot/gate/verdict.py",
         "bot/commands/handlers.py",
         "bot/cli.py",
         "bot/audit/new_module.py",

@@ -1,10 +1,12 @@
-"""The agents built from settings (bot/agents.py): what the runner and the eval judge with."""
+"""The agents built from settings (:func:`bot.gate.validator.make_validator`,
+:func:`bot.audit.auditor.make_auditor`): what the runner and the eval judge with."""
 
 from __future__ import annotations
 
-from bot.agents import audit_format, make_auditor, make_validator
+from bot.audit.auditor import audit_format, make_auditor
 from bot.audit.selection import Segment
 from bot.config import AUDITOR_JSON_OPTIONS, AUDITOR_OPTIONS, VALIDATOR_OPTIONS, Settings
+from bot.gate.validator import make_validator
 from tests.replies import NEEDS_REPLY
 from tests.support import FakeChatModel
 

@@ -1,5 +1,6 @@
 """ARCHITECTURE.md stays true to the tree: its layer order holds for every import in ``bot/``,
-and its module table names every package and module of ``bot/``, and nothing that is gone.
+the two pipelines (``bot/gate/``, ``bot/audit/``) never import each other, and its module table
+names every package and module of ``bot/``, and nothing that is gone.
 
 Both tables are read from ARCHITECTURE.md itself, so the document is the specification and this
 test its check: a new module needs a row and a layer; an import that points up a layer fails
@@ -124,11 +125,58 @@ def upward_imports(root: Path, layers: list[Layer]) -> list[str]:
     return problems
 
 
+PIPELINES = ("bot/gate/", "bot/audit/")
+"""The pipeline packages: each imports only what sits below the pipelines, never the other."""
+
+
+def cross_imports(root: Path, pipelines: tuple[str, ...] = PIPELINES) -> list[str]:
+    """Every import in ``root/bot`` from one pipeline package into another, as messages naming
+    the file, line and imported module."""
+    files = source_files(root)
+    by_module = {module_name(f): f for f in files}
+    problems = []
+    for file in files:
+        own = next((p for p in pipelines if file.startswith(p)), None)
+        if own is None:
+            continue
+        tree = ast.parse((root / file).read_text("utf-8"), filename=file)
+        package = module_name(file).rpartition(".")[0]
+        if file.endswith("__init__.py"):
+            package = module_name(file)
+        for line, target in imported_modules(tree, package, set(by_module)):
+            target_file = by_module.get(target, "")
+            other = next((p for p in pipelines if target_file.startswith(p)), None)
+            if other is not None and other != own:
+                problems.append(f"{file}:{line} imports {target} from the other pipeline")
+    return problems
+
+
 TEXT = ARCHITECTURE.read_text("utf-8")
 
 
 def test_imports_only_point_down_the_layers() -> None:
     assert upward_imports(ROOT, layer_table(TEXT)) == []
+
+
+def test_the_pipelines_never_import_each_other() -> None:
+    assert cross_imports(ROOT) == []
+
+
+def test_the_cross_check_catches_an_import_between_pipelines(tmp_path: Path) -> None:
+    """Top-level, function-level and relative imports from one pipeline into the other are
+    named; an import of a shared module below them is not."""
+    package = tmp_path / "bot"
+    for folder in ("gate", "audit"):
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "report.py").write_text("")
+    (package / "gate" / "a.py").write_text("from bot.audit import b\nfrom bot import report\n")
+    (package / "audit" / "b.py").write_text("def f():\n    from ..gate.a import x\n")
+    assert cross_imports(tmp_path) == [
+        "bot/audit/b.py:2 imports bot.gate.a from the other pipeline",
+        "bot/gate/a.py:1 imports bot.audit.b from the other pipeline",
+    ]
 
 
 def test_the_layer_table_is_well_formed() -> None:

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from bot.audit.auditor import Auditor, AuditResult
 from bot.audit.context import MAX_AFTER, MAX_BEFORE, Context, enclosing_context
+from bot.audit.plan import plan_audit
 from bot.audit.prompt import CODE_TAG, segment_message
 from bot.audit.selection import Segment
 from bot.audit.structured import AuditJSON
-from bot.audit_flow import plan_audit
 from bot.clients.github_client import PyGithubClient
 from bot.clients.github_port import PullRef
 from bot.config import AUDITOR_OPTIONS

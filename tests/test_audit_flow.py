@@ -10,8 +10,8 @@ import pytest
 
 from bot.audit.auditor import Auditor
 from bot.audit.contract import render_sections
+from bot.audit.plan import apply_audit, plan_audit
 from bot.audit.report import COMMENT_LIMIT, MARKER
-from bot.audit_flow import apply_audit, plan_audit
 from bot.clients.github_client import PyGithubClient
 from bot.clients.github_port import PullRef
 from bot.config import AUDITOR_OPTIONS

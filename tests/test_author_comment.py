@@ -23,27 +23,27 @@ from hypothesis import strategies as st
 from bot import runner
 from bot.cli import main
 from bot.config import VALIDATOR_OPTIONS, Settings
-from bot.render import RunReport
-from bot.settings_table import DEFAULT_OLLAMA_MODEL
-from bot.triage.author_comment import (
+from bot.gate.author_comment import (
     AUTHOR_MARKER,
     needs_refinement_comment,
     ready_comment,
     refinement_comment_for,
 )
-from bot.triage.evidence import ELEMENTS, Element
-from bot.triage.labels import NEEDS_REFINEMENT, READY
-from bot.triage.validator import Validator
+from bot.gate.evidence import ELEMENTS, Element
+from bot.gate.labels import NEEDS_REFINEMENT, READY
+from bot.gate.validator import Validator
+from bot.report import RunReport
+from bot.settings_table import DEFAULT_OLLAMA_MODEL
 from tests.fake_github import CONFIG_READ, FakeGitHub, StoredComment
 from tests.markdown_oracle import render
 from tests.profiles import FUZZ
 from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY, reply
 from tests.support import (
-    ROOT,
     FakeChatModel,
     cassette,
     load_webhook,
     policy_file,
+    user_docs,
     write_payload,
 )
 
@@ -128,7 +128,7 @@ def test_the_same_text_is_not_written_again(
     report = _run(tmp_path, _payload("edited", "The app crashes when I press save.",
                                      ("needs-refinement",)))  # fmt: skip
     assert github.writes == []  # label in place, comment text the same: 0 writes
-    assert _lookups(github) == 0  # the store knows the text it wrote (bot.gate_writes)
+    assert _lookups(github) == 0  # the store knows the text it wrote (bot.gate.writes)
     assert "author comment unchanged" in report.text
 
 
@@ -270,7 +270,7 @@ def test_recorded_first_needs_refinement_costs_five_requests(tmp_path: Path) -> 
 def test_recorded_valid_after_needs_refinement_edits_the_comment_to_ready(tmp_path: Path) -> None:
     payload = _payload("edited", COMPLETE_BODY, ("needs-refinement",))
     out, requests, count = _cli(tmp_path, payload, "e2e_author_comment_ready")
-    # the repository file (404), who added needs-refinement (bot.gate_flow.hand_set_gate_label),
+    # the repository file (404), who added needs-refinement (bot.gate.plan.hand_set_gate_label),
     # the bot's own login (no bot-login set: GraphQL viewer, once; it says needs-refinement is
     # the bot's to remove, and later which comment is its own), create label, add, remove
     # needs-refinement, list comments, edit
@@ -330,18 +330,18 @@ def test_hostile_issue_text_never_reaches_the_comment(
     assert f"`{NEEDS_REFINEMENT.name}`" in comment.body
 
 
-def test_the_readme_shows_the_comments_as_the_bot_builds_them() -> None:
-    """README "The comment the author sees": the example issue, the model quoting nothing."""
+def test_the_docs_show_the_comments_as_the_bot_builds_them() -> None:
+    """docs/gate.md "The comment the author sees": the example issue, the model quoting nothing."""
     issue = load_webhook("issues.opened.18")["issue"]
     validator = Validator(FakeChatModel().enqueue(NEEDS_REPLY), VALIDATOR_OPTIONS,
                           max_body_chars=6000)  # fmt: skip
     decision = validator.judge(issue["title"], issue["body"])
-    readme = (ROOT / "README.md").read_text("utf-8")
+    docs = user_docs()
     needs = refinement_comment_for(decision, label=NEEDS_REFINEMENT.name)
-    assert f"````markdown\n{needs}````\n" in readme
+    assert f"````markdown\n{needs}````\n" in docs
     ready = "".join(f"  {line}\n" if line else "\n" for line in
                     ready_comment(label=READY.name).splitlines())  # fmt: skip
-    assert f"  ````markdown\n{ready}  ````\n" in readme
+    assert f"  ````markdown\n{ready}  ````\n" in docs
 
 
 def test_text_either_side_of_a_code_span_is_not_joined_by_the_oracle() -> None:

@@ -45,7 +45,7 @@ def _settings(tmp_path: Path, **kw: Any) -> Settings:
 
 
 def _backlog(tmp_path: Path, github: FakeGitHub, **kw: Any) -> runner.RunReport:
-    return runner.run_backlog(REPO, _settings(tmp_path), github, **kw)
+    return runner.run_backlog(_settings(tmp_path), REPO, **kw)
 
 
 def _outage(tmp_path: Path, github: FakeGitHub, model: FakeChatModel) -> None:
@@ -224,8 +224,9 @@ def test_the_schedule_event_runs_retry_errors_on_the_workflows_repository(
         runner.run_event(no_repo)
 
 
-def test_the_cli_limit_default_is_the_runners() -> None:
+def test_the_cli_limit_default_is_the_gates() -> None:
     from bot.cli import backlog
+    from bot.gate.backlog import BACKLOG_LIMIT
 
     (limit,) = [p for p in backlog.params if p.name == "limit"]
-    assert limit.default == runner.BACKLOG_LIMIT
+    assert limit.default == BACKLOG_LIMIT

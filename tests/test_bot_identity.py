@@ -18,14 +18,14 @@ import pytest
 
 from bot import runner
 from bot.audit.auditor import Auditor
+from bot.audit.plan import plan_audit
 from bot.audit.report import MARKER
 from bot.audit.review import FINDING_PREFIX
-from bot.audit_flow import plan_audit
 from bot.clients.github_client import PyGithubClient
 from bot.clients.github_port import ChangedFile, PullRef
 from bot.config import AUDITOR_OPTIONS, Settings
 from bot.errors import GitHubAuthError, GitHubError
-from bot.triage.author_comment import AUTHOR_MARKER
+from bot.gate.author_comment import AUTHOR_MARKER
 from tests.fake_github import FakeGitHub, StoredComment
 from tests.replies import NEEDS_REPLY
 from tests.support import FakeChatModel, cassette, load_webhook, write_payload

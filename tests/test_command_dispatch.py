@@ -1,6 +1,8 @@
-"""Commands are data (issue 15): dispatch is ``COMMANDS[name].handler(ctx)`` with no default
-branch, the wrong-place reply reads ``spec.where``, and the comment flow reaches the store and
-the pipelines only through the runner's ``Services`` (replaced here by a recording fake)."""
+"""Commands are data: dispatch is ``COMMANDS[name].handler(ctx)`` with no default branch, the
+wrong-place reply reads ``spec.where``, and the comment flow reaches GitHub and the store only
+through the job's context (built here over the fake GitHub and a counting store) and the
+pipelines only through their entries (:func:`bot.gate.run`, :func:`bot.audit.run`, replaced
+here by recorders)."""
 
 from __future__ import annotations
 
@@ -11,14 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from bot.clients.github_port import GitHubPort, PullRef
+from bot import audit, gate
+from bot.chat import ChatModel, ModelRole
+from bot.clients.github_port import PullRef
 from bot.commands.comment import dispatch, run_comment, wrong_place_reply
 from bot.commands.handlers import COMMANDS
 from bot.commands.spec import Answer, Command, CommandContext, CommandSpec, Where
 from bot.config import Settings
+from bot.context import JobContext
 from bot.events import IssueCommentEvent, IssuesEvent, route_event
 from bot.history.store import Store
-from bot.render import RunReport
+from bot.report import RunReport
 from tests.fake_github import FakeGitHub
 from tests.support import load_webhook
 
@@ -26,30 +31,46 @@ AUTHOR = "Codertocat"  # the commenter in issue_comment.created.0 (on issue 1)
 REACTION = ("reaction", "492700400", "eyes")  # 👀 on that comment
 
 
+class _CountedStore(Store):
+    closed = False
+
+    def close(self) -> None:
+        self.closed = True
+        super().close()
+
+
+def _no_model(settings: Settings, role: ModelRole) -> ChatModel:
+    raise AssertionError("no command here builds a model: the pipelines are recorders")
+
+
 @dataclass
-class FakeServices:
-    """Records what a command asked of the runner; the store is a read-only empty file."""
+class FakeJob:
+    """A job over the fake GitHub and a read-only empty store: records the stores the job
+    opened and the pipelines the commands started."""
 
     client: FakeGitHub
     db: Path
     gates: list[IssuesEvent] = field(default_factory=list)
     audits: list[tuple[PullRef, str | None]] = field(default_factory=list)
-    stores: int = 0
+    stores: list[_CountedStore] = field(default_factory=list)
 
-    def github(self) -> GitHubPort:
-        return self.client
+    def job(self, settings: Settings | None = None) -> JobContext:
+        return JobContext.build(
+            settings or Settings(),
+            make_github=lambda s, **k: self.client,
+            make_store=self._store,
+            make_model=_no_model,
+        )
 
-    def read_store(self) -> Store:
-        self.stores += 1
-        return Store(self.db, read_only=True)
+    def _store(self, settings: Settings, *, read_only: bool) -> Store:
+        assert read_only, "a command's reply only reads"
+        self.stores.append(_CountedStore(self.db, read_only=True))
+        return self.stores[-1]
 
-    def rerun_gate(self, event: IssuesEvent) -> RunReport:
-        self.gates.append(event)
-        return RunReport("gate ran", "gate\n")
-
-    def audit(self, pull: PullRef, github: GitHubPort, requested_range: str | None) -> RunReport:
-        self.audits.append((pull, requested_range))
-        return RunReport("audit ran", "audit\n")
+    def comment(self, event: IssueCommentEvent, settings: Settings | None = None) -> RunReport:
+        """``run_comment`` as the runner calls it: in a job that ends after it."""
+        with self.job(settings) as job:
+            return run_comment(event, job)
 
 
 def _event(body: str, *, on_pr: bool = False) -> IssueCommentEvent:
@@ -63,10 +84,25 @@ def _event(body: str, *, on_pr: bool = False) -> IssueCommentEvent:
 
 
 @pytest.fixture
-def services(tmp_path: Path) -> FakeServices:
+def fakes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeJob:
     github = FakeGitHub(permissions={AUTHOR: "admin"})
     github.heads[1] = "a" * 40
-    return FakeServices(github, tmp_path / "absent.db")
+    fake = FakeJob(github, tmp_path / "absent.db")
+
+    def gate_run(ctx: JobContext, work: IssuesEvent, *, force: bool = False) -> RunReport:
+        assert force, "/triage judges over a hand-set label"
+        fake.gates.append(work)
+        return RunReport("gate ran", "gate\n")
+
+    def audit_run(
+        ctx: JobContext, pull: PullRef, *, requested_range: str | None = None, **_: object
+    ) -> RunReport:
+        fake.audits.append((pull, requested_range))
+        return RunReport("audit ran", "audit\n")
+
+    monkeypatch.setattr(gate, "run", gate_run)
+    monkeypatch.setattr(audit, "run", audit_run)
+    return fake
 
 
 def _recording_table(ran: list[str]) -> dict[str, CommandSpec]:
@@ -83,37 +119,37 @@ def _recording_table(ran: list[str]) -> dict[str, CommandSpec]:
 
 
 def _ctx(
-    name: str, services: FakeServices, commands: dict[str, CommandSpec], *, on_pr: bool
+    name: str, fakes: FakeJob, commands: dict[str, CommandSpec], *, on_pr: bool
 ) -> CommandContext:
     event = _event(f"/{name}", on_pr=on_pr)
-    return CommandContext(Command(name), event, Settings(), services.client, services, commands)
+    return CommandContext(Command(name), event, fakes.job(), commands)
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_each_command_runs_its_own_handler_and_no_other(name: str, services: FakeServices) -> None:
+def test_each_command_runs_its_own_handler_and_no_other(name: str, fakes: FakeJob) -> None:
     ran: list[str] = []
     table = _recording_table(ran)
     on_pr = COMMANDS[name].where == "pr"
-    assert dispatch(_ctx(name, services, table, on_pr=on_pr)) == f"ran {name}"
+    assert dispatch(_ctx(name, fakes, table, on_pr=on_pr)) == f"ran {name}"
     assert ran == [name]
 
 
 @pytest.mark.parametrize("name", ["nope", "audit_statz", "", "HELP"])
-def test_a_name_not_in_the_registry_reaches_no_handler(name: str, services: FakeServices) -> None:
+def test_a_name_not_in_the_registry_reaches_no_handler(name: str, fakes: FakeJob) -> None:
     """The old ``_dispatch`` sent any unlisted name to ``/audit_stats``; now it is a KeyError."""
     ran: list[str] = []
     with pytest.raises(KeyError):
-        dispatch(_ctx(name, services, _recording_table(ran), on_pr=False))
+        dispatch(_ctx(name, fakes, _recording_table(ran), on_pr=False))
     assert ran == []
 
 
 def test_an_unknown_command_in_a_comment_gets_the_usage_reply_and_runs_nothing(
-    services: FakeServices,
+    fakes: FakeJob,
 ) -> None:
-    report = run_comment(_event("/nope 3"), Settings(), services)
+    report = fakes.comment(_event("/nope 3"))
     assert "reply:\n  | Unknown command. Commands: `/triage`, `/audit`" in report.text
-    assert (services.gates, services.audits, services.stores) == ([], [], 0)
-    assert services.client.writes == [REACTION, ("create_comment", "1")]
+    assert (fakes.gates, fakes.audits, fakes.stores) == ([], [], [])
+    assert fakes.client.writes == [REACTION, ("create_comment", "1")]
 
 
 @pytest.mark.parametrize(
@@ -133,48 +169,44 @@ def test_the_wrong_place_reply_reads_where(where: Where, on_pr: bool, expected: 
 
 
 @pytest.mark.parametrize("name", [n for n, s in COMMANDS.items() if s.where != "any"])
-def test_a_command_in_the_wrong_place_replies_instead_of_running(
-    name: str, services: FakeServices
-) -> None:
+def test_a_command_in_the_wrong_place_replies_instead_of_running(name: str, fakes: FakeJob) -> None:
     ran: list[str] = []
     on_pr = COMMANDS[name].where != "pr"
-    reply = dispatch(_ctx(name, services, _recording_table(ran), on_pr=on_pr))
+    reply = dispatch(_ctx(name, fakes, _recording_table(ran), on_pr=on_pr))
     assert isinstance(reply, str)
     assert reply.startswith(f"`/{name}` ")
     assert ran == []
 
 
-def test_triage_runs_the_gate_through_the_services_and_posts_no_reply(
-    services: FakeServices,
-) -> None:
-    report = run_comment(_event("/triage"), Settings(), services)
-    assert [e.issue.number for e in services.gates] == [1]
+def test_triage_runs_the_gate_and_posts_no_reply(fakes: FakeJob) -> None:
+    report = fakes.comment(_event("/triage"))
+    assert [e.issue.number for e in fakes.gates] == [1]
     assert (
         report.text == f"triage-bot: /triage by {AUTHOR} ({AUTHOR} has admin permission)\ngate ran"
     )
-    assert services.client.writes == [REACTION]
+    assert fakes.client.writes == [REACTION]
 
 
-def test_audit_with_a_range_runs_the_audit_through_the_services(services: FakeServices) -> None:
-    run_comment(_event("/audit src/a.py:1-5", on_pr=True), Settings(), services)
-    assert [(p.number, r) for p, r in services.audits] == [(1, "src/a.py:1-5")]
+def test_audit_with_a_range_runs_the_audit_on_that_range(fakes: FakeJob) -> None:
+    fakes.comment(_event("/audit src/a.py:1-5", on_pr=True))
+    assert [(p.number, r) for p, r in fakes.audits] == [(1, "src/a.py:1-5")]
 
 
-def test_history_and_stats_open_the_store_once_each_and_close_it(services: FakeServices) -> None:
+def test_history_and_stats_open_the_store_once_each_and_close_it(fakes: FakeJob) -> None:
     for body in ("/audit_history 3", "/audit_stats"):
-        report = run_comment(_event(body), Settings(), services)
+        report = fakes.comment(_event(body))
         assert "reply:\n  | No accepted audits" in report.text
-    assert services.stores == 2
+    assert [store.closed for store in fakes.stores] == [True, True]
 
 
-def test_help_lists_the_registry_it_was_dispatched_from(services: FakeServices) -> None:
+def test_help_lists_the_registry_it_was_dispatched_from(fakes: FakeJob) -> None:
     trial = {"help": COMMANDS["help"]}
-    reply = dispatch(_ctx("help", services, trial, on_pr=False))
+    reply = dispatch(_ctx("help", fakes, trial, on_pr=False))
     assert reply == "triage-bot commands:\n- `/help`: list the commands"
 
 
-def test_a_dry_run_reads_the_permission_and_writes_nothing(services: FakeServices) -> None:
-    report = run_comment(_event("/help"), Settings(dry_run=True), services)
+def test_a_dry_run_reads_the_permission_and_writes_nothing(fakes: FakeJob) -> None:
+    report = fakes.comment(_event("/help"), Settings(dry_run=True))
     assert "reply:\n  | triage-bot commands:" in report.text
-    assert services.client.writes == []
-    assert services.client.reads == [("permission", AUTHOR)]
+    assert fakes.client.writes == []
+    assert fakes.client.reads == [("permission", AUTHOR)]

@@ -154,8 +154,8 @@ def test_history_and_stats_replies(tmp_path: Path) -> None:
 def test_audit_stats_reads_per_model(tmp_path: Path) -> None:
     """Two models' verdicts are not mixed: each has its row, most audits first; a hostile
     model name stays inline code in its cell."""
+    from bot.audit.stats import model_stats
     from bot.commands.handlers import stats_reply
-    from bot.history.stats import model_stats
     from bot.history.store import Store
     from tests.markdown_oracle import render
     from tests.support import audit_row

@@ -119,7 +119,8 @@ def test_every_rule_has_a_case() -> None:
 
 
 def test_the_verdict_rules_follow_the_verdicts() -> None:
-    """One rule per verdict, in order; section 6's rule lists them (README: tests/test_docs.py)."""
+    """One rule per verdict, in order; section 6's rule lists them (the table in docs/audit.md,
+    checked by tests/test_docs.py)."""
     assert tuple(r.verdict for r in VERDICT_RULES) == VERDICTS
     assert section("verdict").rule == f"exactly {one_of(VERDICTS)}"
     assert section("confidence").rule == f"exactly {one_of(CONFIDENCES)}"

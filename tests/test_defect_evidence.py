@@ -21,7 +21,7 @@ from bot.audit.evidence import (
     quote_line,
     verdict_after_drop,
 )
-from bot.audit_flow import apply_audit, plan_audit
+from bot.audit.plan import apply_audit, plan_audit
 from bot.clients.github_port import ChangedFile, PullRef
 from bot.config import AUDITOR_OPTIONS
 from bot.history.store import Store
@@ -247,8 +247,8 @@ def test_markdown_replies_store_and_post_only_verified_defects(
     _assert_only_verified(rows, posted, claims)
 
 
-def test_the_readme_lists_every_category_of_the_contract() -> None:
-    from tests.support import ROOT
+def test_the_docs_list_every_category_of_the_contract() -> None:
+    from tests.support import user_docs
 
-    readme = " ".join((ROOT / "README.md").read_text("utf-8").split())
+    readme = " ".join(user_docs().split())
     assert ", ".join(f"`{c}`" for c in CATEGORIES) in readme

@@ -1,18 +1,34 @@
-"""The README stays true to the code: the contract table, the exit codes, the env variables."""
+"""The README and docs/ stay true to the code: the contract table, the exit codes, the env
+variables, the commands; and the README stays a page a user reads first, linked to the rest."""
 
 from __future__ import annotations
+
+import re
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
 
 from bot.audit.contract import SECTIONS
 from bot.config import ENV_VARS
 from bot.errors import BotError
-from tests.support import ROOT
+from tests.support import ROOT, user_docs
 
 README = (ROOT / "README.md").read_text("utf-8")
+DOCS = user_docs()
+"""README.md and docs/*.md: where a thing that moved out of the README is looked for."""
+
+PAGES = sorted(
+    [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "evals" / "README.md",
+     *(ROOT / "docs").glob("*.md")]
+)  # fmt: skip
+"""Every page written for people (ARCHITECTURE.md is checked by test_architecture.py)."""
 
 
 def test_contract_table_is_printed_from_the_single_definition() -> None:
     for section in SECTIONS:
-        assert f"| {section.number} | {section.title} | {section.rule} |" in README
+        assert f"| {section.number} | {section.title} | {section.rule} |" in DOCS
 
 
 def test_every_exit_code_is_documented() -> None:
@@ -63,18 +79,16 @@ def test_the_configuration_table_is_printed_from_the_settings_table() -> None:
 
 
 def _measured_models() -> list[str]:
-    """The Ollama tags in the first column of the README's "Models measured" table, in order."""
-    import re
-
-    section = README.split("### Models measured", 1)[1].split("\n#", 1)[0]
+    """The Ollama tags in the first column of the "Models measured" table, in order."""
+    section = re.split(r"^#+ Models measured$", DOCS, maxsplit=1, flags=re.M)[1].split("\n#", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| ") and "`" in line]
     return [match.group(1) for row in rows if (match := re.search(r"\(`([^`]+)`\)", row))]
 
 
 def test_the_default_model_is_the_best_measured_one() -> None:
-    """Issue 16, "Defaults that work": a default that was never measured is not offered.
-    action.yml and the settings table default to the first (best) row of the README's table,
-    and the action to the audit format that row was measured with (JSON)."""
+    """A default that was never measured is not offered: action.yml and the settings table
+    default to the first (best) row of the "Models measured" table, and the action to the audit
+    format that row was measured with (JSON)."""
     import yaml
 
     from bot.settings_table import DEFAULT_OLLAMA_MODEL
@@ -85,3 +99,70 @@ def test_the_default_model_is_the_best_measured_one() -> None:
     assert inputs["validator-model"]["default"] == DEFAULT_OLLAMA_MODEL == measured[0]
     assert inputs["audit-model"]["default"] == ""  # the validator's model
     assert inputs["audit-format"]["default"] == "json"
+
+
+# --- the README is read first; docs/ holds the rest ----------------------------------------------
+def test_the_readme_is_short_and_shows_installation_early() -> None:
+    lines = README.splitlines()
+    assert len(lines) < 450
+    assert "## Install on a repository" in lines[:150]
+
+
+def test_every_docs_page_is_linked_from_the_readme() -> None:
+    linked = {target for target, _ in _links(ROOT / "README.md")}
+    for page in [
+        *(ROOT / "docs").glob("*.md"),
+        ROOT / "CONTRIBUTING.md",
+        ROOT / "evals" / "README.md",
+    ]:
+        assert page.relative_to(ROOT).as_posix() in linked, page
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_relative_link_reaches_a_file_and_a_heading(page: Path) -> None:
+    for target, anchor in _links(page):
+        path = (page.parent / target).resolve() if target else page
+        assert path.is_file(), f"{page.name}: {target}"
+        if anchor and path.suffix == ".md":
+            assert anchor in _anchors(path), f"{page.name}: {target}#{anchor}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_no_page_points_at_issue_numbers_or_work_stops(page: Path) -> None:
+    """A reader has neither the project's issue tracker nor its work log: no "issue 14", no
+    "stop 24", no "this stop"."""
+    text = page.read_text("utf-8")
+    assert not re.search(r"\b([Ii]ssues?[ -]#?\d+|[Ss]tops? \d+|this stop)\b", text)
+
+
+_MD = MarkdownIt("commonmark").enable("table")
+
+
+def _links(page: Path) -> list[tuple[str, str]]:
+    """(path, anchor) of every link in ``page`` that stays in the repository, as markdown-it-py
+    reads them (code spans and fences hold none)."""
+    found = []
+    for token in _MD.parse(page.read_text("utf-8")):
+        for child in token.children or []:
+            href = str(child.attrs.get("href", "")) if child.type == "link_open" else ""
+            if href and not re.match(r"[a-z]+:", href):
+                target, _, anchor = href.partition("#")
+                found.append((target, anchor))
+    return found
+
+
+def _anchors(page: Path) -> set[str]:
+    """The anchors GitHub gives ``page``'s headings: the heading's text lower-cased, without
+    punctuation but ``-`` and ``_``, spaces as ``-``; a repeated one gets ``-1``, ``-2`` …"""
+    tokens = _MD.parse(page.read_text("utf-8"))
+    seen: dict[str, int] = {}
+    for opening, inline in pairwise(tokens):
+        if opening.type == "heading_open":
+            text = "".join(
+                c.content for c in inline.children or [] if c.type in ("text", "code_inline")
+            )
+            slug = re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-")
+            seen[slug] = seen.get(slug, -1) + 1
+            if seen[slug]:
+                seen[f"{slug}-{seen[slug]}"] = 0
+    return set(seen)

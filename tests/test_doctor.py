@@ -1,4 +1,4 @@
-"""``triage-bot doctor`` (issue 18): one ok/FAIL line per check, exit 1 on a failure; the
+"""``triage-bot doctor``: one ok/FAIL line per check, exit 1 on a failure; the
 Ollama and GitHub parts on recorded shapes (cassettes), the store on both stores."""
 
 from __future__ import annotations
@@ -10,10 +10,12 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 
+from bot import factory
+from bot.chat import ChatModel, ModelRole
 from bot.cli import main
 from bot.config import Settings
 from bot.doctor import check_model, check_python, check_store, check_token, run_checks
-from bot.factory import make_store
+from bot.factory import Backend, make_store
 from bot.history import pg_store, store
 from tests.support import cassette
 
@@ -234,3 +236,33 @@ def test_the_command_prints_one_line_per_check_and_exits_1_on_a_fail(
     assert [line.split(":")[0] for line in lines] == [
         "ok   python", "ok   model", "ok   store", "FAIL token",
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("ok", "detail", "line"),
+    [
+        (True, "trial answers", "ok   model: trial answers"),
+        (False, "trial lacks m (pull m)", "FAIL model: trial lacks m (pull m)"),
+    ],
+)
+def test_the_model_check_is_the_selected_backends_own(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, ok: bool, detail: str, line: str
+) -> None:
+    """A new backend is its module and one row of ``factory.BACKENDS``: the doctor asks the
+    row the settings select, and settings that select another row still reach theirs."""
+
+    def no_model(settings: Settings, role: ModelRole) -> ChatModel:
+        raise AssertionError("the doctor builds no model")
+
+    trial = Backend(
+        "trial",
+        selected=lambda s: s.validator_model == "trial-model",
+        build=no_model,
+        check=lambda s: (ok, detail),
+    )
+    monkeypatch.setattr(factory, "BACKENDS", (trial, *factory.BACKENDS))
+    assert check_model(Settings(validator_model="trial-model")).line() == line
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    embedded = check_model(Settings(model_path=gguf, prompt_cache_mb=0))
+    assert embedded.line() == f"ok   model: embedded GGUF {gguf} (0 MB)"

@@ -22,7 +22,7 @@ from bot.evaluation.report import (
 )
 from bot.evaluation.run import RecordingModel, eval_audit, eval_gate, percentile
 from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
-from bot.triage.validator import Validator
+from bot.gate.validator import Validator
 from tests.replies import reply
 from tests.support import ROOT, FakeChatModel
 

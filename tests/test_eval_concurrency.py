@@ -24,7 +24,7 @@ from bot.errors import ModelUnavailable
 from bot.evaluation.run import RecordingModel
 from bot.evaluation.sets import EvalIssue, load_jsonl
 from bot.factory import model_concurrency
-from bot.triage.issue_text import delimit_issue, prepare_issue
+from bot.gate.issue_text import delimit_issue, prepare_issue
 from tests.fake_openai import Answer, Received, completion, fake_openai_server
 from tests.replies import reply
 from tests.support import ROOT

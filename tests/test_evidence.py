@@ -1,4 +1,4 @@
-"""Quotes as evidence (bot/triage/evidence.py): a quote counts only when the bot finds it in the
+"""Quotes as evidence (bot/gate/evidence.py): a quote counts only when the bot finds it in the
 issue, after the same normalisation on both sides, outside planted lines, and is more than an
 error's bare name."""
 
@@ -10,9 +10,9 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from bot.triage import evidence
-from bot.triage.evidence import ELEMENTS, QUOTE_MIN_CHARS, find_quote, gather_evidence
-from bot.triage.issue_text import IssueText, prepare_issue
+from bot.gate import evidence
+from bot.gate.evidence import ELEMENTS, QUOTE_MIN_CHARS, find_quote, gather_evidence
+from bot.gate.issue_text import IssueText, prepare_issue
 from tests.profiles import FUZZ
 from tests.replies import reply
 

@@ -1,4 +1,4 @@
-"""Facts the bot checks itself (bot/triage/facts.py), on small hand-written markdown issues."""
+"""Facts the bot checks itself (bot/gate/facts.py), on small hand-written markdown issues."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.triage.facts import IssueFacts, issue_facts
-from bot.triage.issue_text import prepare_issue
+from bot.gate.facts import IssueFacts, issue_facts
+from bot.gate.issue_text import prepare_issue
 from tests.profiles import FUZZ
 
 

@@ -17,7 +17,7 @@ import pytest
 from bot import runner
 from bot.clients.github_port import ChangedFile
 from bot.config import Settings
-from bot.render import RunReport
+from bot.report import RunReport
 from tests.fake_github import FakeGitHub
 from tests.pg import fresh_database
 from tests.replies import COMPLETE_BODY, VALID_REPLY

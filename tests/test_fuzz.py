@@ -31,7 +31,7 @@ from bot.clients.github_port import ChangedFile
 from bot.commands.handlers import COMMANDS
 from bot.commands.parser import MAX_LINE_CHARS, Command, Malformed, parse_command
 from bot.errors import InvalidRange, ModelOutputError
-from bot.triage.verdict import QUOTE_MAX_CHARS, REASON_MAX_CHARS, parse_verdict
+from bot.gate.verdict import QUOTE_MAX_CHARS, REASON_MAX_CHARS, parse_verdict
 from tests.profiles import FUZZ, PROFILE
 
 RUNS: Counter[str] = Counter()  # examples each property ran (target name → count)

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from bot.evaluation.replies import load_replies
-from bot.triage.validator import system_prompt
+from bot.gate.validator import system_prompt
 from tests.support import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))

@@ -8,10 +8,10 @@ import pytest
 
 from bot.config import VALIDATOR_OPTIONS
 from bot.events import IssuesEvent, route_event
-from bot.gate_flow import GatePlan, already_decided, apply_gate, gate_row, plan_gate
+from bot.gate.pipeline import render_gate_plan, render_gate_summary
+from bot.gate.plan import GatePlan, already_decided, apply_gate, gate_row, plan_gate
+from bot.gate.validator import Validator
 from bot.gate_policy import GatePolicy
-from bot.render import render_gate_plan, render_gate_summary
-from bot.triage.validator import Validator
 from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY, reply
 from tests.support import GUARDS, FakeChatModel, RecordingGitHub, guards_policy, load_webhook
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from bot.cli import main
 from bot.commands.handlers import triage_stats_reply
-from bot.history.gate_stats import (
+from bot.gate.stats import (
     ERROR_OUTCOME,
     OUTCOMES,
     gate_cells,
@@ -195,7 +195,7 @@ def test_the_figures_match_a_direct_count(
 def test_neither_query_reads_a_decision_row(tmp_path: Path) -> None:
     """Fast on 100k rows (benchmarks/commands.py): the counts come from the trigger-kept
     ``gate_weeks`` by its key, the percentiles from a covering index; nothing is sorted."""
-    from bot.history import gate_stats
+    from bot.gate import stats as gate_stats
 
     db = _store(tmp_path).db
     plans = [

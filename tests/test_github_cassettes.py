@@ -9,8 +9,8 @@ import pytest
 
 from bot.clients.github_client import PyGithubClient
 from bot.errors import GitHubAuthError, GitHubNotFound
-from bot.gate_flow import apply_gate
-from bot.triage.labels import LABEL_FOR_VERDICT, VALIDATOR_ERROR, GateLabel, plan_labels
+from bot.gate.labels import LABEL_FOR_VERDICT, VALIDATOR_ERROR, GateLabel, plan_labels
+from bot.gate.plan import apply_gate
 from tests.support import CASSETTES, cassette, make_plan
 
 REPO = "Codertocat/Hello-World"

@@ -153,8 +153,8 @@ def test_a_real_model_writes_the_same_reply_with_and_without_the_shortlist(
     from bot.chat import RoleOptions
     from bot.clients.embedded import EmbeddedChatModel, smoke_model_path
     from bot.config import EMBEDDED_N_CTX
-    from bot.triage.issue_text import prepare_issue
-    from bot.triage.validator import Validator, verdict_schema
+    from bot.gate.issue_text import prepare_issue
+    from bot.gate.validator import Validator, verdict_schema
 
     model = EmbeddedChatModel(model_path=smoke_model_path(), n_ctx=EMBEDDED_N_CTX)
     validator = Validator(model, RoleOptions(0.0, 160, 4096, 42), max_body_chars=6000)

@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 
-from bot import runner
+from bot import gate, runner
 from bot.clients.github_client import PyGithubClient
 from bot.clients.github_port import LabelEvent
 from bot.config import Settings
 from bot.errors import ConfigError, GitHubNotFound, StoreError
 from bot.events import IssuesEvent, route_event
-from bot.gate_flow import asks_who_labelled, hand_set_gate_label
+from bot.gate.plan import asks_who_labelled, hand_set_gate_label
 from bot.history.store import Store
 from tests.fake_github import CONFIG_READ, FakeGitHub
 from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
@@ -144,7 +144,8 @@ def test_triage_judges_over_a_hand_set_label_and_leaves_it(
     event = route_event("issues", _payload("edited", ["bug", "needs-refinement"]))
     assert isinstance(event, IssuesEvent)
     settings = Settings(github_token="t", db_path=tmp_path / "triage.db")
-    report = runner.run_gate(event, settings, force=True)
+    with runner.job_context(settings) as job:
+        report = gate.run(job, event, force=True)
     assert _label_reads(github) == [("label_events", "1")]  # for the removal, not the skip
     assert github.issue_labels[1] == ["needs-refinement", "ready-for-dev"]
     assert "kept needs-refinement (not added by the bot)" in report.text
@@ -205,7 +206,7 @@ def test_a_dry_run_asks_github_without_requiring_a_token(
     monkeypatch.setattr(runner, "make_github", make_github)
     report = _run(tmp_path, _payload("edited", ["needs-refinement"]), dry_run=True)
     assert "a maintainer set 'needs-refinement' by hand" in report.text
-    assert calls == [False, False]  # the configuration read, then the events
+    assert calls == [False]  # one client for the job: the configuration read, then the events
 
 
 def _raise(exc: Exception) -> Any:

@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.triage.issue_text import (
+from bot.gate.issue_text import (
     clean_text,
     delimit_issue,
-    escape_delimiters,
     prepare_issue,
     quote_role_lines,
     quote_verdict_lines,
 )
+from bot.neutralise import escape_delimiters
 from tests.replies import reply
 
 

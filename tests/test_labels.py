@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from bot.triage.labels import GATE_LABELS, VALIDATOR_ERROR, is_gate_label, label_for, plan_labels
+from bot.gate.labels import GATE_LABELS, VALIDATOR_ERROR, is_gate_label, label_for, plan_labels
 
 NAMES = [label.name for label in GATE_LABELS]
 COMBOS = [list(combo) for r in range(len(NAMES) + 1) for combo in itertools.combinations(NAMES, r)]
@@ -15,7 +15,7 @@ COMBOS = [list(combo) for r in range(len(NAMES) + 1) for combo in itertools.comb
 @pytest.mark.parametrize("target", GATE_LABELS, ids=NAMES)
 @pytest.mark.parametrize("current", COMBOS, ids=lambda c: "+".join(c) or "none")
 def test_plan_leaves_exactly_the_target(current: list[str], target: object) -> None:
-    from bot.triage.labels import GateLabel
+    from bot.gate.labels import GateLabel
 
     assert isinstance(target, GateLabel)
     current_with_others = ["bug", *current, "good first issue"]

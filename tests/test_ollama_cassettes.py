@@ -8,18 +8,18 @@ from typing import Any
 import pytest
 
 from bot.audit.auditor import Auditor, AuditRejected
+from bot.audit.pipeline import render_audit_summary
+from bot.audit.plan import AuditPlan
 from bot.audit.report import render_audit_comment
 from bot.audit.selection import Segment, Selection
-from bot.audit_flow import AuditPlan
 from bot.chat import ChatMessage, check_prompt_fits
 from bot.clients.github_port import PullRef
 from bot.clients.ollama_client import OllamaChatModel
 from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS
 from bot.errors import ModelNotFound, ModelPromptTooLong, ModelTruncated, ModelUnavailable
-from bot.render import render_audit_summary
+from bot.gate.validator import Validator
+from bot.gate.verdict import verdict_schema
 from bot.retry import RetryPolicy
-from bot.triage.validator import Validator
-from bot.triage.verdict import verdict_schema
 from tests.fault_matrix import slow_drip_server
 from tests.replies import COMPLETE_BODY, COMPLETE_TITLE
 from tests.support import cassette

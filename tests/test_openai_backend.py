@@ -25,10 +25,10 @@ from bot.cli import main
 from bot.clients.openai_client import OpenAIChatModel
 from bot.config import AUDITOR_JSON_OPTIONS, VALIDATOR_OPTIONS
 from bot.errors import ModelError, ModelTruncated, ModelUnavailable
+from bot.gate.labels import GATE_LABELS
+from bot.gate.validator import Validator
+from bot.gate.verdict import verdict_schema
 from bot.retry import RetryPolicy
-from bot.triage.labels import GATE_LABELS
-from bot.triage.validator import Validator
-from bot.triage.verdict import verdict_schema
 from tests.model_server import MODEL, private_server, server_url
 from tests.replies import COMPLETE_BODY, COMPLETE_TITLE
 from tests.support import ROOT, TIMINGS

@@ -17,16 +17,17 @@ from hypothesis import strategies as st
 from bot.chat import ChatMessage
 from bot.clients.openai_client import (
     OpenAIChatModel,
+    openai_models,
+    openai_one_token,
     openai_options,
     response_formats,
     retry_after_s,
 )
-from bot.clients.probes import openai_models, openai_one_token
 from bot.config import VALIDATOR_OPTIONS
 from bot.errors import ModelNotFound, ModelRequestRejected, ModelTruncated, ModelUnavailable
+from bot.gate.validator import Validator
+from bot.gate.verdict import verdict_schema
 from bot.retry import RetryPolicy
-from bot.triage.validator import Validator
-from bot.triage.verdict import verdict_schema
 from tests.replies import COMPLETE_BODY, COMPLETE_TITLE
 from tests.support import CASSETTES, cassette
 

@@ -17,11 +17,11 @@ from click.testing import CliRunner
 from hypothesis import given
 
 from bot import cli
+from bot.audit.stats import stats_columns
 from bot.cli import main
 from bot.errors import ConfigError, ModelUnavailable
 from bot.evaluation import command
-from bot.history.gate_stats import gate_columns
-from bot.history.stats import stats_columns
+from bot.gate.stats import gate_columns
 from bot.history.store import AuditRow, GateRow, Store
 from tests.profiles import FUZZ
 from tests.support import FakeChatModel

@@ -1,4 +1,4 @@
-"""The gate's decision under a policy (bot/triage/policy.py, bot/gate_policy.py): the guards in
+"""The gate's decision under a policy (bot/gate/policy.py, bot/gate_policy.py): the guards in
 order, the model's verdict when the policy counts it, never a raised verdict; the reason people
 read and what an author is asked for; the shipped policies and which one a run uses."""
 
@@ -15,19 +15,19 @@ from pydantic import ValidationError
 
 from bot.config import VALIDATOR_OPTIONS
 from bot.errors import ConfigError
-from bot.gate_policy import GUARDS as GUARD_ORDER
-from bot.gate_policy import GatePolicy, load_policy
-from bot.triage.evidence import ELEMENTS, Evidence
-from bot.triage.facts import IssueFacts
-from bot.triage.policy import (
+from bot.gate.evidence import ELEMENTS, Evidence
+from bot.gate.facts import IssueFacts
+from bot.gate.policy import (
     DEFAULT_POLICY,
     choose_policy,
     decide,
     default_policy,
     shipped_policies,
 )
-from bot.triage.validator import Validator, system_prompt
-from bot.triage.verdict import VerdictValue
+from bot.gate.validator import Validator, system_prompt
+from bot.gate.verdict import VerdictValue
+from bot.gate_policy import GUARDS as GUARD_ORDER
+from bot.gate_policy import GatePolicy, load_policy
 from tests.profiles import FUZZ
 from tests.replies import reply
 from tests.support import GUARDS, FakeChatModel, guards_policy

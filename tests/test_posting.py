@@ -9,39 +9,33 @@ a GitHub runner reads a step's output.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.audit.auditor import AuditRejected, AuditResult
-from bot.audit.ranges import parse_range_spec
+from bot.audit.pipeline import render_audit_plan, render_audit_summary
+from bot.audit.plan import AuditPlan
 from bot.audit.report import COMMENT_LIMIT, MARKER, audited_head, render_audit_comment
 from bot.audit.selection import Segment, Selection, Skipped
-from bot.audit_flow import AuditPlan
 from bot.chat import CallUsage
-from bot.clients.github_port import GitHubPort, PullRef
+from bot.clients.github_port import ChangedFile, PullRef
 from bot.commands.comment import run_comment
 from bot.commands.handlers import history_reply
 from bot.config import Settings
-from bot.events import IssueCommentEvent, IssuesEvent, route_event
-from bot.gate_flow import GatePlan
+from bot.context import JobContext
+from bot.events import IssueCommentEvent, route_event
+from bot.gate.issue_text import prepare_issue
+from bot.gate.labels import READY, plan_labels
+from bot.gate.pipeline import render_gate_plan, render_gate_summary
+from bot.gate.plan import GatePlan
+from bot.gate.validator import GateDecision
 from bot.history.store import AuditRow, Store
 from bot.neutralise import ZWSP
-from bot.render import (
-    RunReport,
-    render_audit_plan,
-    render_audit_summary,
-    render_gate_plan,
-    render_gate_summary,
-)
-from bot.triage.issue_text import prepare_issue
-from bot.triage.labels import READY, plan_labels
-from bot.triage.validator import GateDecision
+from bot.report import RunReport
 from tests.fake_github import FakeGitHub
 from tests.markdown_oracle import render
 from tests.profiles import FUZZ
-from tests.support import load_webhook
+from tests.support import FakeChatModel, load_webhook
 
 SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
 PIECES = [
@@ -233,34 +227,28 @@ def test_one_oversized_audit_does_not_push_the_others_out() -> None:
 AUTHOR = "Codertocat"  # the commenter in issue_comment.created.0 (on issue 1)
 
 
-@dataclass
-class _ReplyServices:
-    """The runner's side of a command reply: a store holding one audit per hostile path (a
-    new in-memory store per read: the handler closes it), the real /audit range rules."""
+def _job(github: FakeGitHub, paths: list[str]) -> JobContext:
+    """A job as the runner builds one for a command reply: the fake GitHub, whose PR 1 changes
+    one file named with a character no hostile text holds (so the real ``/audit`` range rules
+    refuse every hostile range), and a store holding one audit per hostile path."""
+    github.files[1] = [ChangedFile("\u20ac.py", "modified", "@@ -1 +1 @@\n+x = 1")]
 
-    client: FakeGitHub
-    paths: list[str]
-
-    def github(self) -> GitHubPort:
-        return self.client
-
-    def read_store(self) -> Store:
-        store = Store(":memory:")
+    def store(settings: Settings, *, read_only: bool) -> Store:
+        made = Store(":memory:")
         tail = (False, "markdown", "m", "v", 1, 1, 1.0, "")
         repo = "Codertocat/Hello-World"
-        store.record_audits(
+        made.record_audits(
             [AuditRow(repo, 1, SHA, p, i + 1, i + 2, "GO", "High", *tail)
-             for i, p in enumerate(self.paths)]
+             for i, p in enumerate(paths)]
         )  # fmt: skip
-        return store
+        return made
 
-    def rerun_gate(self, event: IssuesEvent) -> RunReport:
-        raise AssertionError("no gate in these tests")
-
-    def audit(self, pull: PullRef, github: GitHubPort, requested_range: str | None) -> RunReport:
-        # the one changed file is named with a character no hostile text holds
-        parse_range_spec(requested_range or "", ["\u20ac.py"])  # raises InvalidRange
-        raise AssertionError("the hostile range was accepted")
+    return JobContext.build(
+        Settings(),
+        make_github=lambda settings, **k: github,
+        make_store=store,
+        make_model=lambda settings, role: FakeChatModel(),  # a refused range calls no model
+    )
 
 
 def _command(body: str, paths: list[str]) -> tuple[str, RunReport]:
@@ -272,7 +260,8 @@ def _command(body: str, paths: list[str]) -> tuple[str, RunReport]:
     assert isinstance(event, IssueCommentEvent)
     github = FakeGitHub(permissions={AUTHOR: "admin"})
     github.heads[1] = SHA
-    report = run_comment(event, Settings(), _ReplyServices(github, paths))
+    with _job(github, paths) as job:
+        report = run_comment(event, job)
     (reply,) = [c.body for c in github.comments[1]]
     return reply, report
 

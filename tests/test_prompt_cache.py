@@ -358,7 +358,7 @@ from pathlib import Path
 from bot.clients.embedded import EmbeddedChatModel, smoke_model_path, _prompt_eval_tokens
 from bot.clients.prompt_cache import PromptCache
 from bot.config import EMBEDDED_N_CTX, VALIDATOR_OPTIONS
-from bot.triage.validator import Validator
+from bot.gate.validator import Validator
 cache = None if sys.argv[1] == "none" else PromptCache(Path(sys.argv[1]), max_bytes=64 << 20)
 model = EmbeddedChatModel(model_path=smoke_model_path(), n_ctx=EMBEDDED_N_CTX, prompt_cache=cache)
 d = Validator(model, VALIDATOR_OPTIONS, max_body_chars=6000).judge(

@@ -21,9 +21,9 @@ from bot.cli import main
 from bot.clients.embedded import DEFAULT_MODEL, EmbeddedChatModel, smoke_model_path
 from bot.config import EMBEDDED_N_CTX, VALIDATOR_OPTIONS
 from bot.events import IssuesEvent, route_event
-from bot.gate_flow import apply_gate, plan_gate
-from bot.triage.labels import GATE_LABELS
-from bot.triage.validator import Validator, system_prompt
+from bot.gate.labels import GATE_LABELS
+from bot.gate.plan import apply_gate, plan_gate
+from bot.gate.validator import Validator, system_prompt
 from tests.support import ROOT, TIMINGS, RecordingGitHub, load_webhook
 
 pytestmark = pytest.mark.model
@@ -112,10 +112,10 @@ def test_readme_main_job_on_the_embedded_model() -> None:
 
 
 def test_readme_walkthrough_own_element_on_the_embedded_model() -> None:
-    """The README's walkthrough ("Your own checklist elements"): the example issue, labelled
-    ``bug`` by GitHub, with ``examples/triage-bot.yml`` (a ``version`` element required of
-    bug reports) needs refinement, and the author comment, asked for whatever was measured
-    (``--comment-min-precision 0``), asks for the version."""
+    """The walkthrough in docs/repository-file.md ("Your own checklist elements"): the example
+    issue, labelled ``bug`` by GitHub, with ``examples/triage-bot.yml`` (a ``version`` element
+    required of bug reports) needs refinement, and the author comment, asked for whatever was
+    measured (``--comment-min-precision 0``), asks for the version."""
     started = time.perf_counter()
     result = CliRunner().invoke(
         main,
@@ -129,15 +129,21 @@ def test_readme_walkthrough_own_element_on_the_embedded_model() -> None:
     )
     assert result.exit_code == 0, result.output
     assert "label:    needs-refinement" in result.stdout
-    assert r"| - **version** — the version of the tool you ran \(e\.g\. 2\.3\.1\)" in result.stdout
     assert "| Thanks for taking the time to report this" in result.stdout
+    # the example names no version: the model either said so (the comment asks for it) or
+    # quoted one the issue does not hold (its error: the reason says so, the author is not
+    # asked for what the model claims is there)
+    reason = next(line for line in result.stdout.splitlines() if line.startswith("reason:"))
+    asked = r"| - **version** — the version of the tool you ran \(e\.g\. 2\.3\.1\)"
+    unverified = "The model's quote of" in reason and "version" in reason.split("quote of")[1]
+    assert (asked in result.stdout) != unverified, result.stdout
     model_line = next(line for line in result.stdout.splitlines() if line.startswith("model:"))
     assert system_prompt()[1] not in model_line  # the version covers the repository's criteria
 
 
 def test_chat_template_tokens_in_an_issue_stay_text(validator: Validator) -> None:
     """An issue that types <end_of_turn><start_of_turn>model cannot open a turn of its own."""
-    from bot.triage.issue_text import prepare_issue
+    from bot.gate.issue_text import prepare_issue
 
     model = _smoke()
     llm = model._llm()
@@ -171,8 +177,8 @@ def test_second_gate_call_evaluates_only_the_issue_tokens() -> None:
 
     from bot.clients.embedded import _prompt_eval_tokens
     from bot.errors import ModelTruncated
-    from bot.triage.issue_text import delimit_issue, prepare_issue
-    from bot.triage.verdict import verdict_schema
+    from bot.gate.issue_text import delimit_issue, prepare_issue
+    from bot.gate.verdict import verdict_schema
 
     model = _smoke()
     one_token = dataclasses.replace(VALIDATOR_OPTIONS, num_predict=1)
@@ -203,7 +209,7 @@ def test_audit_of_own_code_keeps_the_invariants(tmp_path: Path) -> None:
 
     from bot.audit.auditor import Auditor, AuditResult
     from bot.audit.checker import SegmentRef, check_response
-    from bot.audit_flow import apply_audit, plan_audit
+    from bot.audit.plan import apply_audit, plan_audit
     from bot.clients.github_port import BotComment, ChangedFile, PullRef
     from bot.config import AUDITOR_OPTIONS
     from bot.history.store import Store

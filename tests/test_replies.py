@@ -21,10 +21,10 @@ from bot.evaluation.calibrate import calibrate, candidates, label_of
 from bot.evaluation.replies import ReplayModel, load_replies, replies_jsonl
 from bot.evaluation.run import RecordingModel, eval_gate, judge_items
 from bot.evaluation.sets import EvalIssue, dev_half, load_jsonl
+from bot.gate.policy import default_policy
+from bot.gate.validator import Validator, system_prompt
 from bot.gate_policy import GatePolicy, load_policy
 from bot.repo_file import parse_repo_file
-from bot.triage.policy import default_policy
-from bot.triage.validator import Validator, system_prompt
 from tests.replies import reply
 from tests.support import ROOT, FakeChatModel
 

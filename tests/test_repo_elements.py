@@ -1,11 +1,11 @@
 """A repository's own checklist elements (issue 16, "Per-repository configuration": the
 checklist elements, with their definition and the issue kinds that require them).
 
-Units: which elements an issue requires (:class:`bot.triage.evidence.Element`), the rule's
-"required" step (:func:`bot.triage.rule.decide`), the prompt and its version
-(:func:`bot.triage.validator.system_prompt`), the validator's options
-(:func:`bot.agents.make_validator`). Through the runner with the stateful fake GitHub: a file
-that adds a ``version`` element to bug reports sends the model a schema naming it, labels a bug
+Units: which elements an issue requires (:class:`bot.gate.evidence.Element`), the rule's
+"required" step (:func:`bot.gate.rule.decide`), the prompt and its version
+(:func:`bot.gate.validator.system_prompt`), the validator's options
+(:func:`bot.gate.validator.make_validator`). Through the runner with the stateful fake GitHub: a
+file that adds a ``version`` element to bug reports sends the model a schema naming it, labels a bug
 report without a version needs-refinement with the definition in the author comment, leaves a
 feature request alone, and judges again after the file's criteria change.
 """
@@ -21,17 +21,22 @@ import pytest
 from click.testing import CliRunner
 
 from bot import runner
-from bot.agents import NUM_PREDICT_CAP, checklist_of, make_validator
 from bot.cli import main
 from bot.config import VALIDATOR_OPTIONS, Settings
+from bot.gate.evidence import ELEMENTS, RESERVED_KEYS, Element, checklist, gather_evidence
+from bot.gate.facts import issue_facts
+from bot.gate.issue_text import prepare_issue
+from bot.gate.policy import decide
+from bot.gate.validator import (
+    NUM_PREDICT_CAP,
+    Validator,
+    checklist_of,
+    make_validator,
+    system_prompt,
+)
 from bot.history.store import Store
-from bot.render import RunReport
 from bot.repo_file import _BOT_KEYS, REPO_FILE_PATH, parse_repo_file
-from bot.triage.evidence import ELEMENTS, RESERVED_KEYS, Element, checklist, gather_evidence
-from bot.triage.facts import issue_facts
-from bot.triage.issue_text import prepare_issue
-from bot.triage.policy import decide
-from bot.triage.validator import Validator, system_prompt
+from bot.report import RunReport
 from tests.fake_github import FakeGitHub
 from tests.markdown_oracle import render
 from tests.replies import COMPLETE_BODY, reply
@@ -256,8 +261,9 @@ def test_the_walkthrough_file_is_valid_and_requires_a_version_of_bug_reports() -
 def test_a_local_file_is_tried_in_a_dry_run_with_no_request(
     tmp_path: Path, github: FakeGitHub, model: FakeChatModel
 ) -> None:
-    """``--repo-file`` (the README's walkthrough): the operator's local file instead of the
-    default branch's, with no GitHub request, so a dry run shows its effect offline."""
+    """``--repo-file`` (the walkthrough in docs/repository-file.md): the operator's local file
+    instead of the default branch's, with no GitHub request, so a dry run shows its effect
+    offline."""
     local = tmp_path / "triage-bot.yml"
     local.write_text(with_policy(VERSION_FILE), "utf-8")
     github.repo_files[("master", REPO_FILE_PATH)] = "elements: [broken"  # never read

@@ -28,13 +28,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bot.clients.github_client as gc
-from bot import repo_settings, runner
+from bot import runner
 from bot.cli import main
 from bot.config import Settings
 from bot.errors import ConfigError, ModelUnavailable
-from bot.render import RunReport
+from bot.gate.labels import READY
 from bot.repo_file import REPO_FILE_PATH, RepoFile, SkipRules, json_schema, parse_repo_file
-from bot.triage.labels import READY
+from bot.report import RunReport
 from tests.fake_github import CONFIG_READ, FakeGitHub
 from tests.markdown_oracle import render
 from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
@@ -307,7 +307,7 @@ def _local_file_read(path: Path) -> BaseException | None:
 
     def read() -> None:
         try:
-            repo_settings.with_repository_file(settings_, "o/r", "master")
+            runner.job_context(settings_).with_repository_file("o/r", "master")
             outcome.append(None)
         except BaseException as exc:
             outcome.append(exc)
@@ -607,9 +607,10 @@ def test_a_dry_run_without_a_token_reads_no_file_and_with_one_reads_it(github: F
     the defaults. A dry run with a token reads the file as a real run would."""
     github.repo_files[("master", REPO_FILE_PATH)] = "models: {validator: from-file}\n"
     offline = Settings.resolve({"dry_run": True}, {})
-    assert repo_settings.with_repository_file(offline, "o/r", "master", github) is offline
+    job = runner.job_context(offline).with_repository_file("o/r", "master")
+    assert job.settings is offline
     assert github.reads.count(CONFIG_READ) == 0
     online = Settings.resolve({"dry_run": True}, {"GITHUB_TOKEN": "t"})
-    read = repo_settings.with_repository_file(online, "o/r", "master", github)
+    read = runner.job_context(online).with_repository_file("o/r", "master").settings
     assert read.validator_model == "from-file"
     assert github.reads.count(CONFIG_READ) == 1

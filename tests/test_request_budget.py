@@ -1,7 +1,7 @@
 """GitHub requests per gate event (issue 16, "Done when": ≤ 3 when the verdict changes, 0 when
 it does not), and for each request the store spares, the case where sparing it would be wrong
-and the bot asks GitHub instead (bot.gate_writes, bot.history.github_memory,
-bot.repo_settings.with_repository_file).
+and the bot asks GitHub instead (bot.gate.writes, bot.history.github_memory,
+bot.context.with_repository_file).
 
 Counted two ways: through the runner on the fake GitHub (tests/fake_github.py logs every port
 call; each is one request), and through the PyGithub adapter on recorded traffic (cassettes/),
@@ -18,19 +18,19 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from bot import repo_settings, runner
+from bot import context, runner
 from bot.cli import main
 from bot.clients.github_client import PyGithubClient
 from bot.config import Settings
 from bot.errors import GitHubNotFound, GitHubUnavailable
-from bot.gate_writes import write_author_comment
+from bot.gate.author_comment import AUTHOR_MARKER, ready_comment
+from bot.gate.labels import NEEDS_REFINEMENT, READY
+from bot.gate.writes import write_author_comment
 from bot.history.github_memory import known_comment, remember_comment
 from bot.history.store import Store
-from bot.render import RunReport
 from bot.repo_file import REPO_FILE_PATH
+from bot.report import RunReport
 from bot.settings_table import DEFAULT_OLLAMA_MODEL
-from bot.triage.author_comment import AUTHOR_MARKER, ready_comment
-from bot.triage.labels import NEEDS_REFINEMENT, READY
 from tests.fake_github import FakeGitHub
 from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY, reply
 from tests.support import FakeChatModel, cassette, load_webhook, policy_file, write_payload
@@ -211,8 +211,8 @@ def test_a_commit_is_used_only_when_it_is_the_default_branchs(
     event_name: str, ref: str | None, sha: str | None, used: bool
 ) -> None:
     settings = Settings(event_name=event_name, git_ref=ref, commit_sha=sha)
-    assert repo_settings.default_branch_commit(settings, "master") == (sha if used else None)
-    assert repo_settings.default_branch_commit(settings, None) is None
+    assert context.default_branch_commit(settings, "master") == (sha if used else None)
+    assert context.default_branch_commit(settings, None) is None
 
 
 def test_without_the_default_branchs_commit_the_file_is_read_every_run(

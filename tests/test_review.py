@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from bot.audit.auditor import Auditor, AuditResult
 from bot.audit.contract import MAX_DEFECTS
 from bot.audit.evidence import parse_claim
+from bot.audit.plan import apply_audit, plan_audit
 from bot.audit.review import (
     FINDING_PREFIX,
     finding_marker,
@@ -21,7 +22,6 @@ from bot.audit.review import (
     to_post,
 )
 from bot.audit.selection import Segment
-from bot.audit_flow import apply_audit, plan_audit
 from bot.clients.github_client import PyGithubClient
 from bot.clients.github_port import ChangedFile, PostedReviewComment, PullRef
 from bot.config import AUDITOR_OPTIONS

@@ -171,7 +171,7 @@ for command in ("history", "stats"):
                                   "--json"])
     out[command] = [r.exit_code, r.stdout, r.stderr]
 
-from bot import runner
+from bot import gate, runner
 from bot.config import Settings
 from bot.events import route_event
 from tests.support import FakeChatModel, load_webhook
@@ -182,7 +182,8 @@ payload = load_webhook("issues.opened.18")
 payload["issue"]["body"] = COMPLETE_BODY
 event = route_event("issues", payload)
 try:
-    report = runner.run_gate(event, Settings(db_path=db, dry_run=True))
+    with runner.job_context(Settings(db_path=db, dry_run=True)) as job:
+        report = gate.run(job, event)
     out["dry_run"] = report.text
 except Exception as exc:
     out["dry_run"] = f"{type(exc).__name__}: {exc}"

@@ -62,7 +62,7 @@ def test_weekly_sums_are_checked_against_the_raw_rows(tmp_path: Path) -> None:
     store.record_audits(audit_rows(7, 0, 0, 5))
     store.close()
     with sqlite3.connect(db) as conn:
-        conn.execute("update audit_weeks set fix = fix + 1")
+        conn.execute("update audit_weeks set audits = audits + 1 where verdict = 'FIX'")
     assert not check_db(db)["weeks_match"]
 
 

@@ -8,23 +8,38 @@ file and on a fresh database of the test server (``tests/pg.py``; skipped withou
 
 from __future__ import annotations
 
+import json
+import random
+import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bot import runner
+from bot.audit.contract import CONFIDENCES, VERDICTS
+from bot.audit.stats import ModelStats, WeekStats, model_stats, weekly_stats
 from bot.config import Settings
 from bot.errors import StoreError
 from bot.factory import make_store
-from bot.history.gate_stats import gate_weeks
-from bot.history.protocol import GateRow, HistoryStore
-from bot.history.stats import weekly_stats
-from bot.triage.author_comment import AUTHOR_MARKER
+from bot.gate.author_comment import AUTHOR_MARKER
+from bot.gate.stats import gate_weeks
+from bot.history.protocol import (
+    AUDIT_KEY,
+    AuditRow,
+    Execute,
+    GateRow,
+    HistoryStore,
+    KeyedTable,
+    audit_params,
+    first_week,
+)
 from tests.fake_github import FakeGitHub
 from tests.replies import NEEDS_REPLY
 from tests.support import FakeChatModel, audit_row, load_webhook, write_payload
@@ -233,42 +248,62 @@ def test_what_the_bot_knows_of_github_is_kept_by_both_stores(store_target: str) 
         reader.close()
 
 
-def _migrate_before_policy(target: str) -> None:
-    """``target`` migrated up to the last migration before the policy version existed."""
+def _migrate_until(target: str, *, sqlite: str, pg: str) -> None:
+    """``target`` migrated up to, not including, the SQLite migration named ``sqlite`` or the
+    PostgreSQL migration whose id starts ``pg``."""
     if target.startswith("postgresql"):
-        import psycopg
         from yoyo import get_backend, read_migrations  # type: ignore[import-untyped]
 
         from bot.history.pg_store import MIGRATIONS_DIR
 
         backend = get_backend("postgresql+psycopg://" + target.split("://", 1)[1])
-        older = read_migrations(str(MIGRATIONS_DIR)).filter(lambda m: m.id < "0003")
+        older = read_migrations(str(MIGRATIONS_DIR)).filter(lambda m: m.id < pg)
         try:
             with backend.lock():
                 backend.apply_migrations(backend.to_apply(older))
         finally:
             backend.connection.close()
-        with psycopg.connect(target) as conn:
-            conn.execute(
-                "insert into gate_decisions (repo, issue, event, verdict, label, reason, "
-                "model, prompt_version, created_at, prompt_tokens, output_tokens, duration_ms, "
-                "content_sha) values ('o/r', 3, 'issues.opened', 'VALID', 'ready-for-dev', "
-                "'old', 'm', 'validator@0', '2026-11-30T08:00:00+00:00', 10, 5, 250.0, 'c1')"
-            )
         return
     import sqlite_utils
 
     from bot.history.migrations import MIGRATIONS
 
     db = sqlite_utils.Database(target)
-    MIGRATIONS.apply(db, stop_before="m009_gate_policy")
-    db["gate_decisions"].insert(
-        {"repo": "o/r", "issue": 3, "event": "issues.opened", "verdict": "VALID",
-         "label": "ready-for-dev", "reason": "old", "model": "m",
-         "prompt_version": "validator@0", "created_at": "2026-11-30T08:00:00+00:00",
-         "prompt_tokens": 10, "output_tokens": 5, "duration_ms": 250.0, "content_sha": "c1"}
-    )  # fmt: skip
+    MIGRATIONS.apply(db, stop_before=sqlite)
     db.close()
+
+
+@contextmanager
+def _raw(target: str) -> Iterator[Execute]:
+    """Run the protocol's statements (``?`` parameters) on ``target`` in one transaction,
+    without a store: opening one would migrate it."""
+    if target.startswith("postgresql"):
+        import psycopg
+
+        from bot.history.pg_store import pg_sql
+
+        with psycopg.connect(target) as conn:
+            yield lambda sql, params: conn.execute(pg_sql(sql), params)
+        return
+    conn = sqlite3.connect(target)
+    try:
+        with conn:
+            yield conn.execute
+    finally:
+        conn.close()
+
+
+def _migrate_before_policy(target: str) -> None:
+    """``target`` migrated up to the last migration before the policy version existed."""
+    _migrate_until(target, sqlite="m009_gate_policy", pg="0003")
+    with _raw(target) as run:
+        KeyedTable("gate_decisions", run).insert(
+            {"repo": "o/r", "issue": 3, "event": "issues.opened", "verdict": "VALID",
+             "label": "ready-for-dev", "reason": "old", "model": "m",
+             "prompt_version": "validator@0", "created_at": "2026-11-30T08:00:00+00:00",
+             "prompt_tokens": 10, "output_tokens": 5, "duration_ms": 250.0,
+             "content_sha": "c1"}
+        )  # fmt: skip
 
 
 def test_decisions_from_before_the_policy_version_read_the_same(store_target: str) -> None:
@@ -295,3 +330,152 @@ def test_decisions_from_before_the_policy_version_read_the_same(store_target: st
         assert (last["reason"], last["policy_version"]) == ("newer", "policy@12345678")
     finally:
         store.close()
+
+
+_OLD_VERDICTS = ("GO", "GO_WITH_NOTES", "FIX", "MAYBE")
+"""What a store of the previous schema holds in ``verdict``: its contract's verdicts, and one
+no contract names (a row another version wrote: counted in the audits, under no verdict)."""
+
+_OLD_CONFIDENCES = ("High", "Medium", "Low")
+
+_OLD_WEEKLY = (
+    "select week, audits, retried, go, go_with_notes, fix, high, medium, low from audit_weeks "
+    "where repo = ? and week >= ? and audits > 0 order by week"
+)
+"""The previous version's weekly read: one column per verdict and confidence."""
+
+_OLD_BY_MODEL = (
+    "select model, count(*), sum(retried), sum(case when verdict = 'GO' then 1 else 0 end), "
+    "sum(case when verdict = 'GO_WITH_NOTES' then 1 else 0 end), "
+    "sum(case when verdict = 'FIX' then 1 else 0 end) from audits where repo = ? and week >= ? "
+    "group by model order by count(*) desc, model"
+)
+"""The previous version's read per model, over ``audits`` itself."""
+
+_REPOS = ("o/r", "o/other")
+MINUTES_60_WEEKS = 60 * 7 * 24 * 60
+_WEEKS = (1, 8, 52)
+
+
+def _old_audits(seed: int, now: datetime) -> tuple[list[AuditRow], list[AuditRow]]:
+    """Audits over the last 60 weeks in two repositories by three models, then a replacement
+    for some of them (the same segment and head SHA judged again: the delete trigger runs)."""
+    rng = random.Random(seed)
+    rows = [
+        audit_row(
+            repo=rng.choice(_REPOS),
+            pr=i,
+            head_sha=f"{i:040x}",
+            model=rng.choice(("gemma", "llama", "qwen")),
+            verdict=rng.choice(_OLD_VERDICTS),
+            confidence=rng.choice(_OLD_CONFIDENCES),
+            retried=rng.random() < 0.3,
+            created_at=(now - timedelta(minutes=rng.randrange(MINUTES_60_WEEKS))).isoformat(),
+        )
+        for i in range(rng.randrange(150, 300))
+    ]
+    again = [
+        replace(row, verdict=rng.choice(_OLD_VERDICTS), retried=not row.retried)
+        for row in rng.sample(rows, 40)
+    ]
+    return rows, again
+
+
+def _old_figures(
+    run: Execute, repo: str, weeks: int, now: datetime
+) -> tuple[list[WeekStats], list[ModelStats]]:
+    """What the previous version showed: its own queries over its own tables, read into this
+    version's shapes (a verdict or confidence it had no column for counts 0)."""
+    since = first_week(weeks, now)
+    names = ("go", "go_with_notes", "fix", "high", "medium", "low")  # its columns
+    week_stats = []
+    for week, audits, retried, *counts in run(_OLD_WEEKLY, [repo, since]).fetchall():
+        old = dict(zip(names, counts, strict=True))
+        verdicts = {v: old.get(v.lower(), 0) for v in VERDICTS}
+        confidences = {c: old.get(c.lower(), 0) for c in CONFIDENCES}
+        week_stats.append(WeekStats(week, audits, retried, verdicts, confidences))
+    per_model = []
+    for model, audits, retried, *counts in run(_OLD_BY_MODEL, [repo, since]).fetchall():
+        old = dict(zip(names[:3], counts, strict=True))
+        verdicts = {v: old.get(v.lower(), 0) for v in VERDICTS}
+        per_model.append(ModelStats(model, audits, retried or 0, verdicts))
+    return week_stats, per_model
+
+
+def _cli_stats(db: str, repo: str, weeks: int) -> tuple[str, str]:
+    """``triage-bot stats`` for ``repo``: its JSON and its table."""
+    from click.testing import CliRunner
+
+    from bot.cli import main
+
+    args = ["stats", "--repo", repo, "--weeks", str(weeks), "--db", db]
+    as_json, table = (CliRunner().invoke(main, args + extra) for extra in (["--json"], []))
+    assert (as_json.exit_code, table.exit_code) == (0, 0), as_json.output + table.output
+    return as_json.output, table.output
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_audits_from_before_the_counts_by_value_read_the_same(
+    store_target: str, seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store whose weekly sums were one column per verdict and confidence migrates: every
+    statistic (per week, per model, the ``/audit_stats`` reply, ``stats`` as JSON and as a
+    table) reads as the previous version showed it, for each repository and window; the
+    audits and the gate's weekly counts are left as they were; new audits are counted."""
+    from bot.audit import stats
+    from bot.commands import handlers
+
+    now = datetime.now(UTC)
+    _migrate_until(store_target, sqlite="m010_audit_weeks_by_value", pg="0004")
+    rows, again = _old_audits(seed, now)
+    with _raw(store_target) as run:
+        table = KeyedTable("audits", run)
+        for row in rows + again:
+            params = audit_params(row)
+            table.delete({k: params[k] for k in AUDIT_KEY})
+            table.insert(params)
+        KeyedTable("gate_decisions", run).insert(_old_gate(now))
+        before = {(r, w): _old_figures(run, r, w, now) for r in _REPOS for w in _WEEKS}
+        audits_before = run("select * from audits order by id", []).fetchall()
+        gate_before = run("select * from gate_weeks", []).fetchall()
+    assert any(w for w, _ in before.values())  # the windows hold audits
+
+    shown_before = {}
+    empty = str(tmp_path / "empty.db")  # the CLI opens a store; the figures come from above
+    for (repo, weeks), (week_stats, per_model) in before.items():
+        monkeypatch.setattr(handlers, "weekly_stats", lambda *a, f=week_stats, **k: f)
+        monkeypatch.setattr(handlers, "model_stats", lambda *a, f=per_model, **k: f)
+        monkeypatch.setattr(stats, "weekly_stats", lambda *a, f=week_stats, **k: f)
+        reply = handlers.stats_reply(None, repo, weeks)  # type: ignore[arg-type]
+        shown_before[repo, weeks] = (reply, _cli_stats(empty, repo, weeks))
+    monkeypatch.undo()
+
+    # read-only first: a SQLite file is then read through a migrated copy, left as it is
+    cli_after = {(r, w): _cli_stats(store_target, r, w) for r in _REPOS for w in _WEEKS}
+    store = _open(store_target)
+    try:
+        for (repo, weeks), (week_stats, per_model) in before.items():
+            assert weekly_stats(store, repo, weeks, now=now) == week_stats
+            assert model_stats(store, repo, weeks, now=now) == per_model
+            reply, cli = shown_before[repo, weeks]
+            assert handlers.stats_reply(store, repo, weeks) == reply
+            assert cli_after[repo, weeks] == cli
+            assert [s.as_dict() for s in week_stats] == json.loads(cli[0])
+        assert store.fetch("select * from audits order by id", []) == audits_before
+        assert sorted(store.fetch("select * from gate_weeks", [])) == sorted(gate_before)
+        store.record_audits([audit_row(verdict="FIX", model="new", created_at=now.isoformat())])
+        (newest,) = [m for m in model_stats(store, "o/r", 1, now=now) if m.model == "new"]
+        assert (newest.audits, newest.retried, newest.verdicts["FIX"]) == (1, 1, 1)
+    finally:
+        store.close()
+
+
+def _old_gate(now: datetime) -> dict[str, Any]:
+    """A gate decision of the previous schema (its weekly counts must not change; the
+    triggers set its week)."""
+    return {
+        "repo": "o/r", "issue": 3, "event": "issues.opened", "verdict": "VALID",
+        "label": "ready-for-dev", "reason": "old", "model": "m", "prompt_version": "validator@0",
+        "created_at": now.isoformat(timespec="seconds"), "prompt_tokens": 10,
+        "output_tokens": 5, "duration_ms": 250.0, "content_sha": "c1", "policy_version": "p@0",
+    }  # fmt: skip

@@ -19,14 +19,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot import runner
+from bot.audit.contract import VERDICTS
+from bot.audit.stats import stats_columns
 from bot.cli import main
 from bot.commands.handlers import stats_reply, triage_stats_reply
 from bot.config import Settings
-from bot.history.gate_stats import gate_columns, version_columns
-from bot.history.stats import stats_columns
+from bot.gate.stats import gate_columns, version_columns
 from bot.history.store import Store
 from bot.neutralise import chart_label
-from bot.render import skipped_report
+from bot.report import skipped_report
 from tests.markdown_oracle import render
 from tests.profiles import FUZZ
 from tests.support import audit_row, load_webhook, write_payload
@@ -132,7 +133,9 @@ def test_any_stored_string_keeps_the_audit_stats_reply_whole(
     assert [tag for tag, _ in rendered.blocks] == ["p", "table", "pre", "p", "table"]
     shown_models = len(set(models or ["m"]))
     assert rendered.tags["tr"] == 1 + len(weeks) + 1 + shown_models
-    assert rendered.tags["td"] == len(weeks) * len(stats_columns(short=False)) + shown_models * 6
+    per_model = len(("model", "audits", *VERDICTS, "retried"))
+    cells = len(weeks) * len(stats_columns(short=False)) + shown_models * per_model
+    assert rendered.tags["td"] == cells
 
 
 @pytest.mark.parametrize(

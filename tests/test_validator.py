@@ -17,9 +17,9 @@ from bot.errors import (
     ModelTruncated,
     ModelUnavailable,
 )
-from bot.triage.evidence import ELEMENTS
-from bot.triage.validator import Validator, system_prompt
-from bot.triage.verdict import verdict_schema
+from bot.gate.evidence import ELEMENTS
+from bot.gate.validator import Validator, system_prompt
+from bot.gate.verdict import verdict_schema
 from tests.replies import reply
 from tests.support import GUARDS, FakeChatModel
 
@@ -170,7 +170,7 @@ def test_prompt_version_names_the_prompt(fake_model: FakeChatModel) -> None:
 def test_a_text_rule_change_is_a_new_prompt_version(monkeypatch: pytest.MonkeyPatch) -> None:
     """The rules that make the text the model is sent are part of the version: a replay judged
     under older rules is judged again, not skipped as already decided."""
-    import bot.triage.validator as validator_module
+    import bot.gate.validator as validator_module
 
     before = system_prompt()
     system_prompt.cache_clear()

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.errors import ModelOutputError
-from bot.triage.verdict import (
+from bot.gate.verdict import (
     QUOTE_MAX_CHARS,
     REASON_MAX_CHARS,
     Verdict,

@@ -64,9 +64,9 @@ def test_action_outputs_are_the_bots_outputs() -> None:
 
 
 def test_the_verdict_output_names_the_gate_outcomes_as_defined() -> None:
-    """action.yml documents the values of ``verdict`` that bot/triage/verdict.py defines once."""
+    """action.yml documents the values of ``verdict`` that bot/gate/verdict.py defines once."""
     from bot.audit.contract import one_of
-    from bot.triage.verdict import GATE_OUTCOMES
+    from bot.gate.verdict import GATE_OUTCOMES
 
     action = yaml.safe_load((ROOT / "action.yml").read_text("utf-8"))
     assert action["outputs"]["verdict"]["description"].startswith(one_of(GATE_OUTCOMES) + " ")

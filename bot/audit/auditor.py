@@ -1,6 +1,6 @@
 """The auditor: one segment in, an accepted audit or a rejection out.
 
-Rule source: design.md, "PR audit". Ask for the seven-section response, check it against the
+Ask for the seven-section response, check it against the
 contract, and on any violation send one repair turn that quotes every violation and asks for the
 whole corrected response (in JSON format a fresh answer: see ``Auditor._repair``); check again.
 Still invalid → :class:`AuditRejected`, whose text is never kept: a rejected audit is never
@@ -50,9 +50,18 @@ from bot.chat import (
     Turn,
     structured_output_schema,
 )
+from bot.config import AUDITOR_JSON_OPTIONS, AUDITOR_OPTIONS, Settings
 from bot.errors import ModelError, ModelOutputError, ModelTruncated
 
-__all__ = ["AuditOutcome", "AuditRejected", "AuditResult", "Auditor", "Outcome"]
+__all__ = [
+    "AuditOutcome",
+    "AuditRejected",
+    "AuditResult",
+    "Auditor",
+    "Outcome",
+    "audit_format",
+    "make_auditor",
+]
 
 
 @dataclass(frozen=True)
@@ -302,3 +311,16 @@ class Auditor:
             error_kind=error_kind,
             calls=usage.calls,
         )
+
+
+def audit_format(settings: Settings) -> AuditFormat:
+    """The settings' audit format: ``json`` when set so, else ``markdown``."""
+    return "json" if settings.audit_format == "json" else "markdown"
+
+
+def make_auditor(settings: Settings, model: ChatModel) -> Auditor:
+    """The one place an auditor is built from settings, so a run and an eval audit alike:
+    ``model`` with the auditor role's options for the settings' audit format
+    (:func:`audit_format`; JSON: :data:`~bot.config.AUDITOR_JSON_OPTIONS`)."""
+    fmt = audit_format(settings)
+    return Auditor(model, AUDITOR_JSON_OPTIONS if fmt == "json" else AUDITOR_OPTIONS, fmt=fmt)

@@ -1,6 +1,6 @@
 """The audit contract's checker: one response in, every violation out.
 
-Rule source: design.md, "PR audit" (the contract table and its checks). :func:`check_response`
+:func:`check_response`
 judges a response against :mod:`bot.audit.contract` (its sections, verdict rules and codes) and
 returns every violation, never only the first: the repair prompt quotes them all. Each verified
 defect's evidence (its line in the segment, its quote on that line) is checked by

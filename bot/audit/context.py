@@ -1,8 +1,8 @@
 """The enclosing function or class of a changed range: context the model reads, not audits.
 
-Rule source: issue 17, "Hunt before judging": "the whole enclosing function or class as context
-when the changed range sits inside one (the file is already fetched; still ≤ 200 lines audited,
-context marked as such)". A PR usually changes a few lines inside a function; audited alone,
+Hunt before judging: the whole enclosing function or class is shown as context when the changed
+range sits inside one (the file is already fetched; still ≤ 200 lines audited, the context
+marked as such). A PR usually changes a few lines inside a function; audited alone,
 ``return items[start:start + size]`` says nothing about what ``start`` is. The file at the head
 SHA is already read for the segment, so the context costs no request, only prompt tokens.
 

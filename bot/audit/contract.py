@@ -1,6 +1,6 @@
 """The seven-section audit contract: its single definition, the vocabulary every reader uses.
 
-Rule source: design.md, "PR audit" (the contract table and its checks). The prompt, the JSON
+The prompt, the JSON
 schema of ``--audit-format json``, the checker (:mod:`bot.audit.checker`), the comment, the
 history statistics (CLI and ``/audit_stats``), the eval, the README table and the tests all read
 this module: :data:`SECTIONS` (looked up by ``key``), the verdicts (:data:`VERDICTS`, and when
@@ -30,7 +30,7 @@ body (:func:`render_sections`). Violation codes, each stable:
 The two defect rules (:data:`EVIDENCE_RULES`) are about one defect, not the contract: the repair
 turn names the defect, and one still failing after the repair is dropped from the audit with a
 note (:mod:`bot.audit.evidence`), never rejected with it. A verified defect carries a category
-from :data:`CATEGORIES` (issue 17).
+from :data:`CATEGORIES`.
 """
 
 from __future__ import annotations
@@ -192,7 +192,7 @@ Category = Literal[
     "off-by-one", "bounds", "loop termination", "injection", "input validation",
     "resource leak", "unchecked error", "null/None", "race", "wrong condition", "other",
 ]  # fmt: skip
-"""A verified defect's kind (issue 17's fixed list; ``other`` for anything else)."""
+"""A verified defect's kind, from a fixed list (``other`` for anything else)."""
 CATEGORIES: tuple[Category, ...] = get_args(Category)
 """Every defect category, in the order the prompt lists them."""
 

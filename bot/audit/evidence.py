@@ -1,7 +1,7 @@
 """Evidence for each verified defect: the line it cites is audited, the code it quotes is there.
 
-Rule source: issue 17, item 1 ("every defect is evidence the bot can check"). A verified defect
-is one item of section 2 that starts with its citation::
+Every defect is evidence the bot can check. A verified defect is one item of section 2 that starts
+with its citation::
 
     - Line 13 (off-by-one): `len(recent) <= MAX_UPLOADS` admits MAX_UPLOADS + 1 uploads.
 

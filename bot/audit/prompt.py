@@ -1,6 +1,6 @@
 """Audit prompts: the stable system prompt per format, the delimited segment, the repair turn.
 
-Rule source: design.md, "PR audit" and "Models". The system prompt (rules + the seven sections
+The system prompt (rules + the seven sections
 from :data:`bot.audit.contract.SECTIONS`, or their JSON schema) is identical for every segment;
 the user message is only the numbered, delimited code, so the stable prefix stays cacheable.
 Code is untrusted data: comments and strings can carry injections, so ``<untrusted-code`` /
@@ -28,8 +28,8 @@ from bot.audit.contract import (
 from bot.audit.selection import Segment
 from bot.audit.structured import AuditJSON
 from bot.chat import ChatMessage, structured_output_schema
+from bot.neutralise import escape_delimiters
 from bot.prompts import load_prompt, prompt_version
-from bot.triage.issue_text import escape_delimiters
 
 __all__ = [
     "CONTEXT_MARK",

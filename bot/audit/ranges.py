@@ -1,6 +1,6 @@
 """Explicit audit ranges: ``PATH:START-END`` from a maintainer, checked before anything is read.
 
-Rule source: design.md, "PR audit" → Explicit range. The range is the text after the *last*
+The range is the text after the *last*
 ``:`` (a file may be named ``a:b.py``). The path must equal one of the PR's changed files after
 normalisation of both (Unicode NFC, a leading ``./`` dropped, surrounding whitespace trimmed);
 the segment then carries the file's name exactly as GitHub sent it (an NFD name stays NFD, so

@@ -1,16 +1,15 @@
 """The PR comment: one per PR, found again by its hidden marker and edited in place.
 
-Rule source: design.md, "PR audit" → Accepted, and the PR-audit issue's "Post" item. The comment
-holds a summary table (file, lines, verdict, confidence, retried), each accepted audit's seven
-sections in a collapsible block, and a coverage line naming rejected and skipped segments. It
-never holds rejected text. When nothing was accepted, the comment is the coverage line alone.
-Every untrusted string goes through the sink for its place (:mod:`bot.neutralise`): paths in
-the table as code with ``|`` escaped, in the ``<summary>`` (raw HTML, where markdown does not
-apply) HTML-escaped, in the coverage line as code; section bodies as inert markdown under the
-bot's own headings. The whole comment stays under GitHub's 65,536-character limit by dropping
-detail blocks from the end, with a note.
+The comment holds a summary table (file, lines, verdict, confidence, retried), each accepted audit's
+seven sections in a collapsible block, and a coverage line naming rejected and skipped segments. It
+never holds rejected text. When nothing was accepted, the comment is the coverage line alone. Every
+untrusted string goes through the sink for its place (:mod:`bot.neutralise`): paths in the table as
+code with ``|`` escaped, in the ``<summary>`` (raw HTML, where markdown does not apply)
+HTML-escaped, in the coverage line as code; section bodies as inert markdown under the bot's own
+headings. The whole comment stays under GitHub's 65,536-character limit by dropping detail blocks
+from the end, with a note.
 
-An honest verdict (issue 17, item 5): each row says what its verdict means for this model, "no
+An honest verdict: each row says what its verdict means for this model, "no
 defect found in lines A–B by MODEL" or how many verified defects it lists (:func:`finding`), and
 a line under the table says a GO is not "safe to merge"; the footer names the model and the
 prompt version (:func:`footer`), so a reader knows whose judgement it is.
@@ -25,11 +24,11 @@ from bot.audit.auditor import AuditRejected, AuditResult, Outcome
 from bot.audit.contract import SECTIONS
 from bot.audit.selection import Segment, Selection
 from bot.neutralise import code_span, html_text, neutralise, neutralise_block
+from bot.report import MARKER_PREFIX, fit
 
 __all__ = [
     "COMMENT_LIMIT",
     "MARKER",
-    "MARKER_PREFIX",
     "audited_head",
     "coverage_line",
     "finding",
@@ -37,10 +36,6 @@ __all__ = [
     "head_marker",
     "render_audit_comment",
 ]
-
-MARKER_PREFIX = "<!-- triage-bot"
-"""How every hidden marker of the bot's begins: a comment starting with it is the bot's own
-(the comment commands ignore such comments)."""
 
 MARKER = f"{MARKER_PREFIX}:audit -->"
 """Hidden marker at the start of the bot's PR comment."""
@@ -91,14 +86,7 @@ are counted, not named, so a PR of thousands of files still fits GitHub's commen
 
 
 def _listing(items: Sequence[str]) -> str:
-    shown: list[str] = []
-    size = 0
-    for item in items:
-        size += len(item) + 2
-        if size > LIST_MAX_CHARS:
-            break
-        shown.append(item)
-    more = len(items) - len(shown)
+    shown, more = fit(items, LIST_MAX_CHARS, separator=2)  # ", " between items
     note = f" and {more} more (not listed to stay under GitHub's comment limit)" if more else ""
     return ", ".join(shown) + note
 

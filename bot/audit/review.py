@@ -1,6 +1,6 @@
 """Verified defects as review comments on their lines: one ``COMMENT`` review per head SHA.
 
-Rule source: issue 17, item 4 ("where reviewers look"). Besides the summary comment
+Where reviewers look: besides the summary comment
 (:mod:`bot.audit.report`), each verified defect of an accepted audit
 (:attr:`~bot.audit.auditor.AuditResult.defects`, every one checked against its segment) becomes
 one line comment, when its line is a RIGHT-side line of the PR's diff
@@ -28,9 +28,9 @@ from collections.abc import Mapping, Sequence
 from bot.audit.auditor import AuditResult, Outcome
 from bot.audit.contract import MAX_DEFECTS
 from bot.audit.evidence import Claim, normalise
-from bot.audit.report import MARKER_PREFIX
 from bot.clients.github_port import PostedReviewComment, ReviewComment
 from bot.neutralise import neutralise, neutralise_block
+from bot.report import MARKER_PREFIX
 
 __all__ = [
     "FINDING_PREFIX",

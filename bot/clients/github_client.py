@@ -5,19 +5,19 @@ implements it with PyGithub and
 is the one place where PyGithub and requests errors become :mod:`bot.errors` classes
 (:func:`translate_github_error`).
 
-Request budget (design.md; issue 16's goal for a gate event: ≤ 3 requests when the verdict
-changes, 0 when not; the table is README "GitHub requests per gate event"). PyGithub runs with
+Request budget (a gate event: ≤ 3 requests when the verdict changes, 0 when not; the table is
+docs/requests.md). PyGithub runs with
 ``lazy=True``, so ``get_repo`` / ``get_issue`` / ``get_comment`` cost nothing; the label plan
 is computed from the payload, so the only requests are these, one each
 (tests/test_request_budget.py shows them on recorded traffic):
 ``POST /repos/{o}/{r}/labels`` (create the gate label with colour and description; 422
 ``already_exists`` is success; skipped once the store has seen the label,
-:mod:`bot.gate_writes`), ``POST /repos/{o}/{r}/issues/{n}/labels`` and, for a stale gate label,
+:mod:`bot.gate.writes`), ``POST /repos/{o}/{r}/issues/{n}/labels`` and, for a stale gate label,
 ``DELETE /repos/{o}/{r}/issues/{n}/labels/{name}``. One read comes first when it matters: an
 ``edited``/``reopened`` event whose issue carries a gate label reads
 ``GET /repos/{o}/{r}/issues/{n}/events`` (100 per page, so one request up to 100 events) to
 learn who added that label (:meth:`GitHubPort.label_events`; the rule is in
-:func:`bot.gate_flow.hand_set_gate_label`). The author comment (issue 16) is one ``PATCH``
+:func:`bot.gate.plan.hand_set_gate_label`). The author comment is one ``PATCH``
 (:meth:`~PyGithubClient.edit_comment`, by the id the store remembers) or ``POST``
 (:meth:`~PyGithubClient.post_comment`) when its text changes, preceded by
 ``GET /repos/{o}/{r}/issues/{n}/comments`` (one page of 100) to find it by its hidden marker
@@ -31,7 +31,7 @@ PR audit budget (goal ≤ files + 3 requests): ``GET .../pulls/{n}/files`` (100 
 for files over 1 MB, whose content the contents API leaves empty), ``GET .../issues/{n}/comments``
 to find the bot's comment by its hidden marker, then one ``PATCH`` (edit) or ``POST`` (create).
 PR code is only ever read through the API at the head SHA, never checked out. Verified defects on
-diff lines add, when there are any (issue 17), ``GET .../pulls/{n}/comments`` (the review
+diff lines add, when there are any, ``GET .../pulls/{n}/comments`` (the review
 comments, 100 per page) to see what the bot already posted, and at most one ``POST
 .../pulls/{n}/reviews`` with the ``COMMENT`` event, never retried on 5xx like the comment POST
 (:meth:`GitHubPort.bot_review_comments`, :meth:`GitHubPort.create_review`).
@@ -56,20 +56,40 @@ again after the wait the answer names (``Retry-After``, else ``X-RateLimit-Reset
 tenacity, when that wait is at most ``max_rate_limit_wait_s``; a longer wait is a
 :class:`~bot.errors.GitHubRateLimited` error at once. A 5xx on the comment POST is never
 retried: the comment may exist, and the next run finds it by its marker and edits it.
+
+The dataset's reads (:class:`~bot.clients.github_port.IssueHistoryPort`, ``triage-bot dataset``):
+``GET /repos/{o}/{r}/issues?state=closed&sort=created&direction=desc&per_page=100&page=N``
+(pull requests come in the same list and are marked; conditional with the page's ``ETag``: a
+304 costs no rate limit), ``GET .../issues/{n}/timeline`` (100 events a page: comments with
+their author association, labels, closes with their commit, references from pull requests,
+renames; so one request holds what the comments list would), and one GraphQL ``POST /graphql``
+``nodes(ids:)`` for the body's edit history of up to 100 issues. A client built with ``sleep``
+is patient, as a long read must be: PyGithub's own retries leave rate limits alone, and each
+request waits instead of failing, through ``sleep``: before it, until the reset when the last
+answer left :data:`RATE_LIMIT_RESERVE` requests or fewer (room for the bot's own jobs on the
+same token); after a rate-limit answer (403, 429, GraphQL ``RATE_LIMITED``), as long as GitHub
+names (``Retry-After``, else ``X-RateLimit-Reset``, else a minute), up to
+``max_rate_limit_wait_s``.
 """
 
 from __future__ import annotations
 
 import base64
+import time
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any, TypeVar
 
 import requests
 from github import Auth, Github, GithubException, GithubRetry
+from github.GithubException import RateLimitExceededException
 from github.PullRequest import ReviewComment as GithubReviewComment
+from requests.utils import parse_header_links
+from urllib3.util import Retry
 
 from bot.clients.github_errors import (
     is_already_exists,
+    rate_limit_answer,
     rate_limit_wait_s,
     rate_limited,
     transient,
@@ -78,10 +98,21 @@ from bot.clients.github_errors import (
 from bot.clients.github_port import (
     BotComment,
     ChangedFile,
+    EditHistory,
+    IssuePage,
     LabelEvent,
     PostedReviewComment,
     PullRef,
+    RateLimit,
     ReviewComment,
+    TimelineItem,
+)
+from bot.clients.issue_history import (
+    EDIT_HISTORY_QUERY,
+    MAX_NODES,
+    parse_edit_histories,
+    parse_issue_page,
+    parse_timeline_item,
 )
 from bot.errors import (
     ConfigError,
@@ -114,6 +145,22 @@ installation token)."""
 
 VIEWER_WHAT = "learn the bot's own login (GraphQL viewer; set bot-login to skip this request)"
 
+REST_MEDIA_TYPE = "application/vnd.github+json"
+"""The media type GitHub's REST docs ask every request to accept."""
+
+RATE_LIMIT_RESERVE = 50
+"""A patient client waits for the reset once GitHub says this many requests or fewer are left,
+so the bot's own jobs on the same token still have some."""
+
+SECONDARY_WAIT_S = 60.0
+"""A rate-limit answer that names no wait: GitHub's docs ask for at least a minute."""
+
+RATE_LIMIT_WINDOW_S = 3660.0
+"""The longest wait a rate limit can ask for: GitHub's primary limit resets within the hour."""
+
+PATIENT_ATTEMPTS = 8
+"""Tries of one request in a patient client: each rate-limit answer costs one."""
+
 
 class PyGithubClient:
     """:class:`GitHubPort` over PyGithub.
@@ -129,6 +176,10 @@ class PyGithubClient:
             best practices for integrations ask for at least 1 s (the default, ``None``).
         login: the login the token writes as (``Settings.bot_login``), or ``None`` to ask
             GitHub when it is first needed (:meth:`login`).
+        sleep: makes the client patient (module docstring): how it waits, in seconds
+            (``time.sleep``; tests pass a recorder). ``None``: PyGithub's own rate-limit
+            handling, as every job of the bot uses.
+        clock: epoch seconds now (tests pass a fixed clock), for a patient client's waits.
     """
 
     def __init__(
@@ -142,15 +193,27 @@ class PyGithubClient:
         max_rate_limit_wait_s: float = 60.0,
         seconds_between_writes: float | None = None,
         login: str | None = None,
+        sleep: Callable[[float], None] | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
-        retry = GithubRetry(
-            total=retries,
-            backoff_factor=backoff_s,
-            allowed_methods=IDEMPOTENT_METHODS,
-            status_forcelist=[500, 502, 503, 504],
-            secondary_rate_wait=min(60.0, max_rate_limit_wait_s),
-            max_rate_limit_wait=max_rate_limit_wait_s,
-        )
+        retry: Retry
+        if sleep is None:
+            retry = GithubRetry(
+                total=retries,
+                backoff_factor=backoff_s,
+                allowed_methods=IDEMPOTENT_METHODS,
+                status_forcelist=[500, 502, 503, 504],
+                secondary_rate_wait=min(60.0, max_rate_limit_wait_s),
+                max_rate_limit_wait=max_rate_limit_wait_s,
+            )
+        else:  # 5xx only: a rate-limit answer reaches _call, which waits through ``sleep``
+            retry = Retry(
+                total=retries,
+                backoff_factor=backoff_s,
+                allowed_methods=IDEMPOTENT_METHODS,
+                status_forcelist=[500, 502, 503, 504],
+                respect_retry_after_header=False,
+            )
         self._gh = Github(
             auth=Auth.Token(token) if token else None,
             base_url=base_url,
@@ -166,25 +229,53 @@ class PyGithubClient:
             ),
         )
         self._write_retry = RetryPolicy(
-            attempts=retries + 1, wait_initial_s=backoff_s, wait_max_s=8.0
+            attempts=retries + 1 if sleep is None else max(retries + 1, PATIENT_ATTEMPTS),
+            wait_initial_s=backoff_s,
+            wait_max_s=8.0,
         )
         self._max_rate_limit_wait_s = max_rate_limit_wait_s
         self._anonymous = not token
         self._login = login
+        self._sleep = sleep
+        self._clock = clock
+        self._waited_for_reset = 0
 
     def _server_wait(self, exc: BaseException) -> float | None:
         wait = rate_limit_wait_s(exc) if rate_limited(exc) else None
         return None if wait is None else min(wait, self._max_rate_limit_wait_s)
 
+    def _patient_wait(self, exc: BaseException) -> float | None:
+        """A patient client's wait after ``exc``: what a rate-limit answer names (a minute
+        when it names nothing), else ``None`` (the back-off)."""
+        if not rate_limit_answer(exc):
+            return None
+        # the answer's reset is waited for here: _pace must not wait for it again
+        self._waited_for_reset = int(self._gh.requester.rate_limiting_resettime)
+        wait = rate_limit_wait_s(exc, now_s=self._clock())
+        return SECONDARY_WAIT_S if wait is None else wait
+
+    def _patient_retry(self, exc: BaseException) -> bool:
+        wait = self._patient_wait(exc)
+        if wait is not None:
+            return wait <= self._max_rate_limit_wait_s
+        return transient(exc)
+
     def _call(self, what: str, fn: Callable[[], T], *, safe_to_repeat: bool = False) -> T:
         """Run one request; ``safe_to_repeat`` retries 5xx/transport faults and rate limits,
-        otherwise only rate limits (which GitHub did not act on) are retried."""
+        otherwise only rate limits (which GitHub did not act on) are retried. A patient
+        client's reads (``safe_to_repeat``) also wait for a rate limit's reset."""
+        patient = self._sleep is not None and safe_to_repeat
         try:
             return call_with_retries(
                 fn,
                 policy=self._write_retry,
-                transient=transient if safe_to_repeat else rate_limited,
-                server_wait_s=self._server_wait,
+                transient=(
+                    self._patient_retry
+                    if patient
+                    else (transient if safe_to_repeat else rate_limited)
+                ),
+                server_wait_s=self._patient_wait if patient else self._server_wait,
+                sleep=self._sleep,
             )
         except GithubException as exc:
             raise translate_github_error(exc, what=what) from exc
@@ -478,3 +569,109 @@ class PyGithubClient:
             ]
 
         return self._call(f"list open issues of {repo}", fetch, safe_to_repeat=True)
+
+    def rate_limit(self) -> RateLimit | None:
+        """The rate limit GitHub's last answer named (``X-RateLimit-*``, kept by PyGithub's
+        requester; no request), or ``None`` before any answer named one."""
+        remaining, limit = self._gh.requester.rate_limiting
+        if remaining < 0:
+            return None
+        return RateLimit(remaining, limit, int(self._gh.requester.rate_limiting_resettime))
+
+    def _pace(self) -> None:
+        """A patient client's wait before a request: until the reset, when the last answer
+        left :data:`RATE_LIMIT_RESERVE` requests or fewer (once per reset)."""
+        known = self.rate_limit()
+        if self._sleep is None or known is None or known.remaining > RATE_LIMIT_RESERVE:
+            return
+        if known.reset == self._waited_for_reset:
+            return
+        self._waited_for_reset = known.reset
+        wait = known.reset - self._clock() + 1.0
+        if wait > 0:
+            self._sleep(min(wait, self._max_rate_limit_wait_s))
+
+    def closed_issues_page(
+        self, repo: str, page: int, *, since: datetime | None = None, etag: str | None = None
+    ) -> IssuePage:
+        """``GET /repos/{repo}/issues?state=closed&sort=created&direction=desc&per_page=100
+        &page={page}`` (``since``: updated at or after it), with ``If-None-Match: {etag}``
+        when given: a 304 answer is ``issues=None`` and costs no rate limit (docs.github.com,
+        "Best practices for using the REST API", conditional requests)."""
+        parameters: dict[str, Any] = {
+            "state": "closed",
+            "sort": "created",
+            "direction": "desc",
+            "per_page": PER_PAGE,
+            "page": page,
+        }
+        if since is not None:
+            parameters["since"] = since.strftime("%Y-%m-%dT%H:%M:%SZ")
+        what = f"list closed issues of {repo} (page {page})"
+
+        def fetch() -> IssuePage:
+            self._pace()
+            headers, data = self._gh.requester.requestJsonAndCheck(
+                "GET",
+                f"/repos/{repo}/issues",
+                parameters=parameters,
+                headers={"Accept": REST_MEDIA_TYPE, **({"If-None-Match": etag} if etag else {})},
+            )
+            links = parse_header_links(headers.get("link", "")) if headers.get("link") else []
+            has_next = any(link.get("rel") == "next" for link in links)
+            if data is None:  # 304 Not Modified: no body
+                return IssuePage(None, etag, has_next=False)
+            return IssuePage(parse_issue_page(data, what=what), headers.get("etag"), has_next)
+
+        return self._call(what, fetch, safe_to_repeat=True)
+
+    def issue_timeline(self, repo: str, number: int) -> list[TimelineItem] | None:
+        """``GET /repos/{repo}/issues/{number}/timeline`` (all pages, 100 events a page),
+        oldest first; ``None`` when the issue is gone (404 deleted, 410 moved or disabled)."""
+
+        def fetch() -> list[TimelineItem] | None:
+            self._pace()
+            items = []
+            try:
+                for event in self._gh.get_repo(repo).get_issue(number).get_timeline():
+                    item = parse_timeline_item(event.raw_data, repo)
+                    if item is not None:
+                        items.append(item)
+            except GithubException as exc:
+                if exc.status in (404, 410):
+                    return None
+                raise
+            return items
+
+        return self._call(f"read the timeline of {repo}#{number}", fetch, safe_to_repeat=True)
+
+    def edit_histories(self, node_ids: Sequence[str]) -> dict[str, EditHistory]:
+        """One GraphQL ``POST /graphql`` (:data:`~bot.clients.issue_history.EDIT_HISTORY_QUERY`)
+        for the body's edit history of up to 100 issues by node id. An id GitHub no longer
+        knows is answered ``null`` with a ``NOT_FOUND`` error beside the others' data: it is
+        left out. A ``RATE_LIMITED`` error is a rate limit like a REST one (waited for).
+
+        Raises:
+            ValueError: more than 100 ids.
+            GitHubError: the query failed, or its answer holds no data.
+        """
+        if len(node_ids) > MAX_NODES:
+            raise ValueError(f"at most {MAX_NODES} issues a query, got {len(node_ids)}")
+        if not node_ids:
+            return {}
+        what = f"read the edit history of {len(node_ids)} issue(s)"
+
+        def fetch() -> dict[str, EditHistory]:
+            self._pace()
+            requester = self._gh.requester
+            headers, data = requester.requestJsonAndCheck(
+                "POST",
+                requester.graphql_url,
+                input={"query": EDIT_HISTORY_QUERY, "variables": {"ids": list(node_ids)}},
+            )
+            errors = data.get("errors") if isinstance(data, dict) else None
+            if any(isinstance(e, dict) and e.get("type") == "RATE_LIMITED" for e in errors or []):
+                raise RateLimitExceededException(403, data, headers)
+            return parse_edit_histories(data, what=what)
+
+        return self._call(what, fetch, safe_to_repeat=True)

@@ -1,9 +1,9 @@
 """GitHub error classification: PyGithub/requests exceptions → :mod:`bot.errors`, which of
 them are worth another try, and how long GitHub asks us to wait.
 
-Rule sources: docs.github.com, "Rate limits for the REST API" (a rate-limited request was not
-acted on; ``Retry-After`` wins over ``X-RateLimit-Reset``) and "Troubleshooting the REST API".
-The retry policy that uses these lives in :mod:`bot.clients.github_client`.
+Per docs.github.com, "Rate limits for the REST API" (a rate-limited request was not acted on;
+``Retry-After`` wins over ``X-RateLimit-Reset``) and "Troubleshooting the REST API". The retry
+policy that uses these lives in :mod:`bot.clients.github_client`.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from bot.errors import (
 
 __all__ = [
     "is_already_exists",
+    "rate_limit_answer",
     "rate_limit_wait_s",
     "rate_limited",
     "transient",
@@ -80,6 +81,14 @@ def rate_limited(exc: BaseException) -> bool:
     )
 
 
+def rate_limit_answer(exc: BaseException) -> bool:
+    """Any rate-limit answer, however long its wait: PyGithub's rate-limit error (a 403 whose
+    message says so) or a 429, which PyGithub leaves a plain error."""
+    if isinstance(exc, RateLimitExceededException):
+        return True
+    return isinstance(exc, GithubException) and exc.status == 429
+
+
 def transient(exc: BaseException) -> bool:
     """Worth another try when the request is safe to repeat: a rate limit we may wait for, a
     5xx, or a connection error or timeout."""
@@ -94,7 +103,7 @@ def rate_limit_wait_s(exc: BaseException, *, now_s: float | None = None) -> floa
     """Seconds GitHub asks us to wait before repeating a rate-limited request, or ``None``.
 
     ``Retry-After`` (seconds) wins; else ``X-RateLimit-Reset`` (epoch seconds) minus now, plus
-    one second as PyGithub does. Rule source: docs.github.com, "Rate limits for the REST API".
+    one second as PyGithub does (docs.github.com, "Rate limits for the REST API").
     """
     headers = {k.lower(): v for k, v in (getattr(exc, "headers", None) or {}).items()}
     after = str(headers.get("retry-after", "")).strip()

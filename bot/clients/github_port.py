@@ -1,24 +1,35 @@
 """What the pipelines need from GitHub: the :class:`GitHubPort` protocol and the data it trades in.
 
-The pipelines (:mod:`bot.gate_flow`, :mod:`bot.audit_flow`, :mod:`bot.commands`) and the tests'
+The pipelines (:mod:`bot.gate.plan`, :mod:`bot.audit.plan`, :mod:`bot.commands`) and the tests'
 fakes see only this; :class:`bot.clients.github_client.PyGithubClient` implements it with
 PyGithub, and its module docstring lists the requests each method costs.
+
+:class:`IssueHistoryPort` is what ``triage-bot dataset`` (:mod:`bot.dataset`) reads: a
+repository's closed issues, each one's timeline and the edit history of its body.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
 __all__ = [
+    "BodyRevision",
     "BotComment",
     "ChangedFile",
+    "EditHistory",
     "GitHubPort",
+    "IssueHistoryPort",
+    "IssuePage",
     "LabelEvent",
+    "ListedIssue",
     "PostedReviewComment",
     "PullRef",
+    "RateLimit",
     "ReviewComment",
+    "TimelineItem",
 ]
 
 
@@ -198,4 +209,164 @@ class GitHubPort(Protocol):
 
     def open_issues(self, repo: str) -> list[dict[str, Any]]:
         """Open issues (not PRs) as payload-shaped dicts: number, title, body, labels, state."""
+        ...
+
+
+@dataclass(frozen=True)
+class ListedIssue:
+    """One item of "List repository issues" (``state=closed``), as the dataset needs it.
+
+    Attributes:
+        number: the issue number.
+        node_id: its GraphQL id (the edit history is read by it).
+        title: the title now (its earlier titles are in the timeline's ``renamed`` events).
+        body: the body now; ``""`` for none.
+        author: the reporter's login (``None`` for a deleted account: GitHub's ``ghost``
+            has a login, so this is rare).
+        author_type: ``User``, ``Bot`` or ``Organization``.
+        author_association: the reporter's relation to the repository (``OWNER``,
+            ``MEMBER``, ``COLLABORATOR``, ``CONTRIBUTOR``, ``NONE`` …).
+        labels: the label names it carries now.
+        created_at: when it was opened (UTC).
+        state_reason: why it was closed: ``completed``, ``not_planned``, ``duplicate`` or
+            ``None`` (closed before GitHub recorded reasons).
+        locked: whether its conversation is locked; ``lock_reason`` says why
+            (``resolved``, ``off-topic``, ``too heated``, ``spam`` or ``None``).
+        pull_request: the item is a pull request (the issues list holds both).
+    """
+
+    number: int
+    node_id: str
+    title: str
+    body: str
+    author: str | None
+    author_type: str | None
+    author_association: str
+    labels: tuple[str, ...]
+    created_at: datetime
+    state_reason: str | None = None
+    locked: bool = False
+    lock_reason: str | None = None
+    pull_request: bool = False
+
+
+@dataclass(frozen=True)
+class IssuePage:
+    """One page of closed issues, newest first.
+
+    Attributes:
+        issues: the page's items (pull requests among them, marked); ``None`` when GitHub
+            answered 304 Not Modified to the page's ``etag`` (nothing on it changed).
+        etag: the page's ``ETag``, to ask again conditionally.
+        has_next: GitHub's ``Link`` header names a next page (unknown, ``False``, on a 304).
+    """
+
+    issues: tuple[ListedIssue, ...] | None
+    etag: str | None
+    has_next: bool
+
+
+@dataclass(frozen=True)
+class TimelineItem:
+    """One event of an issue's timeline (REST "List timeline events for an issue"), with
+    only what the dataset's rules read.
+
+    Attributes:
+        event: GitHub's name: ``commented``, ``labeled``, ``unlabeled``, ``closed``,
+            ``reopened``, ``referenced``, ``cross-referenced``, ``renamed`` …
+        created_at: when (UTC); ``None`` when GitHub gives no time.
+        actor: who did it (a comment's author for ``commented``); ``None`` when unknown.
+        actor_type: ``User``, ``Bot`` or ``Organization``; ``None`` when unknown.
+        author_association: a comment author's relation to the repository (``commented``
+            only: GitHub gives it for no other event).
+        body: a comment's text (``commented``).
+        label: the label's name (``labeled``, ``unlabeled``).
+        commit_id: the commit that closed or referenced the issue (``closed``, ``referenced``).
+        state_reason: why it was closed (``closed``).
+        source_pull: the number of the pull request that referenced the issue, when the
+            reference is a pull request of the same repository (``cross-referenced``).
+        source_merged: that pull request is merged.
+        rename_from: the title before a ``renamed`` event.
+    """
+
+    event: str
+    created_at: datetime | None
+    actor: str | None = None
+    actor_type: str | None = None
+    author_association: str | None = None
+    body: str | None = None
+    label: str | None = None
+    commit_id: str | None = None
+    state_reason: str | None = None
+    source_pull: int | None = None
+    source_merged: bool = False
+    rename_from: str | None = None
+
+
+@dataclass(frozen=True)
+class BodyRevision:
+    """One revision of an issue's body (GraphQL ``UserContentEdit``): the whole text as it
+    stood after the edit made at ``edited_at`` (the creation itself when GitHub kept it).
+    ``text`` is ``None`` when the author deleted the revision from the history."""
+
+    edited_at: datetime
+    text: str | None
+    editor: str | None
+
+
+@dataclass(frozen=True)
+class EditHistory:
+    """An issue body's edit history (GraphQL ``Issue.lastEditedAt``, ``includesCreatedEdit``,
+    ``userContentEdits``).
+
+    Attributes:
+        last_edited_at: the last edit (UTC); ``None``: never edited, the body is as posted.
+        includes_created_edit: the revisions hold the text as first posted.
+        total: how many revisions GitHub holds (``revisions`` may be fewer: the newest 100).
+        revisions: the revisions read, in any order.
+    """
+
+    last_edited_at: datetime | None
+    includes_created_edit: bool = False
+    total: int = 0
+    revisions: tuple[BodyRevision, ...] = ()
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """What GitHub's last answer said of the rate limit (``X-RateLimit-*``): requests left of
+    ``limit`` until ``reset`` (epoch seconds)."""
+
+    remaining: int
+    limit: int
+    reset: int
+
+
+class IssueHistoryPort(Protocol):
+    """What ``triage-bot dataset`` reads from GitHub; every method raises
+    :class:`~bot.errors.GitHubError` subclasses only."""
+
+    def closed_issues_page(
+        self, repo: str, page: int, *, since: datetime | None = None, etag: str | None = None
+    ) -> IssuePage:
+        """Page ``page`` (from 1) of the closed issues and pull requests, newest first,
+        100 a page; ``since`` keeps those updated at or after it; with ``etag`` the request
+        is conditional (a 304 costs no rate limit and gives ``issues=None``)."""
+        ...
+
+    def issue_timeline(self, repo: str, number: int) -> list[TimelineItem] | None:
+        """The issue's timeline, oldest first; ``None`` when the issue is gone (404, 410)."""
+        ...
+
+    def edit_histories(self, node_ids: Sequence[str]) -> dict[str, EditHistory]:
+        """The body's edit history of each issue named by GraphQL node id (at most 100); an
+        issue GitHub no longer has is left out."""
+        ...
+
+    def rate_limit(self) -> RateLimit | None:
+        """The rate limit as GitHub's last answer gave it (no request); ``None`` before any."""
+        ...
+
+    def repo_file(self, repo: str, path: str, ref: str | None) -> str | None:
+        """As :meth:`GitHubPort.repo_file` (the repository's configuration)."""
         ...

@@ -1,11 +1,9 @@
 """Grammar-constrained sampling that checks the grammar on a shortlist first (embedded backend).
 
-Rule source: issue 19, "An audit that spends tokens on findings" and "a one-shot gate in
-seconds": measured with Qwen2.5-Coder 1.5B on 2 cores, llama-cpp-python's grammar sampler
-cost 49 ms of every generated token (2.9 s of a 10.5 s gate call), because it checks every one
-of the vocabulary's 151,936 tokens against the JSON schema's grammar before the greedy or top-k
-step picks among them. Those steps only ever look at the best ``k`` tokens the grammar allows
-(``k`` = 1 for greedy decoding, ``top_k`` otherwise).
+llama-cpp-python's grammar sampler checks every token of the vocabulary (151,936 for Qwen2.5-Coder)
+against the JSON schema's grammar before the greedy or top-k step picks among them, which made it a
+large share of every generated token's time (docs/performance.md). Those steps only ever look at the
+best ``k`` tokens the grammar allows (``k`` = 1 for greedy decoding, ``top_k`` otherwise).
 
 The shortlist step (:func:`install_shortlist`) goes in the sampler chain just before the grammar
 sampler. On each token it takes the :data:`SHORTLIST` highest-scoring tokens (``k`` of them at
@@ -20,11 +18,8 @@ or a score among the best is NaN or infinite, the chain runs as before, on every
 is llama.cpp's own remedy (``common_sampler_sample`` samples first and checks the grammar on
 the pick), made exact for greedy decoding.
 
-Measured (Qwen 1.5B, 2 cores): the gate's greedy reply took the shortlist on every token
-(43 of 43), 1.69 s of sampling became 0.06 s, and the text was the same. The audit samples
-with ``top_k`` 40: where the JSON grammar allows fewer than 40 tokens (between keys and
-values) the full pass still runs, about half the tokens on five eval segments, and sampling
-is about 6% of an audit's time either way.
+The audit samples with ``top_k`` 40: where the JSON grammar allows fewer than 40 tokens
+(between keys and values) the full pass still runs.
 
 Not used (the chain left as llama-cpp-python built it) when a logits processor or mirostat is
 in the chain, or when sampling is untruncated (``temp < 0``, or ``top_k <= 0`` with a positive

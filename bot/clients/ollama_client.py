@@ -1,6 +1,6 @@
 """The Ollama backend of :class:`~bot.chat.ChatModel`.
 
-Rule source: design.md, "Models". :class:`OllamaChatModel` is the production backend, over the
+:class:`OllamaChatModel` is the production backend, over the
 official ``ollama`` client and its native ``/api/chat``; it is chosen when an Ollama host is
 configured (:data:`bot.factory.BACKENDS`).
 
@@ -46,8 +46,8 @@ from bot.retry import DeadlineExceeded, RetryPolicy, call_with_deadline, call_wi
 
 __all__ = [
     "OllamaChatModel",
-    "call_with_deadline",
     "is_transient_ollama_error",
+    "ollama_models",
     "ollama_options",
     "translate_ollama_error",
 ]
@@ -194,3 +194,18 @@ class OllamaChatModel:
             output_tokens=output_tokens,
             duration_ms=duration_ms,
         )
+
+
+def ollama_models(host: str, *, timeout_s: float = 10.0) -> list[str]:
+    """``GET {host}/api/tags``: the tags of the models pulled there (``qwen2.5-coder:1.5b``).
+    One request, no retry: ``triage-bot doctor`` reports what it finds now.
+
+    Raises:
+        ModelError: Ollama is unreachable or answered an error
+            (:class:`~bot.errors.ModelUnavailable` when it is down).
+    """
+    try:
+        response = ollama.Client(host=host, timeout=timeout_s).list()
+    except Exception as exc:  # ollama and httpx raise many kinds; the translator sorts them
+        raise translate_ollama_error(exc, model="(list)", host=host) from exc
+    return [m.model for m in response.models if m.model]

@@ -36,6 +36,7 @@ a wall-clock deadline of ``timeout_s`` (:func:`bot.retry.call_with_deadline`).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -59,6 +60,8 @@ __all__ = [
     "NO_API_KEY",
     "OpenAIChatModel",
     "is_transient_openai_error",
+    "openai_models",
+    "openai_one_token",
     "openai_options",
     "rejects_schema_form",
     "response_formats",
@@ -74,6 +77,9 @@ SCHEMA_NAME = "reply"
 """The ``json_schema.name`` of every structured-output request."""
 
 _RETRIED_STATUSES = (408, 429)
+
+_ONE_TOKEN = RoleOptions(temperature=0.0, num_predict=1, num_ctx=4096)
+_NO_RETRY = RetryPolicy(attempts=1)
 
 
 def openai_options(options: RoleOptions) -> dict[str, Any]:
@@ -337,3 +343,35 @@ class OpenAIChatModel:
             duration_ms=wall_ms,
             prompt_eval_tokens=evaluated,
         )
+
+
+def openai_models(base_url: str, api_key: str | None, *, timeout_s: float = 10.0) -> list[str]:
+    """``GET {base_url}/models``: the ids of the models an OpenAI-compatible server serves. One
+    request, no retry: ``triage-bot doctor`` reports what it finds now.
+
+    Raises:
+        ModelError: the server is unreachable, refuses the key or answered an error.
+    """
+    server = OpenAIChatModel(base_url=base_url, model="(list)", api_key=api_key,
+                             timeout_s=timeout_s, retry=_NO_RETRY)  # fmt: skip
+    return server.models()
+
+
+def openai_one_token(
+    base_url: str, api_key: str | None, model: str, *, timeout_s: float = 60.0
+) -> float:
+    """One chat call that asks ``model`` for one token (the server loads it and generates),
+    no retry; a reply cut at that token is the expected outcome.
+
+    Returns:
+        The call's wall time in ms.
+
+    Raises:
+        ModelError: the call failed (the model is not served, the server errs or times out).
+    """
+    server = OpenAIChatModel(base_url=base_url, model=model, api_key=api_key,
+                             timeout_s=timeout_s, retry=_NO_RETRY)  # fmt: skip
+    started = time.perf_counter()
+    with contextlib.suppress(ModelTruncated):
+        server.chat([ChatMessage("user", "Say OK.")], options=_ONE_TOKEN)
+    return (time.perf_counter() - started) * 1000

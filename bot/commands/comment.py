@@ -1,7 +1,5 @@
 """One issue comment, start to end: parse, authorise, react, dispatch, reply.
 
-Rule source: design.md, "Maintainer commands", and the maintainer-commands issue.
-
 Authorisation is decided in code, from the collaborator-permission endpoint: ``admin`` and
 ``write`` (GitHub's legacy ``permission`` field reports maintain as write) may command; ``read``
 (also triage) and ``none`` may not, whatever their ``author_association`` says. Comments by bots
@@ -20,15 +18,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.audit.report import MARKER_PREFIX
 from bot.clients.github_port import GitHubPort
 from bot.commands.handlers import COMMANDS
 from bot.commands.parser import Command, Malformed, parse_command
-from bot.commands.spec import PLACES, Answer, CommandContext, CommandSpec, Services
-from bot.config import Settings
+from bot.commands.spec import PLACES, Answer, CommandContext, CommandSpec
+from bot.context import JobContext
 from bot.events import IssueCommentEvent
 from bot.neutralise import log_value
-from bot.render import (
+from bot.report import (
+    MARKER_PREFIX,
     PUBLIC_WARNING,
     SKIPPED_OUTPUTS,
     RunReport,
@@ -104,7 +102,7 @@ def dispatch(ctx: CommandContext) -> Answer:
     return wrong_place_reply(spec, ctx.event) or spec.handler(ctx)
 
 
-def run_comment(event: IssueCommentEvent, settings: Settings, services: Services) -> RunReport:
+def run_comment(event: IssueCommentEvent, job: JobContext) -> RunReport:
     """Handle an ``issue_comment.created`` event: parse, authorise, react, run, reply.
 
     A comment that is not a command costs nothing (no client is built). With ``dry_run`` the
@@ -113,8 +111,9 @@ def run_comment(event: IssueCommentEvent, settings: Settings, services: Services
 
     Args:
         event: the routed ``issue_comment`` event.
-        settings: the run's settings (``dry_run``).
-        services: the runner's GitHub client, store and pipelines.
+        job: the job's context (its settings' ``dry_run``; the GitHub client, the store, the
+            models): the repository file is read only by a command that runs a pipeline, so a
+            plain comment costs no request.
 
     Raises:
         ConfigError: no token when writing.
@@ -123,8 +122,9 @@ def run_comment(event: IssueCommentEvent, settings: Settings, services: Services
     parsed = parse_command(event.comment.body)
     if parsed is None:
         return skipped_report("the comment is not a command")
+    settings = job.settings
     repo, number = event.repository.full_name, event.issue.number
-    github = services.github()
+    github = job.github()
     auth = authorise(event, github)
     if not auth.allowed:
         report = skipped_report(f"command refused: {auth.reason}")
@@ -139,7 +139,7 @@ def run_comment(event: IssueCommentEvent, settings: Settings, services: Services
     if isinstance(parsed, Malformed):
         answer: Answer = parsed.reply
     else:
-        answer = dispatch(CommandContext(parsed, event, settings, github, services, COMMANDS))
+        answer = dispatch(CommandContext(parsed, event, job, COMMANDS))
     if isinstance(answer, RunReport):
         answer.text = f"{head}\n{answer.text}"
         return answer

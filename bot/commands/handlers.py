@@ -1,6 +1,6 @@
 """The comment commands: what each does (one handler each) and the table of them, as data.
 
-Rule source: design.md, "Maintainer commands", and the maintainer-commands issue. The parser,
+The parser,
 the dispatch (``COMMANDS[name].handler(ctx)``, no default branch), the wrong-place reply,
 ``/help``, the README table (``tests/test_docs.py``) and the tests all read :data:`COMMANDS`.
 A new command is one handler and one entry here, and its README row. A handler
@@ -8,7 +8,8 @@ takes a :class:`~bot.commands.spec.CommandContext` (the command is authorised, u
 it applies to, and reacted to) and returns an :data:`~bot.commands.spec.Answer`: a reply the
 comment flow posts (``/help``, ``/audit_history``, ``/audit_stats``, ``/triage_stats``, and
 ``/audit``'s refusals)
-or the report of a pipeline that made its own writes (``/triage`` labels, ``/audit`` comment).
+or the report of a pipeline that made its own writes (``/triage`` labels, ``/audit`` comment:
+:func:`bot.gate.run`, :func:`bot.audit.run`, over the job's context with the repository file).
 Untrusted text reaches a reply only through :mod:`bot.neutralise`.
 """
 
@@ -16,11 +17,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from bot import audit, gate
 from bot.audit.contract import VERDICTS
 from bot.audit.report import shown_path
+from bot.audit.stats import (
+    history_line,
+    mermaid_fix_share,
+    model_stats,
+    stats_cells,
+    stats_columns,
+    weekly_stats,
+)
 from bot.commands.spec import Answer, CommandContext, CommandSpec, help_text
 from bot.errors import InvalidRange
-from bot.history.gate_stats import (
+from bot.gate.stats import (
     gate_cells,
     gate_columns,
     gate_health,
@@ -29,15 +39,8 @@ from bot.history.gate_stats import (
     version_columns,
 )
 from bot.history.protocol import HistoryStore
-from bot.history.stats import (
-    history_line,
-    mermaid_fix_share,
-    model_stats,
-    stats_cells,
-    stats_columns,
-    weekly_stats,
-)
 from bot.neutralise import code_block, code_span, neutralise
+from bot.report import fit
 
 __all__ = [
     "COMMANDS",
@@ -58,7 +61,11 @@ __all__ = [
 def rerun_gate(ctx: CommandContext) -> Answer:
     """``/triage``: run the issue gate on the comment's issue, even over a hand-set label
     (which stays: the bot removes only labels it added)."""
-    return ctx.services.rerun_gate(ctx.event.as_issues_event())
+    event = ctx.event.as_issues_event()
+    repo = event.repository
+    return gate.run(
+        ctx.job.with_repository_file(repo.full_name, repo.default_branch), event, force=True
+    )
 
 
 def rerun_audit(ctx: CommandContext) -> Answer:
@@ -74,18 +81,16 @@ def rerun_audit(ctx: CommandContext) -> Answer:
     if pull.state != "open":
         return f"This pull request is {pull.state}; only open pull requests are audited."
     try:
-        return ctx.services.audit(pull, ctx.github, ctx.command.range)
+        job = ctx.job.with_repository_file(pull.repo, None)
+        return audit.run(job, pull, requested_range=ctx.command.range)
     except InvalidRange as exc:
         return f"Cannot audit that range: {neutralise(str(exc), max_chars=300)}."
 
 
 def _from_store(ctx: CommandContext, reply: Callable[[HistoryStore, str, int], str]) -> Answer:
-    """``reply(store, repo, count)`` over the store opened read-only, closed afterwards."""
-    store = ctx.services.read_store()
-    try:
-        return reply(store, ctx.repo, ctx.command.count or 1)
-    finally:
-        store.close()
+    """``reply(store, repo, count)`` over the job's store, opened read-only (a missing file
+    reads as empty and is not created; the job closes it)."""
+    return reply(ctx.job.store(read_only=True), ctx.repo, ctx.command.count or 1)
 
 
 def list_history(ctx: CommandContext) -> Answer:
@@ -136,15 +141,8 @@ def history_reply(store: HistoryStore, repo: str, count: int) -> str:
     rows = store.audits(repo, limit=count)
     if not rows:
         return "No accepted audits are recorded for this repository yet."
-    lines: list[str] = []
-    size = 0
-    for row in rows:
-        line = history_line({**row, "path": shown_path(row["path"])})
-        size += len(line) + 1
-        if size > HISTORY_MAX_CHARS:
-            break
-        lines.append(line)
-    more = len(rows) - len(lines)
+    every = [history_line({**row, "path": shown_path(row["path"])}) for row in rows]
+    lines, more = fit(every, HISTORY_MAX_CHARS, separator=1)  # a line break after each
     note = f"\n{more} more not listed (GitHub's comment limit)." if more else ""
     return f"Last {len(rows)} accepted audit(s):\n{code_block(lines)}{note}"
 
@@ -204,9 +202,9 @@ def _stored(text: str) -> str:
 
 def triage_stats_reply(store: HistoryStore, repo: str, weeks: int) -> str:
     """The ``/triage_stats`` reply: a weekly table of gate decisions
-    (:func:`~bot.history.gate_stats.gate_columns`), a chart of the ``validator-error`` share,
+    (:func:`~bot.gate.stats.gate_columns`), a chart of the ``validator-error`` share,
     and the same weeks per model and prompt version (verdict mix and error rate:
-    :func:`~bot.history.gate_stats.version_columns`), so two models can be compared. Stored
+    :func:`~bot.gate.stats.version_columns`), so two models can be compared. Stored
     strings are inline code through :func:`~bot.neutralise.code_span` in the tables and pass
     :func:`~bot.neutralise.chart_label` in the chart."""
     health = gate_health(store, repo, weeks)

@@ -1,6 +1,6 @@
 """Parse a comment into a command. Never raises on user text.
 
-Rule source: the maintainer-commands issue. A command is the first word of the comment's first
+A command is the first word of the comment's first
 line, starting with ``/``. A first line inside a code block (fenced or indented by 4+ spaces or a
 tab) or a quote (``>``) is not a command. Only the first line is read (at most
 ``MAX_LINE_CHARS`` of it), so a 64 KB comment costs no more than a short one.

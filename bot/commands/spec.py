@@ -1,24 +1,23 @@
 """What a comment command is: its spec, its parsed form, and what its handler is given.
 
-Rule source: design.md, "Maintainer commands", and the maintainer-commands issue. The table of
-commands, :data:`bot.commands.handlers.COMMANDS`, sits beside the handlers it names. This
-module is the bottom of the package (it imports none of its siblings), so the handlers, the
-parser and the comment flow read it without a cycle. The pipelines a command may start
-(``/triage``, ``/audit``) are lent by the runner through :class:`Services`: commands never
-import :mod:`bot.runner`, which calls into them.
+The table of commands, :data:`bot.commands.handlers.COMMANDS`, sits beside the handlers it
+names. This module is the bottom of the package (it imports none of its siblings), so the
+handlers, the parser and the comment flow read it without a cycle. A handler gets the job's
+context (:class:`~bot.context.JobContext`) with the command: the GitHub client, the store and
+the models come from there, never from a factory of the handler's own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal
 
-from bot.clients.github_port import GitHubPort, PullRef
+from bot.clients.github_port import GitHubPort
 from bot.config import Settings
-from bot.events import IssueCommentEvent, IssuesEvent
-from bot.history.protocol import HistoryStore
-from bot.render import RunReport
+from bot.context import JobContext
+from bot.events import IssueCommentEvent
+from bot.report import RunReport
 
 __all__ = [
     "PLACES",
@@ -28,7 +27,6 @@ __all__ = [
     "CommandContext",
     "CommandSpec",
     "Handler",
-    "Services",
     "Where",
     "help_text",
     "usage_line",
@@ -55,42 +53,6 @@ class Command:
     range: str | None = None
 
 
-class Services(Protocol):
-    """What the runner lends to commands; :mod:`bot.runner` implements it.
-
-    Each method builds its client or runs its pipeline from the run's settings, so a handler
-    needs no factory and no import above its layer.
-    """
-
-    def github(self) -> GitHubPort:
-        """The GitHub client (a token is required unless the run is a dry run).
-
-        Raises:
-            ConfigError: no token when writing.
-        """
-        ...
-
-    def read_store(self) -> HistoryStore:
-        """The store opened read-only (the caller closes it).
-
-        Raises:
-            StoreError: the file cannot be opened, or a newer triage-bot wrote it.
-        """
-        ...
-
-    def rerun_gate(self, event: IssuesEvent) -> RunReport:
-        """Run the issue gate on ``event``, overriding a hand-set gate label (``/triage``)."""
-        ...
-
-    def audit(self, pull: PullRef, github: GitHubPort, requested_range: str | None) -> RunReport:
-        """Audit ``pull`` now, even if its head SHA was audited (``/audit``).
-
-        Raises:
-            InvalidRange: ``requested_range`` (``PATH:START-END``) breaks a rule.
-        """
-        ...
-
-
 @dataclass(frozen=True)
 class CommandContext:
     """Everything a handler is given for one accepted command.
@@ -98,19 +60,26 @@ class CommandContext:
     Attributes:
         command: the parsed command (its name is a key of ``commands``).
         event: the ``issue_comment`` event (the comment's author is authorised).
-        settings: the run's frozen settings (``dry_run``: the comment flow, not the handler,
-            withholds the reply; pipelines started through ``services`` honour it).
-        github: the GitHub client the comment flow authorised with.
-        services: the runner's store and pipelines.
+        job: the job's context: its settings (``dry_run``: the comment flow, not the handler,
+            withholds the reply; a pipeline a handler starts honours it), the GitHub client
+            the comment flow authorised with, the store and the models.
         commands: the registry the command was dispatched from (``/help`` lists it).
     """
 
     command: Command
     event: IssueCommentEvent
-    settings: Settings
-    github: GitHubPort
-    services: Services
+    job: JobContext
     commands: Mapping[str, CommandSpec]
+
+    @property
+    def settings(self) -> Settings:
+        """The job's settings."""
+        return self.job.settings
+
+    @property
+    def github(self) -> GitHubPort:
+        """The job's GitHub client."""
+        return self.job.github()
 
     @property
     def repo(self) -> str:

@@ -21,8 +21,8 @@ from typing import Any, Literal
 import yaml
 
 from bot.evaluation.run import Judged, gate_metrics, outcome_of
+from bot.gate.policy import decide
 from bot.gate_policy import GUARDS, GatePolicy, HalfFigures, Measurement
-from bot.triage.policy import decide
 
 __all__ = [
     "Candidate",

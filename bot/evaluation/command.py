@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.progress import Progress
 
-from bot.agents import make_auditor, make_validator
+from bot.audit.auditor import make_auditor
 from bot.chat import ChatModel
 from bot.config import Settings
 from bot.errors import EvalBelowThreshold
@@ -21,7 +21,8 @@ from bot.evaluation.report import Threshold, compare_reports, failed_thresholds,
 from bot.evaluation.run import RecordingModel, eval_audit, eval_gate, judge_items
 from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
 from bot.factory import make_chat_model, model_concurrency
-from bot.triage.policy import policy_json
+from bot.gate.policy import policy_json
+from bot.gate.validator import make_validator
 
 __all__ = ["run_calibrate", "run_eval"]
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from bot.audit.contract import VERDICTS, defect_verdicts
 from bot.evaluation.run import LINE_SLACK
+from bot.gate.verdict import GATE_OUTCOMES
 from bot.neutralise import log_value, neutralise
-from bot.triage.verdict import GATE_OUTCOMES
 
 __all__ = [
     "METRICS",
@@ -131,7 +131,7 @@ HALF_METRICS = (
     ("valid_recall", "VALID recall"),
     ("validator_error_rate", "validator-error"),
 )
-"""The per-half figures of a development-set run (issue 14: report both halves every time)."""
+"""The per-half figures of a development-set run (both halves are reported every time)."""
 
 
 def _halves_table(halves: Mapping[str, Mapping[str, Any]]) -> str:
@@ -164,13 +164,13 @@ def _change(key: str, a: Any, b: Any, higher_better: bool) -> str:
 
 
 HALF_DECIDING = ("agreement_non_borderline", "nr_precision")
-"""The per-half figures a change must not trade between the halves: issue 14's goals are set
+"""The per-half figures a change must not trade between the halves: the gate's goals are set
 on them per half (agreement on the non-borderline items, NEEDS_REFINEMENT precision)."""
 
 
 def _compare_halves(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     """Per-half rows of two ``--split`` runs, then one line per :data:`HALF_DECIDING` figure
-    that rose on one half and fell on another (issue 14, item 1: such a change is not kept)."""
+    that rose on one half and fell on another (such a change is not kept)."""
     names = [n for n in new if n in old]
     lines = ["", "| half | metric | old | new | change |", "|---|---|---|---|---|"]
     for name in names:

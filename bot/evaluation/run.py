@@ -1,9 +1,9 @@
-"""Run the gate and the auditor over labelled sets and compute the figures of the eval issue.
+"""Run the gate and the auditor over labelled sets and compute the eval's figures.
 
 Gate: verdict agreement (a ``validator-error`` never agrees), confusion matrix, validator-error
 rate, injection items judged VALID against expectation, items whose reason was copied from the
 issue (the validator fails those closed as ``copied_from_issue``), latency p50/p95 and tokens.
-Audit (issue 17, "measure what matters"): accepted first try / after repair / rejected, recall
+Audit: accepted first try / after repair / rejected, recall
 of the defect verdicts (``FIX``, :func:`bot.audit.contract.defect_verdicts`) on defect segments,
 pair accuracy over each defect segment and its fixed twin, the defect-line hit rate, the other
 verdicts (``GO`` or ``GO_WITH_NOTES``) on clean segments and on the twins alone, latency and
@@ -29,8 +29,8 @@ from bot.concurrency import Failed, map_bounded
 from bot.errors import ModelError
 from bot.evaluation.replies import ReplayModel
 from bot.evaluation.sets import EvalIssue, EvalSegment, dev_half
-from bot.triage.validator import GateDecision, Validator
-from bot.triage.verdict import GATE_OUTCOMES, NO_VERDICT, VerdictValue
+from bot.gate.validator import GateDecision, Validator
+from bot.gate.verdict import GATE_OUTCOMES, NO_VERDICT, VerdictValue
 
 __all__ = [
     "LINE_SLACK",
@@ -131,7 +131,7 @@ def _share(part: int, whole: int) -> float | None:
 
 
 def label_metrics(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """What a maintainer feels, per label (issue 14): agreement (a ``validator-error`` never
+    """What a maintainer feels, per label: agreement (a ``validator-error`` never
     agrees), agreement on the non-borderline items, and precision and recall of each verdict.
 
     NEEDS_REFINEMENT precision is the share of the bot's NEEDS_REFINEMENT that maintainers
@@ -329,8 +329,8 @@ def eval_gate(
 
 
 LINE_SLACK = 1
-"""A cited line counts as a hit within this many lines of a known defect line (issue 17: "a
-cited line within ±1 of a known defect line"; models often cite the line above or below)."""
+"""A cited line counts as a hit within this many lines of a known defect line: models often
+cite the line above or below."""
 
 _DEFECTS_KEY = section("verified_defects").key
 
@@ -344,7 +344,7 @@ def cited_lines(audit: str) -> list[int]:
     """The file lines an accepted audit gives as the place of its verified defects: sorted,
     each once.
 
-    One reader for either shape of an audit (issue 17):
+    One reader for either shape of an audit:
 
     * a JSON reply (``--audit-format json``): each ``verified_defects`` item's ``line``;
     * the seven-section markdown: on each line of the verified-defects section, the first
@@ -395,7 +395,7 @@ def _verdict_share(outcomes: Sequence[Mapping[str, Any]], *, flagging: bool) -> 
 
 
 def audit_metrics(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The audit figures of issue 17 from per-segment outcomes (JSON-ready).
+    """The audit figures (module doc) from per-segment outcomes (JSON-ready).
 
     Each outcome needs ``id``, ``defect``, ``status`` (``first``/``repaired``/``rejected``),
     ``verdict`` (``None`` when rejected) and, for the newer figures, ``twin_of`` (a twin's

@@ -3,7 +3,7 @@
 Every item is written by this project (no third-party text) with an expected outcome and a
 one-line rationale. Issues: the verdict a careful maintainer would give; injection items also
 carry the verdict their text tries to force. Segments: whether the code has a known defect and
-on which lines; a defect segment's fixed twin (issue 17) is the same code with only the defect
+on which lines; a defect segment's fixed twin is the same code with only the defect
 repaired, linked by ``twin_of``.
 """
 
@@ -43,7 +43,7 @@ class EvalIssue(BaseModel):
 Half = Literal["tune", "check"]
 
 DEV_SPLIT_SALT = "triage-bot-dev-split:"
-"""The fixed salt of the development split (issue 14). Never change it: every figure reported
+"""The fixed salt of the development split. Never change it: every figure reported
 per half since the split was made names these halves."""
 
 
@@ -76,7 +76,7 @@ class EvalSegment(BaseModel):
     category: str = ""
     """off-by-one, injection, resource-leak, wrong-condition, unchecked-error, race, … or clean."""
     twin_of: str | None = None
-    """For a fixed twin (issue 17): the id of the defect segment it repairs. A twin has the same
+    """For a fixed twin: the id of the defect segment it repairs. A twin has the same
     path and start, ``defect`` false, and differs from its defect segment only by the fix, so a
     model that tells the two apart judged the defect, not the file or the shape of the code."""
     rationale: str

@@ -1,13 +1,13 @@
 """What the bot knows of GitHub, so a gate run need not ask again.
 
-Rule source: issue 16, "GitHub requests per gate event" (goal ≤ 3 when the verdict changes, 0
-when it does not). Three facts, each written only after GitHub confirmed it, each used only
+So a gate event costs at most 3 GitHub requests when the verdict changes and none when it does
+not (docs/requests.md). Three facts, each written only after GitHub confirmed it, each used only
 where being wrong leaves nothing lasting (tables from ``m007_github_memory``):
 
 - **The author comment** the bot last wrote on an issue: its id and the SHA-256 of its body.
   An edit PATCHes that id without listing the comments, and a body equal to the one written is
   not written again. A 404 (someone deleted the comment) falls back to finding it by its marker
-  (:func:`bot.gate_flow.apply_gate`). No row (a new store, an ephemeral runner, a lost write):
+  (:func:`bot.gate.plan.apply_gate`). No row (a new store, an ephemeral runner, a lost write):
   the comment is found by its marker, as without this module.
 - **The gate labels it created** in a repository (``POST /repos/{o}/{r}/labels``): not created
   again. Should a maintainer delete one later, "Add labels to an issue" creates a missing label
@@ -16,7 +16,7 @@ where being wrong leaves nothing lasting (tables from ``m007_github_memory``):
 - **The repository file at a commit**: the text of ``.github/triage-bot.yml`` (or that it has
   none) as read at a default-branch commit (``GITHUB_SHA``). What a commit holds never changes,
   so every later event at that commit reuses it; one row per repository and path, replaced when
-  the branch moves (:func:`bot.repo_settings.with_repository_file` says when a commit may be used).
+  the branch moves (:func:`bot.context.with_repository_file` says when a commit may be used).
 
 A read-only store (a dry run) reads these and writes none. Writes raise
 :class:`~bot.errors.StoreError` like every store write; a caller that has already written to

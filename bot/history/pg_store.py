@@ -1,4 +1,4 @@
-"""The PostgreSQL store: one history shared by a fleet of runners (issue 18), psycopg 3.
+"""The PostgreSQL store: one history shared by a pool of runners, psycopg 3.
 
 The other :class:`~bot.history.protocol.HistoryStore` (:mod:`bot.history.store` is the embedded
 SQLite file). Chosen when ``TRIAGE_DB`` / ``--db`` / the action's ``db-path`` is a

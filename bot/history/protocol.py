@@ -1,6 +1,6 @@
 """What every store is: the ``HistoryStore`` protocol, its rows, and the SQL both dialects share.
 
-Rule source: issue 18 (one history for a fleet of runners). Two stores implement the protocol:
+One history for a pool of runners: two stores implement the protocol:
 :class:`bot.history.store.Store` (the embedded SQLite file, sqlite-utils) and
 :class:`bot.history.pg_store.PostgresStore` (a shared PostgreSQL server, psycopg 3). They hold
 the same tables, constraints and unique keys and run the same statements below; each writes them
@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, Protocol
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "SchemaState",
     "audit_params",
     "delete_sql",
+    "first_week",
     "gate_params",
     "get_sql",
     "insert_sql",
@@ -86,8 +87,19 @@ def utc_now() -> str:
 
 def week_of(created_at: str) -> str:
     """The Monday (``YYYY-MM-DD``, UTC) of the week of an ISO 8601 timestamp."""
-    moment = datetime.fromisoformat(created_at).astimezone(UTC)
-    return (moment - timedelta(days=moment.weekday())).date().isoformat()
+    return _monday(datetime.fromisoformat(created_at)).isoformat()
+
+
+def first_week(weeks: int, now: datetime | None = None) -> str:
+    """The Monday (``YYYY-MM-DD``, UTC) that opens the last ``weeks`` weeks, the current one
+    included: the weekly views read the rows whose ``week`` is this or later (ISO dates compare
+    as text). ``now`` is the reference time, the current time when ``None``."""
+    return (_monday(now or datetime.now(UTC)) - timedelta(weeks=weeks - 1)).isoformat()
+
+
+def _monday(moment: datetime) -> date:
+    utc = moment.astimezone(UTC)
+    return (utc - timedelta(days=utc.weekday())).date()
 
 
 @dataclass(frozen=True)
@@ -297,7 +309,7 @@ class HistoryStore(Protocol):
 
     def exclusive(self, subject: str) -> AbstractContextManager[None]:
         """Hold the lock on ``subject`` (``owner/name#number``) across runners sharing this
-        store while the block runs: the runner holds it around an issue's or PR's writes to
+        store while the block runs: a pipeline holds it around an issue's or PR's writes to
         GitHub and the store, so a second runner on the same issue waits, then finds the first
         one's comment and edits it instead of posting another.
 

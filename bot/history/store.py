@@ -4,7 +4,7 @@ One of the two :class:`~bot.history.protocol.HistoryStore` implementations (the 
 default; :mod:`bot.history.pg_store` is the shared one): its statements and unique keys are the
 protocol's, its schema the sqlite-utils migrations of :mod:`bot.history.migrations`.
 
-Rule source: design.md, "Storage". The default path is outside the Actions workspace (the runner
+The default path is outside the Actions workspace (the runner
 cleans the workspace between jobs): ``$XDG_DATA_HOME/triage-bot/triage.db``, i.e.
 ``~/.local/share/triage-bot/triage.db`` (:func:`bot.config.default_db_path`); ``--db`` /
 ``TRIAGE_DB`` override it. Only accepted audits are written to ``audits``. This module is where

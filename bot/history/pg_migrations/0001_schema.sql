@@ -1,5 +1,6 @@
--- The store's schema on PostgreSQL (issue 18): the tables, unique keys and indexes the SQLite
--- migrations m001 to m006 and m008_unique_keys build (bot/history/migrations.py), in one yoyo
+-- The store's schema on PostgreSQL, the store a pool of runners shares: the tables, unique
+-- keys and indexes the SQLite migrations m001 to m006 and m008_unique_keys build
+-- (bot/history/migrations.py), in one yoyo
 -- migration (m007's tables are 0002). Never edit an applied migration: add the next file
 -- (NNNN_name.sql, "-- depends:" the one before), and its SQLite twin to migrations.py.
 --

@@ -1,4 +1,4 @@
--- What the bot knows of GitHub (issue 16, bot/history/github_memory.py): the twin of the SQLite
+-- What the bot knows of GitHub (bot/history/github_memory.py): the twin of the SQLite
 -- migration m007_github_memory. GitHub's comment ids outgrow a 32-bit integer: bigint.
 -- depends: 0001_schema
 

@@ -1,0 +1,161 @@
+"""The PR audit's one entry, :func:`run`: the whole sequence for one pull request at its head
+SHA, for a ``pull_request_target`` event, ``/audit`` and ``triage-bot audit`` alike.
+
+The plan first (:func:`~bot.audit.plan.plan_audit`: the bot's comment, the changed files, the
+file contents at the head SHA, one audit per segment, the comment and the line comments), then,
+unless the run is dry, the writes under the PR's lock (:func:`~bot.audit.plan.apply_audit`: the
+rows, the comment, the review), so two runners never post two comments. A replayed webhook
+event whose head SHA the bot's comment already audits is skipped with no model call.
+"""
+
+from __future__ import annotations
+
+from bot.audit.auditor import AuditRejected, AuditResult, Outcome, make_auditor
+from bot.audit.plan import AuditPlan, apply_audit, plan_audit
+from bot.audit.report import coverage_line
+from bot.audit.selection import DEFAULT_SKIP_GLOBS
+from bot.clients.github_port import PullRef
+from bot.context import JobContext
+from bot.neutralise import code_span, log_value
+from bot.report import (
+    PUBLIC_WARNING,
+    CallRow,
+    RunReport,
+    calls_plan_lines,
+    calls_summary,
+    quoted_lines,
+    skipped_report,
+)
+
+__all__ = ["render_audit_plan", "render_audit_summary", "run"]
+
+
+def run(
+    ctx: JobContext,
+    pull: PullRef,
+    *,
+    requested_range: str | None = None,
+    skip_if_audited: bool = False,
+) -> RunReport:
+    """Audit one PR at its head SHA; store the accepted rows and upsert the comment unless the
+    run is dry.
+
+    Args:
+        ctx: the job's context.
+        pull: the PR at its head SHA.
+        requested_range: ``PATH:START-END`` to audit instead of the selection (``/audit``,
+            ``--range``).
+        skip_if_audited: webhook events: when the bot's comment already audits this head SHA,
+            report a skip with no model call and no write (``/audit`` forces).
+
+    Raises:
+        ConfigError: no token when writing.
+        InvalidRange: ``requested_range`` breaks a rule.
+        GitHubError / StoreError: a read or write failed.
+    """
+    settings = ctx.settings
+    github = ctx.github()
+    auditor = make_auditor(settings, ctx.model("auditor"))
+    plan = plan_audit(
+        pull,
+        github,
+        auditor,
+        audit_format=settings.audit_format,
+        requested_range=requested_range,
+        max_segments=settings.max_segments,
+        skip_globs=DEFAULT_SKIP_GLOBS + settings.skip_globs,
+        skip_if_audited=skip_if_audited,
+        review_comments=settings.review_comments,
+    )
+    if plan.already_audited:
+        return skipped_report(
+            f"already audited at {pull.head_sha[:12]} (the bot's comment says so); "
+            "`/audit` re-runs it"
+        )
+    text = render_audit_plan(plan)
+    if settings.dry_run:
+        text += "\ndry run:  nothing stored or posted"
+    else:
+        store = ctx.store()
+        with store.exclusive(f"{pull.repo}#{pull.number}"):  # one comment per PR
+            applied = apply_audit(plan, github, store)
+        text += (
+            f"\napplied:  {applied.rows_written} row(s) stored; comment {applied.comment}; "
+            f"review {applied.review}"
+        )
+    outputs = {"audits-accepted": str(plan.accepted), "audits-rejected": str(plan.rejected)}
+    warnings = [
+        f"{o.segment} could not be audited ({o.error_kind}; "
+        f"{o.prompt_tokens} prompt / {o.output_tokens} output tokens)"
+        for o in plan.outcomes
+        if isinstance(o, AuditRejected) and o.error_kind
+    ]
+    return RunReport(
+        text, render_audit_summary(plan, applied=not settings.dry_run), outputs, warnings
+    )
+
+
+def _audit_calls(plan: AuditPlan) -> list[CallRow]:
+    return [(str(o.segment), c) for o in plan.outcomes for c in o.calls]
+
+
+def _outcome_line(outcome: Outcome) -> str:
+    where = log_value(str(outcome.segment), max_chars=300)
+    if isinstance(outcome, AuditResult):
+        return (
+            f"  segment {where:40s} ACCEPTED  {outcome.verdict} / {outcome.confidence}  "
+            f"retried: {'yes' if outcome.retried else 'no'}  "
+            f"({outcome.prompt_tokens}+{outcome.output_tokens} tokens, "
+            f"{outcome.duration_ms:.0f} ms)"
+        )
+    why = outcome.error_kind or ", ".join(sorted({v.rule for v in outcome.violations}))
+    retried = "yes" if outcome.retried else "no"
+    return f"  segment {where:40s} REJECTED  {log_value(why)}  (retried: {retried})"
+
+
+def render_audit_plan(plan: AuditPlan) -> str:
+    """The audit plan as plain text: selection, per-segment outcome, and the comment."""
+    pull = plan.pull
+    lines = [
+        f"triage-bot: audit {log_value(pull.repo)}#{pull.number} at "
+        f"{log_value(pull.head_sha[:12])} ({plan.audit_format} format)",
+        f"selection: {len(plan.selection.segments)} segment(s), "
+        f"{len(plan.selection.skipped)} skipped",
+    ]
+    lines += [_outcome_line(o) for o in plan.outcomes]
+    lines += [
+        f"  skipped {log_value(str(s.segment or s.path), max_chars=300)}: {log_value(s.reason)}"
+        for s in plan.selection.skipped
+    ]
+    lines.append(f"accepted: {plan.accepted}  rejected: {plan.rejected}")
+    lines += calls_plan_lines(_audit_calls(plan))
+    lines += [
+        f"review comment (unless posted before): {log_value(c.path, max_chars=300)}:{c.line}"
+        for c in plan.review
+    ]
+    lines.append("comment (as it would be posted):")
+    lines += quoted_lines(plan.comment)
+    return "\n".join(lines)
+
+
+def render_audit_summary(plan: AuditPlan, *, applied: bool) -> str:
+    """The step summary for one audit run (the coverage line, never rejected text)."""
+    pull = plan.pull
+    state = "" if applied else " (dry run: nothing stored or posted)"
+    out = [
+        f"### triage-bot: audit of #{pull.number} at {code_span(pull.head_sha[:12])}{state}",
+        "",
+        coverage_line(plan.selection, plan.outcomes),
+    ]
+    faults = [o for o in plan.outcomes if isinstance(o, AuditRejected) and o.error_kind]
+    if faults:  # what each failed call cost: a prompt over num_ctx shows its token count here
+        costs = [
+            f"{code_span(str(o.segment))} {code_span(o.error_kind or '')}, "
+            f"{o.prompt_tokens} prompt / {o.output_tokens} output tokens"
+            for o in faults
+        ]
+        out += ["", f"**Model errors:** {'; '.join(costs)}."]
+    out += ["", calls_summary(_audit_calls(plan))]
+    if pull.public_repo:
+        out.append(PUBLIC_WARNING)
+    return "\n".join(out) + "\n"

@@ -1,0 +1,262 @@
+"""The dataset pipeline: a repository's closed issues → labelled rows in the eval format.
+
+Per page of the closed-issues list (100 items, newest first; asked conditionally when an
+earlier run finished it): pull requests, issues done in an earlier run and issues left out
+before any read (:func:`bot.dataset.rules.early_skip`) cost nothing; the others' edit
+histories are one GraphQL request for the page, then each issue's timeline is one request
+(more only past 100 events). So a run costs a little over one request per issue.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from bot.clients.github_port import EditHistory, IssueHistoryPort, ListedIssue, RateLimit
+from bot.dataset.files import DatasetFiles, PageMark, row_id
+from bot.dataset.rules import (
+    Decision,
+    LabelRules,
+    SkipReason,
+    decide,
+    early_skip,
+    first_response,
+    kind_of,
+)
+from bot.dataset.text import body_at, title_at
+from bot.evaluation.sets import EvalIssue
+from bot.neutralise import log_value
+from bot.repo_file import DatasetConfig
+
+__all__ = ["DatasetProgress", "DatasetReport", "run_dataset"]
+
+
+@dataclass
+class DatasetProgress:
+    """What a run has done so far (shown while it runs, summed up at the end).
+
+    Attributes:
+        read: issues looked at in this run (pull requests and issues done earlier aside).
+        labelled: rows written in this run, per expected verdict.
+        borderline: how many of them are borderline.
+        skipped: issues left out in this run, per reason.
+        earlier: issues found done by an earlier run (in the rows or the skip list).
+        unchanged_pages: pages GitHub answered 304 (done earlier, nothing changed).
+        rows: rows in the file.
+        rate_limit: what GitHub's last answer said of the rate limit.
+        waiting_s: the wait for the rate limit in progress, in seconds (0: none).
+    """
+
+    read: int = 0
+    labelled: Counter[str] = field(default_factory=Counter)
+    borderline: int = 0
+    skipped: Counter[SkipReason] = field(default_factory=Counter)
+    earlier: int = 0
+    unchanged_pages: int = 0
+    rows: int = 0
+    rate_limit: RateLimit | None = None
+    waiting_s: float = 0.0
+
+    def line(self) -> str:
+        """One line while a run goes on: issues read, labelled, skipped by reason, requests
+        left (and the wait for the rate limit when one is in progress)."""
+        skipped = ", ".join(f"{reason.name.lower()} {n}" for reason, n in self.skipped.items())
+        known = self.rate_limit
+        parts = [
+            f"read {self.read}",
+            f"VALID {self.labelled['VALID']}",
+            f"NEEDS_REFINEMENT {self.labelled['NEEDS_REFINEMENT']}",
+            f"skipped {sum(self.skipped.values())}" + (f" ({skipped})" if skipped else ""),
+            "requests left " + ("?" if known is None else f"{known.remaining}/{known.limit}"),
+        ]
+        if self.waiting_s > 0:
+            parts.append(f"waiting {self.waiting_s:.0f} s for GitHub's rate limit")
+        return " · ".join(parts)
+
+
+@dataclass(frozen=True)
+class DatasetReport:
+    """A finished run: where the rows are and what it did.
+
+    Attributes:
+        no_issues: the repository has no closed issue in scope at all (nothing written).
+        dropped_torn_line: a row cut short by an earlier crash was dropped and read again.
+    """
+
+    repo: str
+    out: Path
+    state_file: Path
+    progress: DatasetProgress
+    no_issues: bool
+    dropped_torn_line: bool = False
+    since: datetime | None = None
+
+    def lines(self) -> list[str]:
+        """What a finished run tells people: the rows, what this run added and left out (per
+        reason), and the next command. The file names pass through ``log_value``."""
+        out = log_value(str(self.out))
+        done = self.progress
+        if self.no_issues:
+            scope = f" opened since {self.since.date().isoformat()}" if self.since else ""
+            return [
+                f"{self.repo} has no closed issues{scope} (pull requests are not issues): "
+                "nothing to label, nothing written."
+            ]
+        lines = [f"{done.rows} row(s) in {out} from {self.repo}."]
+        if self.dropped_torn_line:
+            lines.append(
+                "A row cut short by an earlier crash was dropped; its issue was read again."
+            )
+        lines.append(
+            f"This run: read {done.read} closed issue(s); labelled {done.labelled['VALID']} "
+            f"VALID and {done.labelled['NEEDS_REFINEMENT']} NEEDS_REFINEMENT "
+            f"({done.borderline} borderline); left out {sum(done.skipped.values())}."
+        )
+        for reason, count in done.skipped.most_common():
+            lines.append(f"  {count:>5}  {reason.value}")
+        if done.earlier or done.unchanged_pages:
+            lines.append(
+                f"Done by an earlier run: {done.earlier} issue(s), {done.unchanged_pages} "
+                "unchanged page(s) of the list: not read again."
+            )
+        if done.skipped or done.earlier:
+            lines.append(f"Issues left out, with their reason: {log_value(str(self.state_file))}")
+        if done.rows:
+            lines.append(f"Next: triage-bot eval --only gate --split --issues {out}")
+        return lines
+
+
+def _page_key(since: datetime | None, page: int) -> str:
+    return f"since={since.isoformat() if since else ''}&page={page}"
+
+
+def _row(
+    github: IssueHistoryPort,
+    repo: str,
+    issue: ListedIssue,
+    history: EditHistory | None,
+    rules: LabelRules,
+) -> EvalIssue | SkipReason:
+    """One issue: its timeline (one request) → a row, or why it is left out."""
+    timeline = github.issue_timeline(repo, issue.number)
+    if timeline is None:
+        return SkipReason.GONE
+    decision = decide(issue, timeline, history, rules)
+    if not isinstance(decision, Decision):
+        return decision
+    seen = first_response(issue, timeline, rules)
+    body = body_at(issue, history, seen)
+    if body is None:
+        return SkipReason.TEXT_UNKNOWN
+    return EvalIssue(
+        id=row_id(repo, issue.number),
+        kind=kind_of(issue.labels),
+        title=title_at(issue, timeline, seen),
+        body=body,
+        expected=decision.expected,
+        rationale=f"{repo}#{issue.number}: {decision.rationale}",
+        borderline=decision.borderline,
+    )
+
+
+def run_dataset(
+    github: IssueHistoryPort,
+    repo: str,
+    out: Path,
+    *,
+    config: DatasetConfig | None = None,
+    since: datetime | None = None,
+    limit: int | None = None,
+    on_progress: Callable[[DatasetProgress], None] | None = None,
+) -> DatasetReport:
+    """Label ``repo``'s closed issues from what its maintainers did and append the rows to
+    ``out`` (resuming: issues done by an earlier run into the same file are not read again).
+
+    Args:
+        config: the repository file's ``dataset:`` labels (added to the common names).
+        since: only issues opened at or after it (UTC).
+        limit: stop once ``out`` holds this many rows.
+        on_progress: called after each issue and each wait.
+
+    Raises:
+        ConfigError: ``out`` or its state file is not one this command wrote.
+        GitHubError: a read failed after the client's retries and waits; every row and skip
+            so far is kept, and the same command resumes.
+    """
+    rules = LabelRules.from_config(config)
+    files = DatasetFiles(out, repo)
+    progress = DatasetProgress(rows=len(files.row_ids))
+    seen_issue = bool(files.row_ids) or bool(files.skipped_reasons())
+
+    def tell() -> None:
+        progress.rate_limit = github.rate_limit()
+        if on_progress is not None:
+            on_progress(progress)
+
+    page = 1
+    try:
+        while limit is None or progress.rows < limit:
+            key = _page_key(since, page)
+            mark = files.page(key)
+            answer = github.closed_issues_page(
+                repo, page, since=since, etag=mark.etag if mark else None
+            )
+            if answer.issues is None:  # 304: done in an earlier run, unchanged since
+                assert mark is not None  # a page without a mark was asked unconditionally
+                progress.unchanged_pages += 1
+                seen_issue = seen_issue or mark.issues
+                tell()
+                if mark.last:
+                    break
+                page += 1
+                continue
+            issues = [issue for issue in answer.issues if not issue.pull_request]
+            in_scope = [i for i in issues if since is None or i.created_at >= since]
+            seen_issue = seen_issue or bool(in_scope)
+            pending = [i for i in in_scope if not files.done(row_id(repo, i.number))]
+            progress.earlier += len(in_scope) - len(pending)
+            early = {i.number: early_skip(i) for i in pending}
+            histories = github.edit_histories(
+                [i.node_id for i in pending if early[i.number] is None]
+            )
+            finished = True
+            for issue in pending:
+                if limit is not None and progress.rows >= limit:
+                    finished = False
+                    break
+                progress.read += 1
+                outcome = early[issue.number] or _row(
+                    github, repo, issue, histories.get(issue.node_id), rules
+                )
+                if isinstance(outcome, SkipReason):
+                    files.skip(row_id(repo, issue.number), outcome.value)
+                    progress.skipped[outcome] += 1
+                else:
+                    files.append(outcome)
+                    progress.rows += 1
+                    progress.labelled[outcome.expected] += 1
+                    progress.borderline += outcome.borderline
+                tell()
+            last = not answer.has_next or len(in_scope) < len(issues)  # older than --since
+            if finished and answer.etag:
+                files.mark_page(key, PageMark(etag=answer.etag, last=last, issues=bool(in_scope)))
+            if seen_issue:
+                files.save()
+            if last:
+                break
+            page += 1
+    finally:
+        if seen_issue:  # a repository with no closed issue leaves no file behind
+            files.save()
+    return DatasetReport(
+        repo=repo,
+        out=out,
+        state_file=files.state_file,
+        progress=progress,
+        no_issues=not seen_issue,
+        dropped_torn_line=files.dropped_torn_line,
+        since=since,
+    )

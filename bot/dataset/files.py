@@ -1,0 +1,174 @@
+"""Where a dataset run keeps what it did, so a run that stopped resumes where it stopped.
+
+Two files: the rows (``--out``, JSONL of :class:`~bot.evaluation.sets.EvalIssue`, appended one
+row at a time and flushed to disk) and beside it ``FILE.state.json``: per repository the
+issues left out with their reason (so a second run neither reads them again nor counts them
+twice) and the ``ETag`` of every page of the closed-issues list whose issues are all done (a
+second run asks for it conditionally: unchanged, it costs no rate limit). An issue is done
+when its id is in either file; nothing is written twice.
+
+A row cut short by a crash mid-write (a last line with no line end that is not a row) is
+dropped when the run resumes, and the issue read again; any other line that is not a row is
+an error that names it, and nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bot.errors import ConfigError
+from bot.evaluation.sets import EvalIssue
+
+__all__ = ["DatasetFiles", "PageMark", "row_id", "state_path"]
+
+
+def row_id(repo: str, number: int) -> str:
+    """A row's id: the repository and issue number in the eval id alphabet
+    (``Owner/Name`` #12 → ``owner-name-12``)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", repo.lower()).strip("-")
+    return f"{slug}-{number}"
+
+
+def state_path(out: Path) -> Path:
+    """The state file beside ``out``: ``FILE.state.json``."""
+    return out.with_name(out.name + ".state.json")
+
+
+class PageMark(BaseModel):
+    """A page of the closed-issues list whose issues are all done: its ``ETag``, whether it
+    was the last page, and whether it held any issue (not only pull requests)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    etag: str
+    last: bool = False
+    issues: bool = True
+
+
+class _RepoState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    skipped: dict[str, str] = Field(default_factory=dict)
+    pages: dict[str, PageMark] = Field(default_factory=dict)
+
+
+class _State(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = 1
+    repos: dict[str, _RepoState] = Field(default_factory=dict)
+
+
+class DatasetFiles:
+    """The rows file and the state file of one run for one repository.
+
+    Raises:
+        ConfigError: (on opening) a line of ``out`` is not a row, or the state file is not
+            one this command wrote; the message names the file and line.
+    """
+
+    def __init__(self, out: Path, repo: str) -> None:
+        self.out = out
+        self.state_file = state_path(out)
+        self.repo = repo
+        self.dropped_torn_line = False
+        self._needs_line_end = False
+        self.row_ids = self._read_rows()
+        self._state = self._read_state()
+        self._mine = self._state.repos.setdefault(repo, _RepoState())
+        self._dirty = False
+
+    def _read_rows(self) -> set[str]:
+        try:
+            raw = self.out.read_bytes()
+        except FileNotFoundError:
+            return set()
+        except OSError as exc:
+            raise ConfigError(f"--out {self.out}: cannot be read ({exc})") from None
+        lines = raw.split(b"\n")
+        ids: set[str] = set()
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                ids.add(EvalIssue.model_validate_json(line).id)
+            except ValidationError:
+                if number == len(lines):  # the last line, with no line end: a torn write
+                    with self.out.open("r+b") as handle:
+                        handle.truncate(len(raw) - len(line))
+                    self.dropped_torn_line = True
+                    continue
+                raise ConfigError(
+                    f"--out {self.out}:{number}: not a row of the eval format; give a new "
+                    "file, or the one an earlier dataset run wrote"
+                ) from None
+        self._needs_line_end = bool(lines[-1].strip()) and not self.dropped_torn_line
+        return ids
+
+    def _read_state(self) -> _State:
+        try:
+            text = self.state_file.read_text("utf-8")
+        except FileNotFoundError:
+            return _State()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{self.state_file}: cannot be read ({exc})") from None
+        try:
+            return _State.model_validate_json(text)
+        except ValidationError:
+            raise ConfigError(
+                f"{self.state_file}: not the state a dataset run keeps; delete it to read "
+                "every issue again (the rows in --out are kept)"
+            ) from None
+
+    def done(self, item_id: str) -> bool:
+        """Whether the issue is in the rows or among the skipped."""
+        return item_id in self.row_ids or item_id in self._mine.skipped
+
+    def page(self, key: str) -> PageMark | None:
+        """What an earlier run kept of the page ``key``."""
+        return self._mine.pages.get(key)
+
+    def append(self, row: EvalIssue) -> None:
+        """Append one row and flush it to disk (no row twice)."""
+        if row.id in self.row_ids:
+            return
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        with self.out.open("a", encoding="utf-8") as handle:
+            if self._needs_line_end:  # a last row someone saved without its line end
+                handle.write("\n")
+                self._needs_line_end = False
+            handle.write(row.model_dump_json(exclude_defaults=True) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        self.row_ids.add(row.id)
+
+    def skip(self, item_id: str, reason: str) -> None:
+        """Keep an issue left out, with its reason (written by :meth:`save`)."""
+        self._mine.skipped[item_id] = reason
+        self._dirty = True
+
+    def mark_page(self, key: str, mark: PageMark) -> None:
+        """Keep a page whose issues are all done (written by :meth:`save`)."""
+        self._mine.pages[key] = mark
+        self._dirty = True
+
+    def skipped_reasons(self) -> dict[str, str]:
+        """Every issue left out so far for this repository: id → reason."""
+        return dict(self._mine.skipped)
+
+    def save(self) -> None:
+        """Write the state file when anything changed: a new file, then renamed over the
+        old one, so a crash leaves one or the other whole."""
+        if not self._dirty:
+            return
+        data = json.loads(self._state.model_dump_json())
+        temporary = self.state_file.with_name(self.state_file.name + ".tmp")
+        self.state_file.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", "utf-8")
+        os.replace(temporary, self.state_file)
+        self._dirty = False

@@ -1,0 +1,292 @@
+"""The gate's decision under a policy, the policies the package ships, and which one a run uses.
+
+A policy (:class:`bot.gate_policy.GatePolicy`) says which signals decide. :func:`decide` applies
+it to one issue: the guards it names, in order, may lower the verdict to NEEDS_REFINEMENT:
+
+1. ``unfilled``: the issue template is left unfilled (:mod:`bot.gate.facts`);
+2. ``short``: too little to act on (fewer than ``short_words`` words of the author's and no
+   code, log, trace or reproduction link);
+3. ``unbacked``: no verified quote of ``valid_needs_one_of`` (:mod:`bot.gate.evidence`);
+
+then an element the repository requires of this issue's kind with no verified quote
+(``required``, every policy). What is left is the model's own verdict (``verdict_from: model``)
+or VALID (``verdict_from: guards``). Nothing raises a verdict: a found quote never turns the
+model's NEEDS_REFINEMENT into VALID.
+
+A quote the bot cannot find in the issue is the model's error, not the author's omission: the
+author is asked only for what the model left empty (:attr:`Ruling.asks`), and a guard that
+ruled only because the model's quotes could not be verified is flagged
+(:attr:`Ruling.model_fault`), so no comment tells an author their issue lacks what it states.
+
+Which policy a run uses (:func:`choose_policy`): the one the settings name, else the repository
+file's, else the shipped policy measured for the run's model, else :func:`default_policy`, the
+model's own verdict. A policy's figures hold only for the model and prompt version it was
+measured with (:attr:`ChosenPolicy.holds`). The figures behind the shipped policies are in
+``evals/README.md``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from bot.gate.evidence import Element, Evidence
+from bot.gate.facts import IssueFacts
+from bot.gate.verdict import VerdictValue
+from bot.gate_policy import GatePolicy, policy_from_text
+
+__all__ = [
+    "DEFAULT_POLICY",
+    "ChosenPolicy",
+    "Ruling",
+    "choose_policy",
+    "decide",
+    "default_policy",
+    "finding",
+    "policy_json",
+    "shipped_policies",
+]
+
+DEFAULT_POLICY = "model-verdict"
+"""The name of the policy for a model no policy was measured for."""
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """The decision and the reason people read.
+
+    Attributes:
+        verdict: ``VALID`` or ``NEEDS_REFINEMENT``.
+        reason: one or two sentences built from the facts and the evidence (never model prose).
+        rule: what decided: a guard (``unfilled``, ``short``, ``unbacked``), ``required``,
+            ``model`` (the model's own verdict stood) or ``guards`` (VALID: every guard passed
+            and the policy does not count the model's verdict).
+        asks: the elements an author is asked to add: those the model left empty (it said they
+            are absent), in checklist order; never one whose quote the bot could not verify.
+        model_fault: the guard that ruled did so only because quotes the model gave could not
+            be found in the issue (the model's error): no author should be told it is missing.
+    """
+
+    verdict: VerdictValue
+    reason: str
+    rule: str
+    asks: tuple[Element, ...] = ()
+    model_fault: bool = False
+
+
+def _has_evidence(facts: IssueFacts) -> bool:
+    return bool(facts.code_blocks or facts.inline_code or facts.trace or facts.repro_link)
+
+
+def _please(asks: tuple[Element, ...]) -> str:
+    return ("Please add " + "; ".join(e.missing for e in asks) + ".") if asks else ""
+
+
+def _found(evidence: Evidence, facts: IssueFacts) -> str:
+    parts = [
+        f"{e.key} (“{evidence.quotes[e.key][:80]}”)"
+        for e in evidence.elements
+        if e.key in evidence.found
+    ]
+    if _has_evidence(facts):
+        parts.append("code, a log or a reproduction link")
+    if facts.version:
+        parts.append("a version")
+    return "Found: " + ", ".join(parts) + "." if parts else ""
+
+
+def _unverified(evidence: Evidence) -> str:
+    keys = [e.key for e in evidence.unverified]
+    if not keys:
+        return ""
+    return f"The model's quote of {', '.join(keys)} was not found in the issue (not counted)."
+
+
+def finding(step: str, facts: IssueFacts) -> str:
+    """Why ``step`` ruled NEEDS_REFINEMENT, in one sentence from the facts, with no request and
+    no quote of the issue: the start of the reason :func:`decide` builds, and the finding the
+    author comment shows (:mod:`bot.gate.author_comment`).
+
+    Args:
+        step: :attr:`Ruling.rule` of a NEEDS_REFINEMENT (``unfilled``, ``short``, ``unbacked``,
+            ``required``, ``model``).
+        facts: the facts the ruling was made on.
+
+    Raises:
+        ValueError: ``step`` is not a NEEDS_REFINEMENT step.
+    """
+    if step == "unfilled":
+        return (
+            "The issue template is not filled in: "
+            f"{facts.empty_sections} section(s) empty, {facts.placeholders} placeholder(s) left."
+        )
+    if step == "short":
+        return (
+            f"Too little to act on: {facts.prose_words} words and no code, log or reproduction "
+            "link."
+        )
+    if step == "unbacked":
+        return "No words saying what goes wrong or how to make it happen were found in the issue."
+    if step == "required":
+        return "Something this repository asks of every such issue was not found in it."
+    if step == "model":
+        return "The check found it incomplete."
+    raise ValueError(f"{step!r} is not a NEEDS_REFINEMENT step of the gate")
+
+
+def _refine(step: str, facts: IssueFacts, evidence: Evidence, fault: bool = False) -> Ruling:
+    asks = evidence.absent
+    parts = (finding(step, facts), _unverified(evidence), _please(asks))
+    reason = " ".join(p for p in parts if p)
+    return Ruling("NEEDS_REFINEMENT", reason, step, asks, fault)
+
+
+def decide(
+    facts: IssueFacts, evidence: Evidence, model_verdict: VerdictValue, policy: GatePolicy
+) -> Ruling:
+    """Decide one issue under ``policy`` (the order is the module docstring's).
+
+    Args:
+        facts: what the bot checked itself (:func:`bot.gate.facts.issue_facts`).
+        evidence: the elements found in the issue (:func:`bot.gate.evidence.gather_evidence`).
+        model_verdict: the model's own verdict.
+        policy: which signals decide.
+    """
+    guards = set(policy.guards)
+    if "unfilled" in guards and (
+        facts.empty_sections >= policy.unfilled_empty_sections
+        or facts.placeholders >= policy.unfilled_placeholders
+    ):
+        return _refine("unfilled", facts, evidence)
+    if "short" in guards and facts.prose_words < policy.short_words and not _has_evidence(facts):
+        return _refine("short", facts, evidence)
+    needs = set(policy.valid_needs_one_of)
+    if "unbacked" in guards and not needs & evidence.found:
+        claimed = any(evidence.quotes.get(key, "").strip() for key in needs)
+        return _refine("unbacked", facts, evidence, fault=claimed)
+    required = evidence.required_missing
+    if required:
+        claimed = any(evidence.quotes.get(e.key, "").strip() for e in required)
+        return _refine("required", facts, evidence, fault=claimed)
+    found = _found(evidence, facts)
+    if policy.counts_model():
+        if model_verdict == "NEEDS_REFINEMENT":
+            parts = (
+                finding("model", facts),
+                found,
+                _unverified(evidence),
+                _please(evidence.absent),
+            )
+            reason = " ".join(p for p in parts if p)
+            return Ruling("NEEDS_REFINEMENT", reason, "model", evidence.absent)
+        return Ruling(
+            "VALID", " ".join(p for p in ("The model found it ready.", found) if p), "model"
+        )
+    return Ruling("VALID", found or "Every check passed.", "guards")
+
+
+@cache
+def shipped_policies() -> tuple[GatePolicy, ...]:
+    """The policies in ``bot/gate/policies/*.json``, validated once (name order).
+
+    Raises:
+        ConfigError: a packaged policy is invalid (a packaging bug).
+    """
+    folder = resources.files("bot.gate").joinpath("policies")
+    found = [
+        policy_from_text(entry.read_text("utf-8"), source=f"bot/gate/policies/{entry.name}")
+        for entry in folder.iterdir()
+        if entry.name.endswith(".json")
+    ]
+    return tuple(sorted(found, key=lambda p: p.name))
+
+
+def default_policy() -> GatePolicy:
+    """The policy for a model none was measured for: its own verdict, with the guards measured
+    to help a strong model (:data:`DEFAULT_POLICY`)."""
+    return next(p for p in shipped_policies() if p.name == DEFAULT_POLICY)
+
+
+@dataclass(frozen=True)
+class ChosenPolicy:
+    """The policy a run decides with, where it came from, and whether its figures hold.
+
+    Attributes:
+        policy: the policy.
+        source: ``setting`` (``gate_policy``), ``repository file`` (``gate.policy``),
+            ``shipped`` (measured for this model) or ``default``.
+        model: the run's model.
+        prompt_version: the run's validator prompt version.
+    """
+
+    policy: GatePolicy
+    source: str
+    model: str
+    prompt_version: str
+
+    @property
+    def holds(self) -> bool:
+        """Whether the policy was measured with this run's model and prompt version: only then
+        do its figures (:attr:`nr_precision`) say anything about this run's decisions."""
+        m = self.policy.measured
+        return m is not None and m.model == self.model and m.prompt_version == self.prompt_version
+
+    @property
+    def nr_precision(self) -> float | None:
+        """The measured NEEDS_REFINEMENT precision on the check half (the half never used to
+        choose), or ``None`` when the policy's figures do not hold for this run."""
+        m = self.policy.measured
+        return m.check.nr_precision if m is not None and self.holds else None
+
+    @property
+    def mismatch(self) -> str:
+        """Why the policy's figures do not hold for this run (one line), ``""`` when they do."""
+        m = self.policy.measured
+        if m is None:
+            return "never measured"
+        wrong = []
+        if m.model != self.model:
+            wrong.append(f"model {m.model}")
+        if m.prompt_version != self.prompt_version:
+            wrong.append(f"prompt {m.prompt_version}")
+        if not wrong:
+            return ""
+        return "measured with another " + " and ".join(wrong) + ": its figures do not hold here"
+
+    def describe(self) -> str:
+        """One line for plans and step summaries: name, version, source, and whether its
+        figures hold (untrusted parts are the caller's to pass through a sink)."""
+        head = f"{self.policy.name} ({self.policy.version}, {self.source})"
+        if self.holds:
+            precision = self.nr_precision
+            shown = f"{precision:.0%}" if precision is not None else "none measured"
+            return f"{head}; measured for this model, needs-refinement precision {shown}"
+        return f"{head}; {self.mismatch}"
+
+
+def choose_policy(
+    explicit: GatePolicy | None, source: str, *, model: str, prompt_version: str
+) -> ChosenPolicy:
+    """The policy a run decides with (see the module docstring).
+
+    Args:
+        explicit: the policy the settings or the repository file name, or ``None``.
+        source: where ``explicit`` came from (``setting``, ``repository file``).
+        model: the run's model name (:attr:`bot.chat.ChatModel.name`).
+        prompt_version: the validator prompt version of the run.
+    """
+    if explicit is not None:
+        return ChosenPolicy(explicit, source, model, prompt_version)
+    for policy in shipped_policies():
+        measured = policy.measured
+        names = {measured.model, *policy.same_model_as} if measured is not None else set()
+        if policy.name != DEFAULT_POLICY and model in names:
+            return ChosenPolicy(policy, "shipped", model, prompt_version)
+    return ChosenPolicy(default_policy(), "default", model, prompt_version)
+
+
+def policy_json(policy: GatePolicy) -> str:
+    """A policy as the JSON file ``calibrate --out`` writes (indented, keys in field order)."""
+    return json.dumps(policy.model_dump(mode="json", exclude_none=True), indent=2) + "\n"

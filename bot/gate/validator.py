@@ -1,0 +1,358 @@
+"""The validator agent: one issue in, one :class:`GateDecision` out, never an exception.
+
+Prompt order keeps the stable part first for prompt-cache reuse: the system message is the rules
+plus the reply's JSON schema (``bot/prompts/validator.md``, identical for every issue), the user
+message is only the delimited issue. The same schema goes to the model as structured output, and
+the reply is parsed by :func:`bot.gate.verdict.parse_verdict` regardless (a schema constrains
+syntax, not values).
+
+The reply holds a verbatim quote per checklist element; the bot checks each quote against the
+issue (:mod:`bot.gate.evidence`), establishes facts of its own (:mod:`bot.gate.facts`) and
+decides under the run's policy (:mod:`bot.gate.policy`). The reason people read is the
+policy's, built from those; the model's own verdict and reason are kept in the decision.
+
+A reply whose reason (≥ ``COPY_MIN_CHARS``) appears verbatim in the issue text is rejected as
+:class:`~bot.errors.ModelCopiedInput`: an issue that carries a pre-filled verdict (a prompt
+injection) steered the model, whatever the model does next.
+
+Fail closed: every :class:`~bot.errors.ModelError` — unreachable, 404, 5xx after retries, timeout,
+truncation, empty, unparseable or schema-invalid output — becomes the ``validator-error`` label
+with the fault recorded in ``error_kind``. The fault is the bot's, not the author's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from functools import cache
+
+from bot.chat import CallUsage, ChatMessage, ChatModel, RoleOptions
+from bot.config import VALIDATOR_OPTIONS, Settings
+from bot.errors import ModelCopiedInput, ModelError
+from bot.gate.evidence import ELEMENTS, Element, Evidence, checklist, gather_evidence
+from bot.gate.facts import IssueFacts, issue_facts
+from bot.gate.issue_text import TEXT_RULES_VERSION, IssueText, delimit_issue, prepare_issue
+from bot.gate.labels import GateLabel, label_for
+from bot.gate.policy import ChosenPolicy, Ruling, choose_policy, decide
+from bot.gate.verdict import (
+    NO_VERDICT,
+    Verdict,
+    VerdictValue,
+    parse_verdict,
+    verdict_model,
+    verdict_schema,
+)
+from bot.gate_policy import GatePolicy, load_policy
+from bot.prompts import load_prompt, prompt_version
+
+__all__ = [
+    "COPY_MIN_CHARS",
+    "NUM_PREDICT_CAP",
+    "NUM_PREDICT_PER_ELEMENT",
+    "GateDecision",
+    "Validator",
+    "checklist_of",
+    "gate_policy_of",
+    "make_validator",
+    "reject_copied_reason",
+    "system_prompt",
+]
+
+COPY_MIN_CHARS = 8
+"""Shortest reason (characters) checked for being copied from the issue; shorter ones, like a
+quoted identifier, can legitimately appear in both."""
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def reject_copied_reason(reason: str, issue: IssueText) -> None:
+    """Raise when the model's reason is a verbatim copy of text in the issue (whitespace and
+    case aside): a pre-filled verdict in the issue was echoed.
+
+    Raises:
+        ModelCopiedInput: the reason is at least ``COPY_MIN_CHARS`` long and occurs in the
+            issue's title or body (shorter reasons never parse: ``REASON_MIN_CHARS``).
+    """
+    squashed = _squash(reason)
+    if len(squashed) >= COPY_MIN_CHARS and squashed in _squash(f"{issue.title}\n{issue.body}"):
+        raise ModelCopiedInput("the verdict's reason is copied from the issue text")
+
+
+@cache
+def system_prompt(elements: tuple[Element, ...] = ELEMENTS) -> tuple[str, str]:
+    """The filled validator system prompt and its version (``validator@SHA8``).
+
+    The SHA covers what the model is sent: the prompt text (with the elements and the schema
+    filled in) and :data:`~bot.gate.issue_text.TEXT_RULES_VERSION` (how the issue is turned
+    into the text the model reads). A repository's own elements add their whole definition,
+    which kinds require them included. The decision policy is versioned apart
+    (:attr:`bot.gate_policy.GatePolicy.version`): replies recorded for a prompt version can be
+    judged under any policy.
+
+    Args:
+        elements: the checklist (:func:`bot.gate.evidence.checklist`).
+    """
+    schema = json.dumps(verdict_schema(_reply_model(elements)), separators=(",", ":"))
+    lines = "\n".join(f"- {e.key}: {e.ask}." for e in elements)
+    text = load_prompt("validator").replace("{elements}", lines).replace("{schema}", schema)
+    hashed = f"{text}\n{TEXT_RULES_VERSION}"
+    extra = [dataclasses.asdict(e) for e in elements if e not in ELEMENTS]
+    if extra:
+        hashed += "\n" + json.dumps(extra, sort_keys=True)
+    return text, prompt_version("validator", hashed)
+
+
+def _reply_model(elements: tuple[Element, ...]) -> type[Verdict]:
+    return verdict_model(tuple(e.key for e in elements))
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    """The gate's outcome for one issue.
+
+    Attributes:
+        verdict: ``VALID`` / ``NEEDS_REFINEMENT`` as :func:`bot.gate.policy.decide` ruled, or
+            ``None`` on a fault (its gate label: :attr:`label`).
+        model_verdict: the verdict the model wrote (``None`` on a fault).
+        reason: the policy's reason (built from facts and verified quotes), or the fault's
+            message on ``validator-error``.
+        error_kind: ``None``, or the fault's ``BotError.kind`` (e.g. ``truncated``).
+        model: model name.
+        prompt_version: ``validator@SHA8``.
+        prompt_tokens: prompt tokens the model evaluated (0 when it was never reached).
+        output_tokens: tokens generated.
+        model_ms: the model's own time for the call (ms).
+        wall_ms: the whole judgement including prompt build and parse (ms).
+        issue: the cleaned issue as judged (cut marker and counts included).
+        model_reason: the model's own reason (``""`` on a fault).
+        rule: what decided (:attr:`bot.gate.policy.Ruling.rule`), ``""`` on a fault.
+        ruling: the whole ruling (what an author may be asked for), ``None`` on a fault.
+        policy: the policy the validator decides with (``None`` only for decisions built
+            outside a validator).
+        evidence: the model's quotes and which were found in the issue (``None`` on a fault).
+        facts: what the bot established itself (``None`` on a fault).
+        calls: the model call's cost (:class:`~bot.chat.CallUsage`), empty when no call ran or
+            a failed one reported no cost (the step summary and the plan list it).
+    """
+
+    verdict: VerdictValue | None
+    reason: str
+    error_kind: str | None
+    model: str
+    prompt_version: str
+    prompt_tokens: int
+    output_tokens: int
+    model_ms: float
+    wall_ms: float
+    issue: IssueText
+    model_verdict: VerdictValue | None = None
+    model_reason: str = ""
+    rule: str = ""
+    evidence: Evidence | None = field(default=None, repr=False)
+    facts: IssueFacts | None = field(default=None, repr=False)
+    calls: tuple[CallUsage, ...] = ()
+    ruling: Ruling | None = field(default=None, repr=False)
+    policy: ChosenPolicy | None = field(default=None, repr=False)
+
+    @property
+    def label(self) -> GateLabel:
+        """The gate label this outcome maps to, from :attr:`verdict`
+        (:func:`bot.gate.labels.label_for`; ``validator-error`` on a fault)."""
+        return label_for(self.verdict)
+
+    @property
+    def outcome(self) -> str:
+        """:attr:`verdict`, or :data:`~bot.gate.verdict.NO_VERDICT` (``ERROR``) on a fault:
+        the gate outcome as the step output, the run's text and the eval name it."""
+        return self.verdict or NO_VERDICT
+
+
+class Validator:
+    """Judges issues with a :class:`ChatModel`.
+
+    Args:
+        model: the backend (Ollama or embedded).
+        options: validator role options (temperature 0, ``num_predict`` ≤ 200).
+        max_body_chars: longest body judged (characters); longer bodies are cut visibly.
+        elements: the checklist (:func:`bot.gate.evidence.checklist`: the bot's elements and
+            a repository's own).
+        policy: the decision policy the settings or the repository file name, or ``None``
+            for the one measured for this model, else the default
+            (:func:`bot.gate.policy.choose_policy`).
+        policy_source: where ``policy`` came from (``setting``, ``repository file``).
+    """
+
+    def __init__(
+        self,
+        model: ChatModel,
+        options: RoleOptions,
+        *,
+        max_body_chars: int,
+        elements: tuple[Element, ...] = ELEMENTS,
+        policy: GatePolicy | None = None,
+        policy_source: str = "setting",
+    ) -> None:
+        self._model = model
+        self._options = options
+        self._max_body_chars = max_body_chars
+        self._elements = elements
+        self._reply = _reply_model(elements)
+        self.policy = choose_policy(
+            policy, policy_source, model=model.name, prompt_version=self.prompt_version
+        )
+        """The policy this validator decides with."""
+
+    @property
+    def prompt_version(self) -> str:
+        """``validator@SHA8`` of this validator's prompt and checklist (:func:`system_prompt`)."""
+        return system_prompt(self._elements)[1]
+
+    def messages(self, issue: IssueText, *, nonce: str | None = None) -> list[ChatMessage]:
+        """The two chat messages for one issue: stable system prompt, then the delimited issue."""
+        system, _ = system_prompt(self._elements)
+        return [
+            ChatMessage("system", system),
+            ChatMessage("user", delimit_issue(issue, nonce=nonce)),
+        ]
+
+    def judge(
+        self, title: str | None, body: str | None, *, labels: Iterable[str] = ()
+    ) -> GateDecision:
+        """Judge one issue. Never raises for model faults: they become ``validator-error``.
+
+        Args:
+            title: ``issue.title`` from the payload.
+            body: ``issue.body`` from the payload (``None`` when empty).
+            labels: the issue's label names from the payload: its kind, which says which of a
+                repository's elements it requires (:attr:`Element.required_for`).
+        """
+        started = time.perf_counter()
+        issue = prepare_issue(title, body, max_body_chars=self._max_body_chars)
+        version = self.prompt_version
+        prompt_tokens = output_tokens = 0
+        model_ms = 0.0
+        verdict: VerdictValue | None = None
+        model_verdict: VerdictValue | None = None
+        reason, error_kind, model_reason, rule = "", None, "", ""
+        evidence: Evidence | None = None
+        facts: IssueFacts | None = None
+        calls: tuple[CallUsage, ...] = ()
+        ruling: Ruling | None = None
+        try:
+            result = self._model.chat(
+                self.messages(issue), options=self._options, schema=verdict_schema(self._reply)
+            )
+            prompt_tokens, output_tokens = result.prompt_tokens, result.output_tokens
+            model_ms = result.duration_ms
+            calls = (CallUsage.of(result, "validator", "first"),)
+            parsed = parse_verdict(result.text, self._reply)
+            reject_copied_reason(parsed.reason, issue)
+            model_verdict, model_reason = parsed.verdict, parsed.reason
+            evidence = gather_evidence(parsed.quotes, issue, elements=self._elements, labels=labels)
+            facts = issue_facts(issue.title, issue.author_body)
+            ruling = decide(facts, evidence, parsed.verdict, self.policy.policy)
+            verdict, reason, rule = ruling.verdict, ruling.reason, ruling.rule
+        except ModelError as exc:  # a call that ran without a result still reports its cost
+            reason, error_kind = str(exc), exc.kind
+            if exc.prompt_tokens:  # else keep a returned reply's figures (unparseable, copied)
+                prompt_tokens, output_tokens = exc.prompt_tokens, exc.output_tokens
+                model_ms = exc.duration_ms
+            failed = CallUsage.of_error(exc, "validator", "first")
+            if not calls and failed is not None:  # a returned reply's usage is already here
+                calls = (failed,)
+        return GateDecision(
+            verdict=verdict,
+            model_verdict=model_verdict,
+            reason=reason,
+            error_kind=error_kind,
+            model=self._model.name,
+            prompt_version=version,
+            prompt_tokens=prompt_tokens,
+            output_tokens=output_tokens,
+            model_ms=model_ms,
+            wall_ms=(time.perf_counter() - started) * 1000,
+            issue=issue,
+            model_reason=model_reason,
+            rule=rule,
+            evidence=evidence,
+            facts=facts,
+            calls=calls,
+            ruling=ruling,
+            policy=self.policy,
+        )
+
+
+NUM_PREDICT_PER_ELEMENT = 15
+"""Output tokens added to the validator's ``num_predict`` per element a repository adds (one
+more quote of at most 12 words), up to :data:`NUM_PREDICT_CAP`."""
+
+NUM_PREDICT_CAP = 200
+"""The validator's ``num_predict`` never exceeds this: a verdict is short, and a model that
+runs on is cut off rather than waited for."""
+
+
+def checklist_of(settings: Settings) -> tuple[Element, ...]:
+    """The validator's checklist: the bot's elements, then the repository file's
+    ``elements:`` (:class:`bot.repo_file.ElementConfig`), each asking the model for "the
+    words giving" its definition, shown to authors as the definition itself, and found from a
+    one-word quote too (:attr:`bot.gate.evidence.Element.one_word`)."""
+    given = settings.repo_file.elements if settings.repo_file is not None else []
+    return checklist(
+        tuple(
+            Element(
+                key=e.name,
+                ask=f"the words giving {e.definition.rstrip('.')}",
+                missing=e.definition.rstrip("."),
+                required_for=tuple(e.required_for),
+                one_word=True,  # a value such as a version ("2.3.1") is one word
+            )
+            for e in given
+        )
+    )
+
+
+def make_validator(settings: Settings, model: ChatModel) -> Validator:
+    """The one place a validator is built from settings, so a run and an eval of the same
+    settings judge alike: ``model`` with the validator role's options, the settings'
+    ``max_body_chars`` (characters of issue body judged) and the repository's checklist
+    (:func:`checklist_of`), deciding under the policy the settings name
+    (:func:`gate_policy_of`); ``num_predict`` grows by :data:`NUM_PREDICT_PER_ELEMENT` per
+    element the repository adds, capped at :data:`NUM_PREDICT_CAP`. The caller brings the
+    model: the runner's job context builds it, the eval wraps it to keep every reply."""
+    elements = checklist_of(settings)
+    extra = len(elements) - len(ELEMENTS)
+    options = replace(
+        VALIDATOR_OPTIONS,
+        num_predict=min(
+            NUM_PREDICT_CAP, VALIDATOR_OPTIONS.num_predict + NUM_PREDICT_PER_ELEMENT * extra
+        ),
+    )
+    policy, source = gate_policy_of(settings)
+    return Validator(
+        model,
+        options,
+        max_body_chars=settings.max_body_chars,
+        elements=elements,
+        policy=policy,
+        policy_source=source,
+    )
+
+
+def gate_policy_of(settings: Settings) -> tuple[GatePolicy | None, str]:
+    """The decision policy the settings name and where from: the ``gate_policy`` file, else the
+    repository file's ``gate.policy``, else ``None`` (the validator then takes the policy
+    measured for its model, or the default: :func:`bot.gate.policy.choose_policy`).
+
+    Raises:
+        ConfigError: the ``gate_policy`` file cannot be read or is not a policy.
+    """
+    if settings.gate_policy is not None:
+        return load_policy(settings.gate_policy), "setting"
+    if settings.repo_file is not None and settings.repo_file.gate.policy is not None:
+        return settings.repo_file.gate.policy, "repository file"
+    return None, "default"

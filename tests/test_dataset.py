@@ -1,0 +1,263 @@
+"""``triage-bot dataset`` on recorded GitHub traffic (cassettes/dataset_*.yaml) and on the
+loopback GitHub of tests/dataset_server.py: each labelling rule, the text as first posted,
+rate-limit waits (the sleep injected: nothing really waits), resume after an interruption,
+a repository with no closed issues, and what a run costs in requests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from bot.cli import main
+from bot.clients.github_client import RATE_LIMIT_WINDOW_S, PyGithubClient
+from bot.dataset import run_dataset
+from bot.dataset.files import row_id, state_path
+from bot.errors import GitHubRateLimited
+from bot.evaluation.sets import EvalIssue, load_jsonl
+from bot.repo_file import parse_repo_file
+from tests.dataset_server import RESET_IN_S, LoopbackGitHub
+from tests.dataset_world import FULL_BODY, REPO, REPO_FILE, SHORT_BODY, world
+from tests.support import cassette
+
+TOKEN = "test-token-not-real"
+
+ROWS = {
+    1: ("NEEDS_REFINEMENT", False, "label needs-info added by a maintainer 2 h after opening"),
+    2: ("NEEDS_REFINEMENT", False, "label Status: More Details Please added by a maintainer"),
+    3: ("NEEDS_REFINEMENT", False, "a collaborator asked a question 3 h after opening; the "
+        "reporter answered 6 h later"),
+    4: ("NEEDS_REFINEMENT", False, "the owner asked a question 1 h after opening; the reporter "
+        "answered 5 h later"),
+    5: ("NEEDS_REFINEMENT", False, "a member asked a question 24 h after opening, got no "
+        "answer, and the issue was closed as not planned 29 d later"),
+    6: ("VALID", False, "closed by commit 6dcb09b 2 d after opening"),
+    7: ("VALID", False, "merged pull request #9007 references it 20 h after opening"),
+    8: ("VALID", False, "label Confirmed added by a maintainer 1 h after opening"),
+    9: ("VALID", False, "label triaged/ready added by a maintainer 1 h after opening"),
+    10: ("NEEDS_REFINEMENT", True, "label needs-repro added by the repository's bot"),
+    11: ("VALID", True, "label accepted added by a member 1 h after opening"),
+    12: ("VALID", False, "closed by commit"),
+    13: ("VALID", False, "closed by commit"),
+    14: ("VALID", False, "closed by commit"),
+    24: ("VALID", False, "label confirmed added by a maintainer"),
+}  # fmt: skip
+"""cassettes/dataset_rules.yaml: issue → (expected, borderline, how its rationale begins)."""
+
+SKIPPED = {
+    15: "a maintainer's question went unanswered",
+    16: "closed as not planned, with no request for information",
+    17: "closed with no fix, label or question from a maintainer",
+    18: "closed as a duplicate, with no other decision",
+    19: "opened by a bot",
+    20: "opened by a maintainer (nobody judged the report)",
+    21: "locked as off-topic, too heated or spam",
+    22: "deleted or moved since it was listed",
+    23: "edited after the first maintainer response, and GitHub keeps no earlier text",
+    25: "edited after the first maintainer response, and GitHub keeps no earlier text",
+}
+"""cassettes/dataset_rules.yaml: issue → why it is left out."""
+
+
+def _client(**overrides: Any) -> PyGithubClient:
+    values: dict[str, Any] = {"token": TOKEN, "retries": 1, "backoff_s": 0.0}
+    return PyGithubClient(**(values | overrides))
+
+
+def _cli(out: Path, *args: str) -> Any:
+    env = {"GITHUB_TOKEN": TOKEN, "GITHUB_API_URL": "https://api.github.com"}
+    return CliRunner().invoke(main, ["dataset", "--repo", REPO, "--out", str(out), *args], env=env)
+
+
+def _rows(out: Path) -> dict[int, EvalIssue]:
+    return {int(r.id.rsplit("-", 1)[1]): r for r in load_jsonl(out, EvalIssue)}
+
+
+def _skipped(out: Path) -> dict[int, str]:
+    state = json.loads(state_path(out).read_text("utf-8"))
+    return {int(k.rsplit("-", 1)[1]): v for k, v in state["repos"][REPO]["skipped"].items()}
+
+
+def test_each_labelling_rule_on_recorded_traffic(tmp_path: Path) -> None:
+    out = tmp_path / "set.jsonl"
+    captured: list[Any] = []
+    with cassette("dataset_rules", captured) as cass:
+        result = _cli(out)
+    assert result.exit_code == 0, result.output
+    assert cass.all_played
+    rows = _rows(out)
+    assert {n: (r.expected, r.borderline) for n, r in rows.items()} == {
+        n: (expected, borderline) for n, (expected, borderline, _) in ROWS.items()
+    }
+    for number, (_, _, rationale) in ROWS.items():
+        assert rows[number].rationale.startswith(f"{REPO}#{number}: {rationale}")
+    assert _skipped(out) == SKIPPED
+    assert (rows[1].kind, rows[3].kind, rows[7].kind, rows[6].kind) == (
+        "bug",
+        "bug",
+        "feature",
+        "other",
+    )
+    # the file the repository keeps first, then one page, one GraphQL read, a timeline an issue
+    paths = [(r.method, r.path) for r in captured]
+    assert paths[0] == ("GET", f"/repos/{REPO}/contents/.github/triage-bot.yml")
+    assert paths[1:3] == [("GET", f"/repos/{REPO}/issues"), ("POST", "/graphql")]
+    assert sorted(p for _, p in paths[3:]) == sorted(
+        f"/repos/{REPO}/issues/{n}/timeline" for n in [*ROWS, *SKIPPED] if n not in (19, 20, 21)
+    )
+    assert "labelled 9 VALID and 6 NEEDS_REFINEMENT (2 borderline); left out 10." in result.output
+    # the rows are the eval's input as they are
+    assert load_jsonl(out, EvalIssue)
+
+
+def test_the_row_keeps_the_text_as_first_posted(tmp_path: Path) -> None:
+    out = tmp_path / "set.jsonl"
+    with cassette("dataset_first_posted") as cass:
+        result = _cli(out)
+    assert result.exit_code == 0, result.output
+    assert cass.all_played
+    rows = _rows(out)
+    # answered by editing the body (and renaming it) after a question: the first text
+    assert (rows[90].expected, rows[90].title, rows[90].body) == (
+        "NEEDS_REFINEMENT", "export broken", SHORT_BODY,
+    )  # fmt: skip
+    # edited ten minutes after posting, before anyone responded: what the maintainer read
+    assert (rows[91].expected, rows[91].body) == ("VALID", FULL_BODY)
+    # edited after the first response, its earlier text not kept / deleted from the history
+    assert set(rows) == {90, 91}
+    assert set(_skipped(out)) == {92, 93}
+
+
+def _patient(sleeps: list[float], **overrides: Any) -> PyGithubClient:
+    now = [1709544600.0]  # the cassette's answers name resets 1800 s after this
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        now[0] += seconds
+
+    values: dict[str, Any] = {"sleep": sleep, "clock": lambda: now[0]}
+    values["max_rate_limit_wait_s"] = RATE_LIMIT_WINDOW_S
+    return _client(**(values | overrides))
+
+
+def test_rate_limits_are_waited_for_not_failed_on(tmp_path: Path) -> None:
+    sleeps: list[float] = []
+    out = tmp_path / "set.jsonl"
+    with cassette("dataset_rate_limit") as cass:
+        report = run_dataset(_patient(sleeps), REPO, out)
+    assert cass.all_played
+    # 403 primary on the list: until its reset; an answer leaving 10 (≤ the reserve): until
+    # the reset before the next request; GraphQL RATE_LIMITED: its reset; 429: Retry-After
+    assert sleeps == [RESET_IN_S + 1, RESET_IN_S + 1, RESET_IN_S + 1, 30]
+    assert report.progress.rows == 3
+    assert report.progress.rate_limit is not None
+
+
+@pytest.mark.parametrize("longest", [0.0, 29.0, float(RESET_IN_S)])
+def test_a_wait_longer_than_allowed_fails_and_keeps_nothing_half_done(
+    tmp_path: Path, longest: float
+) -> None:
+    sleeps: list[float] = []
+    out = tmp_path / "set.jsonl"
+    with cassette("dataset_rate_limit"), pytest.raises(GitHubRateLimited) as info:
+        run_dataset(_patient(sleeps, max_rate_limit_wait_s=longest), REPO, out)
+    assert info.value.exit_code == 4
+    assert sleeps == []
+    assert not out.exists()
+
+
+def test_a_run_stopped_midway_resumes_where_it_stopped(tmp_path: Path) -> None:
+    out = tmp_path / "set.jsonl"
+    captured: list[Any] = []
+
+    def interrupt(progress: Any) -> None:
+        if progress.rows >= 2:
+            raise KeyboardInterrupt
+
+    with cassette("dataset_resume", captured) as cass:
+        with pytest.raises(KeyboardInterrupt):
+            run_dataset(_client(sleep=lambda _: None), REPO, out, on_progress=interrupt)
+        first = [r.path for r in captured]
+        assert list(_rows(out)) == [8, 7]
+        resumed = run_dataset(_client(sleep=lambda _: None), REPO, out)
+        second = [r.path for r in captured[len(first) :]]
+        unchanged = run_dataset(_client(sleep=lambda _: None), REPO, out)
+        third = captured[len(first) + len(second) :]
+    assert cass.all_played
+    rows = _rows(out)
+    assert sorted(rows) == [1, 3, 4, 5, 6, 7, 8]  # 2: its label is the repository file's
+    assert len(load_jsonl(out, EvalIssue)) == 7  # no row twice
+    # the second run read the page again, and only the timelines it had not
+    timelines = [p for p in second if p.endswith("/timeline")]
+    assert sorted(timelines) == [f"/repos/{REPO}/issues/{n}/timeline" for n in range(1, 7)]
+    assert (resumed.progress.earlier, resumed.progress.read) == (2, 6)
+    # the third asked the page with its ETag: 304, nothing else read
+    (ask,) = third
+    assert ask.headers.get("If-None-Match", "").startswith('W/"')
+    assert (unchanged.progress.unchanged_pages, unchanged.progress.read) == (1, 0)
+    assert _skipped(out) == {2: "closed with no fix, label or question from a maintainer"}
+
+
+def test_a_repository_with_no_closed_issues_says_so_and_exits_0(tmp_path: Path) -> None:
+    out = tmp_path / "set.jsonl"
+    with cassette("dataset_no_closed_issues") as cass:
+        result = _cli(out)
+    assert cass.all_played
+    assert result.exit_code == 0
+    assert result.output.strip().splitlines()[-1] == (
+        f"{REPO} has no closed issues (pull requests are not issues): "
+        "nothing to label, nothing written."
+    )
+    assert not out.exists()
+    assert not state_path(out).exists()
+
+
+def test_without_a_token_it_says_what_to_set(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        main,
+        ["dataset", "--repo", REPO, "--out", str(tmp_path / "x.jsonl")],
+        env={"GITHUB_TOKEN": ""},
+    )
+    assert result.exit_code == 2
+    assert "set GITHUB_TOKEN" in result.output
+
+
+def test_200_issues_on_a_loopback_github(tmp_path: Path) -> None:
+    """A real HTTP server: ≤ 3 requests an issue, the right row or reason for every rule."""
+    scenarios = world(200)
+    out = tmp_path / "set.jsonl"
+    with LoopbackGitHub(scenarios) as github:
+        client = _client(base_url=github.base_url, sleep=lambda _: None)
+        config = parse_repo_file(REPO_FILE).dataset
+        report = run_dataset(client, REPO, out, config=config)
+        spent = sum(github.requests.values())
+    assert spent / len(scenarios) <= 3
+    rows, skipped = _rows(out), _skipped(out)
+    for s in scenarios:
+        if s.expected is None:
+            assert s.number not in rows, s.rule
+            assert skipped.get(s.number) is not None, s.rule
+            continue
+        row = rows[s.number]
+        assert (row.expected, row.borderline, row.title, row.body) == (
+            s.expected, s.borderline, s.title, s.body,
+        ), s.rule  # fmt: skip
+    assert report.progress.read == len(scenarios)
+    assert row_id(REPO, 1) in {r.id for r in load_jsonl(out, EvalIssue)}
+
+
+def test_a_reset_is_waited_for_once(tmp_path: Path) -> None:
+    """After waiting for a rate-limit answer's reset, the retry does not wait for the same
+    reset again before its request (whatever the clock says after the wait)."""
+    sleeps: list[float] = []
+    client = _client(
+        sleep=sleeps.append,
+        clock=lambda: 1709544600.0,
+        max_rate_limit_wait_s=10 * RATE_LIMIT_WINDOW_S,
+    )
+    with cassette("dataset_rate_limit"):
+        run_dataset(client, REPO, tmp_path / "set.jsonl")
+    assert len(sleeps) == 4  # list 403, the low answer, GraphQL RATE_LIMITED, the 429
