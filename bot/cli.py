@@ -452,6 +452,15 @@ def doctor(**flags: Any) -> None:
     _guarded(job)
 
 
+replies_option = click.option(
+    "--replies",
+    "replies_path",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="Judge each issue on its recorded reply (JSONL {id, reply}) instead of calling a model.",
+)
+"""``--replies`` of ``eval`` and ``calibrate``: recorded replies instead of a model."""
+
+
 @main.command(name="eval")
 @click.option(
     "--issues",
@@ -498,12 +507,7 @@ def doctor(**flags: Any) -> None:
 )
 @click.option("--min-line-hit", type=float, help="Fail below this defect-line hit rate (±1 line).")
 @click.option("--min-clean-go", type=float, help="Fail below this GO/GO_WITH_NOTES rate on clean.")
-@click.option(
-    "--replies",
-    "replies_path",
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    help="Judge each issue on its recorded reply (JSONL {id, reply}) instead of calling a model.",
-)
+@replies_option
 @click.option(
     "--save-replies",
     type=click.Path(path_type=Path, dir_okay=False),
@@ -529,12 +533,7 @@ def eval_command(**flags: Any) -> None:  # fmt: skip
     required=True,
     help="Labelled issues (the eval format: JSONL of id, title, body, expected, borderline).",
 )
-@click.option(
-    "--replies",
-    "replies_path",
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    help="Judge each issue on its recorded reply (JSONL {id, reply}) instead of calling a model.",
-)
+@replies_option
 @click.option(
     "--out",
     type=click.Path(path_type=Path, dir_okay=False),

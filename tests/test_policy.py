@@ -173,6 +173,17 @@ def test_a_model_without_a_policy_gets_its_own_verdict_unmeasured() -> None:
     assert chosen.nr_precision is None
 
 
+def test_a_version_renamed_under_the_same_messages_still_holds() -> None:
+    """``validator@bc6f2888`` named the messages ``validator@7b2c93c7`` names now (it hashed
+    the decision rule too): figures measured under the old name hold under the new one."""
+    old = guards_policy("m", prompt_version="validator@bc6f2888")
+    chosen = choose_policy(old, "setting", model="m", prompt_version="validator@7b2c93c7")
+    assert chosen.holds
+    assert chosen.mismatch == ""
+    other = choose_policy(old, "setting", model="m", prompt_version="validator@0badc0de")
+    assert not other.holds
+
+
 def test_a_policy_never_measured_holds_for_no_model() -> None:
     bare = GUARDS.model_copy(update={"measured": None})
     chosen = choose_policy(bare, "setting", model="fake-model", prompt_version="validator@1")

@@ -23,6 +23,7 @@ from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
 from bot.factory import make_chat_model, model_concurrency
 from bot.gate.policy import policy_json
 from bot.gate.validator import make_validator
+from bot.prompts import current_name
 
 __all__ = ["run_calibrate", "run_eval"]
 
@@ -53,7 +54,7 @@ def _version_note(replay: ReplayModel | None, prompt_version: str) -> str:
     """A line saying the recorded replies answer another prompt version, or ``""``."""
     if replay is None:
         return ""
-    others = sorted(replay.replies.prompt_versions - {prompt_version})
+    others = sorted(v for v in replay.replies.prompt_versions if current_name(v) != prompt_version)
     if not others:
         return ""
     return (
@@ -144,7 +145,7 @@ def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
         )
     prompt_version = validator.prompt_version
     if replay is not None and len(replay.replies.prompt_versions) == 1:
-        prompt_version = next(iter(replay.replies.prompt_versions))
+        prompt_version = current_name(next(iter(replay.replies.prompt_versions)))
     path: Path = flags["issues_path"]
     name = flags.get("name") or f"calibrated-{model.name}"
     chosen, scored = calibrate(

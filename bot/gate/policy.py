@@ -36,6 +36,7 @@ from bot.gate.evidence import Element, Evidence
 from bot.gate.facts import IssueFacts
 from bot.gate.verdict import VerdictValue
 from bot.gate_policy import GatePolicy, policy_from_text
+from bot.prompts import current_name
 
 __all__ = [
     "DEFAULT_POLICY",
@@ -231,7 +232,11 @@ class ChosenPolicy:
         """Whether the policy was measured with this run's model and prompt version: only then
         do its figures (:attr:`nr_precision`) say anything about this run's decisions."""
         m = self.policy.measured
-        return m is not None and m.model == self.model and m.prompt_version == self.prompt_version
+        return (
+            m is not None
+            and m.model == self.model
+            and current_name(m.prompt_version) == current_name(self.prompt_version)
+        )
 
     @property
     def nr_precision(self) -> float | None:
@@ -249,7 +254,7 @@ class ChosenPolicy:
         wrong = []
         if m.model != self.model:
             wrong.append(f"model {m.model}")
-        if m.prompt_version != self.prompt_version:
+        if current_name(m.prompt_version) != current_name(self.prompt_version):
             wrong.append(f"prompt {m.prompt_version}")
         if not wrong:
             return ""
