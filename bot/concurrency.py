@@ -1,21 +1,24 @@
-"""Calls to a model server, several at once: :func:`map_bounded`.
+"""Calls to a model server, several at once: :func:`iter_bounded` and :func:`map_bounded`.
 
 A server that batches (vLLM, ``llama-server`` with slots, Ollama with ``OLLAMA_NUM_PARALLEL``)
 answers N requests in about the time of one, so a run over many items sends up to N at once.
 The outcomes keep the items' order, each item's failure stays its own, and the caller's
-progress hook runs on the caller's thread. A limit of 1 makes every call on the caller's thread,
-one after another, exactly as a plain loop: the embedded llama.cpp model is one object in this
-process and takes one call at a time.
+progress hook runs on the caller's thread. :func:`iter_bounded` hands each outcome over as soon
+as it and every one before it have ended, so a caller can write item by item, in order, while
+later calls run; :func:`map_bounded` is its list. A limit of 1 makes every call on the caller's
+thread, one after another, exactly as a plain loop: the embedded llama.cpp model is one object
+in this process and takes one call at a time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from itertools import islice
+from typing import Generic, TypeVar
 
-__all__ = ["Failed", "map_bounded"]
+__all__ = ["Failed", "iter_bounded", "map_bounded"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -36,7 +39,28 @@ def map_bounded(
     limit: int,
     on_done: Callable[[int], None] | None = None,
 ) -> list[R | Failed[T]]:
-    """``fn`` on every item with at most ``limit`` calls running at once.
+    """Every outcome of :func:`iter_bounded` (same arguments), as a list in the items' order.
+
+    Raises:
+        ValueError: ``limit`` < 1.
+    """
+    return list(iter_bounded(fn, items, limit=limit, on_done=on_done))
+
+
+def iter_bounded(
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    *,
+    limit: int,
+    on_done: Callable[[int], None] | None = None,
+) -> Iterator[R | Failed[T]]:
+    """``fn`` on every item with at most ``limit`` calls running at once; the outcomes in the
+    items' order, each as soon as it and those before it have ended.
+
+    Calls start only while the caller takes outcomes (on each ``next``, as many as have ended
+    since): up to ``limit`` keep running while the caller works on the outcome it holds. Closing
+    the iterator early (``close()``, or leaving a ``with contextlib.closing(...)`` block) starts
+    no further call; those running end on their own threads.
 
     Args:
         fn: the call for one item; it runs on a worker thread when ``limit`` > 1.
@@ -45,38 +69,49 @@ def map_bounded(
         on_done: called on the caller's thread with an item's index once its call has ended
             (in the order calls end), e.g. to advance a progress bar.
 
-    Returns:
+    Yields:
         One outcome per item, in the items' order: what ``fn`` returned, or :class:`Failed`
         with the exception it raised (an ``Exception``; anything else, such as
-        ``KeyboardInterrupt``, stops the map: calls not started are cancelled).
+        ``KeyboardInterrupt``, ends the iteration: calls not started are cancelled).
 
     Raises:
-        ValueError: ``limit`` < 1.
+        ValueError: ``limit`` < 1 (at the first ``next``).
     """
     if limit < 1:
         raise ValueError(f"limit must be at least 1, got {limit}")
     done = on_done or (lambda _index: None)
     if limit == 1 or len(items) <= 1:
-        outcomes: list[R | Failed[T]] = []
         for index, item in enumerate(items):
-            outcomes.append(_call(fn, item))
+            outcome = _call(fn, item)
             done(index)
-        return outcomes
-    slots: list[Any] = [_PENDING] * len(items)
-    with ThreadPoolExecutor(max_workers=min(limit, len(items)), thread_name_prefix="model") as pool:
-        futures = {pool.submit(_call, fn, item): index for index, item in enumerate(items)}
-        try:
-            for future in as_completed(futures):
-                index = futures[future]
-                slots[index] = future.result()
-                done(index)
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-    return slots
+            yield outcome
+        return
+    ended: dict[int, R | Failed[T]] = {}
+    running: dict[Future[R | Failed[T]], int] = {}
+    waiting = iter(enumerate(items))
+    pool = ThreadPoolExecutor(max_workers=min(limit, len(items)), thread_name_prefix="model")
 
+    def start(count: int) -> None:
+        for index, item in islice(waiting, count):
+            running[pool.submit(_call, fn, item)] = index
 
-_PENDING = object()
+    def collect(timeout: float | None) -> None:
+        finished, _ = wait(running, timeout=timeout, return_when=FIRST_COMPLETED)
+        for future in finished:
+            index = running.pop(future)
+            ended[index] = future.result()
+            done(index)
+        start(len(finished))
+
+    try:
+        start(limit)
+        for index in range(len(items)):
+            collect(0)  # what ended while the caller worked, and as many new calls
+            while index not in ended:
+                collect(None)
+            yield ended.pop(index)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _call(fn: Callable[[T], R], item: T) -> R | Failed[T]:

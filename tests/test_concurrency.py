@@ -6,12 +6,13 @@ from __future__ import annotations
 import random
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.concurrency import Failed, map_bounded
+from bot.concurrency import Failed, iter_bounded, map_bounded
 
 
 class Boom(Exception):
@@ -43,10 +44,20 @@ class Calls:
                 self.now -= 1
 
 
+def _streamed(
+    fn: Callable[[int], str], items: list[int], *, limit: int, on_done: Callable[[int], None]
+) -> list[str | Failed[int]]:
+    return list(iter_bounded(fn, items, limit=limit, on_done=on_done))
+
+
 @settings(max_examples=60, deadline=None)
-@given(items=st.lists(st.integers(0, 10_000), max_size=60), limit=st.integers(1, 8))
+@given(
+    items=st.lists(st.integers(0, 10_000), max_size=60),
+    limit=st.integers(1, 8),
+    mapper=st.sampled_from([map_bounded, _streamed]),
+)
 def test_order_kept_nothing_lost_or_doubled_and_the_limit_held(
-    items: list[int], limit: int
+    items: list[int], limit: int, mapper: Callable[..., list[str | Failed[int]]]
 ) -> None:
     calls = Calls()
     finished: list[int] = []
@@ -56,7 +67,7 @@ def test_order_kept_nothing_lost_or_doubled_and_the_limit_held(
         assert threading.get_ident() == caller
         finished.append(index)
 
-    outcomes = map_bounded(calls, items, limit=limit, on_done=done)
+    outcomes = mapper(calls, items, limit=limit, on_done=done)
 
     assert len(outcomes) == len(items)
     for item, outcome in zip(items, outcomes, strict=True):
@@ -115,3 +126,49 @@ def test_an_interrupt_stops_the_map() -> None:
 def test_a_limit_below_one_is_refused() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         map_bounded(str, [1], limit=0)
+
+
+def test_each_outcome_is_handed_over_before_later_calls_end() -> None:
+    """The last item's call waits until the caller holds the first outcome: a map that returns
+    only at the end would never hand it over."""
+    first_taken = threading.Event()
+
+    def call(item: int) -> int:
+        if item == 5 and not first_taken.wait(timeout=5):
+            raise TimeoutError("the first outcome was not handed over while calls ran")
+        return item
+
+    for limit in (2, 6):
+        first_taken.clear()
+        outcomes = iter_bounded(call, list(range(6)), limit=limit)
+        assert next(outcomes) == 0
+        first_taken.set()
+        assert list(outcomes) == [1, 2, 3, 4, 5]
+
+
+@pytest.mark.parametrize("limit", [1, 2, 4])
+def test_no_call_starts_once_the_caller_stops_taking_outcomes(limit: int) -> None:
+    """A caller that stops early (a backlog that meets an outage) closes the stream: the calls
+    then running end, and no other starts."""
+    calls = Calls()
+    outcomes = iter_bounded(calls, [i * 10 for i in range(50)], limit=limit)
+    assert next(outcomes) == "done 0"
+    outcomes.close()
+    started = len(calls.seen)
+    time.sleep(0.05)
+    assert len(calls.seen) == started <= 2 * limit
+    assert calls.now == 0
+
+
+def test_a_call_runs_ahead_only_while_the_caller_works() -> None:
+    """Between two outcomes taken, the stream keeps up to ``limit`` calls running: with the
+    caller slower than the calls, the next outcomes are ready when it asks."""
+    calls = Calls()
+    outcomes = iter_bounded(calls, [i * 10 for i in range(12)], limit=4)
+    taken = []
+    for outcome in outcomes:
+        taken.append(outcome)
+        time.sleep(0.01)  # the caller's own work: the writes of one item
+        with calls.lock:
+            assert len(calls.seen) >= min(12, len(taken) + 3)  # the calls were kept going
+    assert taken == [f"done {i * 10}" for i in range(12)]
