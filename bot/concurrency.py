@@ -12,13 +12,12 @@ in this process and takes one call at a time.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from itertools import islice
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-__all__ = ["Failed", "iter_bounded", "map_bounded"]
+__all__ = ["Failed", "iter_bounded", "map_bounded", "results_or_raise"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -53,14 +52,15 @@ def iter_bounded(
     *,
     limit: int,
     on_done: Callable[[int], None] | None = None,
-) -> Iterator[R | Failed[T]]:
+) -> Generator[R | Failed[T], None, None]:
     """``fn`` on every item with at most ``limit`` calls running at once; the outcomes in the
     items' order, each as soon as it and those before it have ended.
 
-    Calls start only while the caller takes outcomes (on each ``next``, as many as have ended
-    since): up to ``limit`` keep running while the caller works on the outcome it holds. Closing
-    the iterator early (``close()``, or leaving a ``with contextlib.closing(...)`` block) starts
-    no further call; those running end on their own threads.
+    Calls start in the items' order, only while the caller asks for the next outcome, and
+    for no item more than ``limit`` past the one it asks for: while the caller works on an
+    outcome, the calls of the next ``limit`` items run. Closing the iterator early
+    (``close()``, or leaving a ``with contextlib.closing(...)`` block) starts no further call;
+    those running (at most ``limit``) end on their own threads.
 
     Args:
         fn: the call for one item; it runs on a worker thread when ``limit`` > 1.
@@ -88,12 +88,14 @@ def iter_bounded(
         return
     ended: dict[int, R | Failed[T]] = {}
     running: dict[Future[R | Failed[T]], int] = {}
-    waiting = iter(enumerate(items))
+    started = 0
     pool = ThreadPoolExecutor(max_workers=min(limit, len(items)), thread_name_prefix="model")
 
-    def start(count: int) -> None:
-        for index, item in islice(waiting, count):
-            running[pool.submit(_call, fn, item)] = index
+    def start_before(end: int) -> None:
+        nonlocal started
+        while started < min(end, len(items)) and len(running) < limit:
+            running[pool.submit(_call, fn, items[started])] = started
+            started += 1
 
     def collect(timeout: float | None) -> None:
         finished, _ = wait(running, timeout=timeout, return_when=FIRST_COMPLETED)
@@ -101,17 +103,30 @@ def iter_bounded(
             index = running.pop(future)
             ended[index] = future.result()
             done(index)
-        start(len(finished))
 
     try:
-        start(limit)
         for index in range(len(items)):
-            collect(0)  # what ended while the caller worked, and as many new calls
+            collect(0)  # what ended while the caller worked on the previous outcome
+            start_before(index + limit)
             while index not in ended:
                 collect(None)
+                start_before(index + limit)
+            start_before(index + limit + 1)  # what runs while the caller works on this one
             yield ended.pop(index)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+def results_or_raise(outcomes: Sequence[R | Failed[Any]]) -> list[R]:
+    """The results of calls that must all succeed, in their order.
+
+    Raises:
+        The error of the first :class:`Failed` outcome, in the outcomes' order.
+    """
+    failed = next((o for o in outcomes if isinstance(o, Failed)), None)
+    if failed is not None:
+        raise failed.error
+    return [o for o in outcomes if not isinstance(o, Failed)]
 
 
 def _call(fn: Callable[[T], R], item: T) -> R | Failed[T]:

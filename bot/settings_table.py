@@ -274,11 +274,12 @@ class SettingsTable:
         1,
         env="TRIAGE_MODEL_CONCURRENCY",
         flag="--model-concurrency",
-        commands=("eval",),
+        commands=(*_JOBS, "eval", "calibrate"),
+        action_input="model-concurrency",
         parse=int_between(1, 64),
-        help="model calls `eval`'s gate sends at once to a model server (Ollama, "
-        "OpenAI-compatible) that batches them (1–64); items keep their order; the embedded "
-        "backend always makes one at a time",
+        help="model calls sent at once to a model server (Ollama, OpenAI-compatible) that "
+        "batches them (1–64): a backlog's issues, a PR's segments, an eval's items; results, "
+        "labels and comments keep their order; the embedded backend always makes one at a time",
     )
     max_body_chars: int = setting(
         6000,

@@ -1,13 +1,14 @@
 """``triage-bot eval`` with ``--model-concurrency``: the gate sends up to N calls at once to a
 server backend (a fake OpenAI-compatible server on loopback, real HTTP), the report and the
 saved replies are those of a one-at-a-time run, item for item and in the set's order, and an
-item whose call fails is that item's ``ERROR`` alone. The embedded backend stays at one call at
-a time."""
+item whose call fails is that item's ``ERROR`` alone; the audit's segments likewise. The
+embedded backend stays at one call at a time."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import re
 import threading
 import zlib
 from collections.abc import Sequence
@@ -17,12 +18,14 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from bot.audit.auditor import Auditor
+from bot.audit.contract import render_sections
 from bot.chat import ChatMessage, ChatResult, RoleOptions
 from bot.cli import main
-from bot.config import VALIDATOR_OPTIONS, Settings
+from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS, Settings
 from bot.errors import ModelUnavailable
-from bot.evaluation.run import RecordingModel
-from bot.evaluation.sets import EvalIssue, load_jsonl
+from bot.evaluation.run import RecordingModel, eval_audit
+from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
 from bot.factory import model_concurrency
 from bot.gate.issue_text import delimit_issue, prepare_issue
 from tests.fake_openai import Answer, Received, completion, fake_openai_server
@@ -31,6 +34,7 @@ from tests.support import ROOT
 
 SET = ROOT / "evals" / "issues.jsonl"
 ISSUES = load_jsonl(SET, EvalIssue)
+SEGMENTS = load_jsonl(ROOT / "evals" / "segments.jsonl", EvalSegment)
 
 
 def _mark(text: str) -> int:
@@ -171,3 +175,80 @@ def test_the_recorder_keeps_each_threads_replies_and_fault_apart() -> None:
     for thread in threads:
         thread.join(10)
     assert taken == {"first": (["first"], None), "fail": ([], "model_unavailable")}
+
+
+class _Audits:
+    """A model for the auditor that answers each segment with a GO naming it (its path and
+    lines), refuses about one segment in ten, and counts the calls in flight; the first
+    ``width`` calls wait for each other, so that many are provably in flight together."""
+
+    name = "m"
+
+    def __init__(self, width: int) -> None:
+        self.first = threading.Barrier(width, timeout=10)
+        self.lock = threading.Lock()
+        self.calls = self.now = self.most = 0
+
+    def chat(
+        self, messages: Sequence[ChatMessage], *, options: RoleOptions, schema: Any = None
+    ) -> ChatResult:
+        where = re.search(r'path="([^"]+)" lines="([^"]+)"', messages[1].content)
+        assert where is not None
+        segment = f"{where.group(1)}:{where.group(2)}"
+        with self.lock:
+            self.calls += 1
+            self.now += 1
+            self.most = max(self.most, self.now)
+            early = self.calls <= self.first.parties
+        try:
+            if early:
+                self.first.wait()
+            if _fails(_mark(segment)):
+                raise ModelUnavailable("the server answered 503")
+            return ChatResult(_go(f"{segment} reviewed."), "stop", "m", 50, 9, 3.0)
+        finally:
+            with self.lock:
+                self.now -= 1
+
+
+def _go(bottom_line: str) -> str:
+    none = dict.fromkeys(
+        ("verified_defects", "non_blocking_risks", "assumptions", "future_improvements"), "None"
+    )
+    return render_sections(
+        {**none, "bottom_line": bottom_line, "verdict": "GO", "confidence": "High"}
+    )
+
+
+def _audit_eval(width: int) -> tuple[dict[str, Any], _Audits, list[int]]:
+    model = _Audits(width)
+    recorder = RecordingModel(model)
+    ticks: list[int] = []
+    report = eval_audit(
+        Auditor(recorder, AUDITOR_OPTIONS),
+        SEGMENTS,
+        lambda: ticks.append(threading.get_ident()),
+        recorder,
+        concurrency=width,
+    )
+    return report, model, ticks
+
+
+def test_the_audit_eval_audits_n_segments_at_once_in_the_sets_order() -> None:
+    one, one_model, _ = _audit_eval(1)
+    four, model, ticks = _audit_eval(4)
+    assert (one_model.most, model.most) == (1, 4)
+    assert four == one  # the fake's times are fixed: the whole report, item for item
+    assert [o["id"] for o in four["outcomes"]] == [s.id for s in SEGMENTS]
+    assert ticks == [threading.get_ident()] * len(SEGMENTS)  # progress on the caller's thread
+    cut = 0
+    for item, outcome in zip(SEGMENTS, four["outcomes"], strict=True):
+        segment = f"{item.path}:{item.start}-{item.end}"
+        if _fails(_mark(segment)):
+            cut += 1
+            assert (outcome["status"], outcome["error_kind"]) == ("rejected", "model_unavailable")
+            assert outcome["replies"] == []
+        else:
+            assert outcome["replies"], item.id
+            assert all(f"{segment} reviewed." in r for r in outcome["replies"]), item.id
+    assert 0 < cut < len(SEGMENTS) / 4

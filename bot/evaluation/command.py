@@ -106,7 +106,11 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
             audit_recorder = RecordingModel(make_chat_model(settings, "auditor"))
             auditor = make_auditor(settings, audit_recorder)
             report["audit"] = eval_audit(
-                auditor, segments, lambda: progress.advance(task), audit_recorder
+                auditor,
+                segments,
+                lambda: progress.advance(task),
+                audit_recorder,
+                concurrency=model_concurrency(settings),
             )
     flags["out"].write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", "utf-8")
     text = render_report(report)
@@ -141,7 +145,12 @@ def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
     with Progress(transient=True) as progress:
         task = progress.add_task("gate", total=len(issues))
         judged = judge_items(
-            validator, issues, lambda: progress.advance(task), recorder=recorder, replay=replay
+            validator,
+            issues,
+            lambda: progress.advance(task),
+            recorder=recorder,
+            replay=replay,
+            concurrency=model_concurrency(settings),
         )
     prompt_version = validator.prompt_version
     if replay is not None and len(replay.replies.prompt_versions) == 1:

@@ -21,11 +21,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, get_args
 
-from bot.audit.auditor import Auditor, AuditResult
+from bot.audit.auditor import Auditor, AuditResult, Outcome
 from bot.audit.contract import defect_verdicts, section, split_sections
 from bot.audit.selection import Segment
 from bot.chat import ChatMessage, ChatModel, ChatResult, RoleOptions
-from bot.concurrency import Failed, map_bounded
+from bot.concurrency import map_bounded, results_or_raise
 from bot.errors import ModelError
 from bot.evaluation.replies import ReplayModel
 from bot.evaluation.sets import EvalIssue, EvalSegment, dev_half
@@ -211,11 +211,9 @@ def judge_items(
         return Judged(item, decision, reply, fault)
 
     limit = 1 if replay is not None else concurrency
-    outcomes = map_bounded(judge, items, limit=limit, on_done=lambda _index: progress())
-    failed = next((o for o in outcomes if isinstance(o, Failed)), None)
-    if failed is not None:
-        raise failed.error
-    return [o for o in outcomes if not isinstance(o, Failed)]
+    return results_or_raise(
+        map_bounded(judge, items, limit=limit, on_done=lambda _index: progress())
+    )
 
 
 def outcome_of(judged: Judged, verdict: str, rule: str, *, split: bool) -> dict[str, Any]:
@@ -446,17 +444,30 @@ def eval_audit(
     items: Sequence[EvalSegment],
     progress: Progress = lambda: None,
     recorder: RecordingModel | None = None,
+    concurrency: int = 1,
 ) -> dict[str, Any]:
-    """Audit every segment; return :func:`audit_metrics`, timing and per-item outcomes.
+    """Audit every segment, up to ``concurrency`` at once; return :func:`audit_metrics`,
+    timing and per-item outcomes in the items' order.
 
     Each outcome keeps the lines the accepted audit cites (:func:`cited_lines` of its
     markdown) and, on a defect segment, whether one is within :data:`LINE_SLACK` of a known
     defect line. With ``recorder`` (the auditor's model wrapped in :class:`RecordingModel`),
     each outcome also lists the model's replies under ``replies``.
+
+    Raises:
+        Whatever auditing a segment raised beyond a model fault (which rejects it): the first
+            such segment's, once every audit has ended.
     """
-    outcomes: list[dict[str, Any]] = []
-    for item in items:
+
+    def audit(item: EvalSegment) -> tuple[Outcome, list[str]]:
         result = auditor.audit(Segment(item.path, item.start, item.end), item.lines)
+        return result, recorder.take() if recorder else []
+
+    audited = results_or_raise(
+        map_bounded(audit, items, limit=concurrency, on_done=lambda _index: progress())
+    )
+    outcomes: list[dict[str, Any]] = []
+    for item, (result, replies) in zip(items, audited, strict=True):
         accepted = isinstance(result, AuditResult)
         cited = cited_lines(result.markdown) if isinstance(result, AuditResult) else []
         outcomes.append(
@@ -477,10 +488,9 @@ def eval_audit(
                 "duration_ms": round(result.duration_ms, 1),
                 "prompt_tokens": result.prompt_tokens,
                 "output_tokens": result.output_tokens,
-                "replies": recorder.take() if recorder else [],
+                "replies": replies,
             }
         )
-        progress()
     return {
         **audit_metrics(outcomes),
         **_timing(
