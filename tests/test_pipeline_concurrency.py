@@ -60,6 +60,7 @@ class Batching:
         self.lock = threading.Lock()
         self.now = self.most = 0
         self.cases: list[int] = []
+        self.threads: set[int] = set()
 
     def chat(
         self,
@@ -75,6 +76,7 @@ class Batching:
             self.now += 1
             self.most = max(self.most, self.now)
             self.cases.append(case)
+            self.threads.add(threading.get_ident())
             early = len(self.cases) <= self.first.parties
         try:
             if early:
@@ -236,6 +238,29 @@ def _error_row(number: int) -> GateRow:
         REPO, number, "issues.opened", None, "validator-error", "", "model_unavailable",
         "fake-model", "validator@old", 0, 0, 0.0,
     )  # fmt: skip
+
+
+@pytest.mark.parametrize("job", ["backlog", "audit"])
+def test_the_embedded_backend_makes_one_call_at_a_time_whatever_the_setting(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, job: str
+) -> None:
+    """No server configured: the model is llama.cpp in this process, one call at a time, on
+    the job's own thread."""
+    github = CallerThreadGitHub()
+    settings = Settings(github_token="t", db_path=tmp_path / "t.db", model_concurrency=8,
+                        audit_format="markdown", max_segments=ITEMS)  # fmt: skip
+    if job == "backlog":
+        _open_issues(github, 12)
+        model = Batching(1, _gate_answer)
+        _use(monkeypatch, github, model)
+        runner.run_backlog(settings, REPO)
+    else:
+        _pull(github)
+        model = Batching(1, _audit_answer)
+        _use(monkeypatch, github, model)
+        runner.run_pull(settings, REPO, 2)
+    assert model.threads == {threading.get_ident()}
+    assert model.most == 1
 
 
 # --- audit -----------------------------------------------------------------------------------
