@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from bot.setting_spec import SettingSpec, readme_default
-from bot.settings_table import ENV_VARS, SETTINGS
+from bot.settings_table import SETTINGS
 
 if TYPE_CHECKING:
     from bot.config import Settings
@@ -33,7 +33,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 _URL_SECRETS = "triage-bot.url-secrets"
-"""The key of the current click context's ``meta`` that holds the secrets of the configured URLs."""
+"""The key of the current click context's ``meta`` that holds the secrets of the configured URLs
+and the secret settings' values already handed to the runner's masking."""
 
 REDACT_MIN_CHARS = 4
 """A URL secret shorter than this is not searched for in output (it would turn every such
@@ -42,16 +43,28 @@ driver message holding one is replaced (:mod:`bot.history.pg_store`)."""
 
 
 def _token_forms(raw: str) -> set[str]:
-    """Every form of a token that may be sent or echoed: as set, stripped (what
-    :meth:`Settings.resolve` keeps and the client sends) and each line of it stripped."""
+    """Every form of a secret setting's value that may be sent or echoed: as set, stripped
+    (what :meth:`Settings.resolve` keeps and the client sends) and each line of it stripped."""
     forms = {raw, raw.strip(), *(line.strip() for line in raw.splitlines())}
     return {form for form in forms if len(form) >= 8}
 
 
+def _secret_values() -> set[str]:
+    """The values of the secret settings (the GitHub token, the model server's API key) in
+    every variable they may be given by, whether or not it is the one that wins."""
+    return {
+        form
+        for spec in SETTINGS
+        if spec.secret
+        for var in spec.env_vars
+        for form in _token_forms(os.environ.get(var, ""))
+    }
+
+
 def _url_secrets(flags: dict[str, Any]) -> set[str]:
     """The secrets (:func:`bot.neutralise.read_url`) of every URL a setting is given, by flag or
-    variable, whether or not it is the one that wins: the store URL, the Ollama host, the GitHub
-    API URL."""
+    variable, whether or not it is the one that wins: the store URL, the Ollama host, the
+    OpenAI-compatible base URL, the GitHub API URL."""
     from bot.neutralise import read_url
 
     given = [str(v) for v in flags.values() if v is not None]
@@ -60,31 +73,31 @@ def _url_secrets(flags: dict[str, Any]) -> set[str]:
 
 
 def _register_secrets(flags: dict[str, Any]) -> None:
-    """Keep the URL secrets for :func:`_redact` and, under GitHub Actions, register each with
-    the runner's masking (``::add-mask::``) before anything is printed, so the runner hides it
-    from the log should any output hold it after all."""
+    """Keep the URL secrets for :func:`_redact` and, under GitHub Actions, register each of
+    them and each secret setting's value (the API key) with the runner's masking
+    (``::add-mask::``) before anything is printed, so the runner hides it from the log should
+    any output hold it after all."""
     from bot.neutralise import command_data
 
     context = click.get_current_context(silent=True)
     known: set[str] = context.meta.setdefault(_URL_SECRETS, set()) if context else set()
-    new = _url_secrets(flags) - known
-    known |= new
+    new_urls = _url_secrets(flags) - known
+    new_values = _secret_values() - known - new_urls
+    known |= new_urls | new_values
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        for secret in sorted(new):
+        for secret in sorted(new_urls) + sorted(new_values):
             click.echo(f"::add-mask::{command_data(secret)}")
 
 
 def _redact(text: str) -> str:
-    """Remove the GitHub token and the secrets of the configured URLs, in every form they may
-    take (:func:`bot.neutralise.secret_forms`), from text that may echo them."""
+    """Remove the secret settings' values (the GitHub token, the API key) and the secrets of
+    the configured URLs, in every form they may take (:func:`bot.neutralise.secret_forms`), from
+    text that may echo them."""
     from bot.neutralise import redact
 
-    tokens = {
-        form for var in ENV_VARS["github_token"] for form in _token_forms(os.environ.get(var, ""))
-    }
     context = click.get_current_context(silent=True)
     secrets: set[str] = context.meta.get(_URL_SECRETS, set()) if context else set()
-    text = redact(text, tokens)
+    text = redact(text, _secret_values())
     return redact(text, secrets, min_chars=REDACT_MIN_CHARS)
 
 

@@ -1,8 +1,8 @@
 """One job's context: its settings, with the repository's own file read once, and what the job
-works with (the GitHub client, the store, the chat models), each built at most once, when first
-asked for. The runner builds it with the builders of :mod:`bot.factory` and hands it to a
-pipeline or to the comment commands, so nothing below the runner builds a client, a store or a
-model, and one job's clients come from one place.
+works with (the GitHub client, the store, the chat models, how many model calls may run at
+once), each built at most once, when first asked for. The runner builds it with the builders of
+:mod:`bot.factory` and hands it to a pipeline or to the comment commands, so nothing below the
+runner builds a client, a store or a model, and one job's clients come from one place.
 
 The repository file, ``.github/triage-bot.yml``, is read from the default branch through the
 API (never a PR head), at the default branch's commit in Actions (kept per commit in the store:
@@ -29,6 +29,7 @@ from bot.regular_file import FileTooLarge, NotRegularFile, read_regular
 
 __all__ = [
     "DEFAULT_BRANCH_EVENTS",
+    "ConcurrencyRule",
     "GitHubBuilder",
     "JobContext",
     "ModelBuilder",
@@ -46,6 +47,10 @@ StoreBuilder = Callable[..., HistoryStore]
 ModelBuilder = Callable[[Settings, ModelRole], ChatModel]
 """``(settings, role) -> ChatModel``: :func:`bot.factory.make_chat_model`."""
 
+ConcurrencyRule = Callable[[Settings], int]
+"""``(settings) -> N``, the model calls the backend takes at once:
+:func:`bot.factory.model_concurrency`."""
+
 
 @dataclass
 class _Built:
@@ -54,6 +59,7 @@ class _Built:
     make_github: GitHubBuilder
     make_store: StoreBuilder
     make_model: ModelBuilder
+    concurrency: ConcurrencyRule
     github: GitHubPort | None = None
     store: HistoryStore | None = None
     store_read_only: bool = False
@@ -82,9 +88,10 @@ class JobContext:
         make_github: GitHubBuilder,
         make_store: StoreBuilder,
         make_model: ModelBuilder,
+        model_concurrency: ConcurrencyRule,
     ) -> JobContext:
         """A job's context over these settings; nothing is built until it is asked for."""
-        return cls(settings, _Built(make_github, make_store, make_model))
+        return cls(settings, _Built(make_github, make_store, make_model, model_concurrency))
 
     def github(self) -> GitHubPort:
         """The GitHub client, built on the first call. A dry run needs no token (public
@@ -129,6 +136,11 @@ class JobContext:
         if role not in built.models:
             built.models[role] = built.make_model(self.settings, role)
         return built.models[role]
+
+    def model_concurrency(self) -> int:
+        """How many model calls the job may send at once (≥ 1): ``model_concurrency`` for a
+        server backend, 1 for the embedded model (the rule the runner gives)."""
+        return self._built.concurrency(self.settings)
 
     def with_repository_file(self, repo: str, branch: str | None) -> JobContext:
         """This context with the repository's file as its settings' file layer, read once:

@@ -2,20 +2,21 @@
 
 Library code raises these; only the CLI (``bot/cli.py``) turns them into messages and exit codes.
 Upstream errors (PyGithub, ollama, httpx, pydantic, llama-cpp) are translated at exactly one choke
-point per client (``clients/ollama_client.py``, ``clients/embedded.py``,
-``clients/github_client.py``, ``events.py``) with ``raise ... from exc``::
+point per client (``clients/ollama_client.py``, ``clients/openai_client.py``,
+``clients/embedded.py``, ``clients/github_client.py``, ``events.py``) with
+``raise ... from exc``::
 
     BotError                              exit 1 unless a subclass says otherwise
     ├── ConfigError                       exit 2  bad flag, missing env var, unreadable setting
     ├── EventError                        exit 3  event file missing/unreadable/malformed payload
     ├── InvalidRange                      exit 2  a PATH:START-END the audit refuses
     ├── ModelError                        (gate: validator-error label, never an exit)
-    │   ├── ModelUnavailable                      unreachable, timeout, 5xx/503 after retries
+    │   ├── ModelUnavailable                      unreachable, timeout, 429, 5xx after retries
     │   ├── ModelNotFound                         404: the model is not pulled / GGUF missing
-    │   ├── ModelRequestRejected                  400 and other 4xx: bad options or schema
+    │   ├── ModelRequestRejected                  400 and other 4xx: bad options, schema, key
     │   │   └── ModelPromptTooLong                prompt + num_predict over num_ctx (found after)
     │   ├── ModelLoadError                        llama.cpp could not load the GGUF
-    │   ├── ModelTruncated                        done_reason == "length": never a result
+    │   ├── ModelTruncated                        reply cut at num_predict: never a result
     │   └── ModelOutputError                      empty / unparseable / schema-invalid output
     │       └── ModelCopiedInput                  the verdict's reason is copied from the issue
     ├── StoreError                        exit 5  the SQLite store cannot be opened or written

@@ -5,7 +5,9 @@ runner hands these builders to each job's context (:class:`bot.context.JobContex
 store listings and ``triage-bot eval`` call them, and ``triage-bot doctor`` asks the same
 backend table what a runner lacks.
 
-Model backends are rows of :data:`BACKENDS`, tried in order: Ollama when a host is configured
+Model backends are rows of :data:`BACKENDS`, tried in order: an OpenAI-compatible server when
+a base URL is configured (``--openai-base-url`` / ``TRIAGE_OPENAI_BASE_URL``; it wins over the
+Ollama host, which the action always sets), then Ollama when a host is configured
 (``--ollama-host`` / ``OLLAMA_HOST``), else the embedded llama.cpp backend with
 ``--model-path`` or the embedded default (Qwen2.5-Coder 1.5B,
 :data:`bot.clients.embedded.DEFAULT_MODEL`). A new backend is its module in :mod:`bot.clients`
@@ -32,6 +34,7 @@ from bot.clients.prompt_cache import PromptCache
 from bot.config import EMBEDDED_N_CTX, Settings, is_database_url
 from bot.errors import BotError, ConfigError
 from bot.history.protocol import HistoryStore
+from bot.neutralise import shown_url
 
 if TYPE_CHECKING:
     from bot.clients.github_client import PyGithubClient
@@ -44,6 +47,7 @@ __all__ = [
     "make_chat_model",
     "make_github",
     "make_store",
+    "model_concurrency",
     "preload_chat_model",
     "store_target",
 ]
@@ -54,22 +58,25 @@ class Backend:
     """One model backend as the factory sees it.
 
     Attributes:
-        name: the backend's name (``ollama``, ``embedded``).
+        name: the backend's name (``openai``, ``ollama``, ``embedded``).
         selected: whether these settings choose it; the first row that says yes is used.
         build: the :class:`~bot.chat.ChatModel` for a role; no I/O until its first call.
         check: ``triage-bot doctor``'s look at it on this runner: whether a job could use it
             now, and what was found (one line, never a secret); a
             :class:`~bot.errors.BotError` it raises is the doctor's FAIL line.
+        concurrent: whether the backend takes several calls at once (a server: up to
+            ``model_concurrency``); the embedded model takes one at a time.
         preload: readies what the first call would otherwise wait for (the embedded GGUF):
             runs on the caller's thread (imports) and returns the load, which
             :func:`preload_chat_model` runs in a thread; ``None`` when the backend has
-            nothing to load in this process (Ollama's server).
+            nothing to load in this process (a server's model).
     """
 
     name: str
     selected: Callable[[Settings], bool]
     build: Callable[[Settings, ModelRole], ChatModel]
     check: Callable[[Settings], tuple[bool, str]]
+    concurrent: bool = False
     preload: Callable[[Settings], Callable[[], None]] | None = None
 
 
@@ -78,15 +85,25 @@ def _ollama(settings: Settings, role: ModelRole) -> ChatModel:
     validator's tag)."""
     from bot.clients.ollama_client import OllamaChatModel  # ollama and httpx only when used
 
-    tag = settings.validator_model
-    if role == "auditor" and settings.audit_model:
-        tag = settings.audit_model
     return OllamaChatModel(
         host=settings.ollama_host or "",  # this row is selected only when a host is set
-        model=tag,
+        model=_server_model(settings, role),
         timeout_s=settings.model_timeout_s,
         retry=settings.model_retry,
     )
+
+
+def _server_model(settings: Settings, role: ModelRole) -> str:
+    """The model a server backend runs for a role: the auditor's when set, else the
+    validator's."""
+    if role == "auditor" and settings.audit_model:
+        return settings.audit_model
+    return settings.validator_model
+
+
+def _server_models(settings: Settings) -> list[str]:
+    """The models a server backend's jobs call: the validator's and the auditor's, sorted."""
+    return sorted({_server_model(settings, "validator"), _server_model(settings, "auditor")})
 
 
 def _tag(name: str) -> str:
@@ -102,13 +119,54 @@ def _ollama_check(settings: Settings) -> tuple[bool, str]:
     """
     from bot.clients.ollama_client import ollama_models
 
-    wanted = {settings.validator_model, settings.audit_model or settings.validator_model}
+    wanted = _server_models(settings)
     pulled = {_tag(m) for m in ollama_models(settings.ollama_host or "")}
-    missing = sorted(m for m in wanted if _tag(m) not in pulled)
+    missing = [m for m in wanted if _tag(m) not in pulled]
     if missing:
         pulls = "; ".join(f"ollama pull {m}" for m in missing)
         return False, f"Ollama answers but lacks {', '.join(missing)} ({pulls})"
-    return True, f"Ollama answers; pulled: {', '.join(sorted(wanted))}"
+    return True, f"Ollama answers; pulled: {', '.join(wanted)}"
+
+
+def _openai(settings: Settings, role: ModelRole) -> ChatModel:
+    """The validator uses ``validator_model``, the auditor ``audit_model`` (falling back to the
+    validator's), as the server names them."""
+    from bot.clients.openai_client import OpenAIChatModel  # openai only when used
+
+    return OpenAIChatModel(
+        base_url=settings.openai_base_url or "",  # this row is selected only when a URL is set
+        model=_server_model(settings, role),
+        api_key=settings.openai_api_key,
+        timeout_s=settings.model_timeout_s,
+        retry=settings.model_retry,
+    )
+
+
+def _openai_check(settings: Settings) -> tuple[bool, str]:
+    """The OpenAI-compatible server answers ``/v1/models``, lists the validator's and the
+    auditor's models, and generates a token of each (no call to a model it does not list).
+
+    Raises:
+        ModelError: the server is unreachable, refuses the key, or a call failed.
+    """
+    from bot.clients.openai_client import openai_models, openai_one_token
+
+    base_url, key = settings.openai_base_url or "", settings.openai_api_key
+    where = f"OpenAI-compatible server {shown_url(base_url)}"
+    wanted = _server_models(settings)
+    served = openai_models(base_url, key, timeout_s=settings.model_timeout_s)
+    missing = [m for m in wanted if m not in served]
+    if missing:
+        listed = ", ".join(sorted(served)[:10]) or "none"
+        return False, (
+            f"{where} answers but does not serve {', '.join(missing)} (it lists: {listed}); "
+            "set --model / --audit-model to a listed id"
+        )
+    times = [
+        f"{m} {openai_one_token(base_url, key, m, timeout_s=settings.model_timeout_s):.0f} ms"
+        for m in wanted
+    ]
+    return True, f"{where} answers; one-token call: {', '.join(times)}"
 
 
 def _embedded(settings: Settings, role: ModelRole) -> EmbeddedChatModel:
@@ -162,10 +220,18 @@ def _embedded_preload(settings: Settings) -> Callable[[], None]:
 
 BACKENDS: tuple[Backend, ...] = (
     Backend(
+        "openai",
+        selected=lambda s: bool(s.openai_base_url),
+        build=_openai,
+        check=_openai_check,
+        concurrent=True,
+    ),
+    Backend(
         "ollama",
         selected=lambda s: bool(s.ollama_host),
         build=_ollama,
         check=_ollama_check,
+        concurrent=True,
     ),
     Backend(
         "embedded",
@@ -181,6 +247,12 @@ BACKENDS: tuple[Backend, ...] = (
 def backend_for(settings: Settings) -> Backend:
     """The first :data:`BACKENDS` row these settings select."""
     return next(b for b in BACKENDS if b.selected(settings))
+
+
+def model_concurrency(settings: Settings) -> int:
+    """How many model calls to send at once: ``model_concurrency`` for a server backend, 1 for
+    the embedded model (one llama.cpp context in this process)."""
+    return settings.model_concurrency if backend_for(settings).concurrent else 1
 
 
 def make_chat_model(settings: Settings, role: ModelRole) -> ChatModel:

@@ -8,10 +8,11 @@ not a transport retry, and does not live here.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from tenacity import (
     RetryCallState,
@@ -21,7 +22,7 @@ from tenacity import (
     wait_exponential,
 )
 
-__all__ = ["RetryPolicy", "call_with_retries"]
+__all__ = ["DeadlineExceeded", "RetryPolicy", "call_with_deadline", "call_with_retries"]
 
 T = TypeVar("T")
 
@@ -79,3 +80,32 @@ def call_with_retries(
         sleep=time.sleep if sleep is None else sleep,
     )
     return retrying(fn)
+
+
+class DeadlineExceeded(Exception):
+    """A request did not complete within its wall-clock deadline (transient: worth a retry)."""
+
+
+def call_with_deadline(fn: Callable[[], T], deadline_s: float) -> T:
+    """Run ``fn`` in a daemon thread and wait at most ``deadline_s`` seconds for it.
+
+    Raises:
+        DeadlineExceeded: ``fn`` is still running at the deadline (it is abandoned).
+        Whatever ``fn`` raised.
+    """
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # handed to the caller below
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name="model-request", daemon=True)
+    worker.start()
+    worker.join(deadline_s)
+    if worker.is_alive():
+        raise DeadlineExceeded(f"no complete reply within {deadline_s:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]

@@ -29,7 +29,7 @@ from bot.events import (
     load_payload,
     route_event,
 )
-from bot.factory import make_chat_model, make_github, make_store
+from bot.factory import make_chat_model, make_github, make_store, model_concurrency
 from bot.gate.backlog import BACKLOG_LIMIT, Backlog
 from bot.report import RunReport, skipped_report
 
@@ -40,7 +40,11 @@ def job_context(settings: Settings) -> JobContext:
     """The context of one job over ``settings``, with this module's builders (looked up when
     the job starts, so a test's fakes apply)."""
     return JobContext.build(
-        settings, make_github=make_github, make_store=make_store, make_model=make_chat_model
+        settings,
+        make_github=make_github,
+        make_store=make_store,
+        make_model=make_chat_model,
+        model_concurrency=model_concurrency,
     )
 
 
@@ -148,6 +152,7 @@ def run_dataset(
         make_github=lambda settings, **_: github,
         make_store=make_store,
         make_model=make_chat_model,
+        model_concurrency=model_concurrency,
     ) as ctx:
         file = ctx.with_repository_file(repo, None).settings.repo_file
         config = file.dataset if file is not None else None

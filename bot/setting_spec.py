@@ -31,6 +31,7 @@ __all__ = [
     "Factory",
     "SettingSpec",
     "action_env",
+    "api_key",
     "comma_list",
     "existing_file",
     "github_login",
@@ -79,6 +80,8 @@ class SettingSpec:
         echo: the rejected value as an error message may show it (without credentials).
         readme_default: the README's default cell when the default is computed, not a literal.
         default_from_env: computes the default from the environment mapping at resolve time.
+        secret: the value is a credential: never in ``repr``, never echoed in an error
+            (:attr:`echo` shows ``***``), masked and redacted in every output by the CLI.
     """
 
     name: str
@@ -95,6 +98,7 @@ class SettingSpec:
     echo: Callable[[Any], Any] = _as_given
     readme_default: str | None = None
     default_from_env: Callable[[Mapping[str, str]], Any] | None = None
+    secret: bool = False
 
     @property
     def env_vars(self) -> tuple[str, ...]:
@@ -127,8 +131,8 @@ class Factory(Generic[T]):
 
 
 class Columns(TypedDict, total=False):
-    """The columns a :func:`setting` call declares (those of :class:`SettingSpec` after name,
-    type and default), and ``secret``, which keeps the value out of ``repr``."""
+    """The columns a :func:`setting` call declares: those of :class:`SettingSpec` after name,
+    type and default."""
 
     help: Required[str]
     env: Required[str]
@@ -153,7 +157,9 @@ def setting(default: Any, **columns: Unpack[Columns]) -> Any:
     default are the row's name, type and default (a :class:`Factory` default is made per
     instance); the other columns travel in the field's ``metadata``, which dataclasses keep for
     exactly such uses."""
-    shown = not columns.pop("secret", False)
+    shown = not columns.get("secret", False)
+    if not shown:
+        columns.setdefault("echo", hidden)
     metadata = {_COLUMNS: columns}
     if isinstance(default, Factory):
         return field(default_factory=default.make, repr=shown, metadata=metadata)
@@ -294,6 +300,27 @@ def http_url(value: Any) -> str:
     if problem:
         raise ValueError(f"must be a URL whose parts can be shown without its secrets: {problem}")
     return text
+
+
+def hidden(_value: Any) -> str:
+    """A secret as an error message shows it: ``***``."""
+    return "***"
+
+
+API_KEY_MIN_CHARS = 8
+"""The shortest API key accepted: every output is searched for a key and its encodings, which
+for a shorter one would blank ordinary words."""
+
+
+def api_key(value: Any) -> str:
+    """An API key: at least :data:`API_KEY_MIN_CHARS` visible ASCII characters (what an HTTP
+    ``Authorization`` header can carry), stripped. The message never repeats the value."""
+    key = str(value).strip()
+    if len(key) < API_KEY_MIN_CHARS or not all("!" <= c <= "~" for c in key):
+        raise ValueError(
+            f"must be at least {API_KEY_MIN_CHARS} visible ASCII characters, without spaces"
+        )
+    return key
 
 
 def github_login(value: Any) -> str:

@@ -22,6 +22,7 @@ from bot.neutralise import LIBPQ_SCHEMES, read_url, shown_url
 from bot.setting_spec import (
     Factory,
     SettingSpec,
+    api_key,
     comma_list,
     existing_file,
     github_login,
@@ -188,7 +189,29 @@ class SettingsTable:
         action_input="ollama-host",
         parse=http_url,
         echo=shown_url,
-        help="use Ollama at this URL; unset = the embedded backend (llama.cpp)",
+        help="use Ollama at this URL; unset (and no OpenAI-compatible base URL) = the embedded "
+        "backend (llama.cpp)",
+    )
+    openai_base_url: str | None = setting(
+        None,
+        env="TRIAGE_OPENAI_BASE_URL",
+        flag="--openai-base-url",
+        commands=_MODEL,
+        action_input="openai-base-url",
+        parse=http_url,
+        echo=shown_url,
+        help="use the OpenAI-compatible server at this base URL, up to `/v1` (llama.cpp's "
+        "`llama-server`, vLLM, LM Studio, Ollama's `/v1`: `docs/model-servers.md`); wins over the "
+        "Ollama host",
+    )
+    openai_api_key: str | None = setting(
+        None,
+        env="TRIAGE_OPENAI_API_KEY",
+        action_input="openai-api-key",
+        secret=True,
+        parse=api_key,
+        help="that server's API key, if it has one (8 or more visible ASCII characters; pass it "
+        "from a secret). Never printed: masked and redacted like the token",
     )
     validator_model: str = setting(
         DEFAULT_OLLAMA_MODEL,
@@ -196,7 +219,8 @@ class SettingsTable:
         flag="--model",
         commands=_MODEL,
         action_input="validator-model",
-        help="Ollama model tag for the validator",
+        help="the validator's model on a server: an Ollama tag, or the OpenAI-compatible "
+        "server's model id (as its `/v1/models` lists it)",
     )
     model_path: Path | None = setting(
         None,
@@ -243,7 +267,19 @@ class SettingsTable:
         120.0,
         env="TRIAGE_MODEL_TIMEOUT",
         parse=positive_seconds,
-        help="seconds per Ollama request (the embedded backend has no deadline)",
+        help="seconds per request to a model server (Ollama, OpenAI-compatible); the embedded "
+        "backend has no deadline",
+    )
+    model_concurrency: int = setting(
+        1,
+        env="TRIAGE_MODEL_CONCURRENCY",
+        flag="--model-concurrency",
+        commands=(*_JOBS, "eval", "calibrate"),
+        action_input="model-concurrency",
+        parse=int_between(1, 64),
+        help="model calls sent at once to a model server (Ollama, OpenAI-compatible) that "
+        "batches them (1–64): a backlog's issues, a PR's segments, an eval's items; results, "
+        "labels and comments keep their order; the embedded backend always makes one at a time",
     )
     max_body_chars: int = setting(
         6000,
@@ -314,7 +350,7 @@ class SettingsTable:
         commands=_AUDIT,
         action_input="audit-model",
         readme_default="the validator's",
-        help="Ollama model tag for the auditor",
+        help="the auditor's model on a server (Ollama tag or model id)",
     )
     audit_format: str = setting(
         "json",

@@ -60,6 +60,7 @@ class FakeJob:
             make_github=lambda s, **k: self.client,
             make_store=self._store,
             make_model=_no_model,
+            model_concurrency=lambda settings: 1,
         )
 
     def _store(self, settings: Settings, *, read_only: bool) -> Store:

@@ -53,6 +53,37 @@ def test_an_unreachable_ollama_is_a_fail_line() -> None:
     assert "unreachable" in model.detail
 
 
+def test_an_openai_compatible_server_serving_both_models() -> None:
+    """The recorded doctor exchange with llama-cpp-python's server: the model list, then a
+    one-token call for the model both roles use."""
+    settings = Settings(openai_base_url="http://127.0.0.1:8080/v1", validator_model="gemma3-270m",
+                        ollama_host=OLLAMA)  # fmt: skip
+    with cassette("openai_llama_cpp_doctor") as cass:
+        check = check_model(settings)
+    assert cass.all_played
+    assert check.ok, check.detail
+    assert check.detail.startswith(
+        "OpenAI-compatible server http://127.0.0.1:8080/v1 answers; one-token call: gemma3-270m "
+    )
+
+
+def test_a_model_the_server_does_not_serve_fails_and_names_what_it_lists() -> None:
+    settings = Settings(openai_base_url="http://127.0.0.1:8080/v1", validator_model="gemma3-270m",
+                        audit_model="qwen2.5-coder-7b")  # fmt: skip
+    with cassette("openai_llama_cpp_doctor") as cass:
+        check = check_model(settings)
+    assert cass.play_count == 1  # the list only: no call to a model it does not serve
+    assert not check.ok
+    assert "does not serve qwen2.5-coder-7b (it lists: gemma3-270m)" in check.detail
+
+
+def test_an_unreachable_openai_compatible_server_is_a_fail_line() -> None:
+    settings = Settings(openai_base_url="http://127.0.0.1:9/v1", validator_model="m")
+    (_, model, _, _) = run_checks(settings)
+    assert not model.ok
+    assert "http://127.0.0.1:9/v1 is unreachable" in model.detail
+
+
 def test_the_embedded_gguf(tmp_path: Path) -> None:
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF" + bytes(2_000_000))

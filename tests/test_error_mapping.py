@@ -8,15 +8,21 @@ from __future__ import annotations
 
 import inspect
 import sys
+from collections.abc import Callable
 
 import httpx
+import httpx2
 import ollama
+import openai
 import pytest
 import requests
 from github import GithubException
+from openai import _exceptions as openai_exceptions
+from openai.types.chat import ChatCompletion
 
 from bot.clients.github_client import translate_github_error
 from bot.clients.ollama_client import is_transient_ollama_error, translate_ollama_error
+from bot.clients.openai_client import is_transient_openai_error, translate_openai_error
 from bot.errors import (
     BotError,
     GitHubAuthError,
@@ -26,7 +32,9 @@ from bot.errors import (
     GitHubUnavailable,
     ModelError,
     ModelNotFound,
+    ModelOutputError,
     ModelRequestRejected,
+    ModelTruncated,
     ModelUnavailable,
 )
 
@@ -119,3 +127,105 @@ def test_ollama_errors_map(exc: Exception, expected: type[ModelError], transient
     assert type(mapped) is expected
     assert isinstance(mapped, BotError)
     assert is_transient_ollama_error(exc) is transient
+
+
+OPENAI_REQUEST = httpx2.Request("POST", "http://h/v1/chat/completions")
+
+
+def _reply(status: int) -> httpx2.Response:
+    return httpx2.Response(status, request=OPENAI_REQUEST)
+
+
+def _completion(finish: str) -> ChatCompletion:
+    return ChatCompletion.model_validate({
+        "id": "c", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "finish_reason": finish,
+                     "message": {"role": "assistant", "content": ""}}],
+    })  # fmt: skip
+
+
+def _status_error(cls: type[openai.APIStatusError], status: int) -> openai.APIStatusError:
+    return cls("refused", response=_reply(status), body=None)
+
+
+OPENAI_CLASSES: dict[str, tuple[Callable[[], BaseException], type[ModelError], bool]] = {
+    "OpenAIError": (lambda: openai.OpenAIError("missing"), ModelError, False),
+    "SubjectTokenProviderError": (
+        lambda: openai_exceptions.SubjectTokenProviderError("no token"), ModelError, False),
+    "APIError": (lambda: openai.APIError("x", OPENAI_REQUEST, body=None), ModelError, False),
+    "APIResponseValidationError": (
+        lambda: openai.APIResponseValidationError(_reply(200), body=None), ModelOutputError, False),
+    "APIStatusError": (lambda: _status_error(openai.APIStatusError, 418), ModelRequestRejected,
+                       False),
+    "APIConnectionError": (lambda: openai.APIConnectionError(request=OPENAI_REQUEST),
+                           ModelUnavailable, True),
+    "APITimeoutError": (lambda: openai.APITimeoutError(OPENAI_REQUEST), ModelUnavailable, True),
+    "BadRequestError": (lambda: _status_error(openai.BadRequestError, 400),
+                        ModelRequestRejected, False),
+    "AuthenticationError": (lambda: _status_error(openai.AuthenticationError, 401),
+                            ModelRequestRejected, False),
+    "OAuthError": (lambda: openai.OAuthError(response=_reply(401), body=None),
+                   ModelRequestRejected, False),
+    "PermissionDeniedError": (lambda: _status_error(openai.PermissionDeniedError, 403),
+                              ModelRequestRejected, False),
+    "NotFoundError": (lambda: _status_error(openai.NotFoundError, 404), ModelNotFound, False),
+    "ConflictError": (lambda: _status_error(openai.ConflictError, 409),
+                      ModelRequestRejected, False),
+    "UnprocessableEntityError": (lambda: _status_error(openai.UnprocessableEntityError, 422),
+                                 ModelRequestRejected, False),
+    "RateLimitError": (lambda: _status_error(openai.RateLimitError, 429), ModelUnavailable, True),
+    "InternalServerError": (lambda: _status_error(openai.InternalServerError, 503),
+                            ModelUnavailable, True),
+    "LengthFinishReasonError": (
+        lambda: openai.LengthFinishReasonError(completion=_completion("length")),
+        ModelTruncated, False),
+    "ContentFilterFinishReasonError": (
+        lambda: openai.ContentFilterFinishReasonError(), ModelOutputError, False),
+    "InvalidWebhookSignatureError": (
+        lambda: openai.InvalidWebhookSignatureError("bad"), ModelError, False),
+    "WebSocketConnectionClosedError": (
+        lambda: openai_exceptions.WebSocketConnectionClosedError("closed", unsent_messages=[]),
+        ModelError, False),
+    "WebSocketQueueFullError": (
+        lambda: openai_exceptions.WebSocketQueueFullError("full"), ModelError, False),
+}  # fmt: skip
+
+
+def test_openai_exception_classes_are_all_known() -> None:
+    found = {
+        name
+        for name, cls in inspect.getmembers(openai_exceptions, inspect.isclass)
+        if issubclass(cls, Exception)
+    }
+    assert found == set(OPENAI_CLASSES)
+
+
+@pytest.mark.parametrize(("name", "case"), OPENAI_CLASSES.items())
+def test_openai_classes_map(
+    name: str, case: tuple[Callable[[], BaseException], type[ModelError], bool]
+) -> None:
+    make, expected, transient = case
+    exc = make()
+    assert type(exc).__name__ == name
+    mapped = translate_openai_error(exc, model="m", base_url="http://h/v1")
+    assert type(mapped) is expected
+    assert isinstance(mapped, BotError)
+    assert is_transient_openai_error(exc) is transient
+
+
+@pytest.mark.parametrize(
+    ("status", "expected", "transient"),
+    [
+        (400, ModelRequestRejected, False),
+        (408, ModelRequestRejected, True),
+        (413, ModelRequestRejected, False),
+        (429, ModelUnavailable, True),
+        (500, ModelUnavailable, True),
+        (502, ModelUnavailable, True),
+        (503, ModelUnavailable, True),
+    ],
+)
+def test_plain_openai_statuses(status: int, expected: type[ModelError], transient: bool) -> None:
+    exc = _status_error(openai.APIStatusError, status)
+    assert type(translate_openai_error(exc, model="m", base_url="http://h/v1")) is expected
+    assert is_transient_openai_error(exc) is transient

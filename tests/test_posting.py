@@ -248,6 +248,7 @@ def _job(github: FakeGitHub, paths: list[str]) -> JobContext:
         make_github=lambda settings, **k: github,
         make_store=store,
         make_model=lambda settings, role: FakeChatModel(),  # a refused range calls no model
+        model_concurrency=lambda settings: 1,
     )
 
 

@@ -2,7 +2,8 @@
 SHA, for a ``pull_request_target`` event, ``/audit`` and ``triage-bot audit`` alike.
 
 The plan first (:func:`~bot.audit.plan.plan_audit`: the bot's comment, the changed files, the
-file contents at the head SHA, one audit per segment, the comment and the line comments), then,
+file contents at the head SHA, one audit per segment, up to the job's model concurrency of them
+at once, the comment and the line comments), then,
 unless the run is dry, the writes under the PR's lock (:func:`~bot.audit.plan.apply_audit`: the
 rows, the comment, the review), so two runners never post two comments. A replayed webhook
 event whose head SHA the bot's comment already audits is skipped with no model call.
@@ -66,6 +67,7 @@ def run(
         skip_globs=DEFAULT_SKIP_GLOBS + settings.skip_globs,
         skip_if_audited=skip_if_audited,
         review_comments=settings.review_comments,
+        concurrency=ctx.model_concurrency(),
     )
     if plan.already_audited:
         return skipped_report(

@@ -1,7 +1,8 @@
 """The PR audit as a straight-line function: compute a plan, then apply it.
 
 The audit's reads (PR files, file
-contents at the head SHA) and the model calls happen while planning (:func:`plan_audit`); its
+contents at the head SHA) and the model calls happen while planning (:func:`plan_audit`: up to
+the job's model concurrency of the segments audited at once, the outcomes in segment order); its
 writes (rows, then the PR comment, then the review of verified defects on their lines:
 :mod:`bot.audit.review`) happen in :func:`apply_audit`. ``--dry-run`` prints the plan instead of
 applying it, and tests assert on plans. The issue gate's plan and apply are :mod:`bot.gate.plan`.
@@ -26,6 +27,7 @@ from bot.audit.selection import (
     select_segments,
 )
 from bot.clients.github_port import BotComment, GitHubPort, PullRef, ReviewComment
+from bot.concurrency import map_bounded, results_or_raise
 from bot.errors import GitHubError
 from bot.history.protocol import AuditRow, HistoryStore
 
@@ -119,6 +121,7 @@ def plan_audit(
     skip_globs: Sequence[str] = DEFAULT_SKIP_GLOBS,
     skip_if_audited: bool = False,
     review_comments: bool = False,
+    concurrency: int = 1,
 ) -> AuditPlan:
     """Select, read and audit a PR's changed lines; plan the rows and the comment.
 
@@ -137,10 +140,14 @@ def plan_audit(
         skip_if_audited: return an ``already_audited`` plan when the comment covers the head SHA.
         review_comments: plan a line comment per verified defect on a diff line
             (``Settings.review_comments``).
+        concurrency: most segments audited at once (:func:`bot.concurrency.map_bounded`; 1:
+            one after another); the outcomes keep the segments' order either way.
 
     Raises:
         InvalidRange: the requested range breaks a rule.
         GitHubError: the PR's files, a requested file or the comments cannot be read.
+        Whatever auditing a segment raised beyond a model fault (which rejects the segment):
+            the first such segment's, once every audit has ended.
     """
     existing = github.find_bot_comment(pull.repo, pull.number, MARKER)
     if skip_if_audited and existing is not None and audited_head(existing.body) == pull.head_sha:
@@ -173,14 +180,15 @@ def plan_audit(
         elif contents[segment.path]:
             skipped.append(Skipped(segment.path, "range past the end of the file", segment))
     final = Selection(tuple(audited), tuple(skipped))
-    outcomes = tuple(
-        auditor.audit(
-            s,
-            contents[s.path][s.start - 1 : s.end],
-            enclosing_context(contents[s.path], s.start, s.end),
+
+    def audit(s: Segment) -> Outcome:
+        lines = contents[s.path]
+        return auditor.audit(
+            s, lines[s.start - 1 : s.end], enclosing_context(lines, s.start, s.end)
         )
-        for s in final.segments
-    )
+
+    audits: list[Outcome] = results_or_raise(map_bounded(audit, final.segments, limit=concurrency))
+    outcomes = tuple(audits)
     rows = tuple(_row(pull, o, audit_format) for o in outcomes if isinstance(o, AuditResult))
     model = outcomes[0].model if outcomes else "no model call"
     comment = render_audit_comment(

@@ -1,1 +1,2 @@
-"""Adapters to GitHub, Ollama and llama.cpp: the only modules that do network or model I/O."""
+"""Adapters to GitHub, Ollama, OpenAI-compatible servers and llama.cpp: the only modules that do
+network or model I/O."""

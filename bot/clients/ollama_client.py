@@ -18,7 +18,7 @@ shows it (no user information, no secret query value).
 
 httpx's timeout applies per network operation, so a server that drips one byte a second never
 times out; each request therefore also runs against a wall-clock deadline of ``timeout_s``
-(a daemon worker thread; the caller stops waiting at the deadline).
+(:func:`bot.retry.call_with_deadline`: the caller stops waiting at the deadline).
 
 Transient faults (connection refused, timeouts, 5xx such as 503 "server busy") are retried
 with tenacity (:mod:`bot.retry`) before they are translated.
@@ -26,10 +26,9 @@ with tenacity (:mod:`bot.retry`) before they are translated.
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
 import httpx
 import ollama
@@ -43,18 +42,15 @@ from bot.errors import (
     ModelUnavailable,
 )
 from bot.neutralise import shown_url
-from bot.retry import RetryPolicy, call_with_retries
+from bot.retry import DeadlineExceeded, RetryPolicy, call_with_deadline, call_with_retries
 
 __all__ = [
     "OllamaChatModel",
-    "call_with_deadline",
     "is_transient_ollama_error",
     "ollama_models",
     "ollama_options",
     "translate_ollama_error",
 ]
-
-T = TypeVar("T")
 
 
 def ollama_options(options: RoleOptions) -> dict[str, Any]:
@@ -71,36 +67,7 @@ def is_transient_ollama_error(exc: BaseException) -> bool:
     """Whether an ollama/httpx error is worth retrying: unreachable, timeout, 5xx."""
     if isinstance(exc, ollama.ResponseError):
         return exc.status_code >= 500
-    return isinstance(exc, ConnectionError | httpx.TransportError | _DeadlineExceeded)
-
-
-class _DeadlineExceeded(Exception):
-    """A request did not complete within its wall-clock deadline (internal; transient)."""
-
-
-def call_with_deadline(fn: Callable[[], T], deadline_s: float) -> T:
-    """Run ``fn`` in a daemon thread and wait at most ``deadline_s`` seconds for it.
-
-    Raises:
-        _DeadlineExceeded: ``fn`` is still running at the deadline (it is abandoned).
-        Whatever ``fn`` raised.
-    """
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # handed to the caller below
-            box["error"] = exc
-
-    worker = threading.Thread(target=work, name="model-request", daemon=True)
-    worker.start()
-    worker.join(deadline_s)
-    if worker.is_alive():
-        raise _DeadlineExceeded(f"no complete reply within {deadline_s:g} s")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]  # type: ignore[no-any-return]
+    return isinstance(exc, ConnectionError | httpx.TransportError | DeadlineExceeded)
 
 
 def translate_ollama_error(exc: BaseException, *, model: str, host: str) -> ModelError:
@@ -108,7 +75,7 @@ def translate_ollama_error(exc: BaseException, *, model: str, host: str) -> Mode
     host = shown_url(host)
     if isinstance(exc, ModelError):
         return exc
-    if isinstance(exc, _DeadlineExceeded):
+    if isinstance(exc, DeadlineExceeded):
         return ModelUnavailable(f"Ollama at {host} timed out: {exc}")
     if isinstance(exc, ollama.ResponseError):
         status = exc.status_code

@@ -20,7 +20,7 @@ from bot.evaluation.replies import ReplayModel, load_replies, replies_jsonl
 from bot.evaluation.report import Threshold, compare_reports, failed_thresholds, render_report
 from bot.evaluation.run import RecordingModel, eval_audit, eval_gate, judge_items
 from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
-from bot.factory import make_chat_model
+from bot.factory import make_chat_model, model_concurrency
 from bot.gate.policy import policy_json
 from bot.gate.validator import make_validator
 from bot.prompts import current_name
@@ -88,6 +88,7 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
                 split=bool(flags.get("split")),
                 recorder=recorder,
                 replay=replay,
+                concurrency=model_concurrency(settings),
             )
             note = _version_note(replay, validator.prompt_version)
             if flags.get("save_replies") is not None:
@@ -105,7 +106,11 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
             audit_recorder = RecordingModel(make_chat_model(settings, "auditor"))
             auditor = make_auditor(settings, audit_recorder)
             report["audit"] = eval_audit(
-                auditor, segments, lambda: progress.advance(task), audit_recorder
+                auditor,
+                segments,
+                lambda: progress.advance(task),
+                audit_recorder,
+                concurrency=model_concurrency(settings),
             )
     flags["out"].write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", "utf-8")
     text = render_report(report)
@@ -140,7 +145,12 @@ def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
     with Progress(transient=True) as progress:
         task = progress.add_task("gate", total=len(issues))
         judged = judge_items(
-            validator, issues, lambda: progress.advance(task), recorder=recorder, replay=replay
+            validator,
+            issues,
+            lambda: progress.advance(task),
+            recorder=recorder,
+            replay=replay,
+            concurrency=model_concurrency(settings),
         )
     prompt_version = validator.prompt_version
     if replay is not None and len(replay.replies.prompt_versions) == 1:

@@ -16,14 +16,16 @@ import json
 import math
 import re
 import statistics
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, get_args
 
-from bot.audit.auditor import Auditor, AuditResult
+from bot.audit.auditor import Auditor, AuditResult, Outcome
 from bot.audit.contract import defect_verdicts, section, split_sections
 from bot.audit.selection import Segment
 from bot.chat import ChatMessage, ChatModel, ChatResult, RoleOptions
+from bot.concurrency import map_bounded, results_or_raise
 from bot.errors import ModelError
 from bot.evaluation.replies import ReplayModel
 from bot.evaluation.sets import EvalIssue, EvalSegment, dev_half
@@ -55,15 +57,27 @@ class RecordingModel:
     The auditor never keeps a rejected audit's text (never stored, never posted); an eval needs
     it to show *why* a model's audits were rejected, and the gate's replies are what
     ``--save-replies`` writes. :meth:`take` returns the replies since the last call (one or two
-    per segment: first try, repair); :attr:`last_fault` the kind of the last call's fault.
+    per segment: first try, repair); :attr:`last_fault` the kind of the last call's fault. Both
+    are kept per thread, so items judged at once on worker threads each get their own.
     """
 
     def __init__(self, model: ChatModel) -> None:
         self._model = model
-        self._replies: list[str] = []
-        self.last_fault: str | None = None
-        """The :attr:`~bot.errors.BotError.kind` of the last call's fault, ``None`` after a
-        call that returned."""
+        self._local = threading.local()
+
+    @property
+    def _replies(self) -> list[str]:
+        if not hasattr(self._local, "replies"):
+            self._local.replies = []
+        replies: list[str] = self._local.replies
+        return replies
+
+    @property
+    def last_fault(self) -> str | None:
+        """The :attr:`~bot.errors.BotError.kind` of this thread's last call's fault, ``None``
+        after a call that returned."""
+        fault: str | None = getattr(self._local, "last_fault", None)
+        return fault
 
     @property
     def name(self) -> str:
@@ -81,15 +95,16 @@ class RecordingModel:
         try:
             result = self._model.chat(messages, options=options, schema=schema)
         except ModelError as exc:
-            self.last_fault = exc.kind
+            self._local.last_fault = exc.kind
             raise
-        self.last_fault = None
+        self._local.last_fault = None
         self._replies.append(result.text)
         return result
 
     def take(self) -> list[str]:
-        """The replies since the last ``take`` (oldest first), and forget them."""
-        replies, self._replies = self._replies, []
+        """This thread's replies since its last ``take`` (oldest first), and forget them."""
+        replies = self._replies
+        self._local.replies = []
         return replies
 
 
@@ -163,21 +178,27 @@ def judge_items(
     *,
     recorder: RecordingModel | None = None,
     replay: ReplayModel | None = None,
+    concurrency: int = 1,
 ) -> list[Judged]:
-    """Judge every issue in order.
+    """Judge every issue, up to ``concurrency`` at once (:func:`bot.concurrency.map_bounded`);
+    the result is in the items' order, and ``progress`` runs once per item as it ends.
 
     Args:
         validator: the gate; its model is ``recorder`` when one is given.
         recorder: the validator's model, wrapped to keep each reply's text.
-        replay: the recorded replies the validator's model answers with (selected per item).
+        replay: the recorded replies the validator's model answers with (selected per item, so
+            one item at a time).
+        concurrency: most issues judged at once (1: one after another).
 
     Raises:
         ConfigError: ``replay`` has no reply for an item (checked before any is judged).
+        Whatever judging an item raised beyond a model fault (which is its decision): the
+            first such item's, once every item has ended.
     """
     if replay is not None:
         replay.require(item.id for item in items)
-    judged = []
-    for item in items:
+
+    def judge(item: EvalIssue) -> Judged:
         if replay is not None:
             replay.select(item.id)
         decision = validator.judge(item.title, item.body)
@@ -187,9 +208,12 @@ def judge_items(
             texts = recorder.take()
             reply = texts[-1] if texts else None
             fault = recorder.last_fault if reply is None else None
-        judged.append(Judged(item, decision, reply, fault))
-        progress()
-    return judged
+        return Judged(item, decision, reply, fault)
+
+    limit = 1 if replay is not None else concurrency
+    return results_or_raise(
+        map_bounded(judge, items, limit=limit, on_done=lambda _index: progress())
+    )
 
 
 def outcome_of(judged: Judged, verdict: str, rule: str, *, split: bool) -> dict[str, Any]:
@@ -268,19 +292,24 @@ def eval_gate(
     split: bool = False,
     recorder: RecordingModel | None = None,
     replay: ReplayModel | None = None,
+    concurrency: int = 1,
 ) -> dict[str, Any]:
-    """Judge every issue; return metrics and per-item outcomes (JSON-ready).
+    """Judge every issue (up to ``concurrency`` at once); return metrics and per-item outcomes
+    in the items' order (JSON-ready).
 
     ``prompt_version`` is the validator's ``validator@SHA8`` and ``policy`` the policy that
     decided (name, version, where it came from, whether its figures hold for this model), so a
     kept report says which gate its figures are of. With ``split`` (the development set), each
     outcome names its half (:func:`~bot.evaluation.sets.dev_half`) and ``halves`` holds
-    :func:`label_metrics` of each. ``recorder`` and ``replay``: :func:`judge_items`.
+    :func:`label_metrics` of each. ``recorder``, ``replay`` and ``concurrency``:
+    :func:`judge_items`.
 
     Raises:
         ConfigError: ``replay`` has no reply for an item.
     """
-    judged = judge_items(validator, items, progress, recorder=recorder, replay=replay)
+    judged = judge_items(
+        validator, items, progress, recorder=recorder, replay=replay, concurrency=concurrency
+    )
     outcomes = [outcome_of(j, j.decision.outcome, j.decision.rule, split=split) for j in judged]
     chosen = validator.policy
     return {
@@ -415,17 +444,30 @@ def eval_audit(
     items: Sequence[EvalSegment],
     progress: Progress = lambda: None,
     recorder: RecordingModel | None = None,
+    concurrency: int = 1,
 ) -> dict[str, Any]:
-    """Audit every segment; return :func:`audit_metrics`, timing and per-item outcomes.
+    """Audit every segment, up to ``concurrency`` at once; return :func:`audit_metrics`,
+    timing and per-item outcomes in the items' order.
 
     Each outcome keeps the lines the accepted audit cites (:func:`cited_lines` of its
     markdown) and, on a defect segment, whether one is within :data:`LINE_SLACK` of a known
     defect line. With ``recorder`` (the auditor's model wrapped in :class:`RecordingModel`),
     each outcome also lists the model's replies under ``replies``.
+
+    Raises:
+        Whatever auditing a segment raised beyond a model fault (which rejects it): the first
+            such segment's, once every audit has ended.
     """
-    outcomes: list[dict[str, Any]] = []
-    for item in items:
+
+    def audit(item: EvalSegment) -> tuple[Outcome, list[str]]:
         result = auditor.audit(Segment(item.path, item.start, item.end), item.lines)
+        return result, recorder.take() if recorder else []
+
+    audited = results_or_raise(
+        map_bounded(audit, items, limit=concurrency, on_done=lambda _index: progress())
+    )
+    outcomes: list[dict[str, Any]] = []
+    for item, (result, replies) in zip(items, audited, strict=True):
         accepted = isinstance(result, AuditResult)
         cited = cited_lines(result.markdown) if isinstance(result, AuditResult) else []
         outcomes.append(
@@ -446,10 +488,9 @@ def eval_audit(
                 "duration_ms": round(result.duration_ms, 1),
                 "prompt_tokens": result.prompt_tokens,
                 "output_tokens": result.output_tokens,
-                "replies": recorder.take() if recorder else [],
+                "replies": replies,
             }
         )
-        progress()
     return {
         **audit_metrics(outcomes),
         **_timing(

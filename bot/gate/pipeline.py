@@ -13,9 +13,14 @@ the decision row last, under the issue's lock. ``/triage`` (``force``) skips the
 
 A backlog run (:class:`~bot.gate.backlog.Backlog`) judges the issues
 :func:`~bot.gate.backlog.select_backlog` chooses, each with the same plan, writes and row, and
-builds the model only when there is an issue to judge. A ``--retry-errors`` run stops at the
-first fault that says the model is still out (:data:`~bot.gate.backlog.OUTAGE_KINDS`): the rest
-would only fail the same way, and the next scheduled run tries again.
+builds the model only when there is an issue to judge. Up to the job's model concurrency
+(:meth:`~bot.context.JobContext.model_concurrency`: a server that batches) of the issues'
+model calls run at once (:func:`bot.concurrency.iter_bounded`), while the plans, writes and
+rows stay on this thread, one issue at a time and in the selection's order, each under its
+issue's lock. A ``--retry-errors`` run stops at the first fault that says the model is still
+out (:data:`~bot.gate.backlog.OUTAGE_KINDS`): the rest would only fail the same way, and the
+next scheduled run tries again; no further call starts then (those already running end
+unwritten).
 
 Each run returns a :class:`~bot.report.RunReport`: the plan as log lines, the step summary, the
 step outputs, and a warning per ``validator-error``.
@@ -23,13 +28,16 @@ step outputs, and a warning per ``validator-error``.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 
 from bot.clients.github_port import GitHubPort
+from bot.concurrency import Failed, iter_bounded
 from bot.config import Settings
 from bot.context import JobContext
 from bot.events import IssuesEvent
-from bot.gate.backlog import OUTAGE_KINDS, Backlog, select_backlog
+from bot.gate.backlog import OUTAGE_KINDS, Backlog, BacklogItem, select_backlog
 from bot.gate.labels import GateLabels, gate_labels
 from bot.gate.plan import (
     AppliedGate,
@@ -39,9 +47,10 @@ from bot.gate.plan import (
     apply_gate,
     asks_who_labelled,
     gate_row,
+    judge_issue,
     plan_gate,
 )
-from bot.gate.validator import Validator, make_validator
+from bot.gate.validator import GateDecision, Validator, make_validator
 from bot.history.protocol import HistoryStore
 from bot.neutralise import code_span, log_value, neutralise
 from bot.report import (
@@ -89,10 +98,15 @@ class _Gate:
 
 
 def _judge(
-    gate: _Gate, event: IssuesEvent, history: LabelHistory, last_applied: str | None
+    gate: _Gate,
+    event: IssuesEvent,
+    history: LabelHistory,
+    last_applied: str | None,
+    decision: GateDecision | None = None,
 ) -> tuple[GatePlan, AppliedGate | None]:
-    """One issue's plan; unless the run is dry, its writes and then its decision row, under
-    the issue's lock (a second runner on the same issue waits, then edits)."""
+    """One issue's plan (from ``decision`` when it was judged ahead); unless the run is dry,
+    its writes and then its decision row, under the issue's lock (a second runner on the same
+    issue waits, then edits)."""
     settings = gate.settings
     plan = plan_gate(
         event,
@@ -103,6 +117,7 @@ def _judge(
         author_intro=settings.repo_file.author_comment.intro if settings.repo_file else None,
         gate_labels=gate.labels,
         comment_min_precision=settings.comment_min_precision,
+        decision=decision,
     )
     if settings.dry_run:
         return plan, None
@@ -204,28 +219,28 @@ def _backlog(ctx: JobContext, work: Backlog) -> RunReport:
     ]
     counts = {label.name: 0 for label in labels.all}
     stopped = ""
-    gate: _Gate | None = None
-    for done, item in enumerate(todo, start=1):
-        if gate is None:  # the model only when there is an issue to judge
-            validator = make_validator(settings, ctx.model("validator"))
-            gate = _Gate(settings, github, store, validator, labels)
-        event = IssuesEvent.model_validate(
-            {"action": "opened", "issue": item.issue, "repository": {"full_name": repo}}
-        )
-        history = LabelHistory(github, repo, item.issue["number"], item.events)
-        plan, _ = _judge(gate, event, history, item.last_label)
-        counts[plan.labels.target.name] += 1
-        kind = f", {plan.decision.error_kind}" if plan.decision.error_kind else ""
-        lines.append(
-            f"#{plan.number}: {plan.labels.target.name} ({plan.decision.model_ms:.0f} ms{kind})"
-        )
-        work.on_progress(done, len(todo))
-        if work.retry_errors and plan.decision.error_kind in OUTAGE_KINDS and done < len(todo):
-            stopped = (
-                f"stopped: the model is still out ({plan.decision.error_kind}); "
-                f"{len(todo) - done} issue(s) left for the next run"
-            )
-            break
+    if todo:  # the model only when there is an issue to judge
+        validator = make_validator(settings, ctx.model("validator"))
+        gate = _Gate(settings, github, store, validator, labels)
+        decided = _decided(ctx, validator, repo, todo)
+        with contextlib.closing(decided):
+            for done, (item, event, decision) in enumerate(decided, start=1):
+                history = LabelHistory(github, repo, item.issue["number"], item.events)
+                plan, _ = _judge(gate, event, history, item.last_label, decision)
+                counts[plan.labels.target.name] += 1
+                kind = f", {plan.decision.error_kind}" if plan.decision.error_kind else ""
+                lines.append(
+                    f"#{plan.number}: {plan.labels.target.name} "
+                    f"({plan.decision.model_ms:.0f} ms{kind})"
+                )
+                work.on_progress(done, len(todo))
+                outage = plan.decision.error_kind in OUTAGE_KINDS
+                if work.retry_errors and outage and done < len(todo):
+                    stopped = (
+                        f"stopped: the model is still out ({plan.decision.error_kind}); "
+                        f"{len(todo) - done} issue(s) left for the next run"
+                    )
+                    break
     summary = ", ".join(f"{name}: {count}" for name, count in counts.items())
     state = " (dry run: nothing written)" if settings.dry_run else ""
     what = "backlog --retry-errors" if work.retry_errors else "backlog"
@@ -239,6 +254,32 @@ def _backlog(ctx: JobContext, work: Backlog) -> RunReport:
         f"triage-bot {what} of {repo}: {summary}{state}{tail}\n",
         warnings=[stopped] if stopped else [],
     )
+
+
+def _decided(
+    ctx: JobContext, validator: Validator, repo: str, todo: Sequence[BacklogItem]
+) -> Generator[tuple[BacklogItem, IssuesEvent, GateDecision], None, None]:
+    """Each backlog issue with its event and its decision, in the selection's order, up to
+    the job's model concurrency judged at once; closing it starts no further call.
+
+    Raises:
+        Whatever judging an issue raised beyond a model fault (a model fault is a decision),
+        at that issue's turn.
+    """
+    events = [
+        IssuesEvent.model_validate(
+            {"action": "opened", "issue": item.issue, "repository": {"full_name": repo}}
+        )
+        for item in todo
+    ]
+    judged = iter_bounded(
+        lambda event: judge_issue(validator, event), events, limit=ctx.model_concurrency()
+    )
+    with contextlib.closing(judged):
+        for item, event, decision in zip(todo, events, judged, strict=True):
+            if isinstance(decision, Failed):
+                raise decision.error
+            yield item, event, decision
 
 
 def _label_changes(plan: GatePlan) -> str:

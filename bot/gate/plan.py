@@ -59,6 +59,7 @@ __all__ = [
     "gate_row",
     "hand_set_gate_label",
     "hand_set_label",
+    "judge_issue",
     "plan_gate",
 ]
 
@@ -194,6 +195,7 @@ def plan_gate(
     author_intro: str | None = None,
     gate_labels: GateLabels = DEFAULT_LABELS,
     comment_min_precision: float = 0.8,
+    decision: GateDecision | None = None,
 ) -> GatePlan:
     """Judge the event's issue and plan its labels. Never raises for model faults.
 
@@ -221,8 +223,12 @@ def plan_gate(
         gate_labels: the repository's three gate labels (``.github/triage-bot.yml``).
         comment_min_precision: the measured needs-refinement precision below which no
             author comment is posted (:func:`comment_withheld`).
+        decision: the issue's decision when ``validator`` judged it ahead
+            (:func:`judge_issue`: a backlog judges several issues at once); ``None`` judges it
+            here.
     """
-    decision = validator.judge(event.issue.title, event.issue.body, labels=event.issue.label_names)
+    if decision is None:
+        decision = judge_issue(validator, event)
     target = gate_labels.for_verdict(decision.verdict)
     labels = plan_labels(event.issue.label_names, target, gate_labels)
     if (
@@ -254,6 +260,12 @@ def plan_gate(
         ),
         comment_withheld=withheld,
     )
+
+
+def judge_issue(validator: Validator, event: IssuesEvent) -> GateDecision:
+    """The validator's decision on the event's issue (its title, body and labels as the payload
+    has them). Never raises for model faults; safe to call for several issues at once."""
+    return validator.judge(event.issue.title, event.issue.body, labels=event.issue.label_names)
 
 
 def apply_gate(
