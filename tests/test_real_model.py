@@ -11,6 +11,7 @@ summary.
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -135,7 +136,8 @@ def test_readme_walkthrough_own_element_on_the_embedded_model() -> None:
     # asked for what the model claims is there)
     reason = next(line for line in result.stdout.splitlines() if line.startswith("reason:"))
     asked = r"| - **version** — the version of the tool you ran \(e\.g\. 2\.3\.1\)"
-    unverified = "The model's quote of" in reason and "version" in reason.split("quote of")[1]
+    quoted = re.search(r"The model's quote of (.+?) was not found in the issue", reason)
+    unverified = quoted is not None and "version" in quoted[1].split(", ")
     assert (asked in result.stdout) != unverified, result.stdout
     model_line = next(line for line in result.stdout.splitlines() if line.startswith("model:"))
     assert system_prompt()[1] not in model_line  # the version covers the repository's criteria
