@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from bot import runner
-from bot.audit.contract import render_sections
 from bot.chat import ChatModel, ModelRole
 from bot.clients.github_port import ChangedFile
 from bot.config import Settings
@@ -23,19 +22,9 @@ from bot.report import RunReport
 from tests.fake_github import FakeGitHub
 from tests.replies import COMPLETE_BODY, COMPLETE_TITLE, NEEDS_REPLY
 from tests.support import FakeChatModel, load_webhook, write_payload
+from tests.test_idempotency import GOOD_AUDIT
 
 SHA = "a" * 40
-GOOD_AUDIT = render_sections(
-    {
-        "bottom_line": "value_1 to value_40 are plain constant assignments.",
-        "verified_defects": "None",
-        "non_blocking_risks": "None",
-        "assumptions": "The names are used elsewhere.",
-        "future_improvements": "None",
-        "verdict": "GO",
-        "confidence": "Medium",
-    }
-)
 REPO_FILE = ".github/triage-bot.yml"
 
 
