@@ -7,16 +7,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from bot import factory, runner
+from bot.audit import prompt as audit_prompt
 from bot.config import ENV_VARS
-from bot.gate import policy
+from bot.gate import issue_text, policy
 from tests.fake_github import FakeGitHub
 from tests.pg import fresh_database
-from tests.support import TIMINGS, FakeChatModel, guards_policy
+from tests.support import FIXED_NONCE, TIMINGS, FakeChatModel, guards_policy
 
 _EXTRA_ENV = ("GITHUB_ACTIONS", "CI", "RUNNER_TEMP", "XDG_DATA_HOME")
 
@@ -58,6 +60,18 @@ def _no_model_preload(request: pytest.FixtureRequest, monkeypatch: pytest.Monkey
     real one behind it. Real-model tests (``-m model``) keep it, so it runs for real there."""
     if request.node.get_closest_marker("model") is None:
         monkeypatch.setattr(factory, "preload_chat_model", lambda settings: None)
+
+
+@pytest.fixture(autouse=True)
+def _fixed_nonce(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real-model tests (``-m model``) delimit untrusted text with one fixed tag id instead of a
+    random one, so a test sends the same prompt on every run: a 270M model's reply is then the
+    same each time on a machine, not a different draw per run (tests/test_prompt_cache.py
+    varies it on purpose). The random id itself is tested in tests/test_issue_text.py."""
+    if request.node.get_closest_marker("model") is not None:
+        fixed = SimpleNamespace(token_hex=lambda nbytes: FIXED_NONCE[: 2 * nbytes])
+        monkeypatch.setattr(issue_text, "secrets", fixed)
+        monkeypatch.setattr(audit_prompt, "secrets", fixed)
 
 
 @pytest.fixture

@@ -91,6 +91,9 @@ def policy_file(folder: Path, model: str, *, precision: float = 0.9) -> str:
 TIMINGS: list[tuple[str, float]] = []
 """(what, ms) of real-model runs, printed at the end of the test session (conftest.py)."""
 
+FIXED_NONCE = "5e3a91c0d7b24f68"
+"""The tag id real-model tests delimit untrusted text with (tests/conftest.py)."""
+
 
 @dataclass
 class FakeChatModel:
