@@ -69,7 +69,8 @@ def _url_secrets(flags: dict[str, Any]) -> set[str]:
 
     given = [str(v) for v in flags.values() if v is not None]
     given += [os.environ.get(var, "") for spec in SETTINGS for var in spec.env_vars]
-    return {secret for value in given if "://" in value for secret in read_url(value).secrets}
+    urls = [value for value in given if "://" in value or "=" in value]  # or a keyword string
+    return {secret for value in urls for secret in read_url(value).secrets}
 
 
 def _register_secrets(flags: dict[str, Any]) -> None:

@@ -505,10 +505,30 @@ def _problem(text: str, options: dict[str, str] | None) -> str | None:
     return None
 
 
+KEYWORD_STRING_PROBLEM = (
+    "it is a libpq keyword string (host=… password=…), not a URL: give it as a postgresql:// URL"
+)
+
+
+def libpq_keywords(text: str) -> dict[str, str] | None:
+    """The options of a libpq keyword string (``host=db password=…``), or ``None`` when
+    ``text`` is not one (a URL, a file's path, anything libpq refuses)."""
+    if "://" in text or "=" not in text:
+        return None
+    return _libpq_options(text) or None
+
+
 def read_url(url: str) -> UrlView:
     """Read a URL the way the bot prints it: :class:`UrlView` (parsed with ``urllib.parse``;
-    a ``postgresql://`` URL also with libpq's own parser, through psycopg)."""
+    a ``postgresql://`` URL also with libpq's own parser, through psycopg). A libpq keyword
+    string is read for its secrets and never shown."""
     text = url.strip()
+    keywords = libpq_keywords(text)
+    if keywords is not None:
+        found = {v for k, v in keywords.items() if secret_name(k) and v}
+        return UrlView(
+            "…", tuple(sorted(found, key=lambda s: (-len(s), s))), KEYWORD_STRING_PROBLEM
+        )
     scheme = text.partition("://")[0].lower() if "://" in text else ""
     secrets: set[str] = set()
     problem: str | None = None

@@ -18,7 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.neutralise import LIBPQ_SCHEMES, read_url, shown_url
+from bot.neutralise import (
+    KEYWORD_STRING_PROBLEM,
+    LIBPQ_SCHEMES,
+    libpq_keywords,
+    read_url,
+    shown_url,
+)
 from bot.setting_spec import (
     Factory,
     SettingSpec,
@@ -75,10 +81,16 @@ def store_target(value: Any) -> str:
     Raises:
         ValueError: libpq cannot read the URL, or reads it differently from the URL standard
             (:func:`bot.neutralise.read_url`): its host or database name could then hold a
-            piece of its password, which a message naming the server would print.
+            piece of its password, which a message naming the server would print. Also a URL
+            of another scheme (``mysql://``) and a libpq keyword string (``host=… password=…``),
+            which would otherwise name a SQLite file.
     """
     text = str(value)
     if not is_database_url(text):
+        if "://" in text:
+            raise ValueError("a store is a SQLite file's path or a postgresql:// URL")
+        if libpq_keywords(text) is not None:
+            raise ValueError(f"not a store the bot can use: {KEYWORD_STRING_PROBLEM}")
         return str(Path(text).expanduser())
     problem = read_url(text).problem
     if problem:

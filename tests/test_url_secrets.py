@@ -247,6 +247,58 @@ def test_a_failing_command_prints_no_password(
     assert masks.startswith("::add-mask::")
 
 
+NOT_A_STORE = [
+    ("keyword string", "host=127.0.0.1 port=1 password={kw} dbname=x"),
+    ("keyword string, spaced", "dbname = x  sslpassword = {kw}  host=db"),
+    ("keyword string, password only", "password={kw}"),
+    ("another scheme", "mysql://bot:{enc}@127.0.0.1/db"),
+    ("sqlite scheme", "sqlite://bot:{enc}@localhost/triage.db"),
+]
+"""Store values that would otherwise name a SQLite file: a libpq keyword string (its password
+printed as the file's name) and a URL of a scheme the bot has no store for."""
+
+
+def _keyword_value(password: str) -> str:
+    """``password`` as a libpq keyword string's single-quoted value."""
+    return "'" + password.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+@pytest.mark.parametrize(("what", "template"), NOT_A_STORE, ids=[n[0] for n in NOT_A_STORE])
+@pytest.mark.parametrize("command", [["history", "--repo", "o/r"], ["doctor"]])
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(password=PASSWORDS)
+def test_a_value_that_is_not_a_store_is_refused_and_its_password_never_shown(
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    what: str,
+    template: str,
+    command: list[str],
+    password: str,
+) -> None:
+    """Exit 2 before anything runs, no form of the password anywhere, its mask first; and no
+    SQLite file is created in its name."""
+    value = template.format(kw=_keyword_value(password), enc=quote(password, safe=""))
+    env = {"TRIAGE_DB": value, "GITHUB_ACTIONS": "true"}
+    before = set(Path.cwd().iterdir())
+    code, artefacts = _cli(tmp_path, command, env, caplog)
+    masks = artefacts.pop("masks")
+    assert code == 2, artefacts
+    assert artefacts["stderr"].startswith("triage-bot: error: invalid value for TRIAGE_DB")
+    assert _leaks(password, artefacts) == []
+    assert MARK not in "".join(artefacts.values())
+    assert masks.startswith("::add-mask::")
+    assert set(Path.cwd().iterdir()) == before
+
+
+@pytest.mark.parametrize("name", ["a=b.db", "x@y.db", "triage.db", "dir=1/state@2.sqlite"])
+def test_a_file_path_with_equals_or_at_signs_is_still_a_sqlite_store(name: str) -> None:
+    from bot.settings_table import store_target
+
+    assert store_target(f"/tmp/{name}") == f"/tmp/{name}"
+
+
 @pytest.mark.parametrize(
     ("url", "shown", "usable"),
     [
