@@ -43,6 +43,7 @@ The oracle for every markdown sink is a real CommonMark renderer with tables and
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import re
@@ -567,9 +568,13 @@ def shown_url(value: Any) -> str:
 def secret_forms(secret: str) -> set[str]:
     """Every form in which ``secret`` may reach an output: as it is, percent-encoded (every
     reserved character, or all but ``/``; ``+`` for a space; hexadecimal in either case), with
-    visible escapes, escaped for workflow-command data, and inside a JSON string."""
+    visible escapes, escaped for workflow-command data, inside a JSON string, and base64-encoded
+    on its own (standard or URL-safe alphabet, with or without padding)."""
     how = {"errors": "surrogatepass"}  # text from the environment may hold lone surrogates
     encoded = {quote(secret, "", **how), quote(secret, **how), quote_plus(secret, "", **how)}
+    raw = secret.encode("utf-8", "surrogatepass")
+    base64_forms = {f(raw).decode("ascii") for f in (base64.b64encode, base64.urlsafe_b64encode)}
+    encoded |= base64_forms | {form.rstrip("=") for form in base64_forms}
     lower_hex = {re.sub("%[0-9A-F]{2}", lambda m: m.group().lower(), e) for e in encoded}
     escaped = {
         _visible(secret),

@@ -11,6 +11,7 @@ text of an output holds, so a key found in any form, escaped or cut, is found by
 
 from __future__ import annotations
 
+import base64
 import logging
 import tempfile
 import traceback
@@ -46,7 +47,13 @@ def _forms(key: str) -> set[str]:
     """Forms an output could hold ``key`` in, built here independently of the bot."""
     encoded = {quote(key, safe=""), quote(key), quote_plus(key, safe="")}
     json_escaped = key.replace("\\", "\\\\").replace('"', '\\"')
-    return {key, json_escaped, command_data(key), *encoded}
+    return {key, json_escaped, command_data(key), *encoded, *_base64(key)}
+
+
+def _base64(key: str) -> tuple[str, str]:
+    """``key`` base64-encoded: padded, and URL-safe without padding."""
+    raw = key.encode()
+    return base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
 def _echo_key(request: Received) -> str:
@@ -56,7 +63,8 @@ def _echo_key(request: Received) -> str:
 def _refuse_echoing(request: Received) -> Answer:
     """A 401 whose message repeats the key it was sent (as some proxies do)."""
     key = _echo_key(request)
-    message = f"Incorrect API key provided: {key}"
+    padded, url_safe = _base64(key)
+    message = f"Incorrect API key provided: {key} (as base64: {padded}, {url_safe})"
     return Answer(401, {"error": {"message": message, "type": "invalid_request_error"}})
 
 
