@@ -53,7 +53,7 @@ from bot.errors import (
     ModelTruncated,
     ModelUnavailable,
 )
-from bot.neutralise import redact, shown_url
+from bot.neutralise import redact, redacted_excerpt, shown_url
 from bot.retry import DeadlineExceeded, RetryPolicy, call_with_deadline, call_with_retries
 
 __all__ = [
@@ -75,6 +75,9 @@ without one, and a server without keys ignores it."""
 
 SCHEMA_NAME = "reply"
 """The ``json_schema.name`` of every structured-output request."""
+
+DETAIL_MAX_CHARS = 200
+"""How much of a server's error text a message keeps."""
 
 _RETRIED_STATUSES = (408, 429)
 
@@ -141,15 +144,18 @@ def translate_openai_error(
 ) -> ModelError:
     """Map an ``openai`` exception to the :mod:`bot.errors` tree (the choke point); the
     message names the server as :func:`~bot.neutralise.shown_url` shows it and holds no form
-    of ``api_key``."""
-    where = shown_url(base_url)
-    mapped = _translated(exc, model=model, where=where)
-    if api_key:
-        mapped.args = (redact(str(mapped), [api_key]),)
+    of ``api_key`` (nor a piece of one: the server's text is redacted before it is cut to
+    :data:`DETAIL_MAX_CHARS`)."""
+    secrets = [api_key] if api_key else []
+    mapped = _translated(exc, model=model, where=shown_url(base_url), secrets=secrets)
+    if secrets:
+        mapped.args = (redact(str(mapped), secrets),)
     return mapped
 
 
-def _translated(exc: BaseException, *, model: str, where: str) -> ModelError:
+def _translated(
+    exc: BaseException, *, model: str, where: str, secrets: Sequence[str]
+) -> ModelError:
     if isinstance(exc, ModelError):
         return exc
     if isinstance(exc, DeadlineExceeded):
@@ -161,7 +167,7 @@ def _translated(exc: BaseException, *, model: str, where: str) -> ModelError:
         return ModelUnavailable(f"the server at {where} is unreachable: {cause}")
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        detail = str(exc.message)[:200]
+        detail = redacted_excerpt(str(exc.message), secrets, max_chars=DETAIL_MAX_CHARS)
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
             return ModelRequestRejected(
                 f"the server at {where} refused the API key ({status}): set "
