@@ -281,6 +281,52 @@ def test_a_file_that_is_not_rows_is_refused_and_left_alone(tmp_path: Path, text:
     assert out.read_text("utf-8") == text
 
 
+_ONE = _row(1).model_dump_json().encode() + b"\n"
+_INVALID_ROW = _row(2).model_dump_json().replace('"VALID"', '"valid"').encode()
+
+FILE_VARIANTS: dict[str, tuple[bytes, bytes | None]] = {
+    "notes without a line end": (b"my important notes, not a dataset", None),
+    "notes with a line end": (b"my important notes, not a dataset\n", None),
+    "a row, then notes without a line end": (_ONE + b"my notes", None),
+    "a row, then a line that parses but is no row": (_ONE + _INVALID_ROW, None),
+    "the same with its line end": (_ONE + _INVALID_ROW + b"\n", None),
+    "a row, then a JSON array cut short": (_ONE + b'[{"id": "o-r-2"', None),
+    "a row, then bytes that are not UTF-8": (_ONE + b"\xff\xfe{", None),
+    "a torn row after a line that is no row": (_ONE + b"notes\n" + _INVALID_ROW[:30], None),
+    "a torn row with no row before it": (_INVALID_ROW[:30], None),
+    "an empty file": (b"", b""),
+    "a row torn by a crash": (_ONE + _row(2).model_dump_json().encode()[:37], _ONE),
+    "a row torn inside its text": (_ONE + '{"id": "o-r-2", "title": "é'.encode()[:-1], _ONE),
+}
+"""``--out`` as found → what it holds once opened: ``None`` when it is refused (and left as it
+was), else its bytes (only a row torn by a crash is dropped)."""
+
+
+@pytest.mark.parametrize("case", FILE_VARIANTS)
+def test_only_a_row_torn_by_a_crash_is_ever_removed(tmp_path: Path, case: str) -> None:
+    found, kept = FILE_VARIANTS[case]
+    out = tmp_path / "set.jsonl"
+    out.write_bytes(found)
+    if kept is None:
+        with pytest.raises(ConfigError, match=r"set\.jsonl:\d+: not a row"):
+            DatasetFiles(out, REPO)
+        assert out.read_bytes() == found
+        assert not state_path(out).exists()
+        return
+    files = DatasetFiles(out, REPO)
+    assert out.read_bytes() == kept
+    assert files.dropped_torn_line == (kept != found)
+
+
+@given(cut=st.integers(min_value=1, max_value=len(_row(2).model_dump_json()) - 1))
+def test_a_row_torn_at_any_byte_is_dropped(tmp_path_factory: Any, cut: int) -> None:
+    out = tmp_path_factory.mktemp("torn") / "set.jsonl"
+    out.write_bytes(_ONE + _row(2).model_dump_json().encode()[:cut])
+    files = DatasetFiles(out, REPO)
+    assert files.dropped_torn_line
+    assert out.read_bytes() == _ONE
+
+
 @pytest.mark.parametrize("text", ["{", '{"repos": 3}', '{"version": 1, "other": {}}'])
 def test_a_state_file_that_is_not_ours_is_refused(tmp_path: Path, text: str) -> None:
     out = tmp_path / "set.jsonl"

@@ -7,9 +7,12 @@ twice) and the ``ETag`` of every page of the closed-issues list whose issues are
 second run asks for it conditionally: unchanged, it costs no rate limit). An issue is done
 when its id is in either file; nothing is written twice.
 
-A row cut short by a crash mid-write (a last line with no line end that is not a row) is
-dropped when the run resumes, and the issue read again; any other line that is not a row is
-an error that names it, and nothing is written.
+A row cut short by a crash mid-write is dropped when the run resumes, and the issue read
+again. Such a torn row is recognised narrowly, as the last line, with no line end, beginning
+like a JSON object but not JSON (:func:`torn_row`), in a file whose other lines are all rows
+and hold at least one. Any other line that is not a row (text that was never a dataset, a
+complete line that parses but is not a valid row, a torn first row) is an error that names
+the file and line, and the file is left as it was.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bot.errors import ConfigError
 from bot.evaluation.sets import EvalIssue
 
-__all__ = ["DatasetFiles", "PageMark", "row_id", "state_path"]
+__all__ = ["DatasetFiles", "PageMark", "row_id", "state_path", "torn_row"]
 
 
 def row_id(repo: str, number: int) -> str:
@@ -32,6 +35,19 @@ def row_id(repo: str, number: int) -> str:
     (``Owner/Name`` #12 → ``owner-name-12``)."""
     slug = re.sub(r"[^a-z0-9]+", "-", repo.lower()).strip("-")
     return f"{slug}-{number}"
+
+
+def torn_row(line: bytes) -> bool:
+    """Whether ``line`` can be the start of a row cut short by a crash mid-write: it begins
+    like a JSON object and is not JSON (a row is one object on one line, so any part of it
+    short of the whole is no JSON at all; a line that parses is complete, whatever it holds)."""
+    if not line.lstrip().startswith(b"{"):
+        return False
+    try:
+        json.loads(line)
+    except ValueError:  # not JSON, or not UTF-8
+        return True
+    return False
 
 
 def state_path(out: Path) -> Path:
@@ -98,15 +114,16 @@ class DatasetFiles:
             try:
                 ids.add(EvalIssue.model_validate_json(line).id)
             except ValidationError:
-                if number == len(lines):  # the last line, with no line end: a torn write
-                    with self.out.open("r+b") as handle:
-                        handle.truncate(len(raw) - len(line))
+                if number == len(lines) and ids and torn_row(line):
                     self.dropped_torn_line = True
                     continue
                 raise ConfigError(
                     f"--out {self.out}:{number}: not a row of the eval format; give a new "
                     "file, or the one an earlier dataset run wrote"
                 ) from None
+        if self.dropped_torn_line:  # every other line is a row: only the torn one goes
+            with self.out.open("r+b") as handle:
+                handle.truncate(len(raw) - len(lines[-1]))
         self._needs_line_end = bool(lines[-1].strip()) and not self.dropped_torn_line
         return ids
 
