@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bot.clients.github_port import EditHistory, IssuePage, RateLimit, TimelineItem
 from bot.clients.issue_history import parse_edit_histories, parse_issue_page, parse_timeline_item
 from bot.dataset import run_dataset
-from bot.dataset.files import DatasetFiles, row_id, state_path
+from bot.dataset.files import DatasetFiles, legacy_row_id, row_id, state_path
 from bot.dataset.rules import (
     DEFAULT_ACCEPTED_LABELS,
     DEFAULT_NEEDS_INFO_LABELS,
@@ -325,6 +325,84 @@ def test_a_row_torn_at_any_byte_is_dropped(tmp_path_factory: Any, cut: int) -> N
     files = DatasetFiles(out, REPO)
     assert files.dropped_torn_line
     assert out.read_bytes() == _ONE
+
+
+_WORDS = st.lists(st.text("ab1", min_size=1, max_size=3), min_size=2, max_size=5)
+
+
+@st.composite
+def _names_alike(draw: st.DrawFn) -> tuple[str, str]:
+    """Two ``OWNER/NAME`` of the same words, each with its own separators, case and slash:
+    names an id built from the words alone would merge."""
+    words = draw(_WORDS)
+
+    def name() -> str:
+        seps = [draw(st.sampled_from("-._")) for _ in words[1:]]
+        seps[draw(st.integers(0, len(seps) - 1))] = "/"
+        text = words[0] + "".join(sep + word for sep, word in zip(seps, words[1:], strict=True))
+        return "".join(draw(st.sampled_from([c, c.upper()])) for c in text)
+
+    return name(), name()
+
+
+@given(names=_names_alike(), numbers=st.tuples(st.integers(1, 10**6), st.integers(1, 10**6)))
+@example(names=("a-b/c", "a/b-c"), numbers=(1, 1))
+@example(names=("a.b/c", "A_B/C"), numbers=(1, 1))
+@example(names=("a/b-1", "a/b"), numbers=(2, 12))
+def test_distinct_repositories_or_issues_never_share_a_row_id(
+    names: tuple[str, str], numbers: tuple[int, int]
+) -> None:
+    (a, b), (m, n) = names, numbers
+    first, second = row_id(a, m), row_id(b, n)
+    assert (first == second) == ((a.lower(), m) == (b.lower(), n))
+    EvalIssue(id=first, kind="bug", title="t", body="b", expected="VALID", rationale="r")
+
+
+ALIKE = "codertocat/hello.world"
+"""Another repository whose name has :data:`REPO`'s words."""
+
+
+def test_a_repository_alike_in_a_shared_file_is_read_in_full(tmp_path: Path) -> None:
+    scenarios = world(len(BUILDERS))
+    out = tmp_path / "set.jsonl"
+    first = WorldPort(scenarios)
+    run_dataset(first, REPO, out, config=CONFIG)
+    rows = len(load_jsonl(out, EvalIssue))
+    other = WorldPort(scenarios)
+    run_dataset(other, ALIKE, out, config=CONFIG)
+    assert other.timelines_read == first.timelines_read != []
+    alike = [r for r in load_jsonl(out, EvalIssue) if r.rationale.startswith(f"{ALIKE}#")]
+    assert len(alike) >= rows - 1  # one issue's timeline reads differently in the other repo
+
+
+def _to_legacy_ids(out: Path, repo: str) -> None:
+    """Rewrite a run's files as earlier versions wrote them: every id in the old form."""
+    rows = load_jsonl(out, EvalIssue)
+    short = {row_id(repo, n): legacy_row_id(repo, n) for n in range(1, 1000)}
+    lines = [r.model_copy(update={"id": short[r.id]}).model_dump_json() for r in rows]
+    out.write_text("".join(f"{line}\n" for line in lines), "utf-8")
+    state = json.loads(state_path(out).read_text("utf-8"))
+    mine = state["repos"][repo]
+    mine["skipped"] = {short[k]: v for k, v in mine["skipped"].items()}
+    state_path(out).write_text(json.dumps(state), "utf-8")
+
+
+def test_a_file_with_ids_of_the_old_form_resumes_and_stays_apart(tmp_path: Path) -> None:
+    """Rows and skips an earlier version wrote count as done for their own repository (the
+    rationale names it), not for another whose name has the same words."""
+    scenarios = world(len(BUILDERS))
+    out = tmp_path / "set.jsonl"
+    first = WorldPort(scenarios)
+    run_dataset(first, REPO, out, config=CONFIG)
+    _to_legacy_ids(out, REPO)
+    before = out.read_bytes()
+    again = WorldPort(scenarios)
+    run_dataset(again, REPO, out, config=CONFIG)
+    assert again.timelines_read == []
+    assert out.read_bytes() == before
+    other = WorldPort(scenarios)
+    run_dataset(other, ALIKE, out, config=CONFIG)
+    assert other.timelines_read == first.timelines_read
 
 
 @pytest.mark.parametrize("text", ["{", '{"repos": 3}', '{"version": 1, "other": {}}'])

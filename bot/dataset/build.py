@@ -216,7 +216,7 @@ def run_dataset(
             issues = [issue for issue in answer.issues if not issue.pull_request]
             in_scope = [i for i in issues if since is None or i.created_at >= since]
             seen_issue = seen_issue or bool(in_scope)
-            pending = [i for i in in_scope if not files.done(row_id(repo, i.number))]
+            pending = [i for i in in_scope if not files.done(i.number)]
             progress.earlier += len(in_scope) - len(pending)
             early = {i.number: early_skip(i) for i in pending}
             histories = github.edit_histories(

@@ -17,6 +17,7 @@ the file and line, and the file is left as it was.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -27,14 +28,34 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bot.errors import ConfigError
 from bot.evaluation.sets import EvalIssue
 
-__all__ = ["DatasetFiles", "PageMark", "row_id", "state_path", "torn_row"]
+__all__ = ["DatasetFiles", "PageMark", "legacy_row_id", "row_id", "state_path", "torn_row"]
 
 
 def row_id(repo: str, number: int) -> str:
-    """A row's id: the repository and issue number in the eval id alphabet
-    (``Owner/Name`` #12 → ``owner-name-12``)."""
-    slug = re.sub(r"[^a-z0-9]+", "-", repo.lower()).strip("-")
-    return f"{slug}-{number}"
+    """A row's id in the eval id alphabet: the repository's name as a readable slug, a tag,
+    and the issue number (``Owner/Name`` #12 → ``owner-name-<tag>-12``).
+
+    The tag is the first 8 hexadecimal digits of the SHA-256 of the lower-cased ``OWNER/NAME``
+    (GitHub's names ignore case), so names the slug alone would merge (``a-b/c``, ``a/b-c``,
+    ``a.b/c``) get different ids: two repositories share an id only if they share the slug and
+    the 32-bit tag."""
+    name = repo.lower()
+    tag = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return f"{_slug(name)}-{tag}-{number}"
+
+
+def legacy_row_id(repo: str, number: int) -> str:
+    """The id earlier versions gave a row, the slug and number alone (``owner-name-12``): read
+    when resuming a file they wrote, never written."""
+    return f"{_slug(repo.lower())}-{number}"
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name).strip("-")
+
+
+_RATIONALE_ISSUE = re.compile(r"(?P<repo>[^\s#]+)#(?P<number>[0-9]+): ")
+"""How a row's rationale names its issue (``OWNER/NAME#12: …``)."""
 
 
 def torn_row(line: bytes) -> bool:
@@ -94,6 +115,7 @@ class DatasetFiles:
         self.repo = repo
         self.dropped_torn_line = False
         self._needs_line_end = False
+        self._legacy_rows: set[tuple[str, int]] = set()
         self.row_ids = self._read_rows()
         self._state = self._read_state()
         self._mine = self._state.repos.setdefault(repo, _RepoState())
@@ -112,7 +134,9 @@ class DatasetFiles:
             if not line.strip():
                 continue
             try:
-                ids.add(EvalIssue.model_validate_json(line).id)
+                row = EvalIssue.model_validate_json(line)
+                ids.add(row.id)
+                self._note_legacy(row)
             except ValidationError:
                 if number == len(lines) and ids and torn_row(line):
                     self.dropped_torn_line = True
@@ -126,6 +150,16 @@ class DatasetFiles:
                 handle.truncate(len(raw) - len(lines[-1]))
         self._needs_line_end = bool(lines[-1].strip()) and not self.dropped_torn_line
         return ids
+
+    def _note_legacy(self, row: EvalIssue) -> None:
+        """Keep the issue of a row with an id of the old form, by the repository its rationale
+        names (the old id alone may be another repository's)."""
+        named = _RATIONALE_ISSUE.match(row.rationale)
+        if named is None:
+            return
+        repo, number = named["repo"].lower(), int(named["number"])
+        if row.id == legacy_row_id(repo, number):
+            self._legacy_rows.add((repo, number))
 
     def _read_state(self) -> _State:
         try:
@@ -142,9 +176,17 @@ class DatasetFiles:
                 "every issue again (the rows in --out are kept)"
             ) from None
 
-    def done(self, item_id: str) -> bool:
-        """Whether the issue is in the rows or among the skipped."""
-        return item_id in self.row_ids or item_id in self._mine.skipped
+    def done(self, number: int) -> bool:
+        """Whether this repository's issue ``number`` is in the rows or among the skipped,
+        under its id or the old form of it (:func:`legacy_row_id`: a row of that form counts
+        when its rationale names this repository; a skip, kept per repository, always)."""
+        item_id = row_id(self.repo, number)
+        return (
+            item_id in self.row_ids
+            or item_id in self._mine.skipped
+            or legacy_row_id(self.repo, number) in self._mine.skipped
+            or (self.repo.lower(), number) in self._legacy_rows
+        )
 
     def page(self, key: str) -> PageMark | None:
         """What an earlier run kept of the page ``key``."""
