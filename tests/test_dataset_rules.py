@@ -4,8 +4,9 @@ in-memory port), each rule also over variants of its input."""
 
 from __future__ import annotations
 
+import errno
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -403,6 +404,29 @@ def test_a_file_with_ids_of_the_old_form_resumes_and_stays_apart(tmp_path: Path)
     other = WorldPort(scenarios)
     run_dataset(other, ALIKE, out, config=CONFIG)
     assert other.timelines_read == first.timelines_read
+
+
+def _fails(message: str) -> Callable[..., None]:
+    def fail(*args: object) -> None:
+        raise OSError(errno.ENOSPC, message)
+
+    return fail
+
+
+@pytest.mark.parametrize(
+    ("call", "named"), [("fsync", "--out {out}"), ("replace", "{out}.state.json")]
+)
+def test_a_write_that_fails_midway_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, call: str, named: str
+) -> None:
+    """A disk that fills up while rows or the state file are written: an error naming the
+    file (no traceback)."""
+    out = tmp_path / "set.jsonl"
+    monkeypatch.setattr(f"bot.dataset.files.os.{call}", _fails("No space left on device"))
+    with pytest.raises(ConfigError) as caught:
+        run_dataset(WorldPort(world(len(BUILDERS))), REPO, out, config=CONFIG)
+    assert str(caught.value).startswith(named.format(out=out) + ": cannot be written")
+    assert "No space left on device" in str(caught.value)
 
 
 @pytest.mark.parametrize("text", ["{", '{"repos": 3}', '{"version": 1, "other": {}}'])

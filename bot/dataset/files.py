@@ -17,10 +17,12 @@ the file and line, and the file is left as it was.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
+import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -28,7 +30,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bot.errors import ConfigError
 from bot.evaluation.sets import EvalIssue
 
-__all__ = ["DatasetFiles", "PageMark", "legacy_row_id", "row_id", "state_path", "torn_row"]
+__all__ = [
+    "DatasetFiles",
+    "PageMark",
+    "check_writable",
+    "legacy_row_id",
+    "row_id",
+    "state_path",
+    "torn_row",
+]
 
 
 def row_id(repo: str, number: int) -> str:
@@ -76,6 +86,34 @@ def state_path(out: Path) -> Path:
     return out.with_name(out.name + ".state.json")
 
 
+def check_writable(out: Path) -> None:
+    """Check, before anything is read from GitHub, that a run can write ``out`` and its state
+    file: ``out``, when it exists, opens for appending, and the nearest folder of it that
+    exists is a folder where a file can be made (a probe file, removed at once; the missing
+    folders below it are made when the first row is written).
+
+    Raises:
+        ConfigError: it cannot; the message names ``out`` and why.
+    """
+    folder = out.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ConfigError(f"--out {out}: cannot be written: {folder} is not a folder")
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+        if out.exists():
+            with out.open("ab"):
+                pass
+    except OSError as exc:
+        raise _not_written(f"--out {out}", exc) from None
+
+
+def _not_written(what: str, exc: OSError) -> ConfigError:
+    return ConfigError(f"{what}: cannot be written: {exc.strerror or exc}")
+
+
 class PageMark(BaseModel):
     """A page of the closed-issues list whose issues are all done: its ``ETag``, whether it
     was the last page, and whether it held any issue (not only pull requests)."""
@@ -105,8 +143,9 @@ class DatasetFiles:
     """The rows file and the state file of one run for one repository.
 
     Raises:
-        ConfigError: (on opening) a line of ``out`` is not a row, or the state file is not
-            one this command wrote; the message names the file and line.
+        ConfigError: (on opening) a line of ``out`` is not a row, the state file is not one
+            this command wrote (the message names the file and line), or ``out`` cannot be
+            written; (on writing) a write failed. The message names the file.
     """
 
     def __init__(self, out: Path, repo: str) -> None:
@@ -118,6 +157,7 @@ class DatasetFiles:
         self._legacy_rows: set[tuple[str, int]] = set()
         self.row_ids = self._read_rows()
         self._state = self._read_state()
+        check_writable(out)
         self._mine = self._state.repos.setdefault(repo, _RepoState())
         self._dirty = False
 
@@ -196,14 +236,17 @@ class DatasetFiles:
         """Append one row and flush it to disk (no row twice)."""
         if row.id in self.row_ids:
             return
-        self.out.parent.mkdir(parents=True, exist_ok=True)
-        with self.out.open("a", encoding="utf-8") as handle:
-            if self._needs_line_end:  # a last row someone saved without its line end
-                handle.write("\n")
-                self._needs_line_end = False
-            handle.write(row.model_dump_json(exclude_defaults=True) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            self.out.parent.mkdir(parents=True, exist_ok=True)
+            with self.out.open("a", encoding="utf-8") as handle:
+                if self._needs_line_end:  # a last row someone saved without its line end
+                    handle.write("\n")
+                    self._needs_line_end = False
+                handle.write(row.model_dump_json(exclude_defaults=True) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as exc:
+            raise _not_written(f"--out {self.out}", exc) from None
         self.row_ids.add(row.id)
 
     def skip(self, item_id: str, reason: str) -> None:
@@ -227,7 +270,12 @@ class DatasetFiles:
             return
         data = json.loads(self._state.model_dump_json())
         temporary = self.state_file.with_name(self.state_file.name + ".tmp")
-        self.state_file.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", "utf-8")
-        os.replace(temporary, self.state_file)
+        try:
+            self.state_file.parent.mkdir(parents=True, exist_ok=True)
+            temporary.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", "utf-8")
+            os.replace(temporary, self.state_file)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                temporary.unlink(missing_ok=True)
+            raise _not_written(str(self.state_file), exc) from None
         self._dirty = False
