@@ -54,7 +54,13 @@ from bot.errors import (
     ModelUnavailable,
 )
 from bot.neutralise import redact, redacted_excerpt, shown_url
-from bot.retry import DeadlineExceeded, RetryPolicy, call_with_deadline, call_with_retries
+from bot.retry import (
+    DeadlineExceeded,
+    RetryPolicy,
+    call_with_deadline,
+    call_with_retries,
+    retry_after_s,
+)
 
 __all__ = [
     "NO_API_KEY",
@@ -65,7 +71,7 @@ __all__ = [
     "openai_options",
     "rejects_schema_form",
     "response_formats",
-    "retry_after_s",
+    "server_wait_s",
     "translate_openai_error",
 ]
 
@@ -116,17 +122,13 @@ def is_transient_openai_error(exc: BaseException) -> bool:
     return status is not None and (status in _RETRIED_STATUSES or status >= 500)
 
 
-def retry_after_s(exc: BaseException, *, max_s: float) -> float | None:
-    """The wait (seconds, at most ``max_s``) a ``Retry-After`` header of the error's response
-    asks for, when it is a number of seconds; ``None`` otherwise (the back-off applies)."""
+def server_wait_s(exc: BaseException, *, max_s: float, now_s: float | None = None) -> float | None:
+    """The wait (seconds, at most ``max_s``) the ``Retry-After`` header of the error's
+    response asks for (:func:`bot.retry.retry_after_s`, ``now_s`` for a date); ``None`` when
+    the error has no response or the header is neither form (the back-off applies)."""
     if not isinstance(exc, openai.APIStatusError):
         return None
-    asked = exc.response.headers.get("retry-after", "").strip()
-    try:
-        seconds = float(asked)
-    except ValueError:
-        return None
-    return min(max(seconds, 0.0), max_s) if seconds == seconds else None  # nan is not a wait
+    return retry_after_s(exc.response.headers.get("retry-after"), max_s=max_s, now_s=now_s)
 
 
 def rejects_schema_form(exc: BaseException) -> bool:
@@ -273,7 +275,7 @@ class OpenAIChatModel:
             ),
             policy=self._retry,
             transient=transient,
-            server_wait_s=lambda exc: retry_after_s(exc, max_s=self._retry.wait_max_s),
+            server_wait_s=lambda exc: server_wait_s(exc, max_s=self._retry.wait_max_s),
         )
 
     def chat(
