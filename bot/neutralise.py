@@ -71,6 +71,7 @@ __all__ = [
     "neutralise_block",
     "read_url",
     "redact",
+    "redacted_excerpt",
     "secret_forms",
     "secret_name",
     "shown_url",
@@ -592,3 +593,10 @@ def redact(text: str, secrets: Iterable[str], *, min_chars: int = 1) -> str:
     for form in sorted(forms, key=len, reverse=True):
         text = text.replace(form, REDACTED)
     return text
+
+
+def redacted_excerpt(text: str, secrets: Iterable[str], *, max_chars: int) -> str:
+    """The start of ``text``, at most ``max_chars`` characters, with every form of each secret
+    replaced (:func:`redact`) before the cut: a secret cut first, straddling the end, would be
+    a piece no form matches."""
+    return redact(text, secrets)[:max_chars]

@@ -8,10 +8,14 @@ not a transport retry, and does not live here.
 
 from __future__ import annotations
 
+import math
+import re
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC
+from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
 from tenacity import (
@@ -22,7 +26,13 @@ from tenacity import (
     wait_exponential,
 )
 
-__all__ = ["DeadlineExceeded", "RetryPolicy", "call_with_deadline", "call_with_retries"]
+__all__ = [
+    "DeadlineExceeded",
+    "RetryPolicy",
+    "call_with_deadline",
+    "call_with_retries",
+    "retry_after_s",
+]
 
 T = TypeVar("T")
 
@@ -80,6 +90,42 @@ def call_with_retries(
         sleep=time.sleep if sleep is None else sleep,
     )
     return retrying(fn)
+
+
+_DELTA_SECONDS = re.compile(r"[0-9]+")
+
+
+def retry_after_s(
+    value: str | None, *, max_s: float = math.inf, now_s: float | None = None
+) -> float | None:
+    """The wait (seconds, ``0 ≤ wait ≤ max_s``) a ``Retry-After`` header value asks for, read
+    as RFC 9110 (section 10.2.3) defines it: delta-seconds (ASCII digits only), or an
+    HTTP-date (read by :func:`email.utils.parsedate_to_datetime`; the time until it, 0 when
+    it has passed; a date without a zone is UTC, as HTTP dates are).
+
+    Args:
+        value: the header's value (surrounding whitespace ignored), or ``None`` when absent.
+        max_s: the longest wait to return; a longer one is cut to it. Left infinite, a wait
+            too long for a float is ``inf``, for a caller that refuses long waits.
+        now_s: the time now (seconds since the epoch) for a date; ``time.time()`` when ``None``.
+
+    Returns:
+        The wait, or ``None`` when the value is neither form (``1e3``, ``-1``, ``inf``,
+        ``nan``, text): the caller's own back-off applies.
+    """
+    text = (value or "").strip()
+    if _DELTA_SECONDS.fullmatch(text):
+        asked = float(text)  # a number too long for a float reads as inf, never raises
+    else:
+        try:
+            when = parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        now = time.time() if now_s is None else now_s
+        asked = max(0.0, when.timestamp() - now)
+    return min(asked, max_s)
 
 
 class DeadlineExceeded(Exception):

@@ -143,9 +143,10 @@ def run_dataset(
 
     Raises:
         ConfigError: no token, the repository file is broken, or ``out`` is not the
-            command's.
+            command's or cannot be written (checked before any request).
         GitHubError: a read failed after the client's retries and waits.
     """
+    files = dataset.DatasetFiles(out, repo)  # refused before any request to GitHub
     github = make_github(settings, sleep=sleep)
     with JobContext.build(
         settings,
@@ -157,5 +158,12 @@ def run_dataset(
         file = ctx.with_repository_file(repo, None).settings.repo_file
         config = file.dataset if file is not None else None
         return dataset.run_dataset(
-            github, repo, out, config=config, since=since, limit=limit, on_progress=on_progress
+            github,
+            repo,
+            out,
+            config=config,
+            since=since,
+            limit=limit,
+            on_progress=on_progress,
+            files=files,
         )

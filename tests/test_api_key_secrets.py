@@ -216,3 +216,34 @@ def test_the_key_is_not_in_the_settings_repr_nor_in_the_clients_errors(key: str)
             message = ""
     assert "refused the API key (401)" in message
     assert MARK not in message
+
+
+_DETAIL_PREFIX = 8
+"""The shortest piece of a key that counts as a leak."""
+
+
+@given(
+    key=KEYS,
+    before=st.integers(min_value=0, max_value=260),
+    status=st.sampled_from([401, 403, 404, 422, 429, 500]),
+    encoded=st.booleans(),
+)
+@settings(max_examples=300, deadline=None)
+def test_a_key_anywhere_in_a_long_server_message_leaves_no_piece_in_the_error(
+    key: str, before: int, status: int, encoded: bool
+) -> None:
+    """The server's text is shortened for the message; a key at any position (inside the kept
+    part, straddling the cut, past it), as it is or percent-encoded, leaves no piece of
+    :data:`_DETAIL_PREFIX` or more characters."""
+    import httpx2
+    import openai
+
+    from bot.clients.openai_client import translate_openai_error
+
+    echoed = quote(key, safe="") if encoded else key
+    message = "." * before + echoed + " was refused" + "." * 300
+    response = httpx2.Response(status, request=httpx2.Request("POST", "http://h/v1/chat"))
+    exc = openai.APIStatusError(message, response=response, body=None)
+    out = str(translate_openai_error(exc, model="m", base_url="http://h/v1", api_key=key))
+    assert MARK not in out
+    assert not any(form[:_DETAIL_PREFIX] in out for form in _forms(key))

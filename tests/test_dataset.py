@@ -6,6 +6,10 @@ a repository with no closed issues, and what a run costs in requests."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -261,3 +265,62 @@ def test_a_reset_is_waited_for_once(tmp_path: Path) -> None:
     with cassette("dataset_rate_limit"):
         run_dataset(client, REPO, tmp_path / "set.jsonl")
     assert len(sleeps) == 4  # list 403, the low answer, GraphQL RATE_LIMITED, the 429
+
+
+@contextmanager
+def _immutable(path: Path) -> Iterator[None]:
+    """``path`` made immutable (``chattr +i``): not writable even by root, as tests run."""
+    if shutil.which("chattr") is None:
+        pytest.skip("chattr is not available")
+    made = subprocess.run(["chattr", "+i", str(path)], capture_output=True, check=False)
+    if made.returncode != 0:
+        pytest.skip(f"chattr +i is refused here: {made.stderr.decode(errors='replace')}")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+
+
+def _notes(tmp_path: Path) -> Path:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n", "utf-8")
+    return notes
+
+
+def _one_row(tmp_path: Path) -> Path:
+    out = tmp_path / "set.jsonl"
+    row = EvalIssue(id=row_id(REPO, 1), kind="bug", title="t", body="b", expected="VALID",
+                    rationale=f"{REPO}#1: closed by commit")  # fmt: skip
+    out.write_text(row.model_dump_json() + "\n", "utf-8")
+    return out
+
+
+UNWRITABLE: dict[str, Callable[[Path], tuple[Path, Path | None]]] = {
+    "a path under a file": lambda tmp: (_notes(tmp) / "set.jsonl", None),
+    "a path two folders under a file": lambda tmp: (_notes(tmp) / "sub" / "set.jsonl", None),
+    "in a folder nobody may write to": lambda tmp: (tmp / "set.jsonl", tmp),
+    "a new file in a new folder there": lambda tmp: (tmp / "new" / "set.jsonl", tmp),
+    "a row file nobody may write to": lambda tmp: (_one_row(tmp), tmp / "set.jsonl"),
+}
+"""``--out`` that cannot be written → (the path given, what is made immutable)."""
+
+
+@pytest.mark.parametrize("case", UNWRITABLE)
+def test_an_out_that_cannot_be_written_is_refused_before_any_request(
+    tmp_path: Path, case: str
+) -> None:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    out, frozen = UNWRITABLE[case](folder)
+    before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    captured: list[Any] = []
+    with (
+        cassette("dataset_no_closed_issues", captured),
+        _immutable(frozen) if frozen else nullcontext(),
+    ):
+        result = _cli(out)
+    assert captured == []
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit)  # a message, no traceback
+    assert f"--out {out}: cannot be" in result.output
+    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before

@@ -4,20 +4,21 @@ in-memory port), each rule also over variants of its input."""
 
 from __future__ import annotations
 
+import errno
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bot.clients.github_port import EditHistory, IssuePage, RateLimit, TimelineItem
 from bot.clients.issue_history import parse_edit_histories, parse_issue_page, parse_timeline_item
 from bot.dataset import run_dataset
-from bot.dataset.files import DatasetFiles, row_id, state_path
+from bot.dataset.files import DatasetFiles, legacy_row_id, row_id, state_path
 from bot.dataset.rules import (
     DEFAULT_ACCEPTED_LABELS,
     DEFAULT_NEEDS_INFO_LABELS,
@@ -279,6 +280,153 @@ def test_a_file_that_is_not_rows_is_refused_and_left_alone(tmp_path: Path, text:
     with pytest.raises(ConfigError, match=r"set\.jsonl:\d+: not a row"):
         DatasetFiles(out, REPO)
     assert out.read_text("utf-8") == text
+
+
+_ONE = _row(1).model_dump_json().encode() + b"\n"
+_INVALID_ROW = _row(2).model_dump_json().replace('"VALID"', '"valid"').encode()
+
+FILE_VARIANTS: dict[str, tuple[bytes, bytes | None]] = {
+    "notes without a line end": (b"my important notes, not a dataset", None),
+    "notes with a line end": (b"my important notes, not a dataset\n", None),
+    "a row, then notes without a line end": (_ONE + b"my notes", None),
+    "a row, then a line that parses but is no row": (_ONE + _INVALID_ROW, None),
+    "the same with its line end": (_ONE + _INVALID_ROW + b"\n", None),
+    "a row, then a JSON array cut short": (_ONE + b'[{"id": "o-r-2"', None),
+    "a row, then bytes that are not UTF-8": (_ONE + b"\xff\xfe{", None),
+    "a torn row after a line that is no row": (_ONE + b"notes\n" + _INVALID_ROW[:30], None),
+    "a torn row with no row before it": (_INVALID_ROW[:30], None),
+    "an empty file": (b"", b""),
+    "a row torn by a crash": (_ONE + _row(2).model_dump_json().encode()[:37], _ONE),
+    "a row torn inside its text": (_ONE + '{"id": "o-r-2", "title": "é'.encode()[:-1], _ONE),
+}
+"""``--out`` as found → what it holds once opened: ``None`` when it is refused (and left as it
+was), else its bytes (only a row torn by a crash is dropped)."""
+
+
+@pytest.mark.parametrize("case", FILE_VARIANTS)
+def test_only_a_row_torn_by_a_crash_is_ever_removed(tmp_path: Path, case: str) -> None:
+    found, kept = FILE_VARIANTS[case]
+    out = tmp_path / "set.jsonl"
+    out.write_bytes(found)
+    if kept is None:
+        with pytest.raises(ConfigError, match=r"set\.jsonl:\d+: not a row"):
+            DatasetFiles(out, REPO)
+        assert out.read_bytes() == found
+        assert not state_path(out).exists()
+        return
+    files = DatasetFiles(out, REPO)
+    assert out.read_bytes() == kept
+    assert files.dropped_torn_line == (kept != found)
+
+
+@given(cut=st.integers(min_value=1, max_value=len(_row(2).model_dump_json()) - 1))
+def test_a_row_torn_at_any_byte_is_dropped(tmp_path_factory: Any, cut: int) -> None:
+    out = tmp_path_factory.mktemp("torn") / "set.jsonl"
+    out.write_bytes(_ONE + _row(2).model_dump_json().encode()[:cut])
+    files = DatasetFiles(out, REPO)
+    assert files.dropped_torn_line
+    assert out.read_bytes() == _ONE
+
+
+_WORDS = st.lists(st.text("ab1", min_size=1, max_size=3), min_size=2, max_size=5)
+
+
+@st.composite
+def _names_alike(draw: st.DrawFn) -> tuple[str, str]:
+    """Two ``OWNER/NAME`` of the same words, each with its own separators, case and slash:
+    names an id built from the words alone would merge."""
+    words = draw(_WORDS)
+
+    def name() -> str:
+        seps = [draw(st.sampled_from("-._")) for _ in words[1:]]
+        seps[draw(st.integers(0, len(seps) - 1))] = "/"
+        text = words[0] + "".join(sep + word for sep, word in zip(seps, words[1:], strict=True))
+        return "".join(draw(st.sampled_from([c, c.upper()])) for c in text)
+
+    return name(), name()
+
+
+@given(names=_names_alike(), numbers=st.tuples(st.integers(1, 10**6), st.integers(1, 10**6)))
+@example(names=("a-b/c", "a/b-c"), numbers=(1, 1))
+@example(names=("a.b/c", "A_B/C"), numbers=(1, 1))
+@example(names=("a/b-1", "a/b"), numbers=(2, 12))
+def test_distinct_repositories_or_issues_never_share_a_row_id(
+    names: tuple[str, str], numbers: tuple[int, int]
+) -> None:
+    (a, b), (m, n) = names, numbers
+    first, second = row_id(a, m), row_id(b, n)
+    assert (first == second) == ((a.lower(), m) == (b.lower(), n))
+    EvalIssue(id=first, kind="bug", title="t", body="b", expected="VALID", rationale="r")
+
+
+ALIKE = "codertocat/hello.world"
+"""Another repository whose name has :data:`REPO`'s words."""
+
+
+def test_a_repository_alike_in_a_shared_file_is_read_in_full(tmp_path: Path) -> None:
+    scenarios = world(len(BUILDERS))
+    out = tmp_path / "set.jsonl"
+    first = WorldPort(scenarios)
+    run_dataset(first, REPO, out, config=CONFIG)
+    rows = len(load_jsonl(out, EvalIssue))
+    other = WorldPort(scenarios)
+    run_dataset(other, ALIKE, out, config=CONFIG)
+    assert other.timelines_read == first.timelines_read != []
+    alike = [r for r in load_jsonl(out, EvalIssue) if r.rationale.startswith(f"{ALIKE}#")]
+    assert len(alike) >= rows - 1  # one issue's timeline reads differently in the other repo
+
+
+def _to_legacy_ids(out: Path, repo: str) -> None:
+    """Rewrite a run's files as earlier versions wrote them: every id in the old form."""
+    rows = load_jsonl(out, EvalIssue)
+    short = {row_id(repo, n): legacy_row_id(repo, n) for n in range(1, 1000)}
+    lines = [r.model_copy(update={"id": short[r.id]}).model_dump_json() for r in rows]
+    out.write_text("".join(f"{line}\n" for line in lines), "utf-8")
+    state = json.loads(state_path(out).read_text("utf-8"))
+    mine = state["repos"][repo]
+    mine["skipped"] = {short[k]: v for k, v in mine["skipped"].items()}
+    state_path(out).write_text(json.dumps(state), "utf-8")
+
+
+def test_a_file_with_ids_of_the_old_form_resumes_and_stays_apart(tmp_path: Path) -> None:
+    """Rows and skips an earlier version wrote count as done for their own repository (the
+    rationale names it), not for another whose name has the same words."""
+    scenarios = world(len(BUILDERS))
+    out = tmp_path / "set.jsonl"
+    first = WorldPort(scenarios)
+    run_dataset(first, REPO, out, config=CONFIG)
+    _to_legacy_ids(out, REPO)
+    before = out.read_bytes()
+    again = WorldPort(scenarios)
+    run_dataset(again, REPO, out, config=CONFIG)
+    assert again.timelines_read == []
+    assert out.read_bytes() == before
+    other = WorldPort(scenarios)
+    run_dataset(other, ALIKE, out, config=CONFIG)
+    assert other.timelines_read == first.timelines_read
+
+
+def _fails(message: str) -> Callable[..., None]:
+    def fail(*args: object) -> None:
+        raise OSError(errno.ENOSPC, message)
+
+    return fail
+
+
+@pytest.mark.parametrize(
+    ("call", "named"), [("fsync", "--out {out}"), ("replace", "{out}.state.json")]
+)
+def test_a_write_that_fails_midway_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, call: str, named: str
+) -> None:
+    """A disk that fills up while rows or the state file are written: an error naming the
+    file (no traceback)."""
+    out = tmp_path / "set.jsonl"
+    monkeypatch.setattr(f"bot.dataset.files.os.{call}", _fails("No space left on device"))
+    with pytest.raises(ConfigError) as caught:
+        run_dataset(WorldPort(world(len(BUILDERS))), REPO, out, config=CONFIG)
+    assert str(caught.value).startswith(named.format(out=out) + ": cannot be written")
+    assert "No space left on device" in str(caught.value)
 
 
 @pytest.mark.parametrize("text", ["{", '{"repos": 3}', '{"version": 1, "other": {}}'])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 import sys
 from collections.abc import Callable
+from urllib.parse import quote
 
 import httpx
 import httpx2
@@ -17,6 +18,8 @@ import openai
 import pytest
 import requests
 from github import GithubException
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from openai import _exceptions as openai_exceptions
 from openai.types.chat import ChatCompletion
 
@@ -127,6 +130,30 @@ def test_ollama_errors_map(exc: Exception, expected: type[ModelError], transient
     assert type(mapped) is expected
     assert isinstance(mapped, BotError)
     assert is_transient_ollama_error(exc) is transient
+
+
+_PASSWORD = st.text(
+    st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=4, max_size=30
+).map(lambda tail: f"Pw7x{tail}")
+
+
+@given(
+    password=_PASSWORD,
+    before=st.integers(min_value=0, max_value=260),
+    status=st.sampled_from([400, 404, 500, 503]),
+)
+@settings(max_examples=200, deadline=None)
+def test_ollama_text_echoing_the_hosts_password_leaves_no_piece_of_it(
+    password: str, before: int, status: int
+) -> None:
+    """A proxy in front of Ollama that repeats the host URL's password anywhere in its error
+    text (inside the kept part, straddling the cut, past it): no piece of 4 characters or more
+    reaches the message."""
+    host = f"http://user:{quote(password, safe='')}@ollama.internal:11434"
+    text = "." * before + password + " is wrong" + "." * 300
+    mapped = translate_ollama_error(ollama.ResponseError(text, status), model="m", host=host)
+    assert "Pw7x" not in str(mapped)
+    assert "ollama.internal" in str(mapped)
 
 
 OPENAI_REQUEST = httpx2.Request("POST", "http://h/v1/chat/completions")

@@ -11,8 +11,6 @@ from typing import Any
 
 import pytest
 import vcr
-from hypothesis import given
-from hypothesis import strategies as st
 
 from bot.chat import ChatMessage
 from bot.clients.openai_client import (
@@ -21,7 +19,6 @@ from bot.clients.openai_client import (
     openai_one_token,
     openai_options,
     response_formats,
-    retry_after_s,
 )
 from bot.config import VALIDATOR_OPTIONS
 from bot.errors import ModelNotFound, ModelRequestRejected, ModelTruncated, ModelUnavailable
@@ -184,29 +181,3 @@ def test_doctor_reads_the_models_and_makes_a_one_token_call() -> None:
 
 def test_role_options_as_the_api_names_them() -> None:
     assert openai_options(VALIDATOR_OPTIONS) == {"temperature": 0.0, "max_tokens": 160, "seed": 42}
-
-
-@given(
-    st.one_of(
-        st.integers(-5, 10_000).map(str),
-        st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=12),
-    )
-)
-def test_retry_after_is_a_bounded_number_of_seconds_or_nothing(value: str) -> None:
-    """A header of seconds is waited, never below 0 nor above the policy's longest wait; an
-    HTTP date or any other text leaves the back-off in charge."""
-    import httpx2
-    import openai
-
-    request = httpx2.Request("POST", f"{BASE_URL}/chat/completions")
-    response = httpx2.Response(429, headers={"retry-after": value}, request=request)
-    exc = openai.RateLimitError("slow down", response=response, body=None)
-    wait = retry_after_s(exc, max_s=8.0)
-    try:
-        asked = float(value.strip())
-    except ValueError:
-        asked = None
-    if asked is None or asked != asked:
-        assert wait is None
-    else:
-        assert wait == min(max(asked, 0.0), 8.0)

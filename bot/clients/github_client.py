@@ -241,8 +241,9 @@ class PyGithubClient:
         self._waited_for_reset = 0
 
     def _server_wait(self, exc: BaseException) -> float | None:
-        wait = rate_limit_wait_s(exc) if rate_limited(exc) else None
-        return None if wait is None else min(wait, self._max_rate_limit_wait_s)
+        if not rate_limited(exc):
+            return None
+        return rate_limit_wait_s(exc, now_s=self._clock(), max_s=self._max_rate_limit_wait_s)
 
     def _patient_wait(self, exc: BaseException) -> float | None:
         """A patient client's wait after ``exc``: what a rate-limit answer names (a minute

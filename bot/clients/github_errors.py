@@ -8,6 +8,8 @@ policy that uses these lives in :mod:`bot.clients.github_client`.
 
 from __future__ import annotations
 
+import math
+import re
 import time
 
 import requests
@@ -26,6 +28,7 @@ from bot.errors import (
     GitHubRateLimited,
     GitHubUnavailable,
 )
+from bot.retry import retry_after_s
 
 __all__ = [
     "is_already_exists",
@@ -99,18 +102,27 @@ def transient(exc: BaseException) -> bool:
     return isinstance(exc, requests.ConnectionError | requests.Timeout)
 
 
-def rate_limit_wait_s(exc: BaseException, *, now_s: float | None = None) -> float | None:
-    """Seconds GitHub asks us to wait before repeating a rate-limited request, or ``None``.
+_EPOCH_SECONDS = re.compile(r"[0-9]+")
 
-    ``Retry-After`` (seconds) wins; else ``X-RateLimit-Reset`` (epoch seconds) minus now, plus
-    one second as PyGithub does (docs.github.com, "Rate limits for the REST API").
+
+def rate_limit_wait_s(
+    exc: BaseException, *, now_s: float | None = None, max_s: float = math.inf
+) -> float | None:
+    """Seconds (at most ``max_s``) GitHub asks us to wait before repeating a rate-limited
+    request, or ``None``.
+
+    ``Retry-After`` wins (:func:`bot.retry.retry_after_s`: seconds or an HTTP date); else
+    ``X-RateLimit-Reset`` (epoch seconds, ASCII digits) minus now, plus one second as PyGithub
+    does (docs.github.com, "Rate limits for the REST API"). Left infinite, ``max_s`` lets a
+    caller see a wait longer than it will make (``inf`` for one too long for a float).
     """
     headers = {k.lower(): v for k, v in (getattr(exc, "headers", None) or {}).items()}
-    after = str(headers.get("retry-after", "")).strip()
-    if after.isdigit():
-        return float(after)
+    now = time.time() if now_s is None else now_s
+    after = headers.get("retry-after")
+    asked = retry_after_s(None if after is None else str(after), max_s=max_s, now_s=now)
+    if asked is not None:
+        return asked
     reset = str(headers.get("x-ratelimit-reset", "")).strip()
-    if reset.isdigit():
-        now = time.time() if now_s is None else now_s
-        return max(0.0, int(reset) - now + 1.0)
+    if _EPOCH_SECONDS.fullmatch(reset):
+        return min(max(0.0, float(reset) - now + 1.0), max_s)
     return None

@@ -41,7 +41,7 @@ from bot.errors import (
     ModelTruncated,
     ModelUnavailable,
 )
-from bot.neutralise import shown_url
+from bot.neutralise import read_url, redact, redacted_excerpt
 from bot.retry import DeadlineExceeded, RetryPolicy, call_with_deadline, call_with_retries
 
 __all__ = [
@@ -70,16 +70,29 @@ def is_transient_ollama_error(exc: BaseException) -> bool:
     return isinstance(exc, ConnectionError | httpx.TransportError | DeadlineExceeded)
 
 
+DETAIL_MAX_CHARS = 200
+"""How much of Ollama's error text a message keeps."""
+
+
 def translate_ollama_error(exc: BaseException, *, model: str, host: str) -> ModelError:
-    """Map an ollama/httpx exception to the :mod:`bot.errors` tree (the choke point)."""
-    host = shown_url(host)
+    """Map an ollama/httpx exception to the :mod:`bot.errors` tree (the choke point). The
+    message holds no form of the host URL's secrets (its password, secret query values), nor a
+    piece of one: Ollama's text is redacted before it is cut to :data:`DETAIL_MAX_CHARS`."""
+    view = read_url(host)
+    mapped = _translated(exc, model=model, host=view.text, secrets=view.secrets)
+    if view.secrets:
+        mapped.args = (redact(str(mapped), view.secrets),)
+    return mapped
+
+
+def _translated(exc: BaseException, *, model: str, host: str, secrets: Sequence[str]) -> ModelError:
     if isinstance(exc, ModelError):
         return exc
     if isinstance(exc, DeadlineExceeded):
         return ModelUnavailable(f"Ollama at {host} timed out: {exc}")
     if isinstance(exc, ollama.ResponseError):
         status = exc.status_code
-        detail = str(exc.error)[:200]
+        detail = redacted_excerpt(str(exc.error), secrets, max_chars=DETAIL_MAX_CHARS)
         if status == 404:
             return ModelNotFound(f"Ollama at {host} has no model {model!r} (404): {detail}")
         if status >= 500:

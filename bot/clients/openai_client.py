@@ -53,8 +53,14 @@ from bot.errors import (
     ModelTruncated,
     ModelUnavailable,
 )
-from bot.neutralise import redact, shown_url
-from bot.retry import DeadlineExceeded, RetryPolicy, call_with_deadline, call_with_retries
+from bot.neutralise import redact, redacted_excerpt, shown_url
+from bot.retry import (
+    DeadlineExceeded,
+    RetryPolicy,
+    call_with_deadline,
+    call_with_retries,
+    retry_after_s,
+)
 
 __all__ = [
     "NO_API_KEY",
@@ -65,7 +71,7 @@ __all__ = [
     "openai_options",
     "rejects_schema_form",
     "response_formats",
-    "retry_after_s",
+    "server_wait_s",
     "translate_openai_error",
 ]
 
@@ -75,6 +81,9 @@ without one, and a server without keys ignores it."""
 
 SCHEMA_NAME = "reply"
 """The ``json_schema.name`` of every structured-output request."""
+
+DETAIL_MAX_CHARS = 200
+"""How much of a server's error text a message keeps."""
 
 _RETRIED_STATUSES = (408, 429)
 
@@ -113,17 +122,13 @@ def is_transient_openai_error(exc: BaseException) -> bool:
     return status is not None and (status in _RETRIED_STATUSES or status >= 500)
 
 
-def retry_after_s(exc: BaseException, *, max_s: float) -> float | None:
-    """The wait (seconds, at most ``max_s``) a ``Retry-After`` header of the error's response
-    asks for, when it is a number of seconds; ``None`` otherwise (the back-off applies)."""
+def server_wait_s(exc: BaseException, *, max_s: float, now_s: float | None = None) -> float | None:
+    """The wait (seconds, at most ``max_s``) the ``Retry-After`` header of the error's
+    response asks for (:func:`bot.retry.retry_after_s`, ``now_s`` for a date); ``None`` when
+    the error has no response or the header is neither form (the back-off applies)."""
     if not isinstance(exc, openai.APIStatusError):
         return None
-    asked = exc.response.headers.get("retry-after", "").strip()
-    try:
-        seconds = float(asked)
-    except ValueError:
-        return None
-    return min(max(seconds, 0.0), max_s) if seconds == seconds else None  # nan is not a wait
+    return retry_after_s(exc.response.headers.get("retry-after"), max_s=max_s, now_s=now_s)
 
 
 def rejects_schema_form(exc: BaseException) -> bool:
@@ -141,15 +146,18 @@ def translate_openai_error(
 ) -> ModelError:
     """Map an ``openai`` exception to the :mod:`bot.errors` tree (the choke point); the
     message names the server as :func:`~bot.neutralise.shown_url` shows it and holds no form
-    of ``api_key``."""
-    where = shown_url(base_url)
-    mapped = _translated(exc, model=model, where=where)
-    if api_key:
-        mapped.args = (redact(str(mapped), [api_key]),)
+    of ``api_key`` (nor a piece of one: the server's text is redacted before it is cut to
+    :data:`DETAIL_MAX_CHARS`)."""
+    secrets = [api_key] if api_key else []
+    mapped = _translated(exc, model=model, where=shown_url(base_url), secrets=secrets)
+    if secrets:
+        mapped.args = (redact(str(mapped), secrets),)
     return mapped
 
 
-def _translated(exc: BaseException, *, model: str, where: str) -> ModelError:
+def _translated(
+    exc: BaseException, *, model: str, where: str, secrets: Sequence[str]
+) -> ModelError:
     if isinstance(exc, ModelError):
         return exc
     if isinstance(exc, DeadlineExceeded):
@@ -161,7 +169,7 @@ def _translated(exc: BaseException, *, model: str, where: str) -> ModelError:
         return ModelUnavailable(f"the server at {where} is unreachable: {cause}")
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        detail = str(exc.message)[:200]
+        detail = redacted_excerpt(str(exc.message), secrets, max_chars=DETAIL_MAX_CHARS)
         if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
             return ModelRequestRejected(
                 f"the server at {where} refused the API key ({status}): set "
@@ -267,7 +275,7 @@ class OpenAIChatModel:
             ),
             policy=self._retry,
             transient=transient,
-            server_wait_s=lambda exc: retry_after_s(exc, max_s=self._retry.wait_max_s),
+            server_wait_s=lambda exc: server_wait_s(exc, max_s=self._retry.wait_max_s),
         )
 
     def chat(

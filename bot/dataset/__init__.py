@@ -10,5 +10,6 @@ first saw it (:mod:`bot.dataset.text`) and appends rows that ``triage-bot eval -
 """
 
 from bot.dataset.build import DatasetProgress, DatasetReport, run_dataset
+from bot.dataset.files import DatasetFiles
 
-__all__ = ["DatasetProgress", "DatasetReport", "run_dataset"]
+__all__ = ["DatasetFiles", "DatasetProgress", "DatasetReport", "run_dataset"]

@@ -171,6 +171,7 @@ def run_dataset(
     since: datetime | None = None,
     limit: int | None = None,
     on_progress: Callable[[DatasetProgress], None] | None = None,
+    files: DatasetFiles | None = None,
 ) -> DatasetReport:
     """Label ``repo``'s closed issues from what its maintainers did and append the rows to
     ``out`` (resuming: issues done by an earlier run into the same file are not read again).
@@ -180,14 +181,17 @@ def run_dataset(
         since: only issues opened at or after it (UTC).
         limit: stop once ``out`` holds this many rows.
         on_progress: called after each issue and each wait.
+        files: ``out`` and its state file, already opened for ``repo`` (to refuse them before
+            any request); opened here when ``None``.
 
     Raises:
-        ConfigError: ``out`` or its state file is not one this command wrote.
+        ConfigError: ``out`` or its state file is not one this command wrote, or cannot be
+            written.
         GitHubError: a read failed after the client's retries and waits; every row and skip
             so far is kept, and the same command resumes.
     """
     rules = LabelRules.from_config(config)
-    files = DatasetFiles(out, repo)
+    files = DatasetFiles(out, repo) if files is None else files
     progress = DatasetProgress(rows=len(files.row_ids))
     seen_issue = bool(files.row_ids) or bool(files.skipped_reasons())
 
@@ -216,7 +220,7 @@ def run_dataset(
             issues = [issue for issue in answer.issues if not issue.pull_request]
             in_scope = [i for i in issues if since is None or i.created_at >= since]
             seen_issue = seen_issue or bool(in_scope)
-            pending = [i for i in in_scope if not files.done(row_id(repo, i.number))]
+            pending = [i for i in in_scope if not files.done(i.number)]
             progress.earlier += len(in_scope) - len(pending)
             early = {i.number: early_skip(i) for i in pending}
             histories = github.edit_histories(

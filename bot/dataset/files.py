@@ -7,16 +7,22 @@ twice) and the ``ETag`` of every page of the closed-issues list whose issues are
 second run asks for it conditionally: unchanged, it costs no rate limit). An issue is done
 when its id is in either file; nothing is written twice.
 
-A row cut short by a crash mid-write (a last line with no line end that is not a row) is
-dropped when the run resumes, and the issue read again; any other line that is not a row is
-an error that names it, and nothing is written.
+A row cut short by a crash mid-write is dropped when the run resumes, and the issue read
+again. Such a torn row is recognised narrowly, as the last line, with no line end, beginning
+like a JSON object but not JSON (:func:`torn_row`), in a file whose other lines are all rows
+and hold at least one. Any other line that is not a row (text that was never a dataset, a
+complete line that parses but is not a valid row, a torn first row) is an error that names
+the file and line, and the file is left as it was.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import re
+import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -24,19 +30,88 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bot.errors import ConfigError
 from bot.evaluation.sets import EvalIssue
 
-__all__ = ["DatasetFiles", "PageMark", "row_id", "state_path"]
+__all__ = [
+    "DatasetFiles",
+    "PageMark",
+    "check_writable",
+    "legacy_row_id",
+    "row_id",
+    "state_path",
+    "torn_row",
+]
 
 
 def row_id(repo: str, number: int) -> str:
-    """A row's id: the repository and issue number in the eval id alphabet
-    (``Owner/Name`` #12 → ``owner-name-12``)."""
-    slug = re.sub(r"[^a-z0-9]+", "-", repo.lower()).strip("-")
-    return f"{slug}-{number}"
+    """A row's id in the eval id alphabet: the repository's name as a readable slug, a tag,
+    and the issue number (``Owner/Name`` #12 → ``owner-name-<tag>-12``).
+
+    The tag is the first 8 hexadecimal digits of the SHA-256 of the lower-cased ``OWNER/NAME``
+    (GitHub's names ignore case), so names the slug alone would merge (``a-b/c``, ``a/b-c``,
+    ``a.b/c``) get different ids: two repositories share an id only if they share the slug and
+    the 32-bit tag."""
+    name = repo.lower()
+    tag = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return f"{_slug(name)}-{tag}-{number}"
+
+
+def legacy_row_id(repo: str, number: int) -> str:
+    """The id earlier versions gave a row, the slug and number alone (``owner-name-12``): read
+    when resuming a file they wrote, never written."""
+    return f"{_slug(repo.lower())}-{number}"
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name).strip("-")
+
+
+_RATIONALE_ISSUE = re.compile(r"(?P<repo>[^\s#]+)#(?P<number>[0-9]+): ")
+"""How a row's rationale names its issue (``OWNER/NAME#12: …``)."""
+
+
+def torn_row(line: bytes) -> bool:
+    """Whether ``line`` can be the start of a row cut short by a crash mid-write: it begins
+    like a JSON object and is not JSON (a row is one object on one line, so any part of it
+    short of the whole is no JSON at all; a line that parses is complete, whatever it holds)."""
+    if not line.lstrip().startswith(b"{"):
+        return False
+    try:
+        json.loads(line)
+    except ValueError:  # not JSON, or not UTF-8
+        return True
+    return False
 
 
 def state_path(out: Path) -> Path:
     """The state file beside ``out``: ``FILE.state.json``."""
     return out.with_name(out.name + ".state.json")
+
+
+def check_writable(out: Path) -> None:
+    """Check, before anything is read from GitHub, that a run can write ``out`` and its state
+    file: ``out``, when it exists, opens for appending, and the nearest folder of it that
+    exists is a folder where a file can be made (a probe file, removed at once; the missing
+    folders below it are made when the first row is written).
+
+    Raises:
+        ConfigError: it cannot; the message names ``out`` and why.
+    """
+    folder = out.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ConfigError(f"--out {out}: cannot be written: {folder} is not a folder")
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+        if out.exists():
+            with out.open("ab"):
+                pass
+    except OSError as exc:
+        raise _not_written(f"--out {out}", exc) from None
+
+
+def _not_written(what: str, exc: OSError) -> ConfigError:
+    return ConfigError(f"{what}: cannot be written: {exc.strerror or exc}")
 
 
 class PageMark(BaseModel):
@@ -68,8 +143,9 @@ class DatasetFiles:
     """The rows file and the state file of one run for one repository.
 
     Raises:
-        ConfigError: (on opening) a line of ``out`` is not a row, or the state file is not
-            one this command wrote; the message names the file and line.
+        ConfigError: (on opening) a line of ``out`` is not a row, the state file is not one
+            this command wrote (the message names the file and line), or ``out`` cannot be
+            written; (on writing) a write failed. The message names the file.
     """
 
     def __init__(self, out: Path, repo: str) -> None:
@@ -78,8 +154,10 @@ class DatasetFiles:
         self.repo = repo
         self.dropped_torn_line = False
         self._needs_line_end = False
+        self._legacy_rows: set[tuple[str, int]] = set()
         self.row_ids = self._read_rows()
         self._state = self._read_state()
+        check_writable(out)
         self._mine = self._state.repos.setdefault(repo, _RepoState())
         self._dirty = False
 
@@ -96,19 +174,32 @@ class DatasetFiles:
             if not line.strip():
                 continue
             try:
-                ids.add(EvalIssue.model_validate_json(line).id)
+                row = EvalIssue.model_validate_json(line)
+                ids.add(row.id)
+                self._note_legacy(row)
             except ValidationError:
-                if number == len(lines):  # the last line, with no line end: a torn write
-                    with self.out.open("r+b") as handle:
-                        handle.truncate(len(raw) - len(line))
+                if number == len(lines) and ids and torn_row(line):
                     self.dropped_torn_line = True
                     continue
                 raise ConfigError(
                     f"--out {self.out}:{number}: not a row of the eval format; give a new "
                     "file, or the one an earlier dataset run wrote"
                 ) from None
+        if self.dropped_torn_line:  # every other line is a row: only the torn one goes
+            with self.out.open("r+b") as handle:
+                handle.truncate(len(raw) - len(lines[-1]))
         self._needs_line_end = bool(lines[-1].strip()) and not self.dropped_torn_line
         return ids
+
+    def _note_legacy(self, row: EvalIssue) -> None:
+        """Keep the issue of a row with an id of the old form, by the repository its rationale
+        names (the old id alone may be another repository's)."""
+        named = _RATIONALE_ISSUE.match(row.rationale)
+        if named is None:
+            return
+        repo, number = named["repo"].lower(), int(named["number"])
+        if row.id == legacy_row_id(repo, number):
+            self._legacy_rows.add((repo, number))
 
     def _read_state(self) -> _State:
         try:
@@ -125,9 +216,17 @@ class DatasetFiles:
                 "every issue again (the rows in --out are kept)"
             ) from None
 
-    def done(self, item_id: str) -> bool:
-        """Whether the issue is in the rows or among the skipped."""
-        return item_id in self.row_ids or item_id in self._mine.skipped
+    def done(self, number: int) -> bool:
+        """Whether this repository's issue ``number`` is in the rows or among the skipped,
+        under its id or the old form of it (:func:`legacy_row_id`: a row of that form counts
+        when its rationale names this repository; a skip, kept per repository, always)."""
+        item_id = row_id(self.repo, number)
+        return (
+            item_id in self.row_ids
+            or item_id in self._mine.skipped
+            or legacy_row_id(self.repo, number) in self._mine.skipped
+            or (self.repo.lower(), number) in self._legacy_rows
+        )
 
     def page(self, key: str) -> PageMark | None:
         """What an earlier run kept of the page ``key``."""
@@ -137,14 +236,17 @@ class DatasetFiles:
         """Append one row and flush it to disk (no row twice)."""
         if row.id in self.row_ids:
             return
-        self.out.parent.mkdir(parents=True, exist_ok=True)
-        with self.out.open("a", encoding="utf-8") as handle:
-            if self._needs_line_end:  # a last row someone saved without its line end
-                handle.write("\n")
-                self._needs_line_end = False
-            handle.write(row.model_dump_json(exclude_defaults=True) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            self.out.parent.mkdir(parents=True, exist_ok=True)
+            with self.out.open("a", encoding="utf-8") as handle:
+                if self._needs_line_end:  # a last row someone saved without its line end
+                    handle.write("\n")
+                    self._needs_line_end = False
+                handle.write(row.model_dump_json(exclude_defaults=True) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as exc:
+            raise _not_written(f"--out {self.out}", exc) from None
         self.row_ids.add(row.id)
 
     def skip(self, item_id: str, reason: str) -> None:
@@ -168,7 +270,12 @@ class DatasetFiles:
             return
         data = json.loads(self._state.model_dump_json())
         temporary = self.state_file.with_name(self.state_file.name + ".tmp")
-        self.state_file.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", "utf-8")
-        os.replace(temporary, self.state_file)
+        try:
+            self.state_file.parent.mkdir(parents=True, exist_ok=True)
+            temporary.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", "utf-8")
+            os.replace(temporary, self.state_file)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                temporary.unlink(missing_ok=True)
+            raise _not_written(str(self.state_file), exc) from None
         self._dirty = False
