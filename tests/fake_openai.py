@@ -108,7 +108,8 @@ def fake_openai_server(
                 server.leave()
             data = (reply.body if isinstance(reply.body, str) else json.dumps(reply.body)).encode()
             self.send_response(reply.status)
-            self.send_header("content-type", "application/json")
+            if "content-type" not in {name.lower() for name in reply.headers}:
+                self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(data)))
             for name, value in reply.headers.items():
                 self.send_header(name, value)

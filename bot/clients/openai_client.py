@@ -39,9 +39,10 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import openai
+from openai.pagination import SyncPage
 from openai.types.chat import ChatCompletion
 
 from bot.chat import ChatMessage, ChatResult, RoleOptions, check_prompt_fits
@@ -53,7 +54,7 @@ from bot.errors import (
     ModelTruncated,
     ModelUnavailable,
 )
-from bot.neutralise import redact, redacted_excerpt, shown_url
+from bot.neutralise import log_value, redact, redacted_excerpt, shown_url
 from bot.retry import (
     DeadlineExceeded,
     RetryPolicy,
@@ -81,6 +82,8 @@ without one, and a server without keys ignores it."""
 
 SCHEMA_NAME = "reply"
 """The ``json_schema.name`` of every structured-output request."""
+
+_T = TypeVar("_T")
 
 DETAIL_MAX_CHARS = 200
 """How much of a server's error text a message keeps."""
@@ -243,9 +246,31 @@ class OpenAIChatModel:
             ModelError: the server is unreachable or answered an error.
         """
         try:
-            return [m.id for m in call_with_deadline(self._client.models.list, self._timeout_s)]
+            raw = call_with_deadline(self._client.models.with_raw_response.list, self._timeout_s)
+            return [m.id for m in self._parsed(raw, SyncPage)]
         except Exception as exc:  # the translator sorts them
             raise self._translate(exc) from exc
+
+    def _parsed(self, raw: Any, shape: type[_T]) -> _T:
+        """``raw`` (a 2xx ``with_raw_response`` answer) read as ``shape``.
+
+        Raises:
+            ModelOutputError: the body is not the API's JSON of that shape (a web page, a
+                proxy's login form: the base URL points elsewhere than the API); the body,
+                untrusted, is not quoted.
+        """
+        content_type = str(raw.headers.get("content-type", "")).partition(";")[0].strip()
+        try:
+            parsed = raw.parse() if "json" in content_type else None
+        except (ValueError, TypeError, AttributeError):  # the client's loose parse of a shape
+            parsed = None
+        if not isinstance(parsed, shape):
+            shown = log_value(content_type[:60]) if content_type else "no content type"
+            raise ModelOutputError(
+                f"the server at {shown_url(self._base_url)} answered 200 with {shown} that is "
+                "not the API's JSON: is the base URL the API's own, up to and including /v1?"
+            )
+        return parsed
 
     def _translate(self, exc: BaseException) -> ModelError:
         return translate_openai_error(
@@ -260,9 +285,9 @@ class OpenAIChatModel:
         def transient(exc: BaseException) -> bool:
             return is_transient_openai_error(exc) and not (strict and rejects_schema_form(exc))
 
-        return call_with_retries(
+        response = call_with_retries(
             lambda: call_with_deadline(
-                lambda: self._client.chat.completions.create(
+                lambda: self._client.chat.completions.with_raw_response.create(
                     model=self._model,
                     messages=wire,
                     stream=False,
@@ -277,6 +302,7 @@ class OpenAIChatModel:
             transient=transient,
             server_wait_s=lambda exc: server_wait_s(exc, max_s=self._retry.wait_max_s),
         )
+        return self._parsed(response, ChatCompletion)
 
     def chat(
         self,
@@ -292,7 +318,8 @@ class OpenAIChatModel:
             ModelPromptTooLong: the reported prompt tokens plus ``num_predict`` exceed
                 ``num_ctx`` (checked before ``finish_reason``).
             ModelTruncated: ``finish_reason == "length"``.
-            ModelOutputError: the server sent no choice.
+            ModelOutputError: the server sent no choice, or a 2xx body that is not the API's
+                JSON (the base URL points at a web page).
             ModelError: the other faults (:func:`translate_openai_error`).
         """
         wire = [{"role": m.role, "content": m.content} for m in messages]
