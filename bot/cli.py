@@ -5,7 +5,8 @@ stderr and the error's exit code. Exit codes: 0 done or deliberately skipped (a 
 label or a rejected audit is a done run: each is a defined outcome), 1 unexpected bot error,
 2 configuration or a refused ``--range`` (:class:`~bot.errors.ConfigError`,
 :class:`~bot.errors.InvalidRange`, click's usage errors), 3 malformed or missing event payload,
-4 GitHub refused or failed after retries, 5 the SQLite store cannot be opened or written.
+4 GitHub refused or failed after retries, 5 the store (SQLite or PostgreSQL) cannot be opened
+or written.
 
 Imports of the pipeline happen inside the commands so ``triage-bot --help`` stays fast.
 """

@@ -168,7 +168,8 @@ class JobContext:
             return self
         if settings.repo_file_path is not None:  # the operator's file, to try before committing
             local = _read_local_file(settings.repo_file_path)
-            return replace(self, settings=settings.with_repository_file(parse_repo_file(local)))
+            parsed = parse_repo_file(local, source=f"--repo-file {settings.repo_file_path}")
+            return replace(self, settings=settings.with_repository_file(parsed))
         if settings.dry_run and not settings.github_token:
             return self
         github = self.github()

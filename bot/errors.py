@@ -19,7 +19,7 @@ point per client (``clients/ollama_client.py``, ``clients/openai_client.py``,
     │   ├── ModelTruncated                        reply cut at num_predict: never a result
     │   └── ModelOutputError                      empty / unparseable / schema-invalid output
     │       └── ModelCopiedInput                  the verdict's reason is copied from the issue
-    ├── StoreError                        exit 5  the SQLite store cannot be opened or written
+    ├── StoreError                        exit 5  the store (a file or a server) cannot be opened
     ├── EvalBelowThreshold                exit 6  ``triage-bot eval`` missed a --min/--max bound
     └── GitHubError                       exit 4
         ├── GitHubAuthError                       401, or 403 that is not a rate limit
@@ -161,7 +161,8 @@ class ModelCopiedInput(ModelOutputError):
 
 
 class StoreError(BotError):
-    """The SQLite store cannot be opened, migrated or written (locked, disk full, corrupt)."""
+    """The store (a SQLite file or a PostgreSQL server) cannot be opened, migrated or written
+    (locked, disk full, corrupt, unreachable)."""
 
     exit_code = 5
     kind = "store"

@@ -332,16 +332,21 @@ def _line_of(root: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
     return line
 
 
-def parse_repo_file(text: str) -> RepoFile:
+def parse_repo_file(text: str, *, source: str = REPO_FILE_PATH) -> RepoFile:
     """The file's text → :class:`RepoFile`. An empty file (or one of comments) is the defaults.
 
     Raises:
         ConfigError: not YAML, nested too deeply, not a mapping at the top, too long, or a key
             that is unknown or has a wrong value; the message names the file, the key
             (``skip.titles.0``) and the line. Nothing else, whatever the text.
+
+    Args:
+        text: the file's text.
+        source: the file as messages name it: the repository's, or the operator's local
+            ``--repo-file``.
     """
     if len(text) > MAX_FILE_CHARS:
-        raise ConfigError(f"{REPO_FILE_PATH}: longer than {MAX_FILE_CHARS} characters")
+        raise ConfigError(f"{source}: longer than {MAX_FILE_CHARS} characters")
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
@@ -349,13 +354,13 @@ def parse_repo_file(text: str) -> RepoFile:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "unreadable"
-        raise ConfigError(f"{REPO_FILE_PATH}: not valid YAML{where}: {problem}") from None
+        raise ConfigError(f"{source}: not valid YAML{where}: {problem}") from None
     except RecursionError:  # PyYAML composes nested collections recursively
-        raise ConfigError(f"{REPO_FILE_PATH}: nested too deeply to be a configuration") from None
+        raise ConfigError(f"{source}: nested too deeply to be a configuration") from None
     if data is None:
         return RepoFile()
     if not isinstance(data, dict):
-        raise ConfigError(f"{REPO_FILE_PATH}: line 1: the file must be a mapping of keys")
+        raise ConfigError(f"{source}: line 1: the file must be a mapping of keys")
     try:
         return RepoFile.model_validate(data)
     except ValidationError as exc:
@@ -365,7 +370,7 @@ def parse_repo_file(text: str) -> RepoFile:
             line = _line_of(root, tuple(err["loc"]))
             at = f"line {line}: " if line is not None else ""
             problems.append(f"{at}{key}: {err['msg']}")
-        raise ConfigError(f"{REPO_FILE_PATH}: " + "; ".join(problems)) from None
+        raise ConfigError(f"{source}: " + "; ".join(problems)) from None
 
 
 def json_schema() -> dict[str, Any]:

@@ -143,7 +143,8 @@ class SettingsTable:
         action_input="token",
         secret=True,
         help="token; needs `issues: write` (and `pull-requests: write` to audit). "
-        "Not needed with `--dry-run`",
+        "Not needed for a `--dry-run` of an issue event; a dry run of a pull request or a "
+        "comment command still reads GitHub (the changed files, the commenter's permission)",
     )
     github_api_url: str = setting(
         "https://api.github.com", env="GITHUB_API_URL", help="GitHub Enterprise base URL"
@@ -353,7 +354,7 @@ class SettingsTable:
         parse=existing_file("repository configuration"),
         readme_default="the default branch's",
         help="a local `.github/triage-bot.yml` used instead of the default branch's (to try a "
-        "file before committing it; no request, works offline with `--dry-run`)",
+        "file before committing it; read without a request to GitHub)",
     )
     audit_model: str | None = setting(
         None,

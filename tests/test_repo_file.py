@@ -347,6 +347,28 @@ def test_a_local_repo_file_that_is_no_file_or_too_long_is_a_config_error(
     assert named in str(error)
 
 
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("skip:\n  label: [x]\n", "line 2: skip.label: "),
+        ("skip: [\n", "not valid YAML"),
+        ("- a list\n", "line 1: the file must be a mapping of keys"),
+        ("skip:\n  titles: ['(?<=a)b']\n", "skip.titles"),
+    ],
+)
+def test_a_broken_local_repo_file_is_named_as_the_operators_file(
+    tmp_path: Path, text: str, problem: str
+) -> None:
+    """The error names the file the operator is trying (``--repo-file PATH``), not the
+    repository's ``.github/triage-bot.yml``, which was never read."""
+    path = _written(tmp_path, text.encode())
+    error = _local_file_read(path)
+    assert isinstance(error, ConfigError)
+    assert str(error).startswith(f"--repo-file {path}: "), error
+    assert problem in str(error)
+    assert REPO_FILE_PATH not in str(error)
+
+
 def _written(tmp_path: Path, data: bytes) -> Path:
     path = tmp_path / "triage-bot.yml"
     path.write_bytes(data)
