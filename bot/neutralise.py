@@ -495,7 +495,9 @@ def _problem(text: str, options: dict[str, str] | None) -> str | None:
             parts.port  # noqa: B018  (raises ValueError for a port that is not a number)
     except ValueError:
         return "it cannot be read as a URL (its port, brackets or characters)"
-    if options is not None and _libpq_disagrees(parts, options):
+    # libpq knows no fragment: a "#" is part of the host or database name it reads, so the
+    # URL standard's split after a "#" in the password is not libpq's
+    if options is not None and (_libpq_disagrees(parts, options) or "#" in text):
         return (
             "libpq would read its user name or password differently from the URL standard: "
             "percent-encode any @ : / ? # in them"
