@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -38,8 +38,11 @@ __all__ = [
     "Guard",
     "HalfFigures",
     "Measurement",
+    "ModelName",
+    "PromptVersion",
     "load_policy",
     "policy_from_text",
+    "validation_problems",
 ]
 
 Guard = Literal["unfilled", "short", "unbacked"]
@@ -53,6 +56,13 @@ Guard = Literal["unfilled", "short", "unbacked"]
 
 GUARDS: tuple[Guard, ...] = ("unfilled", "short", "unbacked")
 """Every guard, in the order they are applied."""
+
+
+ModelName = Annotated[str, Field(min_length=1, max_length=200)]
+"""A model's name as runs report it (GGUF file name, Ollama tag, served model name)."""
+
+PromptVersion = Annotated[str, Field(pattern=r"^validator@[0-9a-f]{8}$")]
+"""A validator prompt's version (``validator@SHA8``)."""
 
 
 class _Strict(BaseModel):
@@ -77,9 +87,9 @@ class HalfFigures(_Strict):
 class Measurement(_Strict):
     """What a policy was chosen on and how it did."""
 
-    model: str = Field(min_length=1, max_length=200)
+    model: ModelName
     """The model's name as runs report it (GGUF file name, Ollama tag, served model name)."""
-    prompt_version: str = Field(pattern=r"^validator@[0-9a-f]{8}$")
+    prompt_version: PromptVersion
     """The validator prompt the model answered."""
     labelled_set: str = Field(min_length=1, max_length=300)
     """Which labelled issues (a name, not a path outside the project)."""
@@ -133,7 +143,8 @@ class GatePolicy(_Strict):
         return self.verdict_from == "model"
 
 
-def _problems(exc: ValidationError) -> str:
+def validation_problems(exc: ValidationError) -> str:
+    """A pydantic error in one line: each problem's key and message (the first five)."""
     return "; ".join(
         f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
         for err in exc.errors(include_url=False)[:5]
@@ -149,7 +160,9 @@ def policy_from_text(text: str, *, source: str) -> GatePolicy:
     try:
         return GatePolicy.model_validate_json(text)
     except ValidationError as exc:
-        raise ConfigError(f"{source}: not a valid gate policy: {_problems(exc)}") from None
+        raise ConfigError(
+            f"{source}: not a valid gate policy: {validation_problems(exc)}"
+        ) from None
 
 
 def load_policy(path: Path) -> GatePolicy:

@@ -163,9 +163,10 @@ def calibrate(
 
 
 def policy_yaml(policy: GatePolicy) -> str:
-    """The policy as the ``gate:`` block of ``.github/triage-bot.yml`` (YAML)."""
+    """The policy as the ``gate:`` block of ``.github/triage-bot.yml`` (YAML). No value is
+    folded onto a continuation line (a long model name would start one with its own text)."""
     data = {"gate": {"policy": policy.model_dump(mode="json", exclude_none=True)}}
-    return str(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100))
+    return str(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=float("inf")))
 
 
 def _pct(value: float | None) -> str:

@@ -9,12 +9,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
 from rich.progress import Progress
 
 from bot.audit.auditor import make_auditor
 from bot.chat import ChatModel
 from bot.config import Settings
-from bot.errors import EvalBelowThreshold
+from bot.errors import ConfigError, EvalBelowThreshold
 from bot.evaluation.calibrate import calibrate, label_of, policy_yaml, render_candidates
 from bot.evaluation.replies import ReplayModel, load_replies, replies_jsonl
 from bot.evaluation.report import Threshold, compare_reports, failed_thresholds, render_report
@@ -23,6 +24,8 @@ from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
 from bot.factory import make_chat_model, model_concurrency
 from bot.gate.policy import policy_json
 from bot.gate.validator import make_validator
+from bot.gate_policy import ModelName, validation_problems
+from bot.neutralise import log_text, log_value
 from bot.prompts import current_name
 
 __all__ = ["run_calibrate", "run_eval"]
@@ -57,8 +60,9 @@ def _version_note(replay: ReplayModel | None, prompt_version: str) -> str:
     others = sorted(v for v in replay.replies.prompt_versions if current_name(v) != prompt_version)
     if not others:
         return ""
+    named = ", ".join(log_value(v, max_chars=40) for v in others)
     return (
-        f"note: the replies name {', '.join(others)}; this prompt is {prompt_version}. "
+        f"note: the replies name {named}; this prompt is {prompt_version}. "
         "Compare the prompt texts before trusting the figures."
     )
 
@@ -138,6 +142,13 @@ def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
         ConfigError: the set or the replies file is missing or malformed, or an item has no
             recorded reply.
     """
+    model_name = flags.get("model_name")
+    if model_name is not None:
+        try:
+            TypeAdapter(ModelName).validate_python(model_name)
+        except ValidationError as exc:
+            problem = exc.errors(include_url=False)[0]["msg"]
+            raise ConfigError(f"--model-name: {problem}") from None
     model, replay = _gate_model(settings, flags)
     issues = load_jsonl(flags["issues_path"], EvalIssue)
     recorder = RecordingModel(model)
@@ -157,21 +168,28 @@ def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
         prompt_version = current_name(next(iter(replay.replies.prompt_versions)))
     path: Path = flags["issues_path"]
     name = flags.get("name") or f"calibrated-{model.name}"
-    chosen, scored = calibrate(
-        judged,
-        validator.policy.policy,
-        name=_policy_name(name),
-        model=flags.get("model_name") or model.name,
-        prompt_version=prompt_version,
-        labelled_set=f"{path.name} ({len(issues)} items)",
-    )
+    try:
+        chosen, scored = calibrate(
+            judged,
+            validator.policy.policy,
+            name=_policy_name(name),
+            model=model.name if model_name is None else model_name,
+            prompt_version=prompt_version,
+            labelled_set=f"{path.name} ({len(issues)} items)",
+        )
+    except ValidationError as exc:  # a value no earlier check caught: a message, not a trace
+        raise ConfigError(
+            f"the calibrated policy is not valid: {validation_problems(exc)}"
+        ) from None
     flags["out"].write_text(policy_json(chosen), "utf-8")
     lines = [
-        f"calibrate: {len(issues)} issues, model {model.name}, prompt {prompt_version}",
+        f"calibrate: {len(issues)} issues, model {log_value(model.name, max_chars=200)}, "
+        f"prompt {log_value(prompt_version, max_chars=40)}",
         "",
         render_candidates(scored),
         "",
-        f"chosen: {label_of(chosen)} (best on the tune half), written to {flags['out']}",
+        f"chosen: {label_of(chosen)} (best on the tune half), written to "
+        f"{log_value(str(flags['out']))}",
     ]
     note = _version_note(replay, validator.prompt_version)
     if note:
@@ -181,7 +199,7 @@ def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
             "",
             "The repository file's block (.github/triage-bot.yml):",
             "",
-            policy_yaml(chosen),
+            log_text(policy_yaml(chosen)),
         ]
     return "\n".join(lines) + "\n"
 

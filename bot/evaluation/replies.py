@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.chat import ChatMessage, ChatResult, RoleOptions
 from bot.errors import ConfigError, ModelError, ModelOutputError
+from bot.gate_policy import ModelName, PromptVersion
 
 __all__ = ["RecordedReply", "ReplayModel", "Replies", "load_replies", "replies_jsonl"]
 
@@ -34,9 +35,9 @@ class RecordedReply(BaseModel):
     """The eval item's id."""
     reply: str | None
     """The reply's text as the model returned it; ``null`` when the call failed."""
-    prompt_version: str | None = None
+    prompt_version: PromptVersion | None = None
     """The validator prompt version the reply answers (``validator@SHA8``)."""
-    model: str | None = None
+    model: ModelName | None = None
     """The model that wrote it."""
     error: str | None = None
     """The fault's kind (:attr:`bot.errors.BotError.kind`) when the call returned no reply."""

@@ -9,7 +9,7 @@ from typing import Any
 from bot.audit.contract import VERDICTS, defect_verdicts
 from bot.evaluation.run import LINE_SLACK
 from bot.gate.verdict import GATE_OUTCOMES
-from bot.neutralise import log_value, neutralise
+from bot.neutralise import log_value
 
 __all__ = [
     "METRICS",
@@ -63,6 +63,13 @@ def _fmt(key: str, value: Any) -> str:
     return str(value)
 
 
+def _cell(value: Any, *, max_chars: int = 100) -> str:
+    """Untrusted text (a model's reply, an item's kind, a model's name) as a cell of a table
+    printed on a terminal: one line with its whitespace collapsed (:func:`log_value`: no escape
+    sequence, no workflow command), ``|`` shown as ``/`` so the cell stays one cell."""
+    return log_value(" ".join(str(value).split()), max_chars=max_chars).replace("|", "/")
+
+
 def render_report(report: Mapping[str, Any]) -> str:
     """The report as markdown: headline metrics, the confusion matrix, per-item outcomes."""
     lines = [
@@ -80,7 +87,7 @@ def render_report(report: Mapping[str, Any]) -> str:
         shown = f"{policy['name']} ({policy['version']}, {policy['source']})"
         if policy.get("mismatch"):
             shown += f"; {policy['mismatch']}"
-        lines.append(f"| gate policy | {neutralise(shown, max_chars=300, table=True)} |")
+        lines.append(f"| gate policy | {_cell(shown, max_chars=300)} |")
     for section, key, label, _ in METRICS:
         if section in report:
             lines.append(f"| {label} | {_fmt(key, report[section].get(key))} |")
@@ -97,12 +104,10 @@ def render_report(report: Mapping[str, Any]) -> str:
             lines.append(f"| {expected} | " + " | ".join(str(row[g]) for g in GATE_OUTCOMES) + " |")
         lines += ["", "| issue | kind | expected | got | reason |", "|---|---|---|---|---|"]
         for o in gate["outcomes"]:
-            # model text in a terminal: no escape sequence or workflow command (log_value)
-            reason = log_value(" ".join(str(o["reason"]).split()), max_chars=100)
-            reason = reason.replace("|", "/")
             mark = "" if o["agree"] else " ✗"
             lines.append(
-                f"| {o['id']} | {o['kind']} | {o['expected']} | {o['got']}{mark} | {reason} |"
+                f"| {o['id']} | {_cell(o['kind'], max_chars=40)} | {o['expected']} | "
+                f"{o['got']}{mark} | {_cell(o['reason'])} |"
             )
     audit = report.get("audit")
     if audit:
@@ -202,7 +207,8 @@ def compare_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
     ``--split`` runs of the development set, each half's figures follow, and a goal figure
     that rose on one half and fell on the other is named (:data:`HALF_DECIDING`)."""
     lines = [
-        f"| metric | {old.get('model', 'old')} | {new.get('model', 'new')} | change |",
+        f"| metric | {_cell(old.get('model') or 'old', max_chars=200)} | "
+        f"{_cell(new.get('model') or 'new', max_chars=200)} | change |",
         "|---|---|---|---|",
     ]
     versions = [str(r.get("gate", {}).get("prompt_version") or "–") for r in (old, new)]

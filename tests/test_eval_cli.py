@@ -1,0 +1,203 @@
+"""``triage-bot eval`` and ``triage-bot calibrate`` through the real CLI on recorded replies (no
+model): every value read from the issues file, the replies file, an earlier report or a flag
+reaches stdout inert, and bad input is a ConfigError (exit 2) that names it, with nothing lost.
+
+The files are the first lines of the project's own eval set and of its recorded replies
+(``evals/issues.jsonl``, ``evals/replies/qwen2.5-coder-1.5b.jsonl``), one field changed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.cli import main
+from tests.profiles import FUZZ
+from tests.support import ROOT
+from tests.test_neutralise import STDOUT_TEXT, runner_commands
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text("utf-8").split("\n")[:3]]
+
+
+ISSUE_ROWS = _rows(ROOT / "evals" / "issues.jsonl")
+REPLY_ROWS = _rows(ROOT / "evals" / "replies" / "qwen2.5-coder-1.5b.jsonl")
+
+HOSTILE = [
+    "\n::error::x",
+    "\x1b[2J",
+    "a\r::warning::y",
+    "b\u2028::error::z",
+    "c\x85::error::z",
+    "##[error]w",
+    "m " * 50 + "::error::folded",  # a name the YAML block would fold onto a `::` line
+    "q" * 95 + " ::error::folded",
+]
+"""Values a file or flag may hold: line breaks of every kind before a workflow command, an
+escape sequence, and long names with a space where a YAML emitter folds."""
+
+VALUES = st.one_of(st.sampled_from(HOSTILE), STDOUT_TEXT.filter(bool))
+WALL = re.compile(r"::(stop-commands::[0-9a-f]{32}|[0-9a-f]{32}::|add-mask::.*)$")
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    return path
+
+
+def set_files(
+    folder: Path, *, issue: dict[str, Any] | None = None, reply: dict[str, Any] | None = None
+) -> tuple[Path, Path]:
+    """The issues and replies files, every row updated with ``issue`` / ``reply``."""
+    issues = write_jsonl(folder / "issues.jsonl", [{**r, **(issue or {})} for r in ISSUE_ROWS])
+    replies = write_jsonl(folder / "replies.jsonl", [{**r, **(reply or {})} for r in REPLY_ROWS])
+    return issues, replies
+
+
+def file_name(value: str) -> str:
+    """``value`` as a file name Linux accepts."""
+    kept = value.replace("/", "_").replace("\x00", "_").encode("utf-8", "replace")[:200]
+    return kept.decode("utf-8", "ignore") or "x"
+
+
+def invoke(args: list[str]) -> Result:
+    return CliRunner(env={"GITHUB_ACTIONS": "true"}).invoke(main, args)
+
+
+def run_with(field: str, value: str, folder: Path) -> Result:
+    """Run eval or calibrate with ``value`` in ``field``."""
+    issue = {"kind": value} if field == "kind" else None
+    reply = {field: value} if field in ("model", "prompt_version") else None
+    issues, replies = set_files(folder, issue=issue, reply=reply)
+    out = folder / "out.json"
+    if field in ("kind", "compare-model", "eval-model", "eval-prompt_version"):
+        if field.startswith("eval-"):
+            issues, replies = set_files(folder, reply={field[5:]: value})
+        args = ["eval", "--only", "gate", "--issues", str(issues), "--replies", str(replies),
+                "--out", str(out)]  # fmt: skip
+        if field == "compare-model":
+            old = folder / "old.json"
+            old.write_text(json.dumps({"model": value, "gate": {"agreement": 0.5}}), "utf-8")
+            args += ["--compare", str(old)]
+        return invoke(args)
+    if field == "out":
+        out = folder / file_name(value)
+    if field == "issues-name":
+        issues = issues.rename(folder / file_name(value))
+    args = ["calibrate", "--issues", str(issues), "--replies", str(replies), "--out", str(out),
+            "--yaml"]  # fmt: skip
+    if field == "model-name":
+        args += ["--model-name", value]
+    return invoke(args)
+
+
+FIELDS = ["kind", "compare-model", "eval-model", "eval-prompt_version", "model",
+          "prompt_version", "model-name", "out", "issues-name"]  # fmt: skip
+
+
+def assert_inert(result: Result) -> None:
+    """No line but the bot's own wall and masks starts a workflow command; no escape byte."""
+    forged = [line for line in runner_commands(result.output) if not WALL.match(line)]
+    assert forged == [], result.output
+    assert "\x1b" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+
+
+@pytest.mark.parametrize("field", FIELDS)
+@pytest.mark.parametrize("value", HOSTILE)
+def test_a_hostile_value_reaches_stdout_inert(tmp_path: Path, field: str, value: str) -> None:
+    assert_inert(run_with(field, value, tmp_path))
+
+
+@pytest.mark.parametrize("field", FIELDS)
+@settings(FUZZ, max_examples=25)
+@given(value=VALUES)
+def test_any_value_reaches_stdout_inert(
+    tmp_path_factory: pytest.TempPathFactory, field: str, value: str
+) -> None:
+    assert_inert(run_with(field, value, tmp_path_factory.mktemp("set")))
+
+
+@pytest.mark.parametrize("command", ["eval", "calibrate"])
+def test_eval_and_calibrate_print_inside_the_wall_in_actions(tmp_path: Path, command: str) -> None:
+    """Under Actions the report is printed between ``::stop-commands::`` and its resume."""
+    issues, replies = set_files(tmp_path)
+    args = [command, "--issues", str(issues), "--replies", str(replies),
+            "--out", str(tmp_path / "o.json")]  # fmt: skip
+    if command == "eval":
+        args[1:1] = ["--only", "gate"]
+    result = invoke(args)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    (start,) = [n for n, line in enumerate(lines) if line.startswith("::stop-commands::")]
+    token = lines[start].removeprefix("::stop-commands::")
+    assert re.fullmatch("[0-9a-f]{32}", token)
+    end = lines.index(f"::{token}::")
+    report = [n for n, line in enumerate(lines) if line.startswith(("| ", "calibrate: "))]
+    assert report
+    assert start < min(report)
+    assert max(report) < end
+    plain = CliRunner(env={"GITHUB_ACTIONS": None}).invoke(main, args)
+    assert runner_commands(plain.stdout) == []
+
+
+def test_the_policy_line_is_terminal_text(tmp_path: Path) -> None:
+    """The eval's policy line shows the policy's name as written (no markdown escapes)."""
+    issues, replies = set_files(tmp_path)
+    args = ["eval", "--only", "gate", "--issues", str(issues), "--replies", str(replies),
+            "--out", str(tmp_path / "o.json")]  # fmt: skip
+    result = invoke(args)
+    line = next(x for x in result.stdout.splitlines() if x.startswith("| gate policy |"))
+    assert "\\" not in line
+    assert "\u200b" not in line
+    report = json.loads((tmp_path / "o.json").read_text("utf-8"))
+    assert report["gate"]["policy"]["name"] in line
+
+
+# --- values the replies file and the flags give the calibrated policy ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("prompt_version", "validator@7b2c93c7x", "prompt_version: String should match"),
+        ("prompt_version", "validator@7B2C93C7", "prompt_version: String should match"),
+        ("prompt_version", "", "prompt_version: String should match"),
+        ("model", "", "model: String should have at least 1 character"),
+        ("model", "m" * 201, "model: String should have at most 200 characters"),
+    ],
+)
+@pytest.mark.parametrize("command", ["eval", "calibrate"])
+def test_a_reply_line_the_policy_cannot_hold_is_named(
+    tmp_path: Path, field: str, value: str, message: str, command: str
+) -> None:
+    """Exit 2 naming the replies file, its first line and the field; no policy written."""
+    issues, replies = set_files(tmp_path, reply={field: value})
+    out = tmp_path / "policy.json"
+    args = [command, "--issues", str(issues), "--replies", str(replies), "--out", str(out)]
+    if command == "eval":
+        args[1:1] = ["--only", "gate"]
+    result = invoke(args)
+    assert result.exit_code == 2, result.output
+    assert f"{replies}:1: not a recorded reply: {message}" in result.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("value", ["", "m" * 201, "x" * 1000])
+def test_a_model_name_the_policy_cannot_hold_is_refused(tmp_path: Path, value: str) -> None:
+    issues, replies = set_files(tmp_path)
+    out = tmp_path / "policy.json"
+    args = ["calibrate", "--issues", str(issues), "--replies", str(replies), "--out", str(out),
+            "--model-name", value]  # fmt: skip
+    result = invoke(args)
+    assert result.exit_code == 2, result.output
+    assert "--model-name: String should have at " in result.stderr
+    assert not out.exists()
