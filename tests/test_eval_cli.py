@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from bot.cli import main
+from bot.evaluation import command
+from bot.evaluation.replies import load_replies, replies_jsonl
+from bot.evaluation.sets import EvalIssue, load_jsonl
 from tests.profiles import FUZZ
 from tests.support import ROOT
 from tests.test_neutralise import STDOUT_TEXT, runner_commands
@@ -65,7 +69,7 @@ def set_files(
 def file_name(value: str) -> str:
     """``value`` as a file name Linux accepts."""
     kept = value.replace("/", "_").replace("\x00", "_").encode("utf-8", "replace")[:200]
-    return kept.decode("utf-8", "ignore") or "x"
+    return "x" + kept.decode("utf-8", "ignore")  # never "." or ".."
 
 
 def invoke(args: list[str]) -> Result:
@@ -201,3 +205,169 @@ def test_a_model_name_the_policy_cannot_hold_is_refused(tmp_path: Path, value: s
     assert result.exit_code == 2, result.output
     assert "--model-name: String should have at " in result.stderr
     assert not out.exists()
+
+
+# --- bad input: a ConfigError (exit 2) naming it, before any model call -------------------------
+
+
+def _no_model(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record every model the command builds (none may be built when the input is refused)."""
+    built: list[str] = []
+
+    def make(_settings: Any, role: str) -> None:
+        built.append(role)
+        raise AssertionError("a model was built for a run that should have been refused")
+
+    monkeypatch.setattr(command, "make_chat_model", make)
+    return built
+
+
+COMPARE_BAD = [
+    (b"not json", "(top level): Invalid JSON"),
+    (b"[1,2]", "(top level): Input should be an object"),
+    (b"\xff\xfe{}", "(top level): Invalid JSON"),
+    (b'{"gate":{"halves":{"tune":5}}}', "gate.halves.tune: Input should be an object"),
+    (b'{"gate":{"halves":{"tune":{"agreement":"high"}}}}', "gate.halves.tune.agreement"),
+    (b'{"gate":{"agreement":"\\n::error::x"}}', "gate.agreement"),
+    (b'{"model":["a"],"gate":{}}', "model: Input should be a valid string"),
+    (b'{"audit":[]}', "audit: Input should be an object"),
+]
+
+
+@pytest.mark.parametrize(("data", "message"), COMPARE_BAD)
+def test_a_compare_report_that_is_not_one_is_refused_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes, message: str
+) -> None:
+    built = _no_model(monkeypatch)
+    issues, _ = set_files(tmp_path)
+    old = tmp_path / "old.json"
+    old.write_bytes(data)
+    out = tmp_path / "o.json"
+    args = ["eval", "--only", "gate", "--split", "--issues", str(issues), "--out", str(out),
+            "--compare", str(old)]  # fmt: skip
+    result = invoke(args)
+    assert result.exit_code == 2, result.output
+    assert f"--compare {old}: not an eval report: {message}" in result.stderr
+    assert built == []
+    assert not out.exists()
+
+
+def test_an_earlier_report_is_compared_figure_by_figure(tmp_path: Path) -> None:
+    """A report this command wrote compares with itself; one kept before the halves or the
+    prompt version existed too (only what the comparison reads is read)."""
+    issues, replies = set_files(tmp_path)
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    base = ["eval", "--only", "gate", "--split", "--issues", str(issues), "--replies", str(replies)]
+    assert invoke([*base, "--out", str(first)]).exit_code == 0
+    old = json.loads(first.read_text("utf-8"))
+    old["gate"].pop("halves")
+    old["gate"].pop("prompt_version")
+    first.write_text(json.dumps(old), "utf-8")
+    result = invoke([*base, "--out", str(second), "--compare", str(first)])
+    assert result.exit_code == 0, result.output
+    assert "| gate agreement | 100.0% | 100.0% | +0.0% |" in result.stdout
+
+
+@pytest.mark.parametrize("command_name", ["eval", "calibrate"])
+@pytest.mark.parametrize("which", ["issues", "replies"])
+def test_a_set_that_is_not_utf8_is_named(tmp_path: Path, command_name: str, which: str) -> None:
+    issues, replies = set_files(tmp_path)
+    bad = issues if which == "issues" else replies
+    bad.write_bytes(bad.read_bytes().replace(b"\xc3\xa9", b"\xe9") + b"\xff\n")
+    args = [command_name, "--issues", str(issues), "--replies", str(replies),
+            "--out", str(tmp_path / "o.json")]  # fmt: skip
+    if command_name == "eval":
+        args[1:1] = ["--only", "gate"]
+    result = invoke(args)
+    assert result.exit_code == 2, result.output
+    what = "eval set" if which == "issues" else "replies"
+    assert f"cannot read {what} {bad}: 'utf-8' codec can't decode" in result.stderr
+
+
+OUTPUTS = [
+    ("eval", "--out"),
+    ("eval", "--save-replies"),
+    ("calibrate", "--out"),
+]
+
+
+@pytest.mark.parametrize(("command_name", "flag"), OUTPUTS)
+@pytest.mark.parametrize("where", ["/nonexistent/o.json", "{tmp}/file/o.json"])
+def test_an_output_that_cannot_be_written_is_refused_before_the_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command_name: str, flag: str, where: str
+) -> None:
+    """Its folder is missing (or a file): exit 2 naming the flag, and no model is built."""
+    built = _no_model(monkeypatch)
+    (tmp_path / "file").write_text("", "utf-8")
+    issues, _ = set_files(tmp_path)
+    path = where.format(tmp=tmp_path)
+    outputs = {"--out": str(tmp_path / "o.json"), flag: path}
+    args = [command_name, "--issues", str(issues)]
+    if command_name == "eval":
+        args += ["--only", "gate"]
+    for name, value in outputs.items():
+        args += [name, value]
+    result = invoke(args)
+    assert result.exit_code == 2, result.output
+    assert f"{flag} {path}: the folder " in result.stderr
+    assert built == []
+
+
+@pytest.mark.parametrize(("command_name", "flag"), OUTPUTS)
+def test_an_output_the_system_refuses_is_a_config_error(
+    tmp_path: Path, command_name: str, flag: str
+) -> None:
+    """A name longer than the file system takes passes the folder check; writing it fails
+    with a message, not a traceback."""
+    issues, replies = set_files(tmp_path)
+    path = tmp_path / ("o" * 300)
+    outputs = {"--out": str(tmp_path / "o.json"), flag: str(path)}
+    args = [command_name, "--issues", str(issues), "--replies", str(replies)]
+    if command_name == "eval":
+        args += ["--only", "gate"]
+    for name, value in outputs.items():
+        args += [name, value]
+    result = invoke(args)
+    assert result.exit_code == 2, result.output
+    assert f"{flag} {path}: cannot be written (File name too long)" in result.stderr
+
+
+# --- JSONL: a line ends at LF only ---------------------------------------------------------------
+
+LINE_BREAKS = st.text(
+    st.one_of(st.sampled_from("\u2028\u2029\x85\x1c\x1d\x1e\x0b\x0c\r\n\r\n"), st.characters()),
+    min_size=1,
+)
+
+
+@FUZZ
+@given(LINE_BREAKS)
+def test_a_reply_holding_any_line_break_reads_back(text: str) -> None:
+    """What ``--save-replies`` writes (:func:`replies_jsonl`), ``--replies`` reads back."""
+    assume(not any("\ud800" <= ch <= "\udfff" for ch in text))
+    outcomes = [{"id": "a", "reply": text}, {"id": "b", "reply": "x" + text}]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "r.jsonl"
+        path.write_text(
+            replies_jsonl(outcomes, prompt_version="validator@0badc0de", model=text[:200]),
+            "utf-8",
+        )
+        replies = load_replies(path)
+    assert {k: r.reply for k, r in replies.by_id.items()} == {"a": text, "b": "x" + text}
+
+
+@FUZZ
+@given(LINE_BREAKS, LINE_BREAKS)
+def test_an_issue_holding_any_line_break_reads_back(title: str, body: str) -> None:
+    """A row as the dataset command writes it (pydantic's JSON, one per line) reads back."""
+    assume(not any("\ud800" <= ch <= "\udfff" for ch in title + body))
+    rows = [
+        EvalIssue(id=f"i-{n}", kind=title, title=title, body=body, expected="VALID", rationale=body)
+        for n in range(2)
+    ]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "i.jsonl"
+        path.write_text(
+            "".join(r.model_dump_json(exclude_defaults=True) + "\n" for r in rows), "utf-8"
+        )
+        assert load_jsonl(path, EvalIssue) == rows

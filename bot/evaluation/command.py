@@ -4,6 +4,7 @@ model, or on recorded replies), write the JSON report or the chosen policy, chec
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,7 +19,13 @@ from bot.config import Settings
 from bot.errors import ConfigError, EvalBelowThreshold
 from bot.evaluation.calibrate import calibrate, label_of, policy_yaml, render_candidates
 from bot.evaluation.replies import ReplayModel, load_replies, replies_jsonl
-from bot.evaluation.report import Threshold, compare_reports, failed_thresholds, render_report
+from bot.evaluation.report import (
+    Threshold,
+    compare_reports,
+    failed_thresholds,
+    read_report,
+    render_report,
+)
 from bot.evaluation.run import RecordingModel, eval_audit, eval_gate, judge_items
 from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
 from bot.factory import make_chat_model, model_concurrency
@@ -67,6 +74,51 @@ def _version_note(replay: ReplayModel | None, prompt_version: str) -> str:
     )
 
 
+def _check_writable(path: Path, flag: str) -> None:
+    """Refuse an output path before any model call: its folder must exist and be writable, and
+    the file, if it exists, writable (a run's figures and replies are not lost at the end).
+
+    Raises:
+        ConfigError: it is not (the flag and path are named).
+    """
+    folder = path.parent
+    try:
+        if not folder.is_dir():
+            raise ConfigError(f"{flag} {path}: the folder {folder} does not exist")
+        writable = os.access(folder, os.W_OK | os.X_OK) and (
+            not path.exists() or os.access(path, os.W_OK)
+        )
+    except OSError as exc:  # a name the file system refuses (too long)
+        raise ConfigError(f"{flag} {path}: cannot be written ({exc.strerror or exc})") from None
+    if not writable:
+        raise ConfigError(f"{flag} {path}: cannot be written (permission)")
+
+
+def _write(path: Path, text: str, flag: str) -> None:
+    """Write an output file.
+
+    Raises:
+        ConfigError: it cannot be written (the flag, path and reason are named).
+    """
+    try:
+        path.write_text(text, "utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{flag} {path}: cannot be written ({exc.strerror or exc})") from None
+
+
+def _earlier_report(path: Path) -> dict[str, Any]:
+    """The ``--compare`` report (:func:`~bot.evaluation.report.read_report`).
+
+    Raises:
+        ConfigError: it cannot be read, or is not a report.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"--compare {path}: cannot be read ({exc.strerror or exc})") from None
+    return read_report(data, source=f"--compare {path}")
+
+
 def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
     """Run the eval described by the CLI flags; return the markdown to print.
 
@@ -76,6 +128,10 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
         EvalBelowThreshold: a ``--min-*``/``--max-*`` bound was missed (after writing the report).
     """
     limit = flags.get("limit")
+    _check_writable(flags["out"], "--out")
+    if flags.get("save_replies") is not None:
+        _check_writable(flags["save_replies"], "--save-replies")
+    earlier = _earlier_report(flags["compare"]) if flags.get("compare") is not None else None
     model, replay = _gate_model(settings, flags)
     report: dict[str, Any] = {"model": model.name, "audit_format": settings.audit_format}
     note = ""
@@ -96,14 +152,12 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
             )
             note = _version_note(replay, validator.prompt_version)
             if flags.get("save_replies") is not None:
-                flags["save_replies"].write_text(
-                    replies_jsonl(
-                        report["gate"]["outcomes"],
-                        prompt_version=validator.prompt_version,
-                        model=model.name,
-                    ),
-                    "utf-8",
+                saved = replies_jsonl(
+                    report["gate"]["outcomes"],
+                    prompt_version=validator.prompt_version,
+                    model=model.name,
                 )
+                _write(flags["save_replies"], saved, "--save-replies")
         if flags["only"] in ("audit", "both"):
             segments = load_jsonl(flags["segments_path"], EvalSegment)[:limit]
             task = progress.add_task("audit", total=len(segments))
@@ -116,12 +170,12 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
                 audit_recorder,
                 concurrency=model_concurrency(settings),
             )
-    flags["out"].write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    _write(flags["out"], json.dumps(report, indent=2, ensure_ascii=False) + "\n", "--out")
     text = render_report(report)
     if note:
         text += "\n" + note + "\n"
-    if flags.get("compare") is not None:
-        text += "\n" + compare_reports(json.loads(flags["compare"].read_text("utf-8")), report)
+    if earlier is not None:
+        text += "\n" + compare_reports(earlier, report)
     thresholds = [
         Threshold(section, key, float(flags[option]), minimum)
         for option, section, key, minimum in BOUNDS
@@ -149,6 +203,7 @@ def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
         except ValidationError as exc:
             problem = exc.errors(include_url=False)[0]["msg"]
             raise ConfigError(f"--model-name: {problem}") from None
+    _check_writable(flags["out"], "--out")
     model, replay = _gate_model(settings, flags)
     issues = load_jsonl(flags["issues_path"], EvalIssue)
     recorder = RecordingModel(model)
@@ -181,7 +236,7 @@ def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
         raise ConfigError(
             f"the calibrated policy is not valid: {validation_problems(exc)}"
         ) from None
-    flags["out"].write_text(policy_json(chosen), "utf-8")
+    _write(flags["out"], policy_json(chosen), "--out")
     lines = [
         f"calibrate: {len(issues)} issues, model {log_value(model.name, max_chars=200)}, "
         f"prompt {log_value(prompt_version, max_chars=40)}",

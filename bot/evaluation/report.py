@@ -6,7 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
 from bot.audit.contract import VERDICTS, defect_verdicts
+from bot.errors import ConfigError
 from bot.evaluation.run import LINE_SLACK
 from bot.gate.verdict import GATE_OUTCOMES
 from bot.neutralise import log_value
@@ -16,6 +19,7 @@ __all__ = [
     "Threshold",
     "compare_reports",
     "failed_thresholds",
+    "read_report",
     "render_report",
     "spread_reports",
 ]
@@ -200,6 +204,71 @@ def _compare_halves(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]
                 "on more than one run.",
             ]
     return lines
+
+
+Figure = int | float | None
+"""A figure of a report: a count, a share or milliseconds; ``None`` when nothing was measured."""
+
+
+def _keep(keys: frozenset[str], data: Any) -> Any:
+    """Of a JSON object, the keys a report shape reads (anything else passes to validation)."""
+    return {k: v for k, v in data.items() if k in keys} if isinstance(data, dict) else data
+
+
+class _HalfShape(BaseModel):
+    """One half's figures (:data:`HALF_METRICS` and ``items``)."""
+
+    model_config = ConfigDict(extra="allow")
+    __pydantic_extra__: dict[str, Figure]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _figures(cls, data: Any) -> Any:
+        return _keep(frozenset(["items", *(key for key, _ in HALF_METRICS)]), data)
+
+
+class _SectionShape(BaseModel):
+    """A ``gate`` or ``audit`` section: the figures of :data:`METRICS`, the prompt version and
+    the halves."""
+
+    model_config = ConfigDict(extra="allow")
+    __pydantic_extra__: dict[str, Figure]
+    prompt_version: str | None = None
+    halves: dict[str, _HalfShape] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _figures(cls, data: Any) -> Any:
+        keys = frozenset(["prompt_version", "halves", *(key for _, key, _, _ in METRICS)])
+        return _keep(keys, data)
+
+
+class _ReportShape(BaseModel):
+    """What :func:`compare_reports` reads of an earlier report: every figure a number or
+    absent."""
+
+    model_config = ConfigDict(extra="ignore")
+    model: str | None = None
+    gate: _SectionShape | None = None
+    audit: _SectionShape | None = None
+
+
+def read_report(data: bytes, *, source: str) -> dict[str, Any]:
+    """An earlier ``eval --out`` report (JSON) as :func:`compare_reports` reads it: the model's
+    name, the prompt version, the figures of :data:`METRICS` and of each half (the rest is
+    dropped; a missing figure is absent).
+
+    Raises:
+        ConfigError: not UTF-8 JSON, not an object, or a figure that is not a number; the
+            message names ``source`` and the key.
+    """
+    try:
+        report = _ReportShape.model_validate_json(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise ConfigError(f"{source}: not an eval report: {where}: {first['msg']}") from None
+    return report.model_dump(exclude_none=True)
 
 
 def compare_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
