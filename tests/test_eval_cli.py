@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from bot.cli import main
 from bot.evaluation import command
 from bot.evaluation.replies import load_replies, replies_jsonl
-from bot.evaluation.sets import EvalIssue, load_jsonl
+from bot.evaluation.sets import EvalIssue, dev_half, load_jsonl
+from bot.gate_policy import load_policy
 from tests.profiles import FUZZ
 from tests.support import ROOT
 from tests.test_neutralise import STDOUT_TEXT, runner_commands
@@ -371,3 +372,50 @@ def test_an_issue_holding_any_line_break_reads_back(title: str, body: str) -> No
             "".join(r.model_dump_json(exclude_defaults=True) + "\n" for r in rows), "utf-8"
         )
         assert load_jsonl(path, EvalIssue) == rows
+
+
+# --- the calibrated policy ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        [],
+        ["bug-login-redirect", "bug-memory-leak"],  # tune only
+        ["bug-csv-last-row"],  # check only
+    ],
+)
+def test_calibrate_refuses_a_set_with_an_empty_half(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ids: list[str]
+) -> None:
+    """No policy is chosen or measured on nothing: exit 2 naming the half, before any model."""
+    built = _no_model(monkeypatch)
+    assert {dev_half(i) for i in ids} != {"tune", "check"}
+    issues = write_jsonl(tmp_path / "issues.jsonl", [r for r in ISSUE_ROWS if r["id"] in ids])
+    out = tmp_path / "policy.json"
+    result = invoke(["calibrate", "--issues", str(issues), "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert f"({len(ids)} items) has no item on the " in result.stderr
+    assert built == []
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("model_name", [None, "other-model", "qwen2.5-coder:1.5b"])
+def test_a_calibrated_policy_names_no_other_model(tmp_path: Path, model_name: str | None) -> None:
+    """The base policy's other names of its model are not the calibrated model's."""
+    # the base: the policy shipped for the replies' model, which names another tag of it
+    base = load_policy(ROOT / "bot" / "gate" / "policies" / "qwen2.5-coder-1.5b.json")
+    assert base.measured is not None
+    assert base.measured.model == REPLY_ROWS[0]["model"]
+    assert base.same_model_as
+    issues, replies = set_files(tmp_path)
+    out = tmp_path / "policy.json"
+    args = ["calibrate", "--issues", str(issues), "--replies", str(replies), "--out", str(out)]
+    if model_name is not None:
+        args += ["--model-name", model_name]
+    result = invoke(args)
+    assert result.exit_code == 0, result.output
+    policy = load_policy(out)
+    assert policy.same_model_as == ()
+    assert policy.measured is not None
+    assert policy.measured.model == (model_name or REPLY_ROWS[0]["model"])

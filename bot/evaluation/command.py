@@ -17,7 +17,13 @@ from bot.audit.auditor import make_auditor
 from bot.chat import ChatModel
 from bot.config import Settings
 from bot.errors import ConfigError, EvalBelowThreshold
-from bot.evaluation.calibrate import calibrate, label_of, policy_yaml, render_candidates
+from bot.evaluation.calibrate import (
+    calibrate,
+    check_halves,
+    label_of,
+    policy_yaml,
+    render_candidates,
+)
 from bot.evaluation.replies import ReplayModel, load_replies, replies_jsonl
 from bot.evaluation.report import (
     Threshold,
@@ -193,8 +199,8 @@ def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
     the choice, and with ``--yaml`` the repository file's ``gate:`` block).
 
     Raises:
-        ConfigError: the set or the replies file is missing or malformed, or an item has no
-            recorded reply.
+        ConfigError: the set or the replies file is missing or malformed, a half of the set is
+            empty, an item has no recorded reply, or an output cannot be written.
     """
     model_name = flags.get("model_name")
     if model_name is not None:
@@ -204,8 +210,9 @@ def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
             problem = exc.errors(include_url=False)[0]["msg"]
             raise ConfigError(f"--model-name: {problem}") from None
     _check_writable(flags["out"], "--out")
-    model, replay = _gate_model(settings, flags)
     issues = load_jsonl(flags["issues_path"], EvalIssue)
+    check_halves(i.id for i in issues)
+    model, replay = _gate_model(settings, flags)
     recorder = RecordingModel(model)
     validator = make_validator(settings, recorder)
     with Progress(transient=True) as progress:
