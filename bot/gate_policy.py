@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -42,6 +43,7 @@ __all__ = [
     "PromptVersion",
     "load_policy",
     "policy_from_text",
+    "policy_name",
     "validation_problems",
 ]
 
@@ -63,6 +65,13 @@ ModelName = Annotated[str, Field(min_length=1, max_length=200)]
 
 PromptVersion = Annotated[str, Field(pattern=r"^validator@[0-9a-f]{8}$")]
 """A validator prompt's version (``validator@SHA8``)."""
+
+
+_NAME_CHARS = "A-Za-z0-9._:+-"
+"""The characters of a policy's name (it starts with a letter or digit)."""
+
+_NAME_MAX = 80
+"""The longest policy name."""
 
 
 class _Strict(BaseModel):
@@ -102,7 +111,7 @@ class Measurement(_Strict):
 class GatePolicy(_Strict):
     """One decision policy (see the module docstring)."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,79}$")
+    name: str = Field(pattern=rf"^[A-Za-z0-9][{_NAME_CHARS}]{{0,{_NAME_MAX - 1}}}$")
     """A short name shown in plans and step summaries."""
     verdict_from: Literal["model", "guards"]
     """``model``: the model's verdict unless a guard lowers it; ``guards``: VALID unless a
@@ -141,6 +150,16 @@ class GatePolicy(_Strict):
     def counts_model(self) -> bool:
         """Whether the model's own verdict decides (``verdict_from == "model"``)."""
         return self.verdict_from == "model"
+
+
+def policy_name(text: str) -> str:
+    """A valid :attr:`GatePolicy.name` from free text (a model's name, ``--name``): a valid
+    name as it is; else each run of characters a name may not hold becomes ``-``, what precedes
+    the first letter or digit goes, and the rest is cut at the longest name; ``calibrated``
+    when nothing is left."""
+    kept = re.sub(rf"[^{_NAME_CHARS}]+", "-", text)
+    kept = re.sub(r"^[^A-Za-z0-9]+", "", kept)[:_NAME_MAX]
+    return kept or "calibrated"
 
 
 def validation_problems(exc: ValidationError) -> str:

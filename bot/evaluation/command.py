@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,7 @@ from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
 from bot.factory import make_chat_model, model_concurrency
 from bot.gate.policy import policy_json
 from bot.gate.validator import make_validator
-from bot.gate_policy import ModelName, validation_problems
+from bot.gate_policy import ModelName, policy_name, validation_problems
 from bot.neutralise import log_text, log_value
 from bot.prompts import current_name
 
@@ -234,7 +233,7 @@ def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
         chosen, scored = calibrate(
             judged,
             validator.policy.policy,
-            name=_policy_name(name),
+            name=policy_name(name),
             model=model.name if model_name is None else model_name,
             prompt_version=prompt_version,
             labelled_set=f"{path.name} ({len(issues)} items)",
@@ -264,9 +263,3 @@ def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
             log_text(policy_yaml(chosen)),
         ]
     return "\n".join(lines) + "\n"
-
-
-def _policy_name(text: str) -> str:
-    """A policy name from free text: characters a name may hold, at most 80."""
-    kept = re.sub(r"[^A-Za-z0-9._:+-]+", "-", text).strip("-._:+") or "calibrated"
-    return kept[:80]
