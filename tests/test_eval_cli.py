@@ -25,7 +25,7 @@ from bot.evaluation.replies import load_replies, replies_jsonl
 from bot.evaluation.sets import EvalIssue, dev_half, load_jsonl
 from bot.gate_policy import load_policy
 from tests.profiles import FUZZ
-from tests.support import ROOT
+from tests.support import ROOT, FakeChatModel
 from tests.test_neutralise import STDOUT_TEXT, runner_commands
 
 
@@ -419,3 +419,28 @@ def test_a_calibrated_policy_names_no_other_model(tmp_path: Path, model_name: st
     assert policy.same_model_as == ()
     assert policy.measured is not None
     assert policy.measured.model == (model_name or REPLY_ROWS[0]["model"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["eval", "--only", "gate", "--save-replies", "{tmp}/r.jsonl"],
+         "--save-replies: the model's name: String should have at most 200 characters"),
+        (["calibrate"],
+         "the model's name (give --model-name): String should have at most 200 characters"),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("length", [201, 255])
+def test_a_live_model_name_no_replies_file_or_policy_holds_is_refused_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], message: str, length: int
+) -> None:
+    """A GGUF file name may be longer than a replies line or a policy holds: refused before the
+    first call, not after the run."""
+    model = FakeChatModel(name="m" * length)
+    monkeypatch.setattr(command, "make_chat_model", lambda *_: model)
+    issues, _ = set_files(tmp_path)
+    full = [a.format(tmp=tmp_path) for a in args]
+    result = invoke([*full, "--issues", str(issues), "--out", str(tmp_path / "o.json")])
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+    assert model.history == []

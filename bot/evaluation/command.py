@@ -111,6 +111,19 @@ def _write(path: Path, text: str, flag: str) -> None:
         raise ConfigError(f"{flag} {path}: cannot be written ({exc.strerror or exc})") from None
 
 
+def _check_model_name(name: str, what: str) -> None:
+    """Check a model's name is one a replies file and a policy can hold, before any model call.
+
+    Raises:
+        ConfigError: it is not (``what`` names where it came from).
+    """
+    try:
+        TypeAdapter(ModelName).validate_python(name)
+    except ValidationError as exc:
+        problem = exc.errors(include_url=False)[0]["msg"]
+        raise ConfigError(f"{what}: {problem}") from None
+
+
 def _earlier_report(path: Path) -> dict[str, Any]:
     """The ``--compare`` report (:func:`~bot.evaluation.report.read_report`).
 
@@ -138,6 +151,8 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
         _check_writable(flags["save_replies"], "--save-replies")
     earlier = _earlier_report(flags["compare"]) if flags.get("compare") is not None else None
     model, replay = _gate_model(settings, flags)
+    if flags.get("save_replies") is not None:
+        _check_model_name(model.name, "--save-replies: the model's name")
     report: dict[str, Any] = {"model": model.name, "audit_format": settings.audit_format}
     note = ""
     with Progress(transient=True) as progress:
@@ -203,15 +218,13 @@ def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
     """
     model_name = flags.get("model_name")
     if model_name is not None:
-        try:
-            TypeAdapter(ModelName).validate_python(model_name)
-        except ValidationError as exc:
-            problem = exc.errors(include_url=False)[0]["msg"]
-            raise ConfigError(f"--model-name: {problem}") from None
+        _check_model_name(model_name, "--model-name")
     _check_writable(flags["out"], "--out")
     issues = load_jsonl(flags["issues_path"], EvalIssue)
     check_halves(i.id for i in issues)
     model, replay = _gate_model(settings, flags)
+    if model_name is None:
+        _check_model_name(model.name, "the model's name (give --model-name)")
     recorder = RecordingModel(model)
     validator = make_validator(settings, recorder)
     with Progress(transient=True) as progress:
