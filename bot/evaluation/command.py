@@ -141,8 +141,9 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
     """Run the eval described by the CLI flags; return the markdown to print.
 
     Raises:
-        ConfigError: an eval set or the replies file is missing or malformed, or an item has
-            no recorded reply.
+        ConfigError: an eval set, the replies file or the ``--compare`` report is missing or
+            malformed, an output path cannot be written, or an item has no recorded reply (all
+            but the last and a failed write found before any model call).
         EvalBelowThreshold: a ``--min-*``/``--max-*`` bound was missed (after writing the report).
     """
     limit = flags.get("limit")
