@@ -170,22 +170,28 @@ def main() -> None:
     """triage-bot: gate issues and audit pull requests with a local LLM."""
 
 
-def _emit(report: Any, settings: Any) -> None:
-    """Print the report; in Actions, inside ``::stop-commands::`` so no line of it can be read
-    as a workflow command (the report's own lines already escape every untrusted value:
-    this is the second wall), then the warnings as annotations."""
+def _print_walled(text: str) -> None:
+    """Print ``text`` on stdout without any secret (:func:`_redact`); in Actions, inside
+    ``::stop-commands::`` so no line of it can be read as a workflow command (the text's own
+    lines already escape every untrusted value: this is the second wall)."""
     import secrets
-
-    from bot.action import write_outputs, write_summary
-    from bot.neutralise import command_data, log_text
 
     in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
     resume = secrets.token_hex(16)
     if in_actions:
         click.echo(f"::stop-commands::{resume}")
-    click.echo(_redact(report.text))
+    click.echo(_redact(text))
     if in_actions:
         click.echo(f"::{resume}::")
+
+
+def _emit(report: Any, settings: Any) -> None:
+    """Print the report (:func:`_print_walled`), then the warnings as annotations."""
+    from bot.action import write_outputs, write_summary
+    from bot.neutralise import command_data, log_text
+
+    in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
+    _print_walled(report.text)
     for warning in report.warnings:
         # A workflow command annotates the run in GitHub's UI; plain stderr elsewhere.
         message = log_text(_redact(warning))
@@ -522,7 +528,7 @@ def eval_command(**flags: Any) -> None:  # fmt: skip
     def job() -> None:
         from bot.evaluation.command import run_eval
 
-        click.echo(run_eval(_settings(flags), flags))
+        _print_walled(run_eval(_settings(flags), flags))
 
     _guarded(job)
 
@@ -561,7 +567,7 @@ def calibrate(**flags: Any) -> None:
     def job() -> None:
         from bot.evaluation.command import run_calibrate
 
-        click.echo(run_calibrate(_settings(flags), flags))
+        _print_walled(run_calibrate(_settings(flags), flags))
 
     _guarded(job)
 

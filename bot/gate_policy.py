@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -38,8 +39,12 @@ __all__ = [
     "Guard",
     "HalfFigures",
     "Measurement",
+    "ModelName",
+    "PromptVersion",
     "load_policy",
     "policy_from_text",
+    "policy_name",
+    "validation_problems",
 ]
 
 Guard = Literal["unfilled", "short", "unbacked"]
@@ -53,6 +58,20 @@ Guard = Literal["unfilled", "short", "unbacked"]
 
 GUARDS: tuple[Guard, ...] = ("unfilled", "short", "unbacked")
 """Every guard, in the order they are applied."""
+
+
+ModelName = Annotated[str, Field(min_length=1, max_length=200)]
+"""A model's name as runs report it (GGUF file name, Ollama tag, served model name)."""
+
+PromptVersion = Annotated[str, Field(pattern=r"^validator@[0-9a-f]{8}$")]
+"""A validator prompt's version (``validator@SHA8``)."""
+
+
+_NAME_CHARS = "A-Za-z0-9._:+-"
+"""The characters of a policy's name (it starts with a letter or digit)."""
+
+_NAME_MAX = 80
+"""The longest policy name."""
 
 
 class _Strict(BaseModel):
@@ -77,9 +96,9 @@ class HalfFigures(_Strict):
 class Measurement(_Strict):
     """What a policy was chosen on and how it did."""
 
-    model: str = Field(min_length=1, max_length=200)
+    model: ModelName
     """The model's name as runs report it (GGUF file name, Ollama tag, served model name)."""
-    prompt_version: str = Field(pattern=r"^validator@[0-9a-f]{8}$")
+    prompt_version: PromptVersion
     """The validator prompt the model answered."""
     labelled_set: str = Field(min_length=1, max_length=300)
     """Which labelled issues (a name, not a path outside the project)."""
@@ -92,7 +111,7 @@ class Measurement(_Strict):
 class GatePolicy(_Strict):
     """One decision policy (see the module docstring)."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,79}$")
+    name: str = Field(pattern=rf"^[A-Za-z0-9][{_NAME_CHARS}]{{0,{_NAME_MAX - 1}}}$")
     """A short name shown in plans and step summaries."""
     verdict_from: Literal["model", "guards"]
     """``model``: the model's verdict unless a guard lowers it; ``guards``: VALID unless a
@@ -133,7 +152,18 @@ class GatePolicy(_Strict):
         return self.verdict_from == "model"
 
 
-def _problems(exc: ValidationError) -> str:
+def policy_name(text: str) -> str:
+    """A valid :attr:`GatePolicy.name` from free text (a model's name, ``--name``): a valid
+    name as it is; else each run of characters a name may not hold becomes ``-``, what precedes
+    the first letter or digit goes, and the rest is cut at the longest name; ``calibrated``
+    when nothing is left."""
+    kept = re.sub(rf"[^{_NAME_CHARS}]+", "-", text)
+    kept = re.sub(r"^[^A-Za-z0-9]+", "", kept)[:_NAME_MAX]
+    return kept or "calibrated"
+
+
+def validation_problems(exc: ValidationError) -> str:
+    """A pydantic error in one line: each problem's key and message (the first five)."""
     return "; ".join(
         f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
         for err in exc.errors(include_url=False)[:5]
@@ -149,7 +179,9 @@ def policy_from_text(text: str, *, source: str) -> GatePolicy:
     try:
         return GatePolicy.model_validate_json(text)
     except ValidationError as exc:
-        raise ConfigError(f"{source}: not a valid gate policy: {_problems(exc)}") from None
+        raise ConfigError(
+            f"{source}: not a valid gate policy: {validation_problems(exc)}"
+        ) from None
 
 
 def load_policy(path: Path) -> GatePolicy:

@@ -5,6 +5,7 @@ read and what an author is asked for; the shipped policies and which one a run u
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from bot.gate.policy import (
 from bot.gate.validator import Validator, system_prompt
 from bot.gate.verdict import VerdictValue
 from bot.gate_policy import GUARDS as GUARD_ORDER
-from bot.gate_policy import GatePolicy, load_policy
+from bot.gate_policy import GatePolicy, load_policy, policy_name
 from tests.profiles import FUZZ
 from tests.replies import reply
 from tests.support import GUARDS, FakeChatModel, guards_policy
@@ -468,3 +469,16 @@ def test_a_found_quote_never_turns_a_models_needs_refinement_into_valid(text: st
     assert (decision.verdict, decision.rule) == ("NEEDS_REFINEMENT", "model")
     assert decision.policy is not None
     assert decision.policy.policy.name == DEFAULT_POLICY
+
+
+@FUZZ
+@given(st.one_of(st.text(), st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9._:+-]{0,79}\Z")))
+def test_any_text_gives_a_valid_policy_name_and_a_valid_name_is_kept(text: str) -> None:
+    """``calibrate --name`` and a model's name become a name the policy file accepts; a name
+    it accepts already is used as given."""
+    name = policy_name(text)
+    policy = GatePolicy(name=name, verdict_from="model")
+    assert policy.name == name
+    valid = re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._:+-]{0,79}", text)
+    if valid:
+        assert name == text

@@ -14,13 +14,16 @@ half is never used to choose: it is the figure to trust.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import yaml
 
+from bot.errors import ConfigError
 from bot.evaluation.run import Judged, gate_metrics, outcome_of
+from bot.evaluation.sets import dev_half
 from bot.gate.policy import decide
 from bot.gate_policy import GUARDS, GatePolicy, HalfFigures, Measurement
 
@@ -28,6 +31,7 @@ __all__ = [
     "Candidate",
     "calibrate",
     "candidates",
+    "check_halves",
     "label_of",
     "policy_yaml",
     "render_candidates",
@@ -117,6 +121,23 @@ def _figures(half: dict[str, Any]) -> HalfFigures:
     )
 
 
+def check_halves(ids: Iterable[str]) -> None:
+    """Check the labelled set has items on both halves of the fixed split: the choice is made
+    on the tune half and the check half is the figure to trust, so neither may be empty.
+
+    Raises:
+        ConfigError: a half holds no item (the message names it and the set's size).
+    """
+    counts = Counter(dev_half(i) for i in ids)
+    empty = [half for half in ("tune", "check") if not counts[half]]
+    if empty:
+        raise ConfigError(
+            f"the labelled set ({counts.total()} items) has no item on the "
+            f"{' and the '.join(empty)} half of the fixed split: calibrate chooses on the tune "
+            "half and measures on the check half"
+        )
+
+
 def calibrate(
     judged: Sequence[Judged],
     base: GatePolicy,
@@ -137,13 +158,19 @@ def calibrate(
         labelled_set: the set's name (no path outside the project).
 
     Returns:
-        The chosen policy with its measurement, and every candidate, best first.
+        The chosen policy with its measurement, and every candidate, best first. Its
+        ``same_model_as`` is empty: the base policy's other names are another model's.
+
+    Raises:
+        ConfigError: a half of the set holds no item (:func:`check_halves`).
     """
+    check_halves(j.item.id for j in judged)
     scored = sorted((score(judged, p) for p in candidates(base)), key=Candidate.key, reverse=True)
     best = scored[0]
     chosen = best.policy.model_copy(
         update={
             "name": name,
+            "same_model_as": (),
             "measured": Measurement(
                 model=model,
                 prompt_version=prompt_version,
@@ -163,9 +190,10 @@ def calibrate(
 
 
 def policy_yaml(policy: GatePolicy) -> str:
-    """The policy as the ``gate:`` block of ``.github/triage-bot.yml`` (YAML)."""
+    """The policy as the ``gate:`` block of ``.github/triage-bot.yml`` (YAML). No value is
+    folded onto a continuation line (a long model name would start one with its own text)."""
     data = {"gate": {"policy": policy.model_dump(mode="json", exclude_none=True)}}
-    return str(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100))
+    return str(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=float("inf")))
 
 
 def _pct(value: float | None) -> str:

@@ -4,25 +4,40 @@ model, or on recorded replies), write the JSON report or the chosen policy, chec
 from __future__ import annotations
 
 import json
-import re
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
 from rich.progress import Progress
 
 from bot.audit.auditor import make_auditor
 from bot.chat import ChatModel
 from bot.config import Settings
-from bot.errors import EvalBelowThreshold
-from bot.evaluation.calibrate import calibrate, label_of, policy_yaml, render_candidates
+from bot.errors import ConfigError, EvalBelowThreshold
+from bot.evaluation.calibrate import (
+    calibrate,
+    check_halves,
+    label_of,
+    policy_yaml,
+    render_candidates,
+)
 from bot.evaluation.replies import ReplayModel, load_replies, replies_jsonl
-from bot.evaluation.report import Threshold, compare_reports, failed_thresholds, render_report
+from bot.evaluation.report import (
+    Threshold,
+    compare_reports,
+    failed_thresholds,
+    read_report,
+    render_report,
+)
 from bot.evaluation.run import RecordingModel, eval_audit, eval_gate, judge_items
 from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
 from bot.factory import make_chat_model, model_concurrency
 from bot.gate.policy import policy_json
 from bot.gate.validator import make_validator
+from bot.gate_policy import ModelName, policy_name, validation_problems
+from bot.neutralise import log_text, log_value
 from bot.prompts import current_name
 
 __all__ = ["run_calibrate", "run_eval"]
@@ -57,22 +72,88 @@ def _version_note(replay: ReplayModel | None, prompt_version: str) -> str:
     others = sorted(v for v in replay.replies.prompt_versions if current_name(v) != prompt_version)
     if not others:
         return ""
+    named = ", ".join(log_value(v, max_chars=40) for v in others)
     return (
-        f"note: the replies name {', '.join(others)}; this prompt is {prompt_version}. "
+        f"note: the replies name {named}; this prompt is {prompt_version}. "
         "Compare the prompt texts before trusting the figures."
     )
+
+
+def _check_writable(path: Path, flag: str) -> None:
+    """Refuse an output path before any model call: its folder must exist and be writable, and
+    the file, if it exists, writable (a run's figures and replies are not lost at the end).
+
+    Raises:
+        ConfigError: it is not (the flag and path are named).
+    """
+    folder = path.parent
+    try:
+        if not folder.is_dir():
+            raise ConfigError(f"{flag} {path}: the folder {folder} does not exist")
+        writable = os.access(folder, os.W_OK | os.X_OK) and (
+            not path.exists() or os.access(path, os.W_OK)
+        )
+    except OSError as exc:  # a name the file system refuses (too long)
+        raise ConfigError(f"{flag} {path}: cannot be written ({exc.strerror or exc})") from None
+    if not writable:
+        raise ConfigError(f"{flag} {path}: cannot be written (permission)")
+
+
+def _write(path: Path, text: str, flag: str) -> None:
+    """Write an output file.
+
+    Raises:
+        ConfigError: it cannot be written (the flag, path and reason are named).
+    """
+    try:
+        path.write_text(text, "utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{flag} {path}: cannot be written ({exc.strerror or exc})") from None
+
+
+def _check_model_name(name: str, what: str) -> None:
+    """Check a model's name is one a replies file and a policy can hold, before any model call.
+
+    Raises:
+        ConfigError: it is not (``what`` names where it came from).
+    """
+    try:
+        TypeAdapter(ModelName).validate_python(name)
+    except ValidationError as exc:
+        problem = exc.errors(include_url=False)[0]["msg"]
+        raise ConfigError(f"{what}: {problem}") from None
+
+
+def _earlier_report(path: Path) -> dict[str, Any]:
+    """The ``--compare`` report (:func:`~bot.evaluation.report.read_report`).
+
+    Raises:
+        ConfigError: it cannot be read, or is not a report.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"--compare {path}: cannot be read ({exc.strerror or exc})") from None
+    return read_report(data, source=f"--compare {path}")
 
 
 def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
     """Run the eval described by the CLI flags; return the markdown to print.
 
     Raises:
-        ConfigError: an eval set or the replies file is missing or malformed, or an item has
-            no recorded reply.
+        ConfigError: an eval set, the replies file or the ``--compare`` report is missing or
+            malformed, an output path cannot be written, or an item has no recorded reply (all
+            but the last and a failed write found before any model call).
         EvalBelowThreshold: a ``--min-*``/``--max-*`` bound was missed (after writing the report).
     """
     limit = flags.get("limit")
+    _check_writable(flags["out"], "--out")
+    if flags.get("save_replies") is not None:
+        _check_writable(flags["save_replies"], "--save-replies")
+    earlier = _earlier_report(flags["compare"]) if flags.get("compare") is not None else None
     model, replay = _gate_model(settings, flags)
+    if flags.get("save_replies") is not None:
+        _check_model_name(model.name, "--save-replies: the model's name")
     report: dict[str, Any] = {"model": model.name, "audit_format": settings.audit_format}
     note = ""
     with Progress(transient=True) as progress:
@@ -92,14 +173,12 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
             )
             note = _version_note(replay, validator.prompt_version)
             if flags.get("save_replies") is not None:
-                flags["save_replies"].write_text(
-                    replies_jsonl(
-                        report["gate"]["outcomes"],
-                        prompt_version=validator.prompt_version,
-                        model=model.name,
-                    ),
-                    "utf-8",
+                saved = replies_jsonl(
+                    report["gate"]["outcomes"],
+                    prompt_version=validator.prompt_version,
+                    model=model.name,
                 )
+                _write(flags["save_replies"], saved, "--save-replies")
         if flags["only"] in ("audit", "both"):
             segments = load_jsonl(flags["segments_path"], EvalSegment)[:limit]
             task = progress.add_task("audit", total=len(segments))
@@ -112,12 +191,12 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
                 audit_recorder,
                 concurrency=model_concurrency(settings),
             )
-    flags["out"].write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    _write(flags["out"], json.dumps(report, indent=2, ensure_ascii=False) + "\n", "--out")
     text = render_report(report)
     if note:
         text += "\n" + note + "\n"
-    if flags.get("compare") is not None:
-        text += "\n" + compare_reports(json.loads(flags["compare"].read_text("utf-8")), report)
+    if earlier is not None:
+        text += "\n" + compare_reports(earlier, report)
     thresholds = [
         Threshold(section, key, float(flags[option]), minimum)
         for option, section, key, minimum in BOUNDS
@@ -135,11 +214,18 @@ def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
     the choice, and with ``--yaml`` the repository file's ``gate:`` block).
 
     Raises:
-        ConfigError: the set or the replies file is missing or malformed, or an item has no
-            recorded reply.
+        ConfigError: the set or the replies file is missing or malformed, a half of the set is
+            empty, an item has no recorded reply, or an output cannot be written.
     """
-    model, replay = _gate_model(settings, flags)
+    model_name = flags.get("model_name")
+    if model_name is not None:
+        _check_model_name(model_name, "--model-name")
+    _check_writable(flags["out"], "--out")
     issues = load_jsonl(flags["issues_path"], EvalIssue)
+    check_halves(i.id for i in issues)
+    model, replay = _gate_model(settings, flags)
+    if model_name is None:
+        _check_model_name(model.name, "the model's name (give --model-name)")
     recorder = RecordingModel(model)
     validator = make_validator(settings, recorder)
     with Progress(transient=True) as progress:
@@ -157,21 +243,28 @@ def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
         prompt_version = current_name(next(iter(replay.replies.prompt_versions)))
     path: Path = flags["issues_path"]
     name = flags.get("name") or f"calibrated-{model.name}"
-    chosen, scored = calibrate(
-        judged,
-        validator.policy.policy,
-        name=_policy_name(name),
-        model=flags.get("model_name") or model.name,
-        prompt_version=prompt_version,
-        labelled_set=f"{path.name} ({len(issues)} items)",
-    )
-    flags["out"].write_text(policy_json(chosen), "utf-8")
+    try:
+        chosen, scored = calibrate(
+            judged,
+            validator.policy.policy,
+            name=policy_name(name),
+            model=model.name if model_name is None else model_name,
+            prompt_version=prompt_version,
+            labelled_set=f"{path.name} ({len(issues)} items)",
+        )
+    except ValidationError as exc:  # a value no earlier check caught: a message, not a trace
+        raise ConfigError(
+            f"the calibrated policy is not valid: {validation_problems(exc)}"
+        ) from None
+    _write(flags["out"], policy_json(chosen), "--out")
     lines = [
-        f"calibrate: {len(issues)} issues, model {model.name}, prompt {prompt_version}",
+        f"calibrate: {len(issues)} issues, model {log_value(model.name, max_chars=200)}, "
+        f"prompt {log_value(prompt_version, max_chars=40)}",
         "",
         render_candidates(scored),
         "",
-        f"chosen: {label_of(chosen)} (best on the tune half), written to {flags['out']}",
+        f"chosen: {label_of(chosen)} (best on the tune half), written to "
+        f"{log_value(str(flags['out']))}",
     ]
     note = _version_note(replay, validator.prompt_version)
     if note:
@@ -181,12 +274,6 @@ def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
             "",
             "The repository file's block (.github/triage-bot.yml):",
             "",
-            policy_yaml(chosen),
+            log_text(policy_yaml(chosen)),
         ]
     return "\n".join(lines) + "\n"
-
-
-def _policy_name(text: str) -> str:
-    """A policy name from free text: characters a name may hold, at most 80."""
-    kept = re.sub(r"[^A-Za-z0-9._:+-]+", "-", text).strip("-._:+") or "calibrated"
-    return kept[:80]

@@ -21,6 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.chat import ChatMessage, ChatResult, RoleOptions
 from bot.errors import ConfigError, ModelError, ModelOutputError
+from bot.evaluation.sets import jsonl_lines
+from bot.gate_policy import ModelName, PromptVersion
 
 __all__ = ["RecordedReply", "ReplayModel", "Replies", "load_replies", "replies_jsonl"]
 
@@ -34,9 +36,9 @@ class RecordedReply(BaseModel):
     """The eval item's id."""
     reply: str | None
     """The reply's text as the model returned it; ``null`` when the call failed."""
-    prompt_version: str | None = None
+    prompt_version: PromptVersion | None = None
     """The validator prompt version the reply answers (``validator@SHA8``)."""
-    model: str | None = None
+    model: ModelName | None = None
     """The model that wrote it."""
     error: str | None = None
     """The fault's kind (:attr:`bot.errors.BotError.kind`) when the call returned no reply."""
@@ -83,20 +85,14 @@ class Replies:
 
 
 def load_replies(path: Path) -> Replies:
-    """Read a replies file (see the module docstring); blank lines are skipped.
+    """Read a replies file (see the module docstring; :func:`~bot.evaluation.sets.jsonl_lines`).
 
     Raises:
         ConfigError: the file cannot be read, a line is not a reply, or an id repeats (the line
             is named).
     """
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read replies {path}: {exc.__class__.__name__}") from None
     by_id: dict[str, RecordedReply] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+    for number, line in jsonl_lines(path, "replies"):
         try:
             reply = RecordedReply.model_validate_json(line)
         except ValidationError as exc:

@@ -6,16 +6,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
 from bot.audit.contract import VERDICTS, defect_verdicts
+from bot.errors import ConfigError
 from bot.evaluation.run import LINE_SLACK
 from bot.gate.verdict import GATE_OUTCOMES
-from bot.neutralise import log_value, neutralise
+from bot.neutralise import log_value
 
 __all__ = [
     "METRICS",
     "Threshold",
     "compare_reports",
     "failed_thresholds",
+    "read_report",
     "render_report",
     "spread_reports",
 ]
@@ -63,6 +67,13 @@ def _fmt(key: str, value: Any) -> str:
     return str(value)
 
 
+def _cell(value: Any, *, max_chars: int = 100) -> str:
+    """Untrusted text (a model's reply, an item's kind, a model's name) as a cell of a table
+    printed on a terminal: one line with its whitespace collapsed (:func:`log_value`: no escape
+    sequence, no workflow command), ``|`` shown as ``/`` so the cell stays one cell."""
+    return log_value(" ".join(str(value).split()), max_chars=max_chars).replace("|", "/")
+
+
 def render_report(report: Mapping[str, Any]) -> str:
     """The report as markdown: headline metrics, the confusion matrix, per-item outcomes."""
     lines = [
@@ -80,7 +91,7 @@ def render_report(report: Mapping[str, Any]) -> str:
         shown = f"{policy['name']} ({policy['version']}, {policy['source']})"
         if policy.get("mismatch"):
             shown += f"; {policy['mismatch']}"
-        lines.append(f"| gate policy | {neutralise(shown, max_chars=300, table=True)} |")
+        lines.append(f"| gate policy | {_cell(shown, max_chars=300)} |")
     for section, key, label, _ in METRICS:
         if section in report:
             lines.append(f"| {label} | {_fmt(key, report[section].get(key))} |")
@@ -97,12 +108,10 @@ def render_report(report: Mapping[str, Any]) -> str:
             lines.append(f"| {expected} | " + " | ".join(str(row[g]) for g in GATE_OUTCOMES) + " |")
         lines += ["", "| issue | kind | expected | got | reason |", "|---|---|---|---|---|"]
         for o in gate["outcomes"]:
-            # model text in a terminal: no escape sequence or workflow command (log_value)
-            reason = log_value(" ".join(str(o["reason"]).split()), max_chars=100)
-            reason = reason.replace("|", "/")
             mark = "" if o["agree"] else " ✗"
             lines.append(
-                f"| {o['id']} | {o['kind']} | {o['expected']} | {o['got']}{mark} | {reason} |"
+                f"| {o['id']} | {_cell(o['kind'], max_chars=40)} | {o['expected']} | "
+                f"{o['got']}{mark} | {_cell(o['reason'])} |"
             )
     audit = report.get("audit")
     if audit:
@@ -197,12 +206,78 @@ def _compare_halves(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]
     return lines
 
 
+Figure = int | float | None
+"""A figure of a report: a count, a share or milliseconds; ``None`` when nothing was measured."""
+
+
+def _keep(keys: frozenset[str], data: Any) -> Any:
+    """Of a JSON object, the keys a report shape reads (anything else passes to validation)."""
+    return {k: v for k, v in data.items() if k in keys} if isinstance(data, dict) else data
+
+
+class _HalfShape(BaseModel):
+    """One half's figures (:data:`HALF_METRICS` and ``items``)."""
+
+    model_config = ConfigDict(extra="allow")
+    __pydantic_extra__: dict[str, Figure]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _figures(cls, data: Any) -> Any:
+        return _keep(frozenset(["items", *(key for key, _ in HALF_METRICS)]), data)
+
+
+class _SectionShape(BaseModel):
+    """A ``gate`` or ``audit`` section: the figures of :data:`METRICS`, the prompt version and
+    the halves."""
+
+    model_config = ConfigDict(extra="allow")
+    __pydantic_extra__: dict[str, Figure]
+    prompt_version: str | None = None
+    halves: dict[str, _HalfShape] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _figures(cls, data: Any) -> Any:
+        keys = frozenset(["prompt_version", "halves", *(key for _, key, _, _ in METRICS)])
+        return _keep(keys, data)
+
+
+class _ReportShape(BaseModel):
+    """What :func:`compare_reports` reads of an earlier report: every figure a number or
+    absent."""
+
+    model_config = ConfigDict(extra="ignore")
+    model: str | None = None
+    gate: _SectionShape | None = None
+    audit: _SectionShape | None = None
+
+
+def read_report(data: bytes, *, source: str) -> dict[str, Any]:
+    """An earlier ``eval --out`` report (JSON) as :func:`compare_reports` reads it: the model's
+    name, the prompt version, the figures of :data:`METRICS` and of each half (the rest is
+    dropped; a missing figure is absent).
+
+    Raises:
+        ConfigError: not UTF-8 JSON, not an object, or a figure that is not a number; the
+            message names ``source`` and the key.
+    """
+    try:
+        report = _ReportShape.model_validate_json(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise ConfigError(f"{source}: not an eval report: {where}: {first['msg']}") from None
+    return report.model_dump(exclude_none=True)
+
+
 def compare_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
     """Both runs' headline metrics side by side with the change (markdown). When both are
     ``--split`` runs of the development set, each half's figures follow, and a goal figure
     that rose on one half and fell on the other is named (:data:`HALF_DECIDING`)."""
     lines = [
-        f"| metric | {old.get('model', 'old')} | {new.get('model', 'new')} | change |",
+        f"| metric | {_cell(old.get('model') or 'old', max_chars=200)} | "
+        f"{_cell(new.get('model') or 'new', max_chars=200)} | change |",
         "|---|---|---|---|",
     ]
     versions = [str(r.get("gate", {}).get("prompt_version") or "–") for r in (old, new)]

@@ -17,7 +17,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.errors import ConfigError
 
-__all__ = ["DEV_SPLIT_SALT", "EvalIssue", "EvalSegment", "Half", "dev_half", "load_jsonl"]
+__all__ = [
+    "DEV_SPLIT_SALT",
+    "EvalIssue",
+    "EvalSegment",
+    "Half",
+    "dev_half",
+    "jsonl_lines",
+    "load_jsonl",
+]
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -92,20 +100,32 @@ class EvalSegment(BaseModel):
         return self.start + len(self.lines) - 1
 
 
-def load_jsonl(path: Path, model: type[T]) -> list[T]:
-    """Read one JSON object per line into ``model`` (blank lines skipped).
+def jsonl_lines(path: Path, what: str) -> list[tuple[int, str]]:
+    """The lines of a JSONL file (UTF-8) with their numbers from 1, blank lines skipped.
+
+    Lines end at LF only (CRLF read as LF): JSON escapes every other line break it must, and
+    the writers here (``json.dumps(ensure_ascii=False)``, pydantic) leave U+2028, U+2029 and
+    U+0085 raw inside strings, where ``str.splitlines`` would cut a line.
 
     Raises:
-        ConfigError: the file is missing or a line is not a valid item (the line is named).
+        ConfigError: the file cannot be read or is not UTF-8 (``what`` names it).
     """
     try:
         text = path.read_text("utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read eval set {path}: {exc}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {what} {path}: {exc}") from None
+    return [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
+
+
+def load_jsonl(path: Path, model: type[T]) -> list[T]:
+    """Read one JSON object per line (:func:`jsonl_lines`) into ``model``.
+
+    Raises:
+        ConfigError: the file is missing or not UTF-8, or a line is not a valid item (the line
+            is named).
+    """
     items = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+    for number, line in jsonl_lines(path, "eval set"):
         try:
             items.append(model.model_validate_json(line))
         except ValidationError as exc:
