@@ -292,6 +292,14 @@ OUTPUTS = [
 ]
 
 
+def _with_outputs(args: list[str], tmp_path: Path, flag: str, path: str) -> list[str]:
+    """``args`` (``eval`` or ``calibrate`` …) with ``--out`` in ``tmp_path`` and ``flag`` set to
+    ``path`` (``eval`` judging the gate only)."""
+    outputs = {"--out": str(tmp_path / "o.json"), flag: path}
+    extra = ["--only", "gate"] if args[0] == "eval" else []
+    return [*args, *extra, *(part for item in outputs.items() for part in item)]
+
+
 @pytest.mark.parametrize(("command_name", "flag"), OUTPUTS)
 @pytest.mark.parametrize("where", ["/nonexistent/o.json", "{tmp}/file/o.json"])
 def test_an_output_that_cannot_be_written_is_refused_before_the_model(
@@ -302,13 +310,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_model(
     (tmp_path / "file").write_text("", "utf-8")
     issues, _ = set_files(tmp_path)
     path = where.format(tmp=tmp_path)
-    outputs = {"--out": str(tmp_path / "o.json"), flag: path}
-    args = [command_name, "--issues", str(issues)]
-    if command_name == "eval":
-        args += ["--only", "gate"]
-    for name, value in outputs.items():
-        args += [name, value]
-    result = invoke(args)
+    result = invoke(_with_outputs([command_name, "--issues", str(issues)], tmp_path, flag, path))
     assert result.exit_code == 2, result.output
     assert f"{flag} {path}: the folder " in result.stderr
     assert built == []
@@ -322,13 +324,8 @@ def test_an_output_the_system_refuses_is_a_config_error(
     with a message, not a traceback."""
     issues, replies = set_files(tmp_path)
     path = tmp_path / ("o" * 300)
-    outputs = {"--out": str(tmp_path / "o.json"), flag: str(path)}
     args = [command_name, "--issues", str(issues), "--replies", str(replies)]
-    if command_name == "eval":
-        args += ["--only", "gate"]
-    for name, value in outputs.items():
-        args += [name, value]
-    result = invoke(args)
+    result = invoke(_with_outputs(args, tmp_path, flag, str(path)))
     assert result.exit_code == 2, result.output
     assert f"{flag} {path}: cannot be written (File name too long)" in result.stderr
 
