@@ -539,7 +539,8 @@ def eval_command(**flags: Any) -> None:  # fmt: skip
     "issues_path",
     type=click.Path(path_type=Path, dir_okay=False),
     required=True,
-    help="Labelled issues (the eval format: JSONL of id, title, body, expected, borderline).",
+    help="Labelled issues (the eval format: JSONL of id, kind, title, body, expected, "
+    "rationale, borderline; see docs/measure-your-model.md).",
 )
 @replies_option
 @click.option(
