@@ -128,7 +128,10 @@ def test_an_issue_whose_label_was_removed_is_retried_from_the_store(
     report = _backlog(tmp_path, github, retry_errors=True)
     assert _judged(report) == [2]
     assert github.issue_labels[2] == [READY]
-    assert github.reads == [CONFIG_READ_DEFAULT, ("open_issues", REPO)]  # no label to ask about
+    # the store's label is not on the listed issue: its events say the bot's removal took it
+    # off, so nothing is removed (no DELETE) and only the new label is written
+    assert github.reads == [CONFIG_READ_DEFAULT, ("open_issues", REPO), ("label_events", "2")]
+    assert ("remove_label", "2", ERROR) not in github.writes
 
 
 def test_retry_errors_resumes_after_an_interruption(

@@ -162,6 +162,17 @@ PATIENT_ATTEMPTS = 8
 """Tries of one request in a patient client: each rate-limit answer costs one."""
 
 
+def _issue_payload(issue: Any) -> dict[str, Any]:
+    """A PyGithub issue in the shape of a webhook payload's ``issue`` object."""
+    return {
+        "number": issue.number,
+        "title": issue.title,
+        "body": issue.body,
+        "state": issue.state,
+        "labels": [{"name": label.name} for label in issue.labels],
+    }
+
+
 class PyGithubClient:
     """:class:`GitHubPort` over PyGithub.
 
@@ -325,11 +336,10 @@ class PyGithubClient:
 
     def label_events(self, repo: str, number: int) -> list[LabelEvent]:
         """``GET /repos/{repo}/issues/{number}/events`` (all pages, 100 per page): the issue's
-        ``labeled`` events, oldest first as GitHub lists them; other events are left out.
+        ``labeled`` and ``unlabeled`` events, oldest first as GitHub lists them.
 
         Pages are read forward: most issues have fewer than 100 events, so this is one
-        request, where PyGithub's ``.reversed`` always costs two (it reads the first page
-        only to find the last one's link).
+        request (PyGithub's ``.reversed`` always costs two).
 
         Raises:
             GitHubError: the events cannot be read (404 for a deleted issue, 5xx after retries).
@@ -338,7 +348,7 @@ class PyGithubClient:
         def fetch() -> list[LabelEvent]:
             found = []
             for event in self._gh.get_repo(repo).get_issue(number).get_events():
-                if event.event != "labeled" or event.label is None:
+                if event.event not in ("labeled", "unlabeled") or event.label is None:
                     continue
                 actor = event.actor
                 found.append(
@@ -347,11 +357,21 @@ class PyGithubClient:
                         actor_login=actor.login if actor is not None else None,
                         actor_type=actor.type if actor is not None else None,
                         created_at=event.created_at.isoformat() if event.created_at else "",
+                        removed=event.event == "unlabeled",
                     )
                 )
             return found
 
         return self._call(f"list events of {repo}#{number}", fetch, safe_to_repeat=True)
+
+    def issue(self, repo: str, number: int) -> dict[str, Any]:
+        """``GET /repos/{repo}/issues/{number}``."""
+
+        def fetch() -> dict[str, Any]:
+            issue = self._gh.get_repo(repo).get_issue(number)
+            return _issue_payload(issue)
+
+        return self._call(f"read {repo}#{number}", fetch, safe_to_repeat=True)
 
     def pull(self, repo: str, number: int) -> PullRef:
         """``GET /repos/{repo}/pulls/{number}``."""
@@ -557,13 +577,7 @@ class PyGithubClient:
 
         def fetch() -> list[dict[str, Any]]:
             return [
-                {
-                    "number": issue.number,
-                    "title": issue.title,
-                    "body": issue.body,
-                    "state": issue.state,
-                    "labels": [{"name": label.name} for label in issue.labels],
-                }
+                _issue_payload(issue)
                 for issue in self._gh.get_repo(repo).get_issues(state="open")
                 # html_url is in the list answer; reading pull_request would cost a GET per issue
                 if "/pull/" not in issue.html_url

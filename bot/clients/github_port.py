@@ -43,22 +43,22 @@ class BotComment:
 
 @dataclass(frozen=True)
 class LabelEvent:
-    """One ``labeled`` event of an issue (REST "List issue events"): which label was added,
-    and by whom.
+    """One ``labeled`` or ``unlabeled`` event of an issue (REST "List issue events").
 
     Attributes:
-        label: the label's name when it was added.
-        actor_login: the login that added it (``github-actions[bot]`` for the Actions token);
-            ``None`` when GitHub gives no actor.
-        actor_type: the actor's account type: ``User``, ``Bot`` or ``Organization``; ``None``
-            when GitHub gives no actor.
+        label: the label's name at the time.
+        actor_login: who acted (``github-actions[bot]`` for the Actions token); ``None`` when
+            GitHub gives no actor.
+        actor_type: ``User``, ``Bot`` or ``Organization``; ``None`` when GitHub gives no actor.
         created_at: when, as GitHub wrote it (ISO 8601, UTC).
+        removed: an ``unlabeled`` event.
     """
 
     label: str
     actor_login: str | None
     actor_type: str | None
     created_at: str = ""
+    removed: bool = False
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,13 @@ class GitHubPort(Protocol):
         ...
 
     def label_events(self, repo: str, number: int) -> list[LabelEvent]:
-        """The issue's ``labeled`` events, oldest first (``GET .../issues/{n}/events``)."""
+        """The issue's ``labeled`` and ``unlabeled`` events, oldest first (``GET
+        .../issues/{n}/events``)."""
+        ...
+
+    def issue(self, repo: str, number: int) -> dict[str, Any]:
+        """The issue as it is now (``GET .../issues/{n}``), shaped like a webhook payload's
+        ``issue``: number, title, body, state, labels."""
         ...
 
     def pull(self, repo: str, number: int) -> PullRef:

@@ -44,7 +44,9 @@ from bot.history.protocol import (
     AUDIT_KEY,
     AUDITS_SQL,
     GATE_KEY,
+    LAST_AUDIT_SQL,
     LAST_GATE_SQL,
+    LOCK_TIMEOUT_S,
     TABLES,
     AuditRow,
     GateRow,
@@ -59,7 +61,6 @@ from bot.history.protocol import (
 from bot.neutralise import read_url, redact
 
 __all__ = [
-    "LOCK_TIMEOUT_S",
     "MIGRATIONS_DIR",
     "MIGRATION_LOCK",
     "PostgresStore",
@@ -78,9 +79,6 @@ _SUBJECT_LOCKS = 2
 """Namespaces (first key) of the two-key advisory locks: a write transaction's per-subject lock
 and :meth:`PostgresStore.exclusive`'s; the second key is ``hashtext(subject)``."""
 
-LOCK_TIMEOUT_S = 120
-"""How long a statement waits for a lock (a row, an advisory lock) before failing (s): longer
-than a comment upsert holds :meth:`PostgresStore.exclusive` with GitHub's retries."""
 
 CONNECT_TIMEOUT_S = 10
 
@@ -225,6 +223,8 @@ class PostgresStore:
             migrated it.
     """
 
+    lock_timeout_s: float = LOCK_TIMEOUT_S
+
     def __init__(self, url: str, *, read_only: bool = False) -> None:
         self.path = _checked(url)
         self._url = url
@@ -232,7 +232,7 @@ class PostgresStore:
         try:
             _migrate(url)
             self.conn = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
-            self.conn.execute(f"set lock_timeout = '{LOCK_TIMEOUT_S}s'")
+            self.conn.execute(f"set lock_timeout = {int(self.lock_timeout_s * 1000)}")
             if read_only:
                 self.conn.execute("set session characteristics as transaction read only")
         except StoreError:
@@ -288,6 +288,10 @@ class PostgresStore:
         """The newest accepted audits of a repository, newest first."""
         return self._dicts(AUDITS_SQL, [repo, limit])
 
+    def last_audit(self, repo: str, pr: int) -> dict[str, Any] | None:
+        """See :meth:`~bot.history.protocol.HistoryStore.last_audit`."""
+        return next(iter(self._dicts(LAST_AUDIT_SQL, [repo, pr])), None)
+
     def last_gate(self, repo: str, issue: int) -> dict[str, Any] | None:
         """The bot's last gate decision on an issue, or ``None``."""
         return next(iter(self._dicts(LAST_GATE_SQL, [repo, issue])), None)
@@ -319,7 +323,7 @@ class PostgresStore:
         on this server takes turns per issue or PR; the server releases it if the runner dies).
 
         Raises:
-            StoreError: the lock was not granted within :data:`LOCK_TIMEOUT_S`.
+            StoreError: the lock was not granted within ``lock_timeout_s``.
         """
         try:
             self.conn.execute(

@@ -33,7 +33,9 @@ __all__ = [
     "AUDITS_SQL",
     "AUDIT_KEY",
     "GATE_KEY",
+    "LAST_AUDIT_SQL",
     "LAST_GATE_SQL",
+    "LOCK_TIMEOUT_S",
     "TABLES",
     "AuditRow",
     "GateRow",
@@ -193,6 +195,13 @@ AUDITS_SQL = "select * from audits where repo = ? order by created_at desc, id d
 LAST_GATE_SQL = "select * from gate_decisions where repo = ? and issue = ? order by id desc limit 1"
 """The bot's last gate decision on an issue (replay check, backlog)."""
 
+LAST_AUDIT_SQL = "select * from audits where repo = ? and pr = ? order by id desc limit 1"
+"""The last accepted audit row written for a pull request."""
+
+LOCK_TIMEOUT_S = 120.0
+"""How long :meth:`HistoryStore.exclusive` waits for a subject's lock before failing (s): longer
+than a run holds it to write an issue's or a pull request's labels and comments."""
+
 
 def key_where(key: Mapping[str, Any]) -> str:
     """``a = ? and b = ?`` for ``key``'s columns (names from code, never from input)."""
@@ -282,6 +291,10 @@ class HistoryStore(Protocol):
         """The bot's last gate decision on an issue, or ``None`` (:data:`LAST_GATE_SQL`)."""
         ...
 
+    def last_audit(self, repo: str, pr: int) -> dict[str, Any] | None:
+        """The last audit row written for a pull request, or ``None`` (:data:`LAST_AUDIT_SQL`)."""
+        ...
+
     def get(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
         """The row of ``table`` whose columns equal ``key``'s values, or ``None``
         (:func:`get_sql`).
@@ -309,12 +322,11 @@ class HistoryStore(Protocol):
 
     def exclusive(self, subject: str) -> AbstractContextManager[None]:
         """Hold the lock on ``subject`` (``owner/name#number``) across runners sharing this
-        store while the block runs: a pipeline holds it around an issue's or PR's writes to
-        GitHub and the store, so a second runner on the same issue waits, then finds the first
-        one's comment and edits it instead of posting another.
+        store while the block runs: a pipeline re-reads and writes an issue or pull request
+        under it, so two runs never both write one.
 
         Raises:
-            StoreError: the lock cannot be taken.
+            StoreError: the lock was not granted within :data:`LOCK_TIMEOUT_S`.
         """
         ...
 

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlite_utils import Database
+from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
 from bot.errors import StoreError
 from bot.history.migrations import MIGRATIONS
@@ -49,7 +50,9 @@ from bot.history.protocol import (
     AUDIT_KEY,
     AUDITS_SQL,
     GATE_KEY,
+    LAST_AUDIT_SQL,
     LAST_GATE_SQL,
+    LOCK_TIMEOUT_S,
     TABLES,
     AuditRow,
     GateRow,
@@ -77,6 +80,9 @@ __all__ = [
     "week_of",
 ]
 
+LOCK_POLL_S = 0.05
+"""How often a run waiting for the lock file tries again (s)."""
+
 BUSY_TIMEOUT_MS = 5000
 """How long a writer waits for another process's lock before failing (ms)."""
 
@@ -99,6 +105,8 @@ class Store:
         StoreError: the file cannot be created, opened or migrated, or was written by a newer
             triage-bot (its migrations include names this version does not know).
     """
+
+    lock_timeout_s: float = LOCK_TIMEOUT_S
 
     def __init__(self, path: Path | str, *, read_only: bool = False) -> None:
         self.path = path
@@ -225,6 +233,10 @@ class Store:
         """The bot's last gate decision on an issue, or ``None``."""
         return next(iter(self._rows(LAST_GATE_SQL, [repo, issue])), None)
 
+    def last_audit(self, repo: str, pr: int) -> dict[str, Any] | None:
+        """The last audit row written for a pull request, or ``None``."""
+        return next(iter(self._rows(LAST_AUDIT_SQL, [repo, pr])), None)
+
     def fetch(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         """Rows of a read-only query (``?`` parameters) as tuples.
 
@@ -238,12 +250,13 @@ class Store:
 
     @contextmanager
     def exclusive(self, subject: str) -> Iterator[None]:
-        """Hold an exclusive ``flock`` on ``<file>.lock`` while the block runs, so runners
-        sharing this file on one machine take turns on an issue's or PR's writes (one lock for
-        every subject: such runners are few). An in-memory or read-only store needs none.
+        """Hold an exclusive ``flock`` on ``<file>.lock`` while the block runs (one lock for
+        every subject: runners sharing a file are few). An in-memory or read-only store needs
+        none.
 
         Raises:
-            StoreError: the lock file cannot be opened.
+            StoreError: the lock file cannot be opened, or the lock was not granted within
+                ``lock_timeout_s``.
         """
         del subject  # one lock per file
         if self.path == ":memory:" or self.read_only:
@@ -254,7 +267,18 @@ class Store:
         except OSError as exc:
             raise StoreError(f"cannot open the lock file of {self.path}: {exc}") from exc
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                Retrying(
+                    stop=stop_after_delay(self.lock_timeout_s),
+                    wait=wait_fixed(LOCK_POLL_S),
+                    retry=retry_if_exception_type(BlockingIOError),
+                    reraise=True,
+                )(fcntl.flock, fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise StoreError(
+                    f"the store at {self.path} stayed locked by another run for "
+                    f"{self.lock_timeout_s:g} s"
+                ) from None
             yield
         finally:
             os.close(fd)  # closing releases the lock
