@@ -29,7 +29,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from bot.errors import ConfigError
 
@@ -150,6 +150,21 @@ class GatePolicy(_Strict):
     def counts_model(self) -> bool:
         """Whether the model's own verdict decides (``verdict_from == "model"``)."""
         return self.verdict_from == "model"
+
+    def can_refuse(self) -> bool:
+        """Whether the policy can ever decide NEEDS_REFINEMENT: the model's verdict counts, or
+        a guard can fire (``short`` only with ``short_words`` above 0)."""
+        live = [g for g in self.guards if g != "short" or self.short_words > 0]
+        return self.counts_model() or bool(live)
+
+    @model_validator(mode="after")
+    def _refuses_sometimes(self) -> GatePolicy:
+        if not self.can_refuse():
+            raise ValueError(
+                "this policy can never decide NEEDS_REFINEMENT (verdict_from: guards with no "
+                "guard that can fire): it would label every issue ready, planted ones too"
+            )
+        return self
 
 
 def policy_name(text: str) -> str:

@@ -91,10 +91,15 @@ class Rig:
         return name, path
 
     def start(self, trigger: str, number: int) -> subprocess.Popen[str]:
-        """Start one ``triage-bot run`` for ``trigger`` on issue or pull request ``number``."""
-        name, path = self._payload(trigger, number)
+        """Start one ``triage-bot run`` for ``trigger`` on issue or pull request ``number``;
+        ``backlog`` runs ``triage-bot backlog`` over every open issue instead."""
+        if trigger == "backlog":
+            command = [str(BIN), "backlog", "--repo", REPO, "--limit", "100"]
+        else:
+            name, path = self._payload(trigger, number)
+            command = [str(BIN), "run", "--event-name", name, "--event-path", str(path)]
         return subprocess.Popen(
-            [str(BIN), "run", "--event-name", name, "--event-path", str(path)],
+            command,
             env=self.env(),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

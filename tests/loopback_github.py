@@ -125,6 +125,7 @@ class LoopbackGitHub:
         return [
             (r"/contents/(.+)", ("GET", self._get_contents)),
             (r"/labels", ("POST", self._create_label)),
+            (r"/issues", ("GET", lambda b: (200, [self._issue(n) for n in sorted(self.issues)]))),
             (r"/issues/(\d+)", ("GET", lambda b, n: (200, self._issue(int(n))))),
             (r"/issues/(\d+)/labels", ("POST", self._add_labels)),
             (r"/issues/(\d+)/labels/(.+)", ("DELETE", self._remove_label)),

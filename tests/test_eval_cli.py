@@ -29,12 +29,21 @@ from tests.support import ROOT, FakeChatModel
 from tests.test_neutralise import STDOUT_TEXT, runner_commands
 
 
-def _rows(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text("utf-8").split("\n")[:3]]
+def _rows(path: Path, ids: set[str] | None = None) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line]
+    return [r for r in rows if ids is None or r["id"] in ids]
 
 
-ISSUE_ROWS = _rows(ROOT / "evals" / "issues.jsonl")
-REPLY_ROWS = _rows(ROOT / "evals" / "replies" / "qwen2.5-coder-1.5b.jsonl")
+def _few(rows: list[dict[str, Any]]) -> set[str]:
+    """Three items calibrate can choose on: a tune NEEDS_REFINEMENT, a tune VALID, a check."""
+    wanted = [("tune", "NEEDS_REFINEMENT"), ("tune", "VALID"), ("check", "VALID")]
+    return {next(r["id"] for r in rows if (dev_half(r["id"]), r["expected"]) == w) for w in wanted}
+
+
+ALL_ISSUE_ROWS = _rows(ROOT / "evals" / "issues.jsonl")
+_IDS = _few(ALL_ISSUE_ROWS)
+ISSUE_ROWS = _rows(ROOT / "evals" / "issues.jsonl", _IDS)
+REPLY_ROWS = _rows(ROOT / "evals" / "replies" / "qwen2.5-coder-1.5b.jsonl", _IDS)
 
 HOSTILE = [
     "\n::error::x",
@@ -388,11 +397,31 @@ def test_calibrate_refuses_a_set_with_an_empty_half(
     """No policy is chosen or measured on nothing: exit 2 naming the half, before any model."""
     built = _no_model(monkeypatch)
     assert {dev_half(i) for i in ids} != {"tune", "check"}
-    issues = write_jsonl(tmp_path / "issues.jsonl", [r for r in ISSUE_ROWS if r["id"] in ids])
+    issues = write_jsonl(tmp_path / "issues.jsonl", [r for r in ALL_ISSUE_ROWS if r["id"] in ids])
     out = tmp_path / "policy.json"
     result = invoke(["calibrate", "--issues", str(issues), "--out", str(out)])
     assert result.exit_code == 2, result.output
     assert f"({len(ids)} items) has no item on the " in result.stderr
+    assert built == []
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("keep", [0, 1, 5])
+def test_calibrate_refuses_a_tune_half_with_no_needs_refinement(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep: int
+) -> None:
+    """Every policy that never asks for more agrees with an all-VALID tune half: refused
+    (exit 2) before any model, however many items either half holds."""
+    built = _no_model(monkeypatch)
+    rows = ALL_ISSUE_ROWS
+    tune_valid = [r for r in rows if dev_half(r["id"]) == "tune" and r["expected"] == "VALID"]
+    check = [r for r in rows if dev_half(r["id"]) == "check"][: max(1, keep)]
+    rows = tune_valid[: max(1, keep * 3)] + check
+    issues = write_jsonl(tmp_path / "issues.jsonl", rows)
+    out = tmp_path / "policy.json"
+    result = invoke(["calibrate", "--issues", str(issues), "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "holds no NEEDS_REFINEMENT item" in result.stderr
     assert built == []
     assert not out.exists()
 

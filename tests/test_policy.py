@@ -8,8 +8,10 @@ import json
 import re
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
@@ -29,6 +31,7 @@ from bot.gate.validator import Validator, system_prompt
 from bot.gate.verdict import VerdictValue
 from bot.gate_policy import GUARDS as GUARD_ORDER
 from bot.gate_policy import GatePolicy, load_policy, policy_name
+from bot.repo_file import parse_repo_file
 from tests.profiles import FUZZ
 from tests.replies import reply
 from tests.support import GUARDS, FakeChatModel, guards_policy
@@ -389,10 +392,15 @@ _EVIDENCE = st.builds(
     st.fixed_dictionaries({e.key: st.sampled_from(["", "quoted words"]) for e in ELEMENTS}),
     st.sets(st.sampled_from([e.key for e in ELEMENTS])),
 )
-_POLICIES = st.builds(
-    lambda source, guards: GatePolicy(name="p", verdict_from=source, guards=guards),
-    st.sampled_from(["model", "guards"]),
-    st.lists(st.sampled_from(GUARD_ORDER), unique=True).map(tuple),
+_POLICIES = st.one_of(
+    st.builds(
+        lambda guards: GatePolicy(name="p", verdict_from="model", guards=guards),
+        st.lists(st.sampled_from(GUARD_ORDER), unique=True).map(tuple),
+    ),
+    st.builds(
+        lambda guards: GatePolicy(name="p", verdict_from="guards", guards=guards),
+        st.lists(st.sampled_from(GUARD_ORDER), unique=True, min_size=1).map(tuple),
+    ),
 )
 
 
@@ -482,3 +490,51 @@ def test_any_text_gives_a_valid_policy_name_and_a_valid_name_is_kept(text: str) 
     valid = re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._:+-]{0,79}", text)
     if valid:
         assert name == text
+
+
+# --- a policy that can never say no ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"verdict_from": "guards"},
+        {"verdict_from": "guards", "guards": []},
+        {"verdict_from": "guards", "guards": ["short"], "short_words": 0},
+    ],
+)
+def test_a_policy_that_can_never_say_no_is_refused(tmp_path: Path, fields: dict[str, Any]) -> None:
+    """It would label every issue ready-for-dev, a planted instruction too: refused as a file,
+    and as the repository file's ``gate.policy``."""
+    with pytest.raises(ValidationError, match="can never decide NEEDS_REFINEMENT"):
+        GatePolicy(name="p", **fields)
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps({"name": "p", **fields}), "utf-8")
+    with pytest.raises(ConfigError, match="can never decide NEEDS_REFINEMENT"):
+        load_policy(path)
+    block = yaml.safe_dump({"gate": {"policy": {"name": "p", **fields}}})
+    with pytest.raises(ConfigError, match="can never decide NEEDS_REFINEMENT"):
+        parse_repo_file(block)
+
+
+WORST = replace(COMPLETE, prose_words=1, sections=1, empty_sections=1)
+"""A one-word issue with an empty template section: every guard that can fire fires on it."""
+
+
+@given(
+    st.sampled_from(["model", "guards"]),
+    st.lists(st.sampled_from(GUARD_ORDER), unique=True).map(tuple),
+    st.integers(0, 40),
+)
+def test_a_policy_is_accepted_exactly_when_it_can_decide_needs_refinement(
+    source: str, guards: tuple[str, ...], short_words: int
+) -> None:
+    fields = {"name": "p", "verdict_from": source, "guards": guards, "short_words": short_words}
+    try:
+        GatePolicy.model_validate(fields)
+        accepted = True
+    except ValidationError:
+        accepted = False
+    unchecked = GatePolicy.model_construct(**fields)  # type: ignore[arg-type]
+    ruling = decide(WORST, NONE, "NEEDS_REFINEMENT", unchecked)
+    assert accepted == (ruling.verdict == "NEEDS_REFINEMENT")

@@ -23,7 +23,7 @@ import yaml
 
 from bot.errors import ConfigError
 from bot.evaluation.run import Judged, gate_metrics, outcome_of
-from bot.evaluation.sets import dev_half
+from bot.evaluation.sets import EvalIssue, dev_half
 from bot.gate.policy import decide
 from bot.gate_policy import GUARDS, GatePolicy, HalfFigures, Measurement
 
@@ -48,7 +48,8 @@ def label_of(policy: GatePolicy) -> str:
 
 def candidates(base: GatePolicy) -> list[GatePolicy]:
     """Every candidate policy: both verdict sources × every subset of the guards, each with
-    ``base``'s thresholds, named by :func:`label_of`."""
+    ``base``'s thresholds, named by :func:`label_of`; none that can never say
+    NEEDS_REFINEMENT (:meth:`~bot.gate_policy.GatePolicy.can_refuse`)."""
     found = []
     for source in ("model", "guards"):
         for size in range(len(GUARDS) + 1):
@@ -56,7 +57,8 @@ def candidates(base: GatePolicy) -> list[GatePolicy]:
                 policy = base.model_copy(
                     update={"verdict_from": source, "guards": guards, "measured": None}
                 )
-                found.append(policy.model_copy(update={"name": label_of(policy)}))
+                if policy.can_refuse():
+                    found.append(policy.model_copy(update={"name": label_of(policy)}))
     return found
 
 
@@ -121,20 +123,29 @@ def _figures(half: dict[str, Any]) -> HalfFigures:
     )
 
 
-def check_halves(ids: Iterable[str]) -> None:
-    """Check the labelled set has items on both halves of the fixed split: the choice is made
-    on the tune half and the check half is the figure to trust, so neither may be empty.
+def check_halves(items: Iterable[EvalIssue]) -> None:
+    """Check the labelled set can choose a policy: items on both halves of the fixed split (the
+    choice is made on the tune half, the check half is the figure to trust), and a
+    NEEDS_REFINEMENT among the tune half's (else every policy that never says no ties at 100%).
 
     Raises:
-        ConfigError: a half holds no item (the message names it and the set's size).
+        ConfigError: a half holds no item, or the tune half no NEEDS_REFINEMENT; no flag
+            overrides it.
     """
-    counts = Counter(dev_half(i) for i in ids)
+    items = list(items)
+    counts = Counter(dev_half(i.id) for i in items)
     empty = [half for half in ("tune", "check") if not counts[half]]
     if empty:
         raise ConfigError(
             f"the labelled set ({counts.total()} items) has no item on the "
             f"{' and the '.join(empty)} half of the fixed split: calibrate chooses on the tune "
             "half and measures on the check half"
+        )
+    if not any(dev_half(i.id) == "tune" and i.expected == "NEEDS_REFINEMENT" for i in items):
+        raise ConfigError(
+            f"the tune half ({counts['tune']} items) holds no NEEDS_REFINEMENT item: a policy "
+            "that never asks for more would agree with every item there; add issues your "
+            "maintainers sent back"
         )
 
 
@@ -164,7 +175,7 @@ def calibrate(
     Raises:
         ConfigError: a half of the set holds no item (:func:`check_halves`).
     """
-    check_halves(j.item.id for j in judged)
+    check_halves(j.item for j in judged)
     scored = sorted((score(judged, p) for p in candidates(base)), key=Candidate.key, reverse=True)
     best = scored[0]
     chosen = best.policy.model_copy(

@@ -222,7 +222,7 @@ def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
         _check_model_name(model_name, "--model-name")
     _check_writable(flags["out"], "--out")
     issues = load_jsonl(flags["issues_path"], EvalIssue)
-    check_halves(i.id for i in issues)
+    check_halves(issues)
     model, replay = _gate_model(settings, flags)
     if model_name is None:
         _check_model_name(model.name, "the model's name (give --model-name)")
