@@ -283,7 +283,7 @@ def _backlog(ctx: JobContext, work: Backlog) -> RunReport:
     )
     todo = selection.todo
     lines = [
-        f"#{number}: skipped, a maintainer set {label!r} by hand"
+        f"#{number}: skipped, a maintainer set {log_value(repr(label))} by hand"
         for number, label in selection.hand_set
     ]
     counts = {label.name: 0 for label in labels.all}
@@ -305,7 +305,7 @@ def _backlog(ctx: JobContext, work: Backlog) -> RunReport:
                 else:
                     counts[plan.labels.target.name] += 1
                     lines.append(
-                        f"#{plan.number}: {plan.labels.target.name} "
+                        f"#{plan.number}: {log_value(plan.labels.target.name)} "
                         f"({plan.decision.model_ms:.0f} ms{kind})"
                     )
                 work.on_progress(done, len(todo))
@@ -316,19 +316,19 @@ def _backlog(ctx: JobContext, work: Backlog) -> RunReport:
                         f"{len(todo) - done} issue(s) left for the next run"
                     )
                     break
-    summary = ", ".join(f"{name}: {count}" for name, count in counts.items())
-    if superseded_count:
-        summary += f", superseded by another run: {superseded_count}"
+    extra = f", superseded by another run: {superseded_count}" if superseded_count else ""
     state = " (dry run: nothing written)" if settings.dry_run else ""
     what = "backlog --retry-errors" if work.retry_errors else "backlog"
+    plain = ", ".join(f"{log_value(name)}: {count}" for name, count in counts.items()) + extra
     text = "\n".join(
-        [f"triage-bot: {what} of {repo}: {len(todo)} issue(s){state}", *lines, summary]
+        [f"triage-bot: {what} of {log_value(repo)}: {len(todo)} issue(s){state}", *lines, plain]
         + ([stopped] if stopped else [])
     )
+    shown = ", ".join(f"{code_span(name)}: {count}" for name, count in counts.items()) + extra
     tail = f"; {stopped}" if stopped else ""
     return RunReport(
         text,
-        f"triage-bot {what} of {repo}: {summary}{state}{tail}\n",
+        f"triage-bot {what} of {code_span(repo)}: {shown}{state}{tail}\n",
         warnings=[stopped] if stopped else [],
     )
 
