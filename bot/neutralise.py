@@ -56,6 +56,8 @@ from urllib.parse import SplitResult, quote, quote_plus, unquote, unquote_plus, 
 
 __all__ = [
     "LIBPQ_SCHEMES",
+    "NO_SECRETS",
+    "Redactor",
     "UrlView",
     "chart_label",
     "code_block",
@@ -571,13 +573,15 @@ def shown_url(value: Any) -> str:
 def secret_forms(secret: str) -> set[str]:
     """Every form in which ``secret`` may reach an output: as it is, percent-encoded (every
     reserved character, or all but ``/``; ``+`` for a space; hexadecimal in either case), with
-    visible escapes, escaped for workflow-command data, inside a JSON string, and base64-encoded
-    on its own (standard or URL-safe alphabet, with or without padding)."""
+    visible escapes, escaped for workflow-command data, inside a JSON string, base64-encoded
+    on its own (standard or URL-safe alphabet, with or without padding) and its UTF-8 bytes in
+    hexadecimal (either case). Not covered: reversed, spaced or split."""
     how = {"errors": "surrogatepass"}  # text from the environment may hold lone surrogates
     encoded = {quote(secret, "", **how), quote(secret, **how), quote_plus(secret, "", **how)}
     raw = secret.encode("utf-8", "surrogatepass")
     base64_forms = {f(raw).decode("ascii") for f in (base64.b64encode, base64.urlsafe_b64encode)}
     encoded |= base64_forms | {form.rstrip("=") for form in base64_forms}
+    encoded |= {raw.hex(), raw.hex().upper()}
     lower_hex = {re.sub("%[0-9A-F]{2}", lambda m: m.group().lower(), e) for e in encoded}
     escaped = {
         _visible(secret),
@@ -591,10 +595,38 @@ def secret_forms(secret: str) -> set[str]:
 def redact(text: str, secrets: Iterable[str], *, min_chars: int = 1) -> str:
     """``text`` with every form (:func:`secret_forms`) of each secret of at least
     ``min_chars`` characters replaced by ``***``, longest first."""
-    forms = {f for s in secrets if len(s) >= min_chars for f in secret_forms(s)}
-    for form in sorted(forms, key=len, reverse=True):
-        text = text.replace(form, REDACTED)
-    return text
+    return Redactor.of(secrets, min_chars=min_chars)(text)
+
+
+@dataclass(frozen=True)
+class Redactor:
+    """Replaces every form of a job's secrets (:func:`secret_forms`) by ``***``: the one
+    redaction of GitHub writes, store rows and output.
+
+    Attributes:
+        forms: the forms to replace, longest first.
+    """
+
+    forms: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, secrets: Iterable[str], *, min_chars: int = 1) -> Redactor:
+        """The redactor of each secret of at least ``min_chars`` characters."""
+        forms = {f for s in secrets if len(s) >= min_chars for f in secret_forms(s)}
+        return cls(tuple(sorted(forms, key=lambda f: (-len(f), f))))
+
+    def __call__(self, text: str) -> str:
+        for form in self.forms:
+            text = text.replace(form, REDACTED)
+        return text
+
+    def __add__(self, other: Redactor) -> Redactor:
+        forms = set(self.forms) | set(other.forms)
+        return Redactor(tuple(sorted(forms, key=lambda f: (-len(f), f))))
+
+
+NO_SECRETS = Redactor()
+"""A redactor with nothing to redact."""
 
 
 def redacted_excerpt(text: str, secrets: Iterable[str], *, max_chars: int) -> str:

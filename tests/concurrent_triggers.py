@@ -17,9 +17,9 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,7 @@ class Rig:
     model: FakeOpenAI
     store: str
     folder: Path
+    extra_env: dict[str, str] = field(default_factory=dict)
 
     def env(self) -> dict[str, str]:
         """The environment of one run (no variable of the developer's shell leaks in)."""
@@ -62,6 +63,7 @@ class Rig:
             "TRIAGE_AUDIT_FORMAT": "markdown",
             "TRIAGE_REVIEW_COMMENTS": "false",
             "TRIAGE_DB": self.store,
+            **self.extra_env,
         }
 
     def _payload(self, trigger: str, number: int) -> tuple[str, Path]:
@@ -135,11 +137,18 @@ def _answers() -> Any:
 
 
 @contextmanager
-def rig(folder: Path, store: str, *, delay_s: float = 1.0) -> Iterator[Rig]:
+def rig(
+    folder: Path,
+    store: str,
+    *,
+    delay_s: float = 1.0,
+    answer: Callable[[Received], Answer] | None = None,
+) -> Iterator[Rig]:
     """A loopback GitHub with the example issue's repository, a model answering after
-    ``delay_s`` seconds, and ``store``."""
+    ``delay_s`` seconds (VALID and NEEDS_REFINEMENT in turn, or ``answer``), and ``store``."""
     (folder / "home").mkdir(exist_ok=True)
-    with loopback_github(REPO) as github, fake_openai_server(_answers(), delay_s=delay_s) as model:
+    answers = answer or _answers()
+    with loopback_github(REPO) as github, fake_openai_server(answers, delay_s=delay_s) as model:
         github.permissions["Codertocat"] = "admin"
         yield Rig(github, model, store, folder)
 

@@ -262,7 +262,8 @@ def test_a_renamed_gate_label_is_inert_in_the_backlog_summary(
     report = runner.run_backlog(_settings(tmp_path, repo_file_path=repo_file), REPO)
     rendered = render(report.summary)
     assert not (rendered.tags.keys() - {"p", "code"}), rendered.html
-    assert not rendered.mentions and not rendered.github_links
+    assert not rendered.mentions
+    assert not rendered.github_links
     assert name in rendered.code
 
 

@@ -120,6 +120,7 @@ from bot.errors import (
     GitHubNotFound,
     GitHubUnavailable,
 )
+from bot.neutralise import NO_SECRETS, Redactor
 from bot.retry import RetryPolicy, call_with_retries
 
 __all__ = [
@@ -191,6 +192,7 @@ class PyGithubClient:
             (``time.sleep``; tests pass a recorder). ``None``: PyGithub's own rate-limit
             handling, as every job of the bot uses.
         clock: epoch seconds now (tests pass a fixed clock), for a patient client's waits.
+        redact: applied to every text the client writes (comment and review bodies).
     """
 
     def __init__(
@@ -206,6 +208,7 @@ class PyGithubClient:
         login: str | None = None,
         sleep: Callable[[float], None] | None = None,
         clock: Callable[[], float] = time.time,
+        redact: Redactor = NO_SECRETS,
     ) -> None:
         retry: Retry
         if sleep is None:
@@ -250,6 +253,7 @@ class PyGithubClient:
         self._sleep = sleep
         self._clock = clock
         self._waited_for_reset = 0
+        self._redact = redact
 
     def _server_wait(self, exc: BaseException) -> float | None:
         if not rate_limited(exc):
@@ -503,7 +507,8 @@ class PyGithubClient:
         """``POST /repos/{repo}/issues/{number}/comments``, never retried (no double post);
         the new comment's id (from the answer)."""
         issue = self._gh.get_repo(repo).get_issue(number)
-        comment = self._call(f"comment on {repo}#{number}", lambda: issue.create_comment(body))
+        text = self._redact(body)
+        comment = self._call(f"comment on {repo}#{number}", lambda: issue.create_comment(text))
         return int(comment.id)
 
     def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> None:
@@ -514,7 +519,8 @@ class PyGithubClient:
             GitHubNotFound: the comment is gone (deleted) or not in ``repo``.
         """
         comment = self._gh.get_repo(repo).get_issue(number).get_comment(comment_id)
-        self._call(f"edit comment {comment_id} in {repo}", lambda: comment.edit(body))
+        text = self._redact(body)
+        self._call(f"edit comment {comment_id} in {repo}", lambda: comment.edit(text))
 
     def bot_review_comments(self, repo: str, number: int, marker: str) -> list[PostedReviewComment]:
         """``GET /repos/{repo}/pulls/{number}/comments`` (all pages, 100 per page): the review
@@ -541,11 +547,13 @@ class PyGithubClient:
         pull = handle.get_pull(number)
         commit = handle.get_commit(head_sha)  # lazy: names the SHA, no request
         payload: list[GithubReviewComment] = [
-            {"path": c.path, "line": c.line, "side": "RIGHT", "body": c.body} for c in comments
+            {"path": c.path, "line": c.line, "side": "RIGHT", "body": self._redact(c.body)}
+            for c in comments
         ]
+        text = self._redact(body)
         self._call(
             f"review {repo}#{number}",
-            lambda: pull.create_review(commit=commit, body=body, event="COMMENT", comments=payload),
+            lambda: pull.create_review(commit=commit, body=text, event="COMMENT", comments=payload),
         )
 
     def collaborator_permission(self, repo: str, login: str) -> str:

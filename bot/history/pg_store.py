@@ -58,7 +58,7 @@ from bot.history.protocol import (
     get_sql,
     insert_sql,
 )
-from bot.neutralise import read_url, redact
+from bot.neutralise import NO_SECRETS, Redactor, read_url, redact
 
 __all__ = [
     "MIGRATIONS_DIR",
@@ -225,10 +225,11 @@ class PostgresStore:
 
     lock_timeout_s: float = LOCK_TIMEOUT_S
 
-    def __init__(self, url: str, *, read_only: bool = False) -> None:
+    def __init__(self, url: str, *, read_only: bool = False, redact: Redactor = NO_SECRETS) -> None:
         self.path = _checked(url)
         self._url = url
         self.read_only = read_only
+        self.redact = redact
         try:
             _migrate(url)
             self.conn = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
@@ -270,12 +271,12 @@ class PostgresStore:
         """See :meth:`~bot.history.protocol.HistoryStore.record_audits`."""
         if not rows:
             return 0
-        self._replace("audits", AUDIT_KEY, [audit_params(row) for row in rows])
+        self._replace("audits", AUDIT_KEY, [audit_params(row, self.redact) for row in rows])
         return len(rows)
 
     def record_gate(self, row: GateRow) -> int:
         """See :meth:`~bot.history.protocol.HistoryStore.record_gate`."""
-        return self._replace("gate_decisions", GATE_KEY, [gate_params(row)])
+        return self._replace("gate_decisions", GATE_KEY, [gate_params(row, self.redact)])
 
     def _dicts(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
         try:

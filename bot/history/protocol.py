@@ -29,6 +29,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Protocol
 
+from bot.neutralise import NO_SECRETS, Redactor
+
 __all__ = [
     "AUDITS_SQL",
     "AUDIT_KEY",
@@ -157,20 +159,25 @@ GATE_KEY = ("repo", "issue", "content_sha", "model", "prompt_version", "policy_v
 """The columns of ``gate_decisions``' unique key (see the module doc)."""
 
 
-def audit_params(row: AuditRow) -> dict[str, Any]:
-    """The ``audits`` columns of ``row``: ``retried`` as 0/1, ``created_at`` now when empty,
-    ``week`` from ``created_at``."""
-    data = asdict(row)
+def _redacted(data: dict[str, Any], redact: Redactor) -> dict[str, Any]:
+    return {k: redact(v) if isinstance(v, str) else v for k, v in data.items()}
+
+
+def audit_params(row: AuditRow, redact: Redactor = NO_SECRETS) -> dict[str, Any]:
+    """The ``audits`` columns of ``row``, every text through ``redact``: ``retried`` as 0/1,
+    ``created_at`` now when empty, ``week`` from ``created_at``."""
+    data = _redacted(asdict(row), redact)
     data["retried"] = int(row.retried)
     data["created_at"] = row.created_at or utc_now()
     data["week"] = week_of(data["created_at"])
     return data
 
 
-def gate_params(row: GateRow) -> dict[str, Any]:
-    """The ``gate_decisions`` columns of ``row``: ``created_at`` now when empty, ``week`` from
-    it, an empty ``content_sha`` as ``None`` (a row of unknown text matches no other)."""
-    data = asdict(row)
+def gate_params(row: GateRow, redact: Redactor = NO_SECRETS) -> dict[str, Any]:
+    """The ``gate_decisions`` columns of ``row``, every text through ``redact``:
+    ``created_at`` now when empty, ``week`` from it, an empty ``content_sha`` as ``None`` (a
+    row of unknown text matches no other)."""
+    data = _redacted(asdict(row), redact)
     data["created_at"] = row.created_at or utc_now()
     data["week"] = week_of(data["created_at"])
     data["content_sha"] = row.content_sha or None

@@ -66,6 +66,7 @@ from bot.history.protocol import (
     utc_now,
     week_of,
 )
+from bot.neutralise import NO_SECRETS, Redactor
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
@@ -108,9 +109,12 @@ class Store:
 
     lock_timeout_s: float = LOCK_TIMEOUT_S
 
-    def __init__(self, path: Path | str, *, read_only: bool = False) -> None:
+    def __init__(
+        self, path: Path | str, *, read_only: bool = False, redact: Redactor = NO_SECRETS
+    ) -> None:
         self.path = path
         self.read_only = read_only
+        self.redact = redact
         try:
             if path == ":memory:":
                 self.db = _migrated(Database(memory=True))
@@ -194,7 +198,7 @@ class Store:
         """
         if not rows:
             return 0
-        self._replace("audits", AUDIT_KEY, [audit_params(row) for row in rows])
+        self._replace("audits", AUDIT_KEY, [audit_params(row, self.redact) for row in rows])
         return len(rows)
 
     def record_gate(self, row: GateRow) -> int:
@@ -204,7 +208,7 @@ class Store:
         Raises:
             StoreError: the write failed (locked past the busy timeout, disk full …).
         """
-        return self._replace("gate_decisions", GATE_KEY, [gate_params(row)])
+        return self._replace("gate_decisions", GATE_KEY, [gate_params(row, self.redact)])
 
     def get(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
         """The row of ``table`` whose columns equal ``key``'s values, or ``None``."""
