@@ -259,7 +259,8 @@ class SettingsTable:
         readme_default="`~/.cache/triage-bot/prompt-cache`",
         help="folder where the embedded backend keeps each evaluated system prompt between runs, "
         "so a one-shot run evaluates only the issue's or the code's tokens (created 0700; "
-        "another user's folder, or one others may write, is refused with exit 2)",
+        "another user's folder, or one others may write, is refused with exit 2; every job of "
+        "the same OS user can write it: `docs/security.md`)",
     )
     prompt_cache_mb: int = setting(
         512,
