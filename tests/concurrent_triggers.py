@@ -67,10 +67,14 @@ class Rig:
         }
 
     def _payload(self, trigger: str, number: int) -> tuple[str, Path]:
-        if trigger == "issues":
+        if trigger in ("issues", "edited"):
             payload = load_webhook("issues.opened.18")
-            payload["issue"]["body"] = COMPLETE_BODY
-            payload["issue"]["labels"] = []
+            with self.github.lock:
+                payload["issue"]["body"] = self.github.issues[number]["body"]
+            payload["issue"]["labels"] = []  # as a stale or early payload shows them
+            if trigger == "edited":
+                payload["action"] = "edited"
+                payload["changes"] = {"body": {"from": "the text before"}}
             name = "issues"
         elif trigger == "pull_request":
             payload = load_webhook("pull_request.opened.0")
@@ -118,6 +122,21 @@ class Rig:
 
 
 _ids = itertools.count()
+
+
+def in_turn(*replies: str) -> Callable[[Received], Answer]:
+    """A model answering the gate with ``replies`` in turn (then the last again)."""
+    queue = list(replies)
+    lock = threading.Lock()
+
+    def answer(request: Received) -> Answer:
+        if request.path.endswith("/models"):
+            return Answer(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+        with lock:
+            text = queue.pop(0) if len(queue) > 1 else queue[0]
+        return completion(text)
+
+    return answer
 
 
 def _answers() -> Any:

@@ -68,6 +68,20 @@ class LoopbackGitHub:
             self.comments.setdefault(number, [])
             self.reviews.setdefault(number, [])
 
+    def by_hand(self, number: int, name: str, *, removed: bool, login: str = "octocat") -> None:
+        """A person adds or removes a label in GitHub's UI (an event with their login)."""
+        with self.lock:
+            labels = self.issues[number]["labels"]
+            if removed and name in labels:
+                labels.remove(name)
+            elif not removed and name not in labels:
+                labels.append(name)
+            self.events[number].append(
+                {"id": self._id(), "event": "unlabeled" if removed else "labeled",
+                 "label": _label(name), "actor": {"login": login, "type": "User", "id": 2},
+                 "created_at": "2026-11-30T06:00:00Z"}
+            )  # fmt: skip
+
     def gate_labels(self, number: int, names: set[str]) -> list[str]:
         """The issue's labels among ``names``."""
         with self.lock:

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.concurrent_triggers import GATE_LABELS, new_issue, new_pull, rig
+from tests.concurrent_triggers import GATE_LABELS, in_turn, new_issue, new_pull, rig
 from tests.pg import fresh_database
+from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -47,3 +48,34 @@ def test_a_pull_request_event_and_an_audit_at_once_post_one_comment(
             r.race(["pull_request"], number)
             (comment,) = r.github.bot_comments(number)
             assert "e" * 40 in comment["body"]
+
+
+@pytest.mark.parametrize(
+    ("hand", "kept"),
+    [
+        ([("needs-refinement", True), ("needs-refinement", False)], True),  # taken off, put back
+        ([("needs-refinement", True)], False),  # taken off: nothing left to remove
+    ],
+)
+def test_a_stale_payload_leaves_a_label_a_person_put_back(
+    tmp_path: Path, store: str, hand: list[tuple[str, bool]], kept: bool
+) -> None:
+    """The bot labelled the issue needs-refinement; a person took the label off (and put it
+    back); an edit's payload shows no gate label. The new verdict, VALID, removes nothing of
+    the person's: a label they put back wins over the run, as when the payload shows it."""
+    with rig(tmp_path, store, delay_s=0.0, answer=in_turn(NEEDS_REPLY, VALID_REPLY)) as r:
+        r.github.add_issue(1, "Spelling error in the README file", "The app crashes.")
+        r.race(["issues"], 1)
+        assert r.github.gate_labels(1, GATE_LABELS) == ["needs-refinement"]
+        for name, removed in hand:
+            r.github.by_hand(1, name, removed=removed)
+        with r.github.lock:
+            r.github.issues[1]["body"] = COMPLETE_BODY
+            r.github.requests.clear()
+        (out,) = r.race(["edited"], 1)
+        with r.github.lock:
+            deletes = [path for method, path in r.github.requests if method == "DELETE"]
+        assert deletes == []
+        expected = ["needs-refinement"] if kept else ["ready-for-dev"]
+        assert r.github.gate_labels(1, GATE_LABELS) == expected, out
+        assert ("skipped: a maintainer set 'needs-refinement' by hand" in out) == kept

@@ -24,6 +24,7 @@ from bot.gate.backlog import OUTAGE_KINDS, Backlog, BacklogItem, select_backlog
 from bot.gate.issue_text import prepare_issue
 from bot.gate.labels import GateLabels, gate_labels
 from bot.gate.plan import (
+    HAND_SET_ACTIONS,
     AppliedGate,
     GatePlan,
     LabelHistory,
@@ -91,12 +92,15 @@ class _Judged:
         applied: its writes; ``None`` on a dry run or when superseded.
         lock_wait_s: how long the run waited for the issue's lock (s).
         superseded: why the plan was dropped unwritten (:func:`~bot.gate.plan.superseded`).
+        hand_set: a gate label a person holds on an edited or reopened issue that the payload
+            did not show (it wins: nothing written).
     """
 
     plan: GatePlan
     applied: AppliedGate | None = None
     lock_wait_s: float = 0.0
     superseded: str | None = None
+    hand_set: str | None = None
 
 
 def _row_id(row: Mapping[str, Any] | None) -> int | None:
@@ -122,6 +126,8 @@ def _judge(
     """
     settings = gate.settings
     plan = _plan(gate, event, history, seen, decision)
+    if not force and event.action in HAND_SET_ACTIONS and plan.labels.kept:
+        return _Judged(plan, hand_set=plan.labels.kept[0])
     if settings.dry_run:
         return _Judged(plan)
     repo, number = plan.repo, plan.number
@@ -214,6 +220,10 @@ def _event(ctx: JobContext, event: IssuesEvent, *, force: bool) -> RunReport:
                 f"a maintainer set {hand_set!r} by hand; /triage re-runs the gate"
             )
     judged = _judge(gate, event, history, last, force=force)
+    if judged.hand_set is not None:
+        return skipped_report(
+            f"a maintainer set {judged.hand_set!r} by hand; /triage re-runs the gate"
+        )
     plan, applied = judged.plan, judged.applied
     text = render_gate_plan(plan)
     text += "".join(f"\n{line}" for line in _write_lines(judged, settings.dry_run))
