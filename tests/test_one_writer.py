@@ -213,31 +213,28 @@ def test_two_backlog_runs_at_once_leave_one_gate_label_each(
 # --- a stale payload and a person's label ------------------------------------------------------
 
 
-BOT = ("github-actions[bot]", "Bot")
-
-
 @pytest.mark.parametrize(
-    ("history", "kept"),
+    ("history", "outcome"),
     [
-        # the bot added it, a person took it off and put it back: theirs now
+        # the bot added it, a person took it off and put it back: theirs, and it wins
         ([("needs-refinement", "octocat", "User", True), ("needs-refinement", "octocat", "User",
-                                                          False)], True),
+                                                          False)], "hand-set"),
         # the same, the person writing the name in another case
         ([("needs-refinement", "octocat", "User", True), ("Needs-Refinement", "octocat", "User",
-                                                          False)], True),
-        # another app put it back
+                                                          False)], "hand-set"),
+        # another app put it back: kept beside the bot's new label
         ([("needs-refinement", "renovate[bot]", "Bot", True), ("needs-refinement", "renovate[bot]",
-                                                               "Bot", False)], True),
+                                                               "Bot", False)], "kept"),
         # a person took it off: nothing to remove, no request spent on it
-        ([("needs-refinement", "octocat", "User", True)], False),
+        ([("needs-refinement", "octocat", "User", True)], "gone"),
     ],
 )  # fmt: skip
-def test_a_stale_payload_never_removes_a_label_a_person_put_back(
+def test_a_stale_payload_never_removes_a_label_someone_put_back(
     tmp_path: Path,
     github: FakeGitHub,
     model: Interleaving,
     history: list[tuple[str, str, str, bool]],
-    kept: bool,
+    outcome: str,
 ) -> None:
     """The bot's last decision put needs-refinement on the issue; the payload (stale) shows
     no gate label; the issue's events say who holds the label now."""
@@ -254,11 +251,14 @@ def test_a_stale_payload_never_removes_a_label_a_person_put_back(
     github.writes.clear()
     model.enqueue(VALID_REPLY)
     report = _gate(tmp_path, _event("edited", COMPLETE_BODY, labels=[]))()
-    if kept:  # theirs wins, as when the payload shows it: nothing written
+    assert not [w for w in github.writes if w[0] == "remove_label"]
+    if outcome == "hand-set":  # as when the payload shows it: nothing written
         assert github.writes == []
         assert "by hand; /triage re-runs the gate" in report.text
-    else:  # gone already: no DELETE spent on it
-        assert ("remove_label", str(number), "needs-refinement") not in github.writes
+    elif outcome == "kept":
+        assert "kept needs-refinement (not added by the bot)" in report.text
+        assert github.issue_labels[number] == ["needs-refinement", "ready-for-dev"]
+    else:
         assert github.issue_labels[number] == ["ready-for-dev"]
 
 

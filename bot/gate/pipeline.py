@@ -32,6 +32,7 @@ from bot.gate.plan import (
     apply_gate,
     asks_who_labelled,
     gate_row,
+    hand_set_label,
     judge_issue,
     plan_gate,
     superseded,
@@ -92,8 +93,8 @@ class _Judged:
         applied: its writes; ``None`` on a dry run or when superseded.
         lock_wait_s: how long the run waited for the issue's lock (s).
         superseded: why the plan was dropped unwritten (:func:`~bot.gate.plan.superseded`).
-        hand_set: a gate label a person holds on an edited or reopened issue that the payload
-            did not show (it wins: nothing written).
+        hand_set: a gate label a person put on an edited or reopened issue, found by the
+            removal rule when the payload did not show it (it wins: nothing written).
     """
 
     plan: GatePlan
@@ -127,7 +128,9 @@ def _judge(
     settings = gate.settings
     plan = _plan(gate, event, history, seen, decision)
     if not force and event.action in HAND_SET_ACTIONS and plan.labels.kept:
-        return _Judged(plan, hand_set=plan.labels.kept[0])
+        person = hand_set_label(plan.labels.kept, history.events(), login=gate.github.login)
+        if person is not None:
+            return _Judged(plan, hand_set=person)
     if settings.dry_run:
         return _Judged(plan)
     repo, number = plan.repo, plan.number
