@@ -517,8 +517,8 @@ def test_a_policy_that_can_never_say_no_is_refused(tmp_path: Path, fields: dict[
         parse_repo_file(block)
 
 
-WORST = replace(COMPLETE, prose_words=1, sections=1, empty_sections=1)
-"""A one-word issue with an empty template section: every guard that can fire fires on it."""
+WORST = replace(COMPLETE, prose_words=0, sections=1, empty_sections=1)
+"""An issue of a title and an empty template section: every guard that can fire fires on it."""
 
 
 @given(
