@@ -13,7 +13,6 @@ from urllib.parse import quote
 
 import httpx
 import httpx2
-import ollama
 import openai
 import pytest
 import requests
@@ -24,6 +23,7 @@ from openai import _exceptions as openai_exceptions
 from openai.types.chat import ChatCompletion
 
 from bot.clients.github_client import translate_github_error
+from bot.clients.model_http import ReplyShapeError
 from bot.clients.ollama_client import is_transient_ollama_error, translate_ollama_error
 from bot.clients.openai_client import is_transient_openai_error, translate_openai_error
 from bot.errors import (
@@ -100,28 +100,78 @@ def test_requests_transport_errors_are_unavailable(exc: Exception) -> None:
     assert type(translate_github_error(exc, what="op")) is GitHubUnavailable
 
 
-def test_ollama_exception_classes_are_all_known() -> None:
+OLLAMA_REQUEST = httpx.Request("POST", "http://h/api/chat")
+
+
+def _ollama_status(status: int, body: bytes = b'{"error": "refused"}') -> httpx.HTTPStatusError:
+    reply = httpx.Response(status, content=body, request=OLLAMA_REQUEST)
+    return httpx.HTTPStatusError("status", request=OLLAMA_REQUEST, response=reply)
+
+
+HTTPX_CLASSES: dict[str, tuple[Callable[[], BaseException], type[ModelError], bool]] = {
+    "HTTPError": (lambda: httpx.HTTPError("x"), ModelError, False),
+    "RequestError": (lambda: httpx.RequestError("x"), ModelError, False),
+    "TransportError": (lambda: httpx.TransportError("x"), ModelUnavailable, True),
+    "TimeoutException": (lambda: httpx.TimeoutException("slow"), ModelUnavailable, True),
+    "ConnectTimeout": (lambda: httpx.ConnectTimeout("slow"), ModelUnavailable, True),
+    "ReadTimeout": (lambda: httpx.ReadTimeout("slow"), ModelUnavailable, True),
+    "WriteTimeout": (lambda: httpx.WriteTimeout("slow"), ModelUnavailable, True),
+    "PoolTimeout": (lambda: httpx.PoolTimeout("slow"), ModelUnavailable, True),
+    "NetworkError": (lambda: httpx.NetworkError("x"), ModelUnavailable, True),
+    "ConnectError": (lambda: httpx.ConnectError("refused"), ModelUnavailable, True),
+    "ReadError": (lambda: httpx.ReadError("reset"), ModelUnavailable, True),
+    "WriteError": (lambda: httpx.WriteError("reset"), ModelUnavailable, True),
+    "CloseError": (lambda: httpx.CloseError("reset"), ModelUnavailable, True),
+    "ProtocolError": (lambda: httpx.ProtocolError("x"), ModelUnavailable, True),
+    "LocalProtocolError": (lambda: httpx.LocalProtocolError("x"), ModelUnavailable, True),
+    "RemoteProtocolError": (lambda: httpx.RemoteProtocolError("eof"), ModelUnavailable, True),
+    "ProxyError": (lambda: httpx.ProxyError("x"), ModelUnavailable, True),
+    "UnsupportedProtocol": (lambda: httpx.UnsupportedProtocol("x"), ModelUnavailable, True),
+    "DecodingError": (lambda: httpx.DecodingError("x"), ModelOutputError, False),
+    "TooManyRedirects": (lambda: httpx.TooManyRedirects("x"), ModelRequestRejected, False),
+    "HTTPStatusError": (lambda: _ollama_status(400), ModelRequestRejected, False),
+    "InvalidURL": (lambda: httpx.InvalidURL("x"), ModelRequestRejected, False),
+    "CookieConflict": (lambda: httpx.CookieConflict("x"), ModelError, False),
+    "StreamError": (lambda: httpx.StreamError("x"), ModelError, False),
+    "StreamConsumed": (lambda: httpx.StreamConsumed(), ModelError, False),
+    "StreamClosed": (lambda: httpx.StreamClosed(), ModelError, False),
+    "ResponseNotRead": (lambda: httpx.ResponseNotRead(), ModelError, False),
+    "RequestNotRead": (lambda: httpx.RequestNotRead(), ModelError, False),
+}  # fmt: skip
+"""Every httpx exception class (the Ollama backend's HTTP client): what it maps to, and
+whether it is retried."""
+
+
+def test_httpx_exception_classes_are_all_known() -> None:
     found = {
         name
-        for name, cls in inspect.getmembers(ollama._types, inspect.isclass)
+        for name, cls in inspect.getmembers(httpx._exceptions, inspect.isclass)
         if issubclass(cls, Exception)
     }
-    assert found == {"RequestError", "ResponseError"}
+    assert found == set(HTTPX_CLASSES)
+
+
+@pytest.mark.parametrize(("name", "case"), HTTPX_CLASSES.items())
+def test_httpx_classes_map(
+    name: str, case: tuple[Callable[[], BaseException], type[ModelError], bool]
+) -> None:
+    make, expected, transient = case
+    exc = make()
+    assert type(exc).__name__ == name
+    mapped = translate_ollama_error(exc, model="m", host="http://h")
+    assert type(mapped) is expected
+    assert is_transient_ollama_error(exc) is transient
 
 
 @pytest.mark.parametrize(
     ("exc", "expected", "transient"),
     [
-        (ollama.ResponseError("model not found", 404), ModelNotFound, False),
-        (ollama.ResponseError("bad option", 400), ModelRequestRejected, False),
-        (ollama.ResponseError("crashed", 500), ModelUnavailable, True),
-        (ollama.ResponseError("busy", 503), ModelUnavailable, True),
-        (ollama.RequestError("must provide a model"), ModelRequestRejected, False),
+        (_ollama_status(404, b'{"error": "model not found"}'), ModelNotFound, False),
+        (_ollama_status(400, b'{"error": "bad option"}'), ModelRequestRejected, False),
+        (_ollama_status(500, b"crashed"), ModelUnavailable, True),
+        (_ollama_status(503, b'{"error": ["busy"]}'), ModelUnavailable, True),
+        (_ollama_status(502, b"[1]"), ModelUnavailable, True),
         (ConnectionError("refused"), ModelUnavailable, True),
-        (httpx.ConnectError("refused"), ModelUnavailable, True),
-        (httpx.ReadTimeout("slow"), ModelUnavailable, True),
-        (httpx.ConnectTimeout("slow"), ModelUnavailable, True),
-        (httpx.RemoteProtocolError("eof"), ModelUnavailable, True),
         (RuntimeError("surprise"), ModelError, False),
     ],
 )
@@ -130,6 +180,39 @@ def test_ollama_errors_map(exc: Exception, expected: type[ModelError], transient
     assert type(mapped) is expected
     assert isinstance(mapped, BotError)
     assert is_transient_ollama_error(exc) is transient
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (b'{"error": "model \'m\' not found"}', "model 'm' not found"),
+        (b"no such model", "no such model"),
+        (b'{"error": 7}', '{"error": 7}'),
+        (b"[1]", "[1]"),
+    ],
+)
+def test_what_an_ollama_error_reply_says(body: bytes, said: str) -> None:
+    """Ollama's ``{"error": …}``, else the reply's text as it is."""
+    mapped = translate_ollama_error(_ollama_status(404, body), model="m", host="http://h")
+    assert str(mapped).endswith(f"(404): {said}")
+
+
+SHAPE_ERRORS = [
+    (ReplyShapeError(api_json=False, content_type="text/html"), "not the API's JSON"),
+    (ReplyShapeError(api_json=True, content_type="application/json", detail="choices: x"),
+     "another shape"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("exc", "words"), SHAPE_ERRORS)
+def test_a_reply_of_another_shape_is_a_model_output_error(exc: Exception, words: str) -> None:
+    """Either backend: an output error, not retried (the same server answers the same)."""
+    openai_mapped = translate_openai_error(exc, model="m", base_url="http://h/v1")
+    ollama_mapped = translate_ollama_error(exc, model="m", host="http://h")
+    assert type(openai_mapped) is type(ollama_mapped) is ModelOutputError
+    assert words in str(openai_mapped)
+    assert not is_transient_openai_error(exc)
+    assert not is_transient_ollama_error(exc)
 
 
 _PASSWORD = st.text(
@@ -151,7 +234,7 @@ def test_ollama_text_echoing_the_hosts_password_leaves_no_piece_of_it(
     reaches the message."""
     host = f"http://user:{quote(password, safe='')}@ollama.internal:11434"
     text = "." * before + password + " is wrong" + "." * 300
-    mapped = translate_ollama_error(ollama.ResponseError(text, status), model="m", host=host)
+    mapped = translate_ollama_error(_ollama_status(status, text.encode()), model="m", host=host)
     assert "Pw7x" not in str(mapped)
     assert "ollama.internal" in str(mapped)
 
