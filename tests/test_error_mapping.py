@@ -22,8 +22,9 @@ from hypothesis import strategies as st
 from openai import _exceptions as openai_exceptions
 from openai.types.chat import ChatCompletion
 
+from bot.clients import model_http
 from bot.clients.github_client import translate_github_error
-from bot.clients.model_http import ReplyShapeError
+from bot.clients.model_http import ReplyCompressed, ReplyShapeError, ReplyTooLarge
 from bot.clients.ollama_client import is_transient_ollama_error, translate_ollama_error
 from bot.clients.openai_client import is_transient_openai_error, translate_openai_error
 from bot.errors import (
@@ -197,22 +198,46 @@ def test_what_an_ollama_error_reply_says(body: bytes, said: str) -> None:
     assert str(mapped).endswith(f"(404): {said}")
 
 
-SHAPE_ERRORS = [
-    (ReplyShapeError(api_json=False, content_type="text/html"), "not the API's JSON"),
-    (ReplyShapeError(api_json=True, content_type="application/json", detail="choices: x"),
-     "another shape"),
-]  # fmt: skip
+MODEL_HTTP_CLASSES: dict[str, tuple[Callable[[], BaseException], type[ModelError], str]] = {
+    "ReplyShapeError": (
+        lambda: ReplyShapeError(api_json=True, content_type="application/json", detail="x: y"),
+        ModelOutputError, "another shape"),
+    "ReplyTooLarge": (lambda: ReplyTooLarge(1234), ModelOutputError, "more than 1234 bytes"),
+    "ReplyCompressed": (lambda: ReplyCompressed(), ModelOutputError, "compressed"),
+}  # fmt: skip
+"""The replies the model servers' HTTP (bot/clients/model_http.py) refuses: what each maps to
+on either backend, and words of the message."""
 
 
-@pytest.mark.parametrize(("exc", "words"), SHAPE_ERRORS)
-def test_a_reply_of_another_shape_is_a_model_output_error(exc: Exception, words: str) -> None:
-    """Either backend: an output error, not retried (the same server answers the same)."""
+def test_model_http_exception_classes_are_all_known() -> None:
+    found = {
+        name
+        for name, cls in inspect.getmembers(model_http, inspect.isclass)
+        if issubclass(cls, Exception) and cls.__module__ == model_http.__name__
+    }
+    assert found == set(MODEL_HTTP_CLASSES)
+
+
+@pytest.mark.parametrize(("name", "case"), MODEL_HTTP_CLASSES.items())
+def test_a_refused_reply_maps_alike_on_both_backends_and_is_not_retried(
+    name: str, case: tuple[Callable[[], BaseException], type[ModelError], str]
+) -> None:
+    """The same server answers the same: not retried."""
+    make, expected, words = case
+    exc = make()
     openai_mapped = translate_openai_error(exc, model="m", base_url="http://h/v1")
     ollama_mapped = translate_ollama_error(exc, model="m", host="http://h")
-    assert type(openai_mapped) is type(ollama_mapped) is ModelOutputError
+    assert type(openai_mapped) is type(ollama_mapped) is expected
     assert words in str(openai_mapped)
+    assert words in str(ollama_mapped)
     assert not is_transient_openai_error(exc)
     assert not is_transient_ollama_error(exc)
+
+
+def test_a_reply_that_is_not_json_says_to_check_the_address() -> None:
+    exc = ReplyShapeError(api_json=False, content_type="text/html")
+    assert "not the API's JSON" in str(translate_openai_error(exc, model="m", base_url="http://h"))
+    assert "not Ollama's JSON" in str(translate_ollama_error(exc, model="m", host="http://h"))
 
 
 _PASSWORD = st.text(

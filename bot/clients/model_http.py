@@ -1,21 +1,78 @@
 """What the model-server backends (:mod:`bot.clients.ollama_client`,
-:mod:`bot.clients.openai_client`) share on the wire: a reply read through its pydantic shape.
+:mod:`bot.clients.openai_client`) share on the wire: the HTTP client each talks through, and a
+reply read through its pydantic shape.
 
-Every reply body is read by :func:`read_reply` into the backend's pydantic model
-(``model_validate_json``) before the bot looks at a field of it; a body of another shape raises
-:class:`ReplyShapeError`, which each backend's error translator turns into a
-:class:`~bot.errors.ModelOutputError` naming its server. A token count is a
-:data:`TokenCount`: what a server reports is stored with the decision, in a column that holds
-32-bit integers.
+**The clients.** :func:`httpx_client` (Ollama, httpx) and :func:`httpx2_client` (the ``openai``
+client, httpx2) are ordinary clients of their library with one response hook, which runs on
+every response before its body is read:
+
+- a reply that says it is compressed (``Content-Encoding``) raises :class:`ReplyCompressed`:
+  the clients ask for none (``Accept-Encoding: identity``), and the bytes of a compressed body
+  bound nothing of what it decodes to;
+- the reply's byte stream is wrapped so that reading raises :class:`ReplyTooLarge` once the
+  body passes the request's byte limit, and :class:`~bot.retry.DeadlineExceeded` once the
+  request is past its deadline (:func:`bot.retry.past_deadline`): a request its caller
+  abandoned stops reading at the next chunk. httpx closes a response whose reading raises,
+  which releases its connection.
+
+The byte limit travels in a context variable: :func:`reply_limit` sets it around a call
+(:func:`reply_max_bytes` of the role's ``num_predict``), and
+:func:`bot.retry.call_with_deadline` runs the request in a copy of the caller's context.
+Without one, a reply may hold :data:`LISTING_MAX_BYTES` (the model listings ``doctor`` reads).
+The hook leaves the client's own transport in place, so its proxy settings from the
+environment, and the test cassettes' patch of it, still apply.
+
+**The replies.** Every reply body is read by :func:`read_reply` into the backend's pydantic
+model (``model_validate_json``) before the bot looks at a field of it; a body of another shape
+raises :class:`ReplyShapeError`. Each backend's error translator turns these exceptions into
+:mod:`bot.errors` classes naming its server. A token count is a :data:`TokenCount`: what a
+server reports is stored with the decision, in a column that holds 32-bit integers.
 """
 
 from __future__ import annotations
 
+import contextvars
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Annotated, TypeVar
 
+import httpx
+import httpx2
 from pydantic import BaseModel, Field, ValidationError
 
-__all__ = ["TOKEN_COUNT_MAX", "ReplyShapeError", "TokenCount", "read_reply"]
+from bot.retry import DeadlineExceeded, past_deadline
+
+__all__ = [
+    "LISTING_MAX_BYTES",
+    "REPLY_BYTES_PER_TOKEN",
+    "REPLY_FLOOR_BYTES",
+    "TOKEN_COUNT_MAX",
+    "ReplyCompressed",
+    "ReplyShapeError",
+    "ReplyTooLarge",
+    "TokenCount",
+    "httpx2_client",
+    "httpx_client",
+    "read_reply",
+    "reply_limit",
+    "reply_max_bytes",
+]
+
+REPLY_FLOOR_BYTES = 1 << 20
+"""What any chat reply may hold (bytes), whatever its token budget: the envelope, the usage,
+fields a server adds."""
+
+REPLY_BYTES_PER_TOKEN = 256
+"""What a chat reply may hold per token of its budget (bytes). A token is a few characters,
+which JSON may write as ``\\uXXXX`` escapes of 6 bytes each: far more than a real reply uses."""
+
+LISTING_MAX_BYTES = 8 << 20
+"""What a reply may hold (bytes) when no limit was set: the model listings (``/v1/models``,
+``/api/tags``), error replies outside a chat call."""
+
+_MAX_BYTES: contextvars.ContextVar[int] = contextvars.ContextVar(
+    "reply_max_bytes", default=LISTING_MAX_BYTES
+)
 
 TOKEN_COUNT_MAX = 2**31 - 1
 """The largest token count a reply may report (a PostgreSQL ``integer``)."""
@@ -24,6 +81,125 @@ TokenCount = Annotated[int, Field(ge=0, le=TOKEN_COUNT_MAX)]
 """A token count as a reply reports it."""
 
 M = TypeVar("M", bound=BaseModel)
+
+
+def reply_max_bytes(num_predict: int) -> int:
+    """The most bytes a chat reply of ``num_predict`` tokens may hold."""
+    return REPLY_FLOOR_BYTES + REPLY_BYTES_PER_TOKEN * max(0, num_predict)
+
+
+@contextmanager
+def reply_limit(max_bytes: int) -> Iterator[None]:
+    """Within the block, a reply (each one: a redirect, an error, the answer) may hold at
+    most ``max_bytes`` bytes; requests made in a copy of this context
+    (:func:`bot.retry.call_with_deadline`) keep the limit."""
+    token = _MAX_BYTES.set(max_bytes)
+    try:
+        yield
+    finally:
+        _MAX_BYTES.reset(token)
+
+
+class ReplyTooLarge(Exception):
+    """A reply's body passed the request's byte limit; it was not read further."""
+
+    def __init__(self, max_bytes: int) -> None:
+        super().__init__(f"a reply of more than {max_bytes} bytes")
+        self.max_bytes = max_bytes
+
+
+class ReplyCompressed(Exception):
+    """A reply came compressed (``Content-Encoding``) though the client asked for none."""
+
+
+def _bounded(chunks: Iterable[bytes], max_bytes: int) -> Iterator[bytes]:
+    """``chunks`` as they come, until they pass ``max_bytes`` or the request its deadline.
+
+    Raises:
+        ReplyTooLarge: the chunks passed ``max_bytes`` bytes.
+        DeadlineExceeded: the request is past its deadline (its caller stopped waiting).
+    """
+    read = 0
+    for chunk in chunks:
+        read += len(chunk)
+        if read > max_bytes:
+            raise ReplyTooLarge(max_bytes)
+        if past_deadline():
+            raise DeadlineExceeded("stopped reading a reply past its deadline")
+        yield chunk
+
+
+class _HttpxBody(httpx.SyncByteStream):
+    """An httpx response's byte stream, bounded (:func:`_bounded`)."""
+
+    def __init__(self, stream: httpx.SyncByteStream, max_bytes: int) -> None:
+        self._stream = stream
+        self._max_bytes = max_bytes
+
+    def __iter__(self) -> Iterator[bytes]:
+        return _bounded(self._stream, self._max_bytes)
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+class _Httpx2Body(httpx2.SyncByteStream):
+    """An httpx2 response's byte stream, bounded (:func:`_bounded`)."""
+
+    def __init__(self, stream: httpx2.SyncByteStream, max_bytes: int) -> None:
+        self._stream = stream
+        self._max_bytes = max_bytes
+
+    def __iter__(self) -> Iterator[bytes]:
+        return _bounded(self._stream, self._max_bytes)
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+_IDENTITY = {"accept-encoding": "identity"}
+
+
+def _check_encoding(encoding: str | None) -> None:
+    """Raises :class:`ReplyCompressed` unless ``encoding`` (the ``Content-Encoding`` header)
+    says the body is as sent."""
+    if encoding is not None and encoding.strip().lower() not in ("", "identity"):
+        raise ReplyCompressed("a compressed reply")
+
+
+def _guard_httpx(response: httpx.Response) -> None:
+    _check_encoding(response.headers.get("content-encoding"))
+    assert isinstance(response.stream, httpx.SyncByteStream)  # a sync client's
+    response.stream = _HttpxBody(response.stream, _MAX_BYTES.get())
+
+
+def _guard_httpx2(response: httpx2.Response) -> None:
+    _check_encoding(response.headers.get("content-encoding"))
+    assert isinstance(response.stream, httpx2.SyncByteStream)  # a sync client's
+    response.stream = _Httpx2Body(response.stream, _MAX_BYTES.get())
+
+
+def httpx_client(base_url: str, *, timeout_s: float) -> httpx.Client:
+    """An httpx client for a model server at ``base_url`` (relative paths resolve against
+    it), every reply guarded (see the module doc); ``timeout_s`` per network operation."""
+    return httpx.Client(
+        base_url=base_url,
+        timeout=timeout_s,
+        headers=_IDENTITY,
+        follow_redirects=True,
+        event_hooks={"response": [_guard_httpx]},
+    )
+
+
+def httpx2_client(*, timeout_s: float) -> httpx2.Client:
+    """An httpx2 client for the ``openai`` client (which builds every URL from its own base
+    URL), every reply guarded (see the module doc); ``timeout_s`` per network operation."""
+    return httpx2.Client(
+        timeout=timeout_s,
+        headers=_IDENTITY,
+        follow_redirects=True,
+        event_hooks={"response": [_guard_httpx2]},
+    )
 
 
 class ReplyShapeError(Exception):

@@ -15,6 +15,10 @@ is an error, never a result. Ollama cuts a prompt longer than ``num_ctx`` withou
 ``num_predict`` does not fit raises :class:`~bot.errors.ModelPromptTooLong`
 (:func:`bot.chat.check_prompt_fits` gives the rule and why).
 
+The client is :func:`bot.clients.model_http.httpx_client`: a reply may hold
+:func:`~bot.clients.model_http.reply_max_bytes` of the role's ``num_predict`` and is read no
+further than that, nor past the request's deadline; a compressed one is not read.
+
 This module is the one place where httpx errors and Ollama's error replies become
 :mod:`bot.errors` classes (:func:`translate_ollama_error`). Messages name the host as
 :func:`bot.neutralise.shown_url` shows it (no user information, no secret query value).
@@ -38,7 +42,16 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.chat import ChatMessage, ChatResult, RoleOptions, check_prompt_fits
-from bot.clients.model_http import ReplyShapeError, TokenCount, read_reply
+from bot.clients.model_http import (
+    ReplyCompressed,
+    ReplyShapeError,
+    ReplyTooLarge,
+    TokenCount,
+    httpx_client,
+    read_reply,
+    reply_limit,
+    reply_max_bytes,
+)
 from bot.errors import (
     ModelError,
     ModelNotFound,
@@ -177,6 +190,16 @@ def _translated(exc: BaseException, *, model: str, host: str, secrets: Sequence[
             f"Ollama at {host} sent a reply of another shape than Ollama's "
             f"({log_value(exc.detail[:200])})"
         )
+    if isinstance(exc, ReplyTooLarge):
+        return ModelOutputError(
+            f"Ollama at {host} sent a reply of more than {exc.max_bytes} bytes, more than the "
+            "call asked for could hold: not read further"
+        )
+    if isinstance(exc, ReplyCompressed):
+        return ModelOutputError(
+            f"Ollama at {host} sent a compressed reply though asked for none: not read (its "
+            "size once decoded is unknown)"
+        )
     if isinstance(exc, httpx.HTTPStatusError):
         status = exc.response.status_code
         detail = redacted_excerpt(_error_text(exc.response), secrets, max_chars=DETAIL_MAX_CHARS)
@@ -224,7 +247,7 @@ class OllamaChatModel:
         self._model = model
         self._keep_alive = keep_alive
         self._retry = retry or RetryPolicy()
-        self._http = _client(host, timeout_s)
+        self._http = httpx_client(host, timeout_s=timeout_s)
         weakref.finalize(self, self._http.close)  # its connections close with the model
 
     @property
@@ -251,7 +274,9 @@ class OllamaChatModel:
             ModelPromptTooLong: the reply's ``prompt_eval_count`` plus ``num_predict`` exceeds
                 ``num_ctx`` (checked before ``done_reason``: a cut prompt explains a cut reply).
             ModelTruncated: ``done_reason == "length"``.
-            ModelOutputError: the reply is not of :class:`OllamaChatReply`'s shape.
+            ModelOutputError: the reply is not of :class:`OllamaChatReply`'s shape, is larger
+                than any reply of ``num_predict`` tokens
+                (:func:`~bot.clients.model_http.reply_max_bytes`) or came compressed.
             ModelError: the other faults (:func:`translate_ollama_error`).
         """
         request = OllamaChatRequest(
@@ -263,11 +288,12 @@ class OllamaChatModel:
         )
         started = time.perf_counter()
         try:
-            response = call_with_retries(
-                lambda: call_with_deadline(lambda: self._post(request), self._timeout_s),
-                policy=self._retry,
-                transient=is_transient_ollama_error,
-            )
+            with reply_limit(reply_max_bytes(options.num_predict)):
+                response = call_with_retries(
+                    lambda: call_with_deadline(lambda: self._post(request), self._timeout_s),
+                    policy=self._retry,
+                    transient=is_transient_ollama_error,
+                )
         except Exception as exc:
             raise translate_ollama_error(exc, model=self._model, host=self._host) from exc
         wall_ms = (time.perf_counter() - started) * 1000
@@ -303,11 +329,6 @@ class OllamaChatModel:
         )
 
 
-def _client(host: str, timeout_s: float) -> httpx.Client:
-    """The httpx client of one Ollama host."""
-    return httpx.Client(base_url=host, timeout=timeout_s, follow_redirects=True)
-
-
 def _read(response: httpx.Response, shape: type[M]) -> M:
     """A 2xx reply's body read as ``shape``.
 
@@ -328,7 +349,7 @@ def ollama_models(host: str, *, timeout_s: float = 10.0) -> list[str]:
     """
 
     def tags() -> OllamaTagsReply:
-        with _client(host, timeout_s) as client:
+        with httpx_client(host, timeout_s=timeout_s) as client:
             response = client.get("/api/tags")
             response.raise_for_status()
             return _read(response, OllamaTagsReply)

@@ -30,6 +30,10 @@ The API key is optional (a local server usually has none; the client then sends 
 replaced (:func:`bot.neutralise.redact`). Messages name the server as
 :func:`bot.neutralise.shown_url` shows it.
 
+The client talks through :func:`bot.clients.model_http.httpx2_client`: a reply may hold
+:func:`~bot.clients.model_http.reply_max_bytes` of the role's ``num_predict`` and is read no
+further than that, nor past the request's deadline; a compressed one is not read.
+
 This module is the one place where ``openai`` errors become :mod:`bot.errors` classes
 (:func:`translate_openai_error`). Transient faults (unreachable, timeouts, 408, 429, 5xx) are
 retried with tenacity (:mod:`bot.retry`), waiting what a ``Retry-After`` header asks (bounded
@@ -41,6 +45,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import weakref
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
@@ -48,7 +53,16 @@ import openai
 from pydantic import BaseModel, ConfigDict
 
 from bot.chat import ChatMessage, ChatResult, RoleOptions, check_prompt_fits
-from bot.clients.model_http import ReplyShapeError, TokenCount, read_reply
+from bot.clients.model_http import (
+    ReplyCompressed,
+    ReplyShapeError,
+    ReplyTooLarge,
+    TokenCount,
+    httpx2_client,
+    read_reply,
+    reply_limit,
+    reply_max_bytes,
+)
 from bot.errors import (
     ModelError,
     ModelNotFound,
@@ -225,6 +239,16 @@ def _translated(
         return exc
     if isinstance(exc, DeadlineExceeded):
         return ModelUnavailable(f"the server at {where} timed out: {exc}")
+    if isinstance(exc, ReplyTooLarge):
+        return ModelOutputError(
+            f"the server at {where} sent a reply of more than {exc.max_bytes} bytes, more than "
+            "the call asked for could hold: not read further"
+        )
+    if isinstance(exc, ReplyCompressed):
+        return ModelOutputError(
+            f"the server at {where} sent a compressed reply though asked for none: not read "
+            "(its size once decoded is unknown)"
+        )
     if isinstance(exc, ReplyShapeError):
         if not exc.api_json:
             shown = log_value(exc.content_type[:60]) if exc.content_type else "no content type"
@@ -302,7 +326,9 @@ class OpenAIChatModel:
             api_key=api_key or NO_API_KEY,
             timeout=timeout_s,
             max_retries=0,
+            http_client=httpx2_client(timeout_s=timeout_s),
         )
+        weakref.finalize(self, self._client.close)  # its connections close with the model
 
     @property
     def name(self) -> str:
@@ -371,23 +397,25 @@ class OpenAIChatModel:
                 ``num_ctx`` (checked before ``finish_reason``).
             ModelTruncated: ``finish_reason == "length"``.
             ModelOutputError: the server sent no choice, a 2xx body that is not the API's
-                JSON (the base URL points at a web page), or one of another shape than
-                :class:`CompletionReply`.
+                JSON (the base URL points at a web page), one of another shape than
+                :class:`CompletionReply`, a reply larger than any of ``num_predict`` tokens
+                (:func:`~bot.clients.model_http.reply_max_bytes`) or a compressed one.
             ModelError: the other faults (:func:`translate_openai_error`).
         """
         wire = [{"role": m.role, "content": m.content} for m in messages]
         forms = response_formats(schema) if schema is not None else None
         started = time.perf_counter()
         try:
-            strict = forms is not None and self._schema_form == 0
-            try:
-                fmt = forms[self._schema_form] if forms else None
-                response = self._create(wire, options, fmt, strict=strict)
-            except openai.APIStatusError as exc:
-                if not (forms and strict and rejects_schema_form(exc)):
-                    raise
-                self._schema_form = 1
-                response = self._create(wire, options, forms[1], strict=False)
+            with reply_limit(reply_max_bytes(options.num_predict)):
+                strict = forms is not None and self._schema_form == 0
+                try:
+                    fmt = forms[self._schema_form] if forms else None
+                    response = self._create(wire, options, fmt, strict=strict)
+                except openai.APIStatusError as exc:
+                    if not (forms and strict and rejects_schema_form(exc)):
+                        raise
+                    self._schema_form = 1
+                    response = self._create(wire, options, forms[1], strict=False)
         except Exception as exc:
             raise self._translate(exc) from exc
         return self._result(response, options, (time.perf_counter() - started) * 1000)
