@@ -24,7 +24,12 @@ from openai.types.chat import ChatCompletion
 
 from bot.clients import model_http
 from bot.clients.github_client import translate_github_error
-from bot.clients.model_http import ReplyCompressed, ReplyShapeError, ReplyTooLarge
+from bot.clients.model_http import (
+    RedirectRefused,
+    ReplyCompressed,
+    ReplyShapeError,
+    ReplyTooLarge,
+)
 from bot.clients.ollama_client import is_transient_ollama_error, translate_ollama_error
 from bot.clients.openai_client import is_transient_openai_error, translate_openai_error
 from bot.errors import (
@@ -204,6 +209,7 @@ MODEL_HTTP_CLASSES: dict[str, tuple[Callable[[], BaseException], type[ModelError
         ModelOutputError, "another shape"),
     "ReplyTooLarge": (lambda: ReplyTooLarge(1234), ModelOutputError, "more than 1234 bytes"),
     "ReplyCompressed": (lambda: ReplyCompressed(), ModelOutputError, "compressed"),
+    "RedirectRefused": (lambda: RedirectRefused(), ModelRequestRejected, "another origin"),
 }  # fmt: skip
 """The replies the model servers' HTTP (bot/clients/model_http.py) refuses: what each maps to
 on either backend, and words of the message."""

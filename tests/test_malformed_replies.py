@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.audit.auditor import Auditor, AuditRejected
@@ -28,7 +28,7 @@ from bot.errors import ModelError, ModelOutputError
 from bot.gate.validator import Validator
 from bot.retry import RetryPolicy
 from tests.fake_openai import FakeOpenAI, Received, fake_openai_server
-from tests.profiles import FUZZ
+from tests.profiles import HTTP_FUZZ
 from tests.replies import COMPLETE_BODY, COMPLETE_TITLE
 from tests.support import ROOT
 
@@ -193,9 +193,6 @@ def _mutated(draw: st.DrawFn, valid: dict[str, Any]) -> Any:
 def _bodies(valid: dict[str, Any]) -> st.SearchStrategy[Any]:
     return JSON | _mutated(valid) | st.binary(max_size=40)
 
-
-HTTP_FUZZ = settings(FUZZ, max_examples=max(100, (FUZZ.max_examples or 0) // 2))
-"""Half the fuzzing profile's examples, 100 at least: each one is an HTTP round trip."""
 
 _MODELS: dict[str, ChatModel] = {}
 """One model per backend for the properties (its connection kept between examples)."""

@@ -3,7 +3,10 @@
 reply read through its pydantic shape.
 
 **The clients.** :func:`httpx_client` (Ollama, httpx) and :func:`httpx2_client` (the ``openai``
-client, httpx2) are ordinary clients of their library with one response hook, which runs on
+client, httpx2) are ordinary clients of their library with two hooks. The request hook runs on
+every request the client is about to send, a redirect's included, and raises
+:class:`RedirectRefused` for one to another origin (scheme, host, port) than the base URL's:
+nothing is sent there. A redirect within the origin is followed. The response hook runs on
 every response before its body is read:
 
 - a reply that says it is compressed (``Content-Encoding``) raises :class:`ReplyCompressed`:
@@ -19,7 +22,7 @@ The byte limit travels in a context variable: :func:`reply_limit` sets it around
 (:func:`reply_max_bytes` of the role's ``num_predict``), and
 :func:`bot.retry.call_with_deadline` runs the request in a copy of the caller's context.
 Without one, a reply may hold :data:`LISTING_MAX_BYTES` (the model listings ``doctor`` reads).
-The hook leaves the client's own transport in place, so its proxy settings from the
+The hooks leave the client's own transport in place, so its proxy settings from the
 environment, and the test cassettes' patch of it, still apply.
 
 **The replies.** Every reply body is read by :func:`read_reply` into the backend's pydantic
@@ -32,7 +35,7 @@ server reports is stored with the decision, in a column that holds 32-bit intege
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, TypeVar
 
@@ -47,6 +50,7 @@ __all__ = [
     "REPLY_BYTES_PER_TOKEN",
     "REPLY_FLOOR_BYTES",
     "TOKEN_COUNT_MAX",
+    "RedirectRefused",
     "ReplyCompressed",
     "ReplyShapeError",
     "ReplyTooLarge",
@@ -112,6 +116,11 @@ class ReplyCompressed(Exception):
     """A reply came compressed (``Content-Encoding``) though the client asked for none."""
 
 
+class RedirectRefused(Exception):
+    """A reply redirected the request to another origin than the base URL's; nothing was sent
+    there. The message holds nothing of where it pointed."""
+
+
 def _bounded(chunks: Iterable[bytes], max_bytes: int) -> Iterator[bytes]:
     """``chunks`` as they come, until they pass ``max_bytes`` or the request its deadline.
 
@@ -167,6 +176,24 @@ def _check_encoding(encoding: str | None) -> None:
         raise ReplyCompressed("a compressed reply")
 
 
+Origin = tuple[str, str, int | None]
+"""A URL's scheme, host and port (``None``: the scheme's default), as httpx normalises them."""
+
+
+def _origin(url: httpx.URL | httpx2.URL) -> Origin:
+    return (url.scheme, url.host, url.port)
+
+
+def _staying_at(origin: Origin) -> Callable[[httpx.Request | httpx2.Request], None]:
+    """A request hook that raises :class:`RedirectRefused` for a request to another origin."""
+
+    def hook(request: httpx.Request | httpx2.Request) -> None:
+        if _origin(request.url) != origin:
+            raise RedirectRefused("a redirect to another origin")
+
+    return hook
+
+
 def _guard_httpx(response: httpx.Response) -> None:
     _check_encoding(response.headers.get("content-encoding"))
     assert isinstance(response.stream, httpx.SyncByteStream)  # a sync client's
@@ -181,24 +208,32 @@ def _guard_httpx2(response: httpx2.Response) -> None:
 
 def httpx_client(base_url: str, *, timeout_s: float) -> httpx.Client:
     """An httpx client for a model server at ``base_url`` (relative paths resolve against
-    it), every reply guarded (see the module doc); ``timeout_s`` per network operation."""
+    it), its requests kept to that origin and every reply guarded (see the module doc);
+    ``timeout_s`` per network operation."""
     return httpx.Client(
         base_url=base_url,
         timeout=timeout_s,
         headers=_IDENTITY,
         follow_redirects=True,
-        event_hooks={"response": [_guard_httpx]},
+        event_hooks={
+            "request": [_staying_at(_origin(httpx.URL(base_url)))],
+            "response": [_guard_httpx],
+        },
     )
 
 
-def httpx2_client(*, timeout_s: float) -> httpx2.Client:
-    """An httpx2 client for the ``openai`` client (which builds every URL from its own base
-    URL), every reply guarded (see the module doc); ``timeout_s`` per network operation."""
+def httpx2_client(base_url: str, *, timeout_s: float) -> httpx2.Client:
+    """An httpx2 client for the ``openai`` client at ``base_url`` (which builds every URL
+    itself), its requests kept to that origin and every reply guarded (see the module doc);
+    ``timeout_s`` per network operation."""
     return httpx2.Client(
         timeout=timeout_s,
         headers=_IDENTITY,
         follow_redirects=True,
-        event_hooks={"response": [_guard_httpx2]},
+        event_hooks={
+            "request": [_staying_at(_origin(httpx2.URL(base_url)))],
+            "response": [_guard_httpx2],
+        },
     )
 
 

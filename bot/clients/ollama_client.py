@@ -15,7 +15,8 @@ is an error, never a result. Ollama cuts a prompt longer than ``num_ctx`` withou
 ``num_predict`` does not fit raises :class:`~bot.errors.ModelPromptTooLong`
 (:func:`bot.chat.check_prompt_fits` gives the rule and why).
 
-The client is :func:`bot.clients.model_http.httpx_client`: a reply may hold
+The client is :func:`bot.clients.model_http.httpx_client`: it sends nothing to another origin
+than the host's (a redirect there is refused); a reply may hold
 :func:`~bot.clients.model_http.reply_max_bytes` of the role's ``num_predict`` and is read no
 further than that, nor past the request's deadline; a compressed one is not read.
 
@@ -43,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.chat import ChatMessage, ChatResult, RoleOptions, check_prompt_fits
 from bot.clients.model_http import (
+    RedirectRefused,
     ReplyCompressed,
     ReplyShapeError,
     ReplyTooLarge,
@@ -189,6 +191,11 @@ def _translated(exc: BaseException, *, model: str, host: str, secrets: Sequence[
         return ModelOutputError(
             f"Ollama at {host} sent a reply of another shape than Ollama's "
             f"({log_value(exc.detail[:200])})"
+        )
+    if isinstance(exc, RedirectRefused):
+        return ModelRequestRejected(
+            f"Ollama at {host} redirected the request to another origin (scheme, host or "
+            "port), where the bot sends nothing: set the host to Ollama's own address"
         )
     if isinstance(exc, ReplyTooLarge):
         return ModelOutputError(

@@ -30,7 +30,8 @@ The API key is optional (a local server usually has none; the client then sends 
 replaced (:func:`bot.neutralise.redact`). Messages name the server as
 :func:`bot.neutralise.shown_url` shows it.
 
-The client talks through :func:`bot.clients.model_http.httpx2_client`: a reply may hold
+The client talks through :func:`bot.clients.model_http.httpx2_client`: it sends nothing to
+another origin than the base URL's (a redirect there is refused); a reply may hold
 :func:`~bot.clients.model_http.reply_max_bytes` of the role's ``num_predict`` and is read no
 further than that, nor past the request's deadline; a compressed one is not read.
 
@@ -54,6 +55,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bot.chat import ChatMessage, ChatResult, RoleOptions, check_prompt_fits
 from bot.clients.model_http import (
+    RedirectRefused,
     ReplyCompressed,
     ReplyShapeError,
     ReplyTooLarge,
@@ -239,6 +241,11 @@ def _translated(
         return exc
     if isinstance(exc, DeadlineExceeded):
         return ModelUnavailable(f"the server at {where} timed out: {exc}")
+    if isinstance(exc, RedirectRefused):
+        return ModelRequestRejected(
+            f"the server at {where} redirected the request to another origin (scheme, host or "
+            "port), where the bot sends nothing: set the base URL to the server's own"
+        )
     if isinstance(exc, ReplyTooLarge):
         return ModelOutputError(
             f"the server at {where} sent a reply of more than {exc.max_bytes} bytes, more than "
@@ -326,7 +333,7 @@ class OpenAIChatModel:
             api_key=api_key or NO_API_KEY,
             timeout=timeout_s,
             max_retries=0,
-            http_client=httpx2_client(timeout_s=timeout_s),
+            http_client=httpx2_client(base_url, timeout_s=timeout_s),
         )
         weakref.finalize(self, self._client.close)  # its connections close with the model
 
