@@ -38,6 +38,7 @@ import contextvars
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, TypeVar
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import httpx
 import httpx2
@@ -60,6 +61,7 @@ __all__ = [
     "read_reply",
     "reply_limit",
     "reply_max_bytes",
+    "server_address",
 ]
 
 REPLY_FLOOR_BYTES = 1 << 20
@@ -85,6 +87,16 @@ TokenCount = Annotated[int, Field(ge=0, le=TOKEN_COUNT_MAX)]
 """A token count as a reply reports it."""
 
 M = TypeVar("M", bound=BaseModel)
+
+
+def server_address(url: str) -> tuple[str, dict[str, str]]:
+    """A model server's base URL as its client takes it: the address requests go to (scheme,
+    host, port and path; no user information, query or fragment), and the URL's query, which
+    every request carries (a gateway's ``?api-version=``), name to value."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    address = urlunsplit((parts.scheme, host, parts.path, "", ""))
+    return address, dict(parse_qsl(parts.query, keep_blank_values=True))
 
 
 def reply_max_bytes(num_predict: int) -> int:
@@ -206,12 +218,16 @@ def _guard_httpx2(response: httpx2.Response) -> None:
     response.stream = _Httpx2Body(response.stream, _MAX_BYTES.get())
 
 
-def httpx_client(base_url: str, *, timeout_s: float) -> httpx.Client:
-    """An httpx client for a model server at ``base_url`` (relative paths resolve against
-    it), its requests kept to that origin and every reply guarded (see the module doc);
+def httpx_client(
+    base_url: str, *, timeout_s: float, params: dict[str, str] | None = None
+) -> httpx.Client:
+    """An httpx client for a model server at ``base_url`` (an address of
+    :func:`server_address`: relative paths resolve against it), every request with the query
+    ``params``, kept to that origin, and every reply guarded (see the module doc);
     ``timeout_s`` per network operation."""
     return httpx.Client(
         base_url=base_url,
+        params=params,
         timeout=timeout_s,
         headers=_IDENTITY,
         follow_redirects=True,

@@ -53,6 +53,7 @@ from bot.clients.model_http import (
     read_reply,
     reply_limit,
     reply_max_bytes,
+    server_address,
 )
 from bot.errors import (
     ModelError,
@@ -254,7 +255,7 @@ class OllamaChatModel:
         self._model = model
         self._keep_alive = keep_alive
         self._retry = retry or RetryPolicy()
-        self._http = httpx_client(host, timeout_s=timeout_s)
+        self._http = _client(host, timeout_s)
         weakref.finalize(self, self._http.close)  # its connections close with the model
 
     @property
@@ -336,6 +337,13 @@ class OllamaChatModel:
         )
 
 
+def _client(host: str, timeout_s: float) -> httpx.Client:
+    """The client of an Ollama host (its query goes with every request; user information in
+    it is never sent: the settings refuse it)."""
+    address, query = server_address(host)
+    return httpx_client(address, params=query, timeout_s=timeout_s)
+
+
 def _read(response: httpx.Response, shape: type[M]) -> M:
     """A 2xx reply's body read as ``shape``.
 
@@ -356,7 +364,7 @@ def ollama_models(host: str, *, timeout_s: float = 10.0) -> list[str]:
     """
 
     def tags() -> OllamaTagsReply:
-        with httpx_client(host, timeout_s=timeout_s) as client:
+        with _client(host, timeout_s) as client:
             response = client.get("/api/tags")
             response.raise_for_status()
             return _read(response, OllamaTagsReply)

@@ -64,6 +64,7 @@ from bot.clients.model_http import (
     read_reply,
     reply_limit,
     reply_max_bytes,
+    server_address,
 )
 from bot.errors import (
     ModelError,
@@ -73,7 +74,7 @@ from bot.errors import (
     ModelTruncated,
     ModelUnavailable,
 )
-from bot.neutralise import log_value, redact, redacted_excerpt, shown_url
+from bot.neutralise import log_value, read_url, redact, redacted_excerpt, shown_url
 from bot.retry import (
     DeadlineExceeded,
     RetryPolicy,
@@ -225,10 +226,11 @@ def translate_openai_error(
 ) -> ModelError:
     """Map an ``openai`` exception to the :mod:`bot.errors` tree (the choke point); the
     message names the server as :func:`~bot.neutralise.shown_url` shows it and holds no form
-    of ``api_key`` (nor a piece of one: the server's text is redacted before it is cut to
-    :data:`DETAIL_MAX_CHARS`)."""
-    secrets = [api_key] if api_key else []
-    mapped = _translated(exc, model=model, where=shown_url(base_url), secrets=secrets)
+    of ``api_key`` nor of the base URL's secrets (nor a piece of one: the server's text is
+    redacted before it is cut to :data:`DETAIL_MAX_CHARS`)."""
+    view = read_url(base_url)
+    secrets = [*([api_key] if api_key else []), *view.secrets]
+    mapped = _translated(exc, model=model, where=view.text, secrets=secrets)
     if secrets:
         mapped.args = (redact(str(mapped), secrets),)
     return mapped
@@ -305,7 +307,8 @@ class OpenAIChatModel:
 
     Args:
         base_url: the API's base URL, up to and including ``/v1``
-            (``http://127.0.0.1:8080/v1``).
+            (``http://127.0.0.1:8080/v1``); its query, if any, goes with every request, and
+            user information in it is never sent (the settings refuse it).
         model: the model name the server serves (its ``/v1/models`` id).
         api_key: the server's API key, or ``None`` when it has none.
         timeout_s: limit for one request (seconds): the client's timeout and a wall-clock
@@ -328,12 +331,14 @@ class OpenAIChatModel:
         self._timeout_s = timeout_s
         self._retry = retry or RetryPolicy()
         self._schema_form = 0  # index into response_formats(): 1 once the server refused 0
+        address, query = server_address(base_url)
         self._client = openai.OpenAI(
-            base_url=base_url,
+            base_url=address,
             api_key=api_key or NO_API_KEY,
+            default_query=query or None,
             timeout=timeout_s,
             max_retries=0,
-            http_client=httpx2_client(base_url, timeout_s=timeout_s),
+            http_client=httpx2_client(address, timeout_s=timeout_s),
         )
         weakref.finalize(self, self._client.close)  # its connections close with the model
 
