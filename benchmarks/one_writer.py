@@ -64,8 +64,7 @@ def main() -> None:
                 new_issue(r, 5000 + n)
             r.race(["backlog", "backlog"], 0)
             doubled = sum(
-                len(r.github.gate_labels(5000 + n, GATE_LABELS)) != 1
-                for n in range(BACKLOG_ISSUES)
+                len(r.github.gate_labels(5000 + n, GATE_LABELS)) != 1 for n in range(BACKLOG_ISSUES)
             )
             print(f"two backlog runs at once: {doubled} of {BACKLOG_ISSUES} issues not one label")
 

@@ -202,8 +202,8 @@ class SettingsTable:
         action_input="ollama-host",
         parse=http_url,
         echo=shown_url,
-        help="use Ollama at this URL; unset (and no OpenAI-compatible base URL) = the embedded "
-        "backend (llama.cpp)",
+        help="use Ollama at this URL (no `user:pass@`; a query goes with every request); unset "
+        "(and no OpenAI-compatible base URL) = the embedded backend (llama.cpp)",
     )
     openai_base_url: str | None = setting(
         None,
@@ -215,7 +215,8 @@ class SettingsTable:
         echo=shown_url,
         help="use the OpenAI-compatible server at this base URL, up to `/v1` (llama.cpp's "
         "`llama-server`, vLLM, LM Studio, Ollama's `/v1`: `docs/model-servers.md`); wins over the "
-        "Ollama host",
+        "Ollama host. A query (`?api-version=…`) goes with every request; no `user:pass@` (the "
+        "key goes in `TRIAGE_OPENAI_API_KEY`)",
     )
     openai_api_key: str | None = setting(
         None,

@@ -57,6 +57,4 @@ class Share:
         if not self.n:
             return "– (0 items)"
         low, high = wilson(self.k, self.n)
-        return (
-            f"{self.k / self.n:.0%} ({self.k} of {self.n}; 95% CI {low * 100:.0f}–{high:.0%})"
-        )
+        return f"{self.k / self.n:.0%} ({self.k} of {self.n}; 95% CI {low * 100:.0f}–{high:.0%})"

@@ -1,8 +1,11 @@
 """The Ollama backend of :class:`~bot.chat.ChatModel`.
 
-:class:`OllamaChatModel` is the production backend, over the
-official ``ollama`` client and its native ``/api/chat``; it is chosen when an Ollama host is
-configured (:data:`bot.factory.BACKENDS`).
+:class:`OllamaChatModel` is the production backend, over Ollama's native ``/api/chat``; it is
+chosen when an Ollama host is configured (:data:`bot.factory.BACKENDS`). It talks to Ollama
+with httpx (the HTTP client the ``ollama`` package wraps) and reads every reply through this
+module's own pydantic shapes (:class:`OllamaChatReply`, :class:`OllamaTagsReply`,
+:func:`bot.clients.model_http.read_reply`): the ``ollama`` package builds its reply objects
+from whatever JSON arrives and hands out no reply body to read otherwise.
 
 Every call sends ``stream=False``, ``think=False``, the role's ``options`` (``temperature``,
 ``num_predict``, ``num_ctx``, ``seed``) and, when given, a JSON schema as ``format`` (structured
@@ -12,9 +15,14 @@ is an error, never a result. Ollama cuts a prompt longer than ``num_ctx`` withou
 ``num_predict`` does not fit raises :class:`~bot.errors.ModelPromptTooLong`
 (:func:`bot.chat.check_prompt_fits` gives the rule and why).
 
-This module is the one place where ollama and httpx errors become :mod:`bot.errors` classes
-(:func:`translate_ollama_error`). Messages name the host as :func:`bot.neutralise.shown_url`
-shows it (no user information, no secret query value).
+The client is :func:`bot.clients.model_http.httpx_client`: it sends nothing to another origin
+than the host's (a redirect there is refused); a reply may hold
+:func:`~bot.clients.model_http.reply_max_bytes` of the role's ``num_predict`` and is read no
+further than that, nor past the request's deadline; a compressed one is not read.
+
+This module is the one place where httpx errors and Ollama's error replies become
+:mod:`bot.errors` classes (:func:`translate_ollama_error`). Messages name the host as
+:func:`bot.neutralise.shown_url` shows it (no user information, no secret query value).
 
 httpx's timeout applies per network operation, so a server that drips one byte a second never
 times out; each request therefore also runs against a wall-clock deadline of ``timeout_s``
@@ -27,30 +35,105 @@ with tenacity (:mod:`bot.retry`) before they are translated.
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
-import ollama
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.chat import ChatMessage, ChatResult, RoleOptions, check_prompt_fits
+from bot.clients.model_http import (
+    RedirectRefused,
+    ReplyCompressed,
+    ReplyShapeError,
+    ReplyTooLarge,
+    TokenCount,
+    httpx_client,
+    read_reply,
+    reply_limit,
+    reply_max_bytes,
+    server_address,
+)
 from bot.errors import (
     ModelError,
     ModelNotFound,
+    ModelOutputError,
     ModelRequestRejected,
     ModelTruncated,
     ModelUnavailable,
 )
-from bot.neutralise import read_url, redact, redacted_excerpt
+from bot.neutralise import log_value, read_url, redact, redacted_excerpt
 from bot.retry import DeadlineExceeded, RetryPolicy, call_with_deadline, call_with_retries
+
+M = TypeVar("M", bound=BaseModel)
 
 __all__ = [
     "OllamaChatModel",
+    "OllamaChatReply",
+    "OllamaChatRequest",
+    "OllamaTagsReply",
     "is_transient_ollama_error",
     "ollama_models",
     "ollama_options",
     "translate_ollama_error",
 ]
+
+
+class _Shape(BaseModel):
+    """A wire shape: the fields the bot reads; Ollama adds others, which are ignored."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class OllamaChatRequest(_Shape):
+    """The body of ``POST /api/chat``."""
+
+    model: str
+    messages: list[dict[str, str]]
+    """``{"role", "content"}`` per message."""
+    format: dict[str, Any] | None = None
+    """The JSON schema the reply must follow (structured output); left out when ``None``."""
+    options: dict[str, Any]
+    stream: bool = False
+    think: bool = False
+    keep_alive: str
+
+
+class OllamaMessage(_Shape):
+    """The reply's message."""
+
+    content: str | None = None
+
+
+class OllamaChatReply(_Shape):
+    """The body of a 2xx answer to ``POST /api/chat`` (``stream=False``)."""
+
+    message: OllamaMessage
+    done_reason: str | None = None
+    """Why generation stopped: ``stop``, ``length`` (cut at ``num_predict``) …"""
+    prompt_eval_count: TokenCount | None = None
+    eval_count: TokenCount | None = None
+    total_duration: int | None = Field(None, ge=0, le=2**63 - 1)
+    """The call's time in ns (a Go ``int64``)."""
+
+
+class OllamaTag(_Shape):
+    """One pulled model of ``GET /api/tags``."""
+
+    model: str | None = None
+
+
+class OllamaTagsReply(_Shape):
+    """The body of a 2xx answer to ``GET /api/tags``."""
+
+    models: list[OllamaTag]
+
+
+class OllamaErrorReply(_Shape):
+    """Ollama's error body (4xx, 5xx)."""
+
+    error: str
 
 
 def ollama_options(options: RoleOptions) -> dict[str, Any]:
@@ -64,9 +147,9 @@ def ollama_options(options: RoleOptions) -> dict[str, Any]:
 
 
 def is_transient_ollama_error(exc: BaseException) -> bool:
-    """Whether an ollama/httpx error is worth retrying: unreachable, timeout, 5xx."""
-    if isinstance(exc, ollama.ResponseError):
-        return exc.status_code >= 500
+    """Whether an httpx error is worth retrying: unreachable, timeout, 5xx."""
+    if isinstance(exc, httpx.HTTPStatusError):
+        return exc.response.status_code >= 500
     return isinstance(exc, ConnectionError | httpx.TransportError | DeadlineExceeded)
 
 
@@ -75,9 +158,10 @@ DETAIL_MAX_CHARS = 200
 
 
 def translate_ollama_error(exc: BaseException, *, model: str, host: str) -> ModelError:
-    """Map an ollama/httpx exception to the :mod:`bot.errors` tree (the choke point). The
-    message holds no form of the host URL's secrets (its password, secret query values), nor a
-    piece of one: Ollama's text is redacted before it is cut to :data:`DETAIL_MAX_CHARS`."""
+    """Map an httpx exception, or a reply the bot does not read, to the :mod:`bot.errors` tree
+    (the choke point). The message holds no form of the host URL's secrets (its password,
+    secret query values), nor a piece of one: Ollama's text is redacted before it is cut to
+    :data:`DETAIL_MAX_CHARS`."""
     view = read_url(host)
     mapped = _translated(exc, model=model, host=view.text, secrets=view.secrets)
     if view.secrets:
@@ -85,14 +169,48 @@ def translate_ollama_error(exc: BaseException, *, model: str, host: str) -> Mode
     return mapped
 
 
+def _error_text(response: httpx.Response) -> str:
+    """What an error reply says: its ``error`` field, else its text."""
+    try:
+        return OllamaErrorReply.model_validate_json(response.content).error
+    except ValidationError:
+        return response.text
+
+
 def _translated(exc: BaseException, *, model: str, host: str, secrets: Sequence[str]) -> ModelError:
     if isinstance(exc, ModelError):
         return exc
     if isinstance(exc, DeadlineExceeded):
         return ModelUnavailable(f"Ollama at {host} timed out: {exc}")
-    if isinstance(exc, ollama.ResponseError):
-        status = exc.status_code
-        detail = redacted_excerpt(str(exc.error), secrets, max_chars=DETAIL_MAX_CHARS)
+    if isinstance(exc, ReplyShapeError):
+        if not exc.api_json:
+            shown = log_value(exc.content_type[:60]) if exc.content_type else "no content type"
+            return ModelOutputError(
+                f"Ollama at {host} answered with {shown} that is not Ollama's JSON: is the "
+                "host Ollama's own address?"
+            )
+        return ModelOutputError(
+            f"Ollama at {host} sent a reply of another shape than Ollama's "
+            f"({log_value(exc.detail[:200])})"
+        )
+    if isinstance(exc, RedirectRefused):
+        return ModelRequestRejected(
+            f"Ollama at {host} redirected the request to another origin (scheme, host or "
+            "port), where the bot sends nothing: set the host to Ollama's own address"
+        )
+    if isinstance(exc, ReplyTooLarge):
+        return ModelOutputError(
+            f"Ollama at {host} sent a reply of more than {exc.max_bytes} bytes, more than the "
+            "call asked for could hold: not read further"
+        )
+    if isinstance(exc, ReplyCompressed):
+        return ModelOutputError(
+            f"Ollama at {host} sent a compressed reply though asked for none: not read (its "
+            "size once decoded is unknown)"
+        )
+    if isinstance(exc, httpx.HTTPStatusError):
+        status = exc.response.status_code
+        detail = redacted_excerpt(_error_text(exc.response), secrets, max_chars=DETAIL_MAX_CHARS)
         if status == 404:
             return ModelNotFound(f"Ollama at {host} has no model {model!r} (404): {detail}")
         if status >= 500:
@@ -102,13 +220,17 @@ def _translated(exc: BaseException, *, model: str, host: str, secrets: Sequence[
         return ModelUnavailable(f"Ollama at {host} timed out: {type(exc).__name__}")
     if isinstance(exc, ConnectionError | httpx.TransportError):
         return ModelUnavailable(f"Ollama at {host} is unreachable: {type(exc).__name__}")
-    if isinstance(exc, ollama.RequestError):
-        return ModelRequestRejected(f"invalid request to Ollama: {exc.error}")
+    if isinstance(exc, httpx.DecodingError):
+        return ModelOutputError(f"Ollama at {host} sent a reply that cannot be decoded")
+    if isinstance(exc, httpx.TooManyRedirects):
+        return ModelRequestRejected(f"Ollama at {host} answered with redirects without end")
+    if isinstance(exc, httpx.InvalidURL):
+        return ModelRequestRejected(f"Ollama's address {host} is not a URL httpx can use")
     return ModelError(f"unexpected model failure: {type(exc).__name__}: {exc}")
 
 
 class OllamaChatModel:
-    """:class:`~bot.chat.ChatModel` over an Ollama server (``ollama.Client``, native ``/api/chat``).
+    """:class:`~bot.chat.ChatModel` over an Ollama server (native ``/api/chat``, over httpx).
 
     Args:
         host: Ollama base URL, e.g. ``http://127.0.0.1:11434``.
@@ -133,12 +255,19 @@ class OllamaChatModel:
         self._model = model
         self._keep_alive = keep_alive
         self._retry = retry or RetryPolicy()
-        self._client = ollama.Client(host=host, timeout=timeout_s)
+        self._http = _client(host, timeout_s)
+        weakref.finalize(self, self._http.close)  # its connections close with the model
 
     @property
     def name(self) -> str:
         """The Ollama model tag."""
         return self._model
+
+    def _post(self, request: OllamaChatRequest) -> OllamaChatReply:
+        """One ``POST /api/chat``; an error status raises httpx's ``HTTPStatusError``."""
+        response = self._http.post("/api/chat", json=request.model_dump(exclude_none=True))
+        response.raise_for_status()
+        return _read(response, OllamaChatReply)
 
     def chat(
         self,
@@ -153,27 +282,26 @@ class OllamaChatModel:
             ModelPromptTooLong: the reply's ``prompt_eval_count`` plus ``num_predict`` exceeds
                 ``num_ctx`` (checked before ``done_reason``: a cut prompt explains a cut reply).
             ModelTruncated: ``done_reason == "length"``.
+            ModelOutputError: the reply is not of :class:`OllamaChatReply`'s shape, is larger
+                than any reply of ``num_predict`` tokens
+                (:func:`~bot.clients.model_http.reply_max_bytes`) or came compressed.
             ModelError: the other faults (:func:`translate_ollama_error`).
         """
-        wire = [{"role": m.role, "content": m.content} for m in messages]
+        request = OllamaChatRequest(
+            model=self._model,
+            messages=[{"role": m.role, "content": m.content} for m in messages],
+            format=schema,
+            options=ollama_options(options),
+            keep_alive=self._keep_alive,
+        )
         started = time.perf_counter()
         try:
-            response = call_with_retries(
-                lambda: call_with_deadline(
-                    lambda: self._client.chat(
-                        model=self._model,
-                        messages=wire,
-                        format=schema,
-                        options=ollama_options(options),
-                        stream=False,
-                        think=False,
-                        keep_alive=self._keep_alive,
-                    ),
-                    self._timeout_s,
-                ),
-                policy=self._retry,
-                transient=is_transient_ollama_error,
-            )
+            with reply_limit(reply_max_bytes(options.num_predict)):
+                response = call_with_retries(
+                    lambda: call_with_deadline(lambda: self._post(request), self._timeout_s),
+                    policy=self._retry,
+                    transient=is_transient_ollama_error,
+                )
         except Exception as exc:
             raise translate_ollama_error(exc, model=self._model, host=self._host) from exc
         wall_ms = (time.perf_counter() - started) * 1000
@@ -209,16 +337,40 @@ class OllamaChatModel:
         )
 
 
+def _client(host: str, timeout_s: float) -> httpx.Client:
+    """The client of an Ollama host (its query goes with every request; user information in
+    it is never sent: the settings refuse it)."""
+    address, query = server_address(host)
+    return httpx_client(address, params=query, timeout_s=timeout_s)
+
+
+def _read(response: httpx.Response, shape: type[M]) -> M:
+    """A 2xx reply's body read as ``shape``.
+
+    Raises:
+        ReplyShapeError: the body is not Ollama's JSON of that shape.
+    """
+    return read_reply(response.content, response.headers.get("content-type", ""), shape)
+
+
 def ollama_models(host: str, *, timeout_s: float = 10.0) -> list[str]:
     """``GET {host}/api/tags``: the tags of the models pulled there (``qwen2.5-coder:1.5b``).
     One request, no retry: ``triage-bot doctor`` reports what it finds now.
 
     Raises:
-        ModelError: Ollama is unreachable or answered an error
-            (:class:`~bot.errors.ModelUnavailable` when it is down).
+        ModelError: Ollama is unreachable, answered an error
+            (:class:`~bot.errors.ModelUnavailable` when it is down) or a reply of another
+            shape than :class:`OllamaTagsReply`.
     """
+
+    def tags() -> OllamaTagsReply:
+        with _client(host, timeout_s) as client:
+            response = client.get("/api/tags")
+            response.raise_for_status()
+            return _read(response, OllamaTagsReply)
+
     try:
-        response = ollama.Client(host=host, timeout=timeout_s).list()
-    except Exception as exc:  # ollama and httpx raise many kinds; the translator sorts them
+        reply = call_with_deadline(tags, timeout_s)
+    except Exception as exc:  # httpx raises many kinds; the translator sorts them
         raise translate_ollama_error(exc, model="(list)", host=host) from exc
-    return [m.model for m in response.models if m.model]
+    return [m.model for m in reply.models if m.model]
