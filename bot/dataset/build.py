@@ -9,6 +9,7 @@ histories are one GraphQL request for the page, then each issue's timeline is on
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from bot.dataset.rules import (
     kind_of,
 )
 from bot.dataset.text import body_at, title_at
+from bot.errors import ConfigError
 from bot.evaluation.sets import EvalIssue
 from bot.neutralise import log_value
 from bot.repo_file import DatasetConfig
@@ -252,9 +254,13 @@ def run_dataset(
             if last:
                 break
             page += 1
-    finally:
-        if seen_issue:  # a repository with no closed issue leaves no file behind
-            files.save()
+    except BaseException:
+        if seen_issue:  # what was done is kept; the fault that stopped the run is the one told
+            with contextlib.suppress(ConfigError):
+                files.save()
+        raise
+    if seen_issue:  # a repository with no closed issue leaves no file behind
+        files.save()
     return DatasetReport(
         repo=repo,
         out=out,
