@@ -290,7 +290,7 @@ def test_a_set_that_is_not_utf8_is_named(tmp_path: Path, command_name: str, whic
         args[1:1] = ["--only", "gate"]
     result = invoke(args)
     assert result.exit_code == 2, result.output
-    what = "eval set" if which == "issues" else "replies"
+    what = f"--{which}"
     first_bad = next(
         number
         for number, line in enumerate(bad.read_bytes().split(b"\n"), start=1)

@@ -95,6 +95,19 @@ READERS: dict[str, tuple[Args, int]] = {
 
 READ_CASES = [(reader, kind) for reader in READERS for kind in inputs(0)]
 
+REASONS = {
+    "a FIFO": "is a FIFO, not a regular file",
+    "a link to a FIFO": "is a FIFO, not a regular file",
+    "/dev/zero": "is a character device, not a regular file",
+    "a socket": "is a socket, not a regular file",
+    "a directory": "is a directory",
+    "a file over the bound": "cannot be read (larger than ",
+}
+"""What the message says of each kind (a directory: click's own refusal)."""
+
+NOT_A_SETTING_FILE = "(no such gate policy file)"
+"""The gate policy setting's own refusal of a path that is not a regular file, at resolve."""
+
 
 def _set_up(tmp_path: Path, reader: str, write: Callable[[Path], Path]) -> list[str]:
     folder = tmp_path / "work"
@@ -111,9 +124,15 @@ def test_a_file_to_read_that_is_not_a_regular_file_is_refused(
 ) -> None:
     _, bound = READERS[reader]
     args = _set_up(tmp_path, reader, inputs(bound)[kind])
-    given = args[args.index(reader.split()[-1]) + 1]
+    flag = reader.split()[-1]
+    given = args[args.index(flag) + 1]
     result, spent = _invoke(args)
-    _refused(result, spent, given)
+    reason = REASONS[kind]
+    if reader == "--gate-policy" and kind not in ("a directory", "a file over the bound"):
+        reason = NOT_A_SETTING_FILE
+    # the policy may come from a variable too: "the gate policy PATH", or click's "--gate-policy"
+    named = "gate" if reader == "--gate-policy" else flag
+    _refused(result, spent, named, given, reason)
     assert not (tmp_path / "work" / "report.json").exists()
     assert not (tmp_path / "work" / "policy.json").exists()
 

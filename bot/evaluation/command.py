@@ -60,7 +60,7 @@ def _gate_model(
 ) -> tuple[ChatModel, ReplayModel | None]:
     """The validator's model: recorded replies (``--replies``), else the settings' backend."""
     if flags.get("replies_path") is not None:
-        replay = ReplayModel(load_replies(flags["replies_path"]))
+        replay = ReplayModel(load_replies(flags["replies_path"], what="--replies"))
         return replay, replay
     return make_chat_model(settings, "validator"), None
 
@@ -123,7 +123,7 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
     note = ""
     with Progress(transient=True) as progress:
         if flags["only"] in ("gate", "both"):
-            issues = load_jsonl(flags["issues_path"], EvalIssue)[:limit]
+            issues = load_jsonl(flags["issues_path"], EvalIssue, what="--issues")[:limit]
             task = progress.add_task("gate", total=len(issues))
             recorder = RecordingModel(model)
             validator = make_validator(settings, recorder)
@@ -145,7 +145,7 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
                 )
                 write_output(flags["save_replies"], saved, what="--save-replies")
         if flags["only"] in ("audit", "both"):
-            segments = load_jsonl(flags["segments_path"], EvalSegment)[:limit]
+            segments = load_jsonl(flags["segments_path"], EvalSegment, what="--segments")[:limit]
             task = progress.add_task("audit", total=len(segments))
             audit_recorder = RecordingModel(make_chat_model(settings, "auditor"))
             auditor = make_auditor(settings, audit_recorder)
@@ -187,7 +187,7 @@ def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
     if model_name is not None:
         _check_model_name(model_name, "--model-name")
     check_output(flags["out"], what="--out")
-    issues = load_jsonl(flags["issues_path"], EvalIssue)
+    issues = load_jsonl(flags["issues_path"], EvalIssue, what="--issues")
     check_halves(i.id for i in issues)
     model, replay = _gate_model(settings, flags)
     if model_name is None:

@@ -85,25 +85,26 @@ class Replies:
             raise ConfigError(f"{self.path}: no recorded reply for {len(missing)} item(s): {shown}")
 
 
-def load_replies(path: Path) -> Replies:
+def load_replies(path: Path, *, what: str = "replies") -> Replies:
     """Read a replies file (see the module docstring; :func:`~bot.evaluation.sets.jsonl_lines`).
 
     Raises:
-        ConfigError: the file cannot be read, a line is not a reply, or an id repeats (the
-            line and the field are named, not what the line holds).
+        ConfigError: the file cannot be read, a line is not a reply, or an id repeats
+            (``what``, the file, the line and the field are named, not what the line holds).
     """
     by_id: dict[str, RecordedReply] = {}
     first_line: dict[str, int] = {}
     fields = field_names(RecordedReply)
-    for number, line in jsonl_lines(path, "replies"):
+    for number, line in jsonl_lines(path, what):
         try:
             reply = RecordedReply.model_validate_json(line)
         except ValidationError as exc:
             problem = content_problems(exc, fields, most=1)
-            raise ConfigError(f"{path}:{number}: not a recorded reply: {problem}") from None
+            raise ConfigError(f"{what} {path}:{number}: not a recorded reply: {problem}") from None
         if reply.id in by_id:
             raise ConfigError(
-                f"{path}:{number}: the same id as line {first_line[reply.id]} (one reply an item)"
+                f"{what} {path}:{number}: the same id as line {first_line[reply.id]} "
+                "(one reply an item)"
             )
         by_id[reply.id] = reply
         first_line[reply.id] = number

@@ -117,21 +117,22 @@ def jsonl_lines(path: Path, what: str) -> list[tuple[int, str]]:
     return [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
 
 
-def load_jsonl(path: Path, model: type[T]) -> list[T]:
+def load_jsonl(path: Path, model: type[T], *, what: str = "eval set") -> list[T]:
     """Read one JSON object per line (:func:`jsonl_lines`) into ``model``.
 
     Raises:
         ConfigError: the file cannot be read (:func:`jsonl_lines`), or a line is not a valid
-            item (the line and the field are named, not what the line holds).
+            item (``what``, the file, the line and the field are named, not what the line
+            holds).
     """
     items = []
     fields = field_names(model)
-    for number, line in jsonl_lines(path, "eval set"):
+    for number, line in jsonl_lines(path, what):
         try:
             items.append(model.model_validate_json(line))
         except ValidationError as exc:
             problems = content_problems(exc, fields)
             raise ConfigError(
-                f"{path}:{number}: not a valid {model.__name__}: {problems}"
+                f"{what} {path}:{number}: not a valid {model.__name__}: {problems}"
             ) from None
     return items
