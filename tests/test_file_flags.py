@@ -113,14 +113,12 @@ def _set_up(tmp_path: Path, reader: str, write: Callable[[Path], Path]) -> list[
     folder = tmp_path / "work"
     folder.mkdir()
     make_args, _ = READERS[reader]
-    if reader == "--gate-policy":
-        set_files(folder)
     return make_args(folder, write(tmp_path / "given"))
 
 
 @pytest.mark.parametrize(("reader", "kind"), READ_CASES)
 def test_a_file_to_read_that_is_not_a_regular_file_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: str, kind: str
+    tmp_path: Path, reader: str, kind: str
 ) -> None:
     _, bound = READERS[reader]
     args = _set_up(tmp_path, reader, inputs(bound)[kind])
@@ -137,9 +135,13 @@ def test_a_file_to_read_that_is_not_a_regular_file_is_refused(
     assert not (tmp_path / "work" / "policy.json").exists()
 
 
+WHOLE_FILES = ("eval --compare", "--gate-policy")
+"""The files read as one JSON document, not a line each."""
+
 SECRET_CASES = [
-    (reader, n) for reader in READERS if reader != "eval --compare" for n in range(2)
-] + [("eval --compare", 0)]
+    (reader, n) for reader in READERS for n in ((0,) if reader in WHOLE_FILES else (0, 2))
+]
+"""Each file read → how many valid lines come before the one that is not an item."""
 
 
 @pytest.mark.parametrize("line", secret_lines())
@@ -183,7 +185,6 @@ def test_the_environment_of_a_process_given_as_a_file_is_never_shown(
         pytest.skip("an empty environment")
     folder = tmp_path / "work"
     folder.mkdir()
-    set_files(folder)
     result, spent = _invoke(READERS[reader][0](folder, environ))
     _refused(result, spent, str(environ))
     for piece in pieces:
