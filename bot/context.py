@@ -25,7 +25,7 @@ from bot.config import Settings
 from bot.errors import ConfigError, StoreError
 from bot.history.github_memory import cached_repo_file, remember_repo_file
 from bot.history.protocol import HistoryStore
-from bot.regular_file import FileTooLarge, NotRegularFile, read_regular
+from bot.regular_file import FileTooLarge, NotRegularFile, read_regular, utf8_text
 
 __all__ = [
     "DEFAULT_BRANCH_EVENTS",
@@ -247,10 +247,12 @@ def _read_local_file(path: Path) -> str:
     from bot.repo_file import MAX_FILE_CHARS
 
     try:
-        return read_regular(path, limit=4 * MAX_FILE_CHARS).decode("utf-8")
+        data = read_regular(path, limit=4 * MAX_FILE_CHARS)
     except FileTooLarge:
         raise ConfigError(f"--repo-file {path}: longer than {MAX_FILE_CHARS} characters") from None
     except NotRegularFile as exc:
         raise ConfigError(f"--repo-file {path}: {exc.strerror}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"--repo-file {path}: cannot be read ({exc})") from None
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(f"--repo-file {path}: cannot be read ({reason})") from None
+    return utf8_text(data, what="--repo-file", path=path)

@@ -32,9 +32,11 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from bot.errors import ConfigError
+from bot.regular_file import content_problems, field_names, read_input
 
 __all__ = [
     "GUARDS",
+    "MAX_POLICY_BYTES",
     "GatePolicy",
     "Guard",
     "HalfFigures",
@@ -66,6 +68,9 @@ ModelName = Annotated[str, Field(min_length=1, max_length=200)]
 PromptVersion = Annotated[str, Field(pattern=r"^validator@[0-9a-f]{8}$")]
 """A validator prompt's version (``validator@SHA8``)."""
 
+
+MAX_POLICY_BYTES = 2**20
+"""The most a policy file may hold (1 MiB; ``calibrate`` writes about 2 KB)."""
 
 _NAME_CHARS = "A-Za-z0-9._:+-"
 """The characters of a policy's name (it starts with a letter or digit)."""
@@ -178,11 +183,10 @@ def policy_name(text: str) -> str:
 
 
 def validation_problems(exc: ValidationError) -> str:
-    """A pydantic error in one line: each problem's key and message (the first five)."""
-    return "; ".join(
-        f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
-        for err in exc.errors(include_url=False)[:5]
-    )
+    """A pydantic error about a policy in one line: each problem's key and message (the first
+    five), naming only the keys a policy has (:func:`~bot.regular_file.content_problems`: a
+    policy file's own text is never quoted)."""
+    return content_problems(exc, field_names(GatePolicy))
 
 
 def policy_from_text(text: str, *, source: str) -> GatePolicy:
@@ -203,10 +207,8 @@ def load_policy(path: Path) -> GatePolicy:
     """The policy in a JSON file (``gate_policy`` setting, ``calibrate --out``).
 
     Raises:
-        ConfigError: the file cannot be read, or holds no valid policy.
+        ConfigError: the file cannot be read (:func:`~bot.regular_file.read_input`: a regular
+            file, at most :data:`MAX_POLICY_BYTES`, UTF-8), or holds no valid policy.
     """
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read the gate policy {path}: {exc.__class__.__name__}") from None
+    text = read_input(path, what="the gate policy", limit=MAX_POLICY_BYTES)
     return policy_from_text(text, source=str(path))

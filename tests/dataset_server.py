@@ -14,6 +14,21 @@ queues, per kind, the answers its next requests get instead of the normal one:
 - ``graphql-limited``: GraphQL's 200 with a ``RATE_LIMITED`` error and no data;
 - ``low``: the normal answer, saying only ``RESERVE_LEFT`` requests are left (a patient
   client then waits for the reset before its next request).
+
+Pagination faults, a list whose ``Link`` header's ``next`` never ends or points elsewhere:
+
+- ``list_next``: past the last page of the closed-issues list, each page still names a next
+  page and holds ``"empty"`` nothing, ``"repeat"`` the last page again, or ``"pulls"`` pull
+  requests never listed before;
+- ``timeline_next``: each timeline page names a next page: ``"self"`` the page itself,
+  ``"endless"`` a new page each time (``cursor=N``, holding the first event again), or
+  ``"once"`` a second, empty page;
+- ``next_base``: the scheme, host and port the ``next`` links name (another host's, say)
+  instead of the server's own.
+
+``max_requests`` is a test's safety net against such a list: past it, every list, timeline and
+GraphQL request is answered 400, so a client that keeps following ends with an error instead
+of running on.
 """
 
 from __future__ import annotations
@@ -92,12 +107,18 @@ class LoopbackGitHub:
         self.repo_file = repo_file
         self.faults = {kind: list(queue) for kind, queue in (faults or {}).items()}
         self.clock = clock
+        self.list_next: str | None = None
+        self.timeline_next: str | None = None
+        self.next_base: str | None = None
+        self.max_requests: int | None = None
         self.requests: Counter[str] = Counter()
         self.not_modified = 0
         self.remaining = 5000
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def base_url(self) -> str:
@@ -117,11 +138,16 @@ class LoopbackGitHub:
         with self._lock:
             self.requests[kind] += 1
             self.remaining -= 1
+            if self.max_requests is not None and self.requests.total() > self.max_requests:
+                return "spent"
             queue = self.faults.get(kind)
             return queue.pop(0) if queue else None
 
     def _fault(self, handler: BaseHTTPRequestHandler, fault: str | None, resource: str) -> bool:
         """Answer ``fault`` (not ``low``, which changes only a header); whether it did."""
+        if fault == "spent":
+            self._send(handler, 400, {"message": "the test's request budget is spent"})
+            return True
         if fault == "primary":
             self._send(
                 handler,
@@ -216,7 +242,8 @@ class LoopbackGitHub:
             if scenario is None or scenario.timeline is None:
                 self._send(handler, 404, {"message": "Not Found"})
             else:
-                self._send(handler, 200, scenario.timeline, _low(fault))
+                events, headers = self._timeline_page(url.path, query, scenario.timeline)
+                self._send(handler, 200, events, {**_low(fault), **headers})
         elif rest[:1] == ["contents"]:
             self.count("contents")
             if self.repo_file is None:
@@ -249,16 +276,47 @@ class LoopbackGitHub:
         if "since" in query:
             items = [item for item in items if item["updated_at"] >= query["since"]]
         chunk = items[(page - 1) * per_page : page * per_page]
+        pages = max(1, -(-len(items) // per_page))
+        if page > pages and self.list_next == "repeat":
+            chunk = items[(pages - 1) * per_page :]
+        elif page > pages and self.list_next == "pulls":
+            created = T0 - timedelta(days=page)
+            chunk = [
+                issue_item(300_000 + page * per_page + i, title="Bump", body="", created=created,
+                           pull_request=True)
+                for i in range(per_page)
+            ]  # fmt: skip
         etag = 'W/"' + hashlib.sha256(json.dumps(chunk).encode()).hexdigest() + '"'
         if handler.headers.get("If-None-Match") == etag:
             self.not_modified += 1
             self._send(handler, 304, None, {"ETag": etag})
             return
         headers = {"ETag": etag, **_low(fault)}
-        if page * per_page < len(items):
+        if page * per_page < len(items) or self.list_next:
             next_query = urlencode({**query, "page": page + 1})
-            headers["Link"] = f'<{self.base_url}/repos/{REPO}/issues?{next_query}>; rel="next"'
+            headers["Link"] = f'<{self._next_base()}/repos/{REPO}/issues?{next_query}>; rel="next"'
         self._send(handler, 200, chunk, headers)
+
+    def _next_base(self) -> str:
+        return self.next_base or self.base_url
+
+    def _timeline_page(
+        self, path: str, query: dict[str, str], timeline: list[dict[str, Any]]
+    ) -> tuple[list[dict[str, Any]], dict[str, str]]:
+        """A timeline page and its ``Link`` header under :attr:`timeline_next`."""
+        cursor = int(query.get("cursor", "0"))
+        if cursor == 0:
+            events = timeline
+        else:
+            events = timeline[:1] if self.timeline_next == "endless" else []
+        after = {
+            "self": urlencode(query),
+            "endless": urlencode({**query, "cursor": cursor + 1}),
+            "once": urlencode({**query, "cursor": 1}) if cursor == 0 else None,
+        }.get(self.timeline_next or "")
+        if after is None:
+            return events, {}
+        return events, {"Link": f'<{self._next_base()}{path}?{after}>; rel="next"'}
 
     def _post(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("Content-Length", "0"))

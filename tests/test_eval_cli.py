@@ -232,16 +232,24 @@ def _no_model(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return built
 
 
+NOT_A_REPORT = ": not an eval report: "
+
 COMPARE_BAD = [
-    (b"not json", "(top level): Invalid JSON"),
-    (b"[1,2]", "(top level): Input should be an object"),
-    (b"\xff\xfe{}", "(top level): Invalid JSON"),
-    (b'{"gate":{"halves":{"tune":5}}}', "gate.halves.tune: Input should be an object"),
-    (b'{"gate":{"halves":{"tune":{"agreement":"high"}}}}', "gate.halves.tune.agreement"),
-    (b'{"gate":{"agreement":"\\n::error::x"}}', "gate.agreement"),
-    (b'{"model":["a"],"gate":{}}', "model: Input should be a valid string"),
-    (b'{"audit":[]}', "audit: Input should be an object"),
-]
+    (b"not json", NOT_A_REPORT + "(top level): Invalid JSON"),
+    (b"[1,2]", NOT_A_REPORT + "(top level): Input should be an object"),
+    (b"\xff\xfe{}", ":1: not UTF-8"),
+    (b"{}\n\n{\xff}", ":3: not UTF-8"),
+    (b'{"gate":{"halves":{"tune":5}}}',
+     NOT_A_REPORT + "gate.halves.tune: Input should be an object"),
+    (b'{"gate":{"halves":{"tune":{"agreement":"high"}}}}',
+     NOT_A_REPORT + "gate.halves.tune.agreement"),
+    (b'{"gate":{"halves":{"ghp_x":5}}}', NOT_A_REPORT + "gate.halves.(a key): Input should be"),
+    (b'{"gate":{"agreement":"\\n::error::x"}}', NOT_A_REPORT + "gate.agreement"),
+    (b'{"model":["a"],"gate":{}}', NOT_A_REPORT + "model: Input should be a valid string"),
+    (b'{"audit":[]}', NOT_A_REPORT + "audit: Input should be an object"),
+]  # fmt: skip
+"""An earlier report that is not one → what the message says after ``--compare PATH``: the
+line or the key of the report's shape, never a key the file chose."""
 
 
 @pytest.mark.parametrize(("data", "message"), COMPARE_BAD)
@@ -257,7 +265,8 @@ def test_a_compare_report_that_is_not_one_is_refused_first(
             "--compare", str(old)]  # fmt: skip
     result = invoke(args)
     assert result.exit_code == 2, result.output
-    assert f"--compare {old}: not an eval report: {message}" in result.stderr
+    assert f"--compare {old}{message}" in result.stderr
+    assert "ghp_x" not in result.stderr
     assert built == []
     assert not out.exists()
 
@@ -290,8 +299,21 @@ def test_a_set_that_is_not_utf8_is_named(tmp_path: Path, command_name: str, whic
         args[1:1] = ["--only", "gate"]
     result = invoke(args)
     assert result.exit_code == 2, result.output
-    what = "eval set" if which == "issues" else "replies"
-    assert f"cannot read {what} {bad}: 'utf-8' codec can't decode" in result.stderr
+    what = f"--{which}"
+    first_bad = next(
+        number
+        for number, line in enumerate(bad.read_bytes().split(b"\n"), start=1)
+        if not _utf8(line)
+    )
+    assert f"{what} {bad}:{first_bad}: not UTF-8" in result.stderr
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 OUTPUTS = [

@@ -86,7 +86,10 @@ def test_a_recorded_fault_is_a_validator_error_of_its_kind(tmp_path: Path) -> No
     [
         ('{"id": "a", "reply": "x"}\n{"reply": "y"}\n', r"r\.jsonl:2: not a recorded reply: id"),
         ('{"id": "a", "reply": "x"}\nnot json\n', r"r\.jsonl:2: not a recorded reply"),
-        ('{"id": "a", "reply": "x"}\n\n{"id": "a", "reply": "y"}\n', r"r\.jsonl:3: the id 'a'"),
+        (
+            '{"id": "a", "reply": "x"}\n\n{"id": "a", "reply": "y"}\n',
+            r"r\.jsonl:3: the same id as line 1",
+        ),
         ('{"id": "a", "reply": 3}\n', r"r\.jsonl:1: not a recorded reply: reply"),
     ],
 )

@@ -69,7 +69,11 @@ request waits instead of failing, through ``sleep``: before it, until the reset 
 answer left :data:`RATE_LIMIT_RESERVE` requests or fewer (room for the bot's own jobs on the
 same token); after a rate-limit answer (403, 429, GraphQL ``RATE_LIMITED``), as long as GitHub
 names (``Retry-After``, else ``X-RateLimit-Reset``, else a minute), up to
-``max_rate_limit_wait_s``.
+``max_rate_limit_wait_s``. Pages are bounded: at most :data:`MAX_LIST_PAGES` of the list and
+:data:`MAX_TIMELINE_PAGES` of a timeline; a timeline's ``next`` link is followed only on the
+API's own scheme, host and port and never to a page already read, and a list's is checked the
+same way (the list itself is asked by page number): anything else is a
+:class:`~bot.errors.GitHubError`.
 """
 
 from __future__ import annotations
@@ -79,6 +83,7 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
+from urllib.parse import urljoin, urlsplit
 
 import requests
 from github import Auth, Github, GithubException, GithubRetry
@@ -120,10 +125,12 @@ from bot.errors import (
     GitHubNotFound,
     GitHubUnavailable,
 )
-from bot.neutralise import NO_SECRETS, Redactor
+from bot.neutralise import NO_SECRETS, Redactor, shown_url
 from bot.retry import RetryPolicy, call_with_retries
 
 __all__ = [
+    "MAX_LIST_PAGES",
+    "MAX_TIMELINE_PAGES",
     "PyGithubClient",
     "rate_limit_wait_s",
     "translate_github_error",
@@ -131,6 +138,15 @@ __all__ = [
 
 PER_PAGE = 100
 """Items per page for list endpoints (GitHub's maximum)."""
+
+MAX_LIST_PAGES = 1_000
+"""The most pages of the closed-issues list a dataset run reads: 100,000 issues and pull
+requests (``--since`` reads a part of a larger repository). A list that goes on is GitHub's
+fault, not a repository's size."""
+
+MAX_TIMELINE_PAGES = 100
+"""The most pages of one issue's timeline: 10,000 events, beyond the longest issues GitHub
+holds."""
 
 
 T = TypeVar("T")
@@ -248,6 +264,7 @@ class PyGithubClient:
             wait_max_s=8.0,
         )
         self._max_rate_limit_wait_s = max_rate_limit_wait_s
+        self._base_url = base_url
         self._anonymous = not token
         self._login = login
         self._sleep = sleep
@@ -631,42 +648,100 @@ class PyGithubClient:
         if since is not None:
             parameters["since"] = since.strftime("%Y-%m-%dT%H:%M:%SZ")
         what = f"list closed issues of {repo} (page {page})"
+        if page > MAX_LIST_PAGES:
+            raise GitHubError(
+                f"{what}: the list goes on past {MAX_LIST_PAGES} pages "
+                f"({MAX_LIST_PAGES * PER_PAGE:,} issues and pull requests); stopped there "
+                "(give --since to read a part)"
+            )
+        path = f"/repos/{repo}/issues"
 
         def fetch() -> IssuePage:
             self._pace()
             headers, data = self._gh.requester.requestJsonAndCheck(
                 "GET",
-                f"/repos/{repo}/issues",
+                path,
                 parameters=parameters,
                 headers={"Accept": REST_MEDIA_TYPE, **({"If-None-Match": etag} if etag else {})},
             )
-            links = parse_header_links(headers.get("link", "")) if headers.get("link") else []
-            has_next = any(link.get("rel") == "next" for link in links)
             if data is None:  # 304 Not Modified: no body
                 return IssuePage(None, etag, has_next=False)
+            has_next = self._next_link(headers, self._base_url + path, what) is not None
             return IssuePage(parse_issue_page(data, what=what), headers.get("etag"), has_next)
 
         return self._call(what, fetch, safe_to_repeat=True)
 
+    def _next_link(self, headers: dict[str, Any], current: str, what: str) -> str | None:
+        """The ``next`` URL of an answer's ``Link`` header (``requests`` parses it; a relative
+        one is resolved against ``current``), or ``None``.
+
+        Raises:
+            GitHubError: it leaves the API: another scheme, host or port, or a path outside
+                the API's base URL (where the token would be sent, or PyGithub would refuse it).
+        """
+        value = headers.get("link")
+        links = parse_header_links(value) if isinstance(value, str) and value else []
+        found = next((link["url"] for link in links if link.get("rel") == "next"), None)
+        if found is None:
+            return None
+        url = urljoin(current, found)
+        base_path = urlsplit(self._base_url).path.rstrip("/")
+        path = urlsplit(url).path
+        if _origin(url) != _origin(self._base_url) or not (
+            path == base_path or path.startswith(base_path + "/")
+        ):
+            raise GitHubError(
+                f"{what}: GitHub's next page is not on the API's host "
+                f"({shown_url(url)}, not {shown_url(self._base_url)}); not followed"
+            )
+        return url
+
     def issue_timeline(self, repo: str, number: int) -> list[TimelineItem] | None:
-        """``GET /repos/{repo}/issues/{number}/timeline`` (all pages, 100 events a page),
-        oldest first; ``None`` when the issue is gone (404 deleted, 410 moved or disabled)."""
+        """``GET /repos/{repo}/issues/{number}/timeline`` (all pages, 100 events a page, by the
+        ``Link`` header's ``next``), oldest first; ``None`` when the issue is gone (404
+        deleted, 410 moved or disabled). An empty page ends the timeline.
+
+        PyGithub's own pagination follows ``next`` with no bound and no look at where it
+        points first, so the pages are read here, each with PyGithub's requester.
+
+        Raises:
+            GitHubError: a ``next`` link off the API (:meth:`_next_link`), back to a page
+                already read, or past :data:`MAX_TIMELINE_PAGES` pages.
+        """
+        what = f"read the timeline of {repo}#{number}"
 
         def fetch() -> list[TimelineItem] | None:
-            self._pace()
+            first = f"/repos/{repo}/issues/{number}/timeline?per_page={PER_PAGE}"
+            url: str | None = self._base_url + first
+            read: set[str] = set()
             items = []
-            try:
-                for event in self._gh.get_repo(repo).get_issue(number).get_timeline():
-                    item = parse_timeline_item(event.raw_data, repo)
-                    if item is not None:
-                        items.append(item)
-            except GithubException as exc:
-                if exc.status in (404, 410):
-                    return None
-                raise
+            while url is not None:
+                if url in read:
+                    raise GitHubError(
+                        f"{what}: GitHub's next page is one already read; not followed"
+                    )
+                if len(read) == MAX_TIMELINE_PAGES:
+                    raise GitHubError(
+                        f"{what}: the timeline goes on past {MAX_TIMELINE_PAGES} pages "
+                        f"({MAX_TIMELINE_PAGES * PER_PAGE:,} events); stopped there"
+                    )
+                read.add(url)
+                self._pace()
+                try:
+                    headers, data = self._gh.requester.requestJsonAndCheck(
+                        "GET", url, headers={"Accept": REST_MEDIA_TYPE}
+                    )
+                except GithubException as exc:
+                    if exc.status in (404, 410):
+                        return None
+                    raise
+                if not isinstance(data, list):
+                    raise GitHubError(f"{what}: GitHub's answer is not a list of events")
+                items += [item for raw in data if (item := parse_timeline_item(raw, repo))]
+                url = self._next_link(headers, url, what) if data else None
             return items
 
-        return self._call(f"read the timeline of {repo}#{number}", fetch, safe_to_repeat=True)
+        return self._call(what, fetch, safe_to_repeat=True)
 
     def edit_histories(self, node_ids: Sequence[str]) -> dict[str, EditHistory]:
         """One GraphQL ``POST /graphql`` (:data:`~bot.clients.issue_history.EDIT_HISTORY_QUERY`)
@@ -698,3 +773,13 @@ class PyGithubClient:
             return parse_edit_histories(data, what=what)
 
         return self._call(what, fetch, safe_to_repeat=True)
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """A URL's scheme, host and port (the scheme's default when none is given)."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme)

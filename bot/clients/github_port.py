@@ -357,11 +357,20 @@ class IssueHistoryPort(Protocol):
     ) -> IssuePage:
         """Page ``page`` (from 1) of the closed issues and pull requests, newest first,
         100 a page; ``since`` keeps those updated at or after it; with ``etag`` the request
-        is conditional (a 304 costs no rate limit and gives ``issues=None``)."""
+        is conditional (a 304 costs no rate limit and gives ``issues=None``).
+
+        Raises:
+            GitHubError: past the list's page bound, or its ``next`` link leaves the API.
+        """
         ...
 
     def issue_timeline(self, repo: str, number: int) -> list[TimelineItem] | None:
-        """The issue's timeline, oldest first; ``None`` when the issue is gone (404, 410)."""
+        """The issue's timeline, oldest first; ``None`` when the issue is gone (404, 410).
+
+        Raises:
+            GitHubError: its pages do not end (past a bound, or back to a page already read),
+                or a ``next`` link leaves the API.
+        """
         ...
 
     def edit_histories(self, node_ids: Sequence[str]) -> dict[str, EditHistory]:

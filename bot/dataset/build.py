@@ -9,6 +9,7 @@ histories are one GraphQL request for the page, then each issue's timeline is on
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from bot.dataset.rules import (
     kind_of,
 )
 from bot.dataset.text import body_at, title_at
+from bot.errors import ConfigError, GitHubError
 from bot.evaluation.sets import EvalIssue
 from bot.neutralise import log_value
 from bot.repo_file import DatasetConfig
@@ -187,8 +189,10 @@ def run_dataset(
     Raises:
         ConfigError: ``out`` or its state file is not one this command wrote, or cannot be
             written.
-        GitHubError: a read failed after the client's retries and waits; every row and skip
-            so far is kept, and the same command resumes.
+        GitHubError: a read failed after the client's retries and waits, or the list does not
+            end (a page holding only issues of earlier pages; more pages than
+            :data:`~bot.clients.github_client.MAX_LIST_PAGES`); every row and skip so far is
+            kept, and the same command resumes.
     """
     rules = LabelRules.from_config(config)
     files = DatasetFiles(out, repo) if files is None else files
@@ -201,6 +205,7 @@ def run_dataset(
             on_progress(progress)
 
     page = 1
+    listed: set[int] = set()  # every number the list gave in this run (pull requests too)
     try:
         while limit is None or progress.rows < limit:
             key = _page_key(since, page)
@@ -217,6 +222,13 @@ def run_dataset(
                     break
                 page += 1
                 continue
+            if answer.issues and all(i.number in listed for i in answer.issues):
+                raise GitHubError(
+                    f"list closed issues of {repo} (page {page}): the page holds only what "
+                    "earlier pages held, so the list would not end; stopped (the rows so far "
+                    "are kept, and the same command resumes)"
+                )
+            listed.update(i.number for i in answer.issues)
             issues = [issue for issue in answer.issues if not issue.pull_request]
             in_scope = [i for i in issues if since is None or i.created_at >= since]
             seen_issue = seen_issue or bool(in_scope)
@@ -244,7 +256,8 @@ def run_dataset(
                     progress.labelled[outcome.expected] += 1
                     progress.borderline += outcome.borderline
                 tell()
-            last = not answer.has_next or len(in_scope) < len(issues)  # older than --since
+            # GitHub names no next page, the page is empty, or its older issues predate --since
+            last = not answer.has_next or not answer.issues or len(in_scope) < len(issues)
             if finished and answer.etag:
                 files.mark_page(key, PageMark(etag=answer.etag, last=last, issues=bool(in_scope)))
             if seen_issue:
@@ -252,9 +265,13 @@ def run_dataset(
             if last:
                 break
             page += 1
-    finally:
-        if seen_issue:  # a repository with no closed issue leaves no file behind
-            files.save()
+    except BaseException:
+        if seen_issue:  # what was done is kept; the fault that stopped the run is the one told
+            with contextlib.suppress(ConfigError):
+                files.save()
+        raise
+    if seen_issue:  # a repository with no closed issue leaves no file behind
+        files.save()
     return DatasetReport(
         repo=repo,
         out=out,

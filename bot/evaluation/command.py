@@ -4,7 +4,6 @@ model, or on recorded replies), write the JSON report or the chosen policy, chec
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from bot.gate.validator import make_validator
 from bot.gate_policy import ModelName, policy_name, validation_problems
 from bot.neutralise import log_text, log_value
 from bot.prompts import current_name
+from bot.regular_file import check_output, read_input, write_output
 
 __all__ = ["run_calibrate", "run_eval"]
 
@@ -60,7 +60,7 @@ def _gate_model(
 ) -> tuple[ChatModel, ReplayModel | None]:
     """The validator's model: recorded replies (``--replies``), else the settings' backend."""
     if flags.get("replies_path") is not None:
-        replay = ReplayModel(load_replies(flags["replies_path"]))
+        replay = ReplayModel(load_replies(flags["replies_path"], what="--replies"))
         return replay, replay
     return make_chat_model(settings, "validator"), None
 
@@ -77,38 +77,6 @@ def _version_note(replay: ReplayModel | None, prompt_version: str) -> str:
         f"note: the replies name {named}; this prompt is {prompt_version}. "
         "Compare the prompt texts before trusting the figures."
     )
-
-
-def _check_writable(path: Path, flag: str) -> None:
-    """Refuse an output path before any model call: its folder must exist and be writable, and
-    the file, if it exists, writable (a run's figures and replies are not lost at the end).
-
-    Raises:
-        ConfigError: it is not (the flag and path are named).
-    """
-    folder = path.parent
-    try:
-        if not folder.is_dir():
-            raise ConfigError(f"{flag} {path}: the folder {folder} does not exist")
-        writable = os.access(folder, os.W_OK | os.X_OK) and (
-            not path.exists() or os.access(path, os.W_OK)
-        )
-    except OSError as exc:  # a name the file system refuses (too long)
-        raise ConfigError(f"{flag} {path}: cannot be written ({exc.strerror or exc})") from None
-    if not writable:
-        raise ConfigError(f"{flag} {path}: cannot be written (permission)")
-
-
-def _write(path: Path, text: str, flag: str) -> None:
-    """Write an output file.
-
-    Raises:
-        ConfigError: it cannot be written (the flag, path and reason are named).
-    """
-    try:
-        path.write_text(text, "utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{flag} {path}: cannot be written ({exc.strerror or exc})") from None
 
 
 def _check_model_name(name: str, what: str) -> None:
@@ -128,13 +96,10 @@ def _earlier_report(path: Path) -> dict[str, Any]:
     """The ``--compare`` report (:func:`~bot.evaluation.report.read_report`).
 
     Raises:
-        ConfigError: it cannot be read, or is not a report.
+        ConfigError: it cannot be read (:func:`~bot.regular_file.read_input`), or is not a
+            report.
     """
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"--compare {path}: cannot be read ({exc.strerror or exc})") from None
-    return read_report(data, source=f"--compare {path}")
+    return read_report(read_input(path, what="--compare"), source=f"--compare {path}")
 
 
 def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
@@ -147,9 +112,9 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
         EvalBelowThreshold: a ``--min-*``/``--max-*`` bound was missed (after writing the report).
     """
     limit = flags.get("limit")
-    _check_writable(flags["out"], "--out")
+    check_output(flags["out"], what="--out")
     if flags.get("save_replies") is not None:
-        _check_writable(flags["save_replies"], "--save-replies")
+        check_output(flags["save_replies"], what="--save-replies")
     earlier = _earlier_report(flags["compare"]) if flags.get("compare") is not None else None
     model, replay = _gate_model(settings, flags)
     if flags.get("save_replies") is not None:
@@ -158,7 +123,7 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
     note = ""
     with Progress(transient=True) as progress:
         if flags["only"] in ("gate", "both"):
-            issues = load_jsonl(flags["issues_path"], EvalIssue)[:limit]
+            issues = load_jsonl(flags["issues_path"], EvalIssue, what="--issues")[:limit]
             task = progress.add_task("gate", total=len(issues))
             recorder = RecordingModel(model)
             validator = make_validator(settings, recorder)
@@ -178,9 +143,9 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
                     prompt_version=validator.prompt_version,
                     model=model.name,
                 )
-                _write(flags["save_replies"], saved, "--save-replies")
+                write_output(flags["save_replies"], saved, what="--save-replies")
         if flags["only"] in ("audit", "both"):
-            segments = load_jsonl(flags["segments_path"], EvalSegment)[:limit]
+            segments = load_jsonl(flags["segments_path"], EvalSegment, what="--segments")[:limit]
             task = progress.add_task("audit", total=len(segments))
             audit_recorder = RecordingModel(make_chat_model(settings, "auditor"))
             auditor = make_auditor(settings, audit_recorder)
@@ -191,7 +156,8 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
                 audit_recorder,
                 concurrency=model_concurrency(settings),
             )
-    _write(flags["out"], json.dumps(report, indent=2, ensure_ascii=False) + "\n", "--out")
+    report_text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    write_output(flags["out"], report_text, what="--out")
     text = render_report(report)
     if note:
         text += "\n" + note + "\n"
@@ -220,8 +186,8 @@ def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
     model_name = flags.get("model_name")
     if model_name is not None:
         _check_model_name(model_name, "--model-name")
-    _check_writable(flags["out"], "--out")
-    issues = load_jsonl(flags["issues_path"], EvalIssue)
+    check_output(flags["out"], what="--out")
+    issues = load_jsonl(flags["issues_path"], EvalIssue, what="--issues")
     check_halves(issues)
     model, replay = _gate_model(settings, flags)
     if model_name is None:
@@ -256,7 +222,7 @@ def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
         raise ConfigError(
             f"the calibrated policy is not valid: {validation_problems(exc)}"
         ) from None
-    _write(flags["out"], policy_json(chosen), "--out")
+    write_output(flags["out"], policy_json(chosen), what="--out")
     lines = [
         f"calibrate: {len(issues)} issues, model {log_value(model.name, max_chars=200)}, "
         f"prompt {log_value(prompt_version, max_chars=40)}",
