@@ -354,3 +354,14 @@ def test_the_sqlite_lock_wait_is_bounded(tmp_path: Path, monkeypatch: pytest.Mon
     assert time.monotonic() - started < 3
     with waiter.exclusive(f"{REPO}#1"):  # free again once the holder is done
         pass
+
+
+def test_a_link_planted_at_the_lock_file_is_not_followed(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("kept", "utf-8")
+    store = Store(tmp_path / "triage.db")
+    (tmp_path / "triage.db.lock").symlink_to(victim)
+    with pytest.raises(StoreError, match="lock file"), store.exclusive(f"{REPO}#1"):
+        pass
+    assert victim.read_text("utf-8") == "kept"
+    store.close()

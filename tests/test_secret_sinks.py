@@ -85,3 +85,30 @@ def test_a_key_the_server_echoes_reaches_no_output(tmp_path: Path, name: str) ->
     for where, text in texts.items():
         for form in secret_forms(KEY):
             assert form not in text, (where, form)
+
+
+def test_an_echoed_key_reaches_no_eval_file(tmp_path: Path) -> None:
+    """eval's report and saved replies are files the bot writes: redacted like the rest."""
+    from click.testing import CliRunner
+
+    from bot.cli import main
+    from tests.fake_openai import fake_openai_server
+
+    issue = {"id": "a-1", "kind": "bug", "title": "Crash", "body": "The app crashes.",
+             "expected": "NEEDS_REFINEMENT", "rationale": "asked"}  # fmt: skip
+    issues = tmp_path / "issues.jsonl"
+    issues.write_text(json.dumps(issue) + "\n", "utf-8")
+    out, saved = tmp_path / "report.json", tmp_path / "replies.jsonl"
+    with fake_openai_server(_echo(FORMS["hex"])) as server:
+        result = CliRunner().invoke(
+            main,
+            ["eval", "--only", "gate", "--issues", str(issues), "--out", str(out),
+             "--save-replies", str(saved), "--openai-base-url", server.url, "--model", "fake"],
+            env={"TRIAGE_OPENAI_API_KEY": KEY},
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    texts = [out.read_text("utf-8"), saved.read_text("utf-8"), result.output]
+    assert "***" in saved.read_text("utf-8")
+    for text in texts:
+        for form in secret_forms(KEY):
+            assert form not in text, form

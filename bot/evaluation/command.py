@@ -120,6 +120,7 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
     if flags.get("save_replies") is not None:
         _check_model_name(model.name, "--save-replies: the model's name")
     report: dict[str, Any] = {"model": model.name, "audit_format": settings.audit_format}
+    redact = settings.redactor()  # a server may echo its key into a reply
     note = ""
     with Progress(transient=True) as progress:
         if flags["only"] in ("gate", "both"):
@@ -143,7 +144,7 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
                     prompt_version=validator.prompt_version,
                     model=model.name,
                 )
-                write_output(flags["save_replies"], saved, what="--save-replies")
+                write_output(flags["save_replies"], redact(saved), what="--save-replies")
         if flags["only"] in ("audit", "both"):
             segments = load_jsonl(flags["segments_path"], EvalSegment, what="--segments")[:limit]
             task = progress.add_task("audit", total=len(segments))
@@ -157,7 +158,7 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
                 concurrency=model_concurrency(settings),
             )
     report_text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
-    write_output(flags["out"], report_text, what="--out")
+    write_output(flags["out"], redact(report_text), what="--out")
     text = render_report(report)
     if note:
         text += "\n" + note + "\n"

@@ -267,7 +267,8 @@ class Store:
             yield
             return
         try:
-            fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, DB_FILE_MODE)
+            flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW
+            fd = os.open(f"{self.path}.lock", flags, DB_FILE_MODE)
         except OSError as exc:
             raise StoreError(f"cannot open the lock file of {self.path}: {exc}") from exc
         try:
