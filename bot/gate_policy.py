@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 from bot.errors import ConfigError
 from bot.regular_file import content_problems, field_names, read_input
@@ -164,10 +165,11 @@ class GatePolicy(_Strict):
 
     @model_validator(mode="after")
     def _refuses_sometimes(self) -> GatePolicy:
-        if not self.can_refuse():
-            raise ValueError(
+        if not self.can_refuse():  # a type of its own: its message quotes no input
+            raise PydanticCustomError(
+                "never_refuses",
                 "this policy can never decide NEEDS_REFINEMENT (verdict_from: guards with no "
-                "guard that can fire): it would label every issue ready, planted ones too"
+                "guard that can fire): it would label every issue ready, planted ones too",
             )
         return self
 
