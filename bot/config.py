@@ -33,6 +33,7 @@ from bot.settings_table import (
 )
 
 if TYPE_CHECKING:
+    from bot.gate_policy import GatePolicy
     from bot.repo_file import RepoFile
 
 __all__ = [
@@ -85,6 +86,7 @@ class Settings(SettingsTable):
             repository file).
         repo_file: the repository's ``.github/triage-bot.yml`` once read
             (:meth:`with_repository_file`), ``None`` before.
+        repo_policy: the policy at ``gate_policy_path`` in the repository, once read with it.
     """
 
     model_retry: RetryPolicy = field(default_factory=RetryPolicy)
@@ -92,6 +94,7 @@ class Settings(SettingsTable):
     github_backoff_s: float = 1.0
     explicit: frozenset[str] = frozenset()
     repo_file: RepoFile | None = None
+    repo_policy: GatePolicy | None = None
 
     def redactor(self) -> Redactor:
         """The redaction of this job's secrets: the secret settings' values (8 characters or

@@ -25,7 +25,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from bot.errors import ConfigError
-from bot.gate_policy import GatePolicy
+from bot.gate_policy import GatePolicy, ModelName
 
 __all__ = [
     "REPO_FILE_PATH",
@@ -207,6 +207,13 @@ class GateConfig(_Strict):
         default=None,
         description="which signals decide (the model's verdict, guards, thresholds) and the "
         "model and prompt version it was measured for",
+    )
+    model_aliases: dict[ModelName, ModelName] = Field(
+        default_factory=dict,
+        max_length=50,
+        description="other names of a model a policy was measured with: the name your server "
+        "serves it by → a name the policy knows (its measured model or one of its "
+        "same_model_as); the policy and its figures then hold for it",
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
@@ -280,6 +281,23 @@ def existing_file(kind: str) -> Parse:
         return path
 
     return parse
+
+
+def repository_path(value: Any) -> str:
+    """A file's path from a repository's root: relative, ``/``-separated, no ``.`` or ``..``
+    part, no control character, at most 255 characters."""
+    text = str(value)
+    parts = text.split("/")
+    if (
+        not text
+        or len(text) > 255
+        or text.startswith("/")
+        or "\\" in text
+        or any(part in ("", ".", "..") for part in parts)
+        or any(unicodedata.category(ch) == "Cc" for ch in text)
+    ):
+        raise ValueError("must be a file's path from the repository's root, like policy/gate.json")
+    return text
 
 
 def http_url(value: Any) -> str:

@@ -37,6 +37,7 @@ from bot.setting_spec import (
     int_at_least,
     int_between,
     positive_seconds,
+    repository_path,
     setting,
     share,
     table_of,
@@ -330,12 +331,21 @@ class SettingsTable:
         env="TRIAGE_GATE_POLICY",
         flag="--gate-policy",
         commands=("run", "backlog", "eval"),
-        action_input="gate-policy",
         parse=existing_file("gate policy"),
         readme_default="the repository file's `gate.policy`, else the policy measured for the "
         "model, else the model's own verdict",
         help="a gate decision policy (JSON, as `triage-bot calibrate` writes it): which signals "
         "decide, chosen for a model by measurement",
+    )
+    gate_policy_path: str | None = setting(
+        None,
+        env="TRIAGE_GATE_POLICY_PATH",
+        action_input="gate-policy",
+        parse=repository_path,
+        readme_default="the local `gate_policy`, else the repository file's `gate.policy` …",
+        help="a gate decision policy file in the repository (JSON, a path from its root), read "
+        "through the API at the default branch like the repository file (the action checks "
+        "nothing out); the local `--gate-policy` wins over it",
     )
     comment_min_precision: float = setting(
         0.8,

@@ -158,16 +158,41 @@ def test_a_named_policy_wins_and_says_whether_its_figures_hold() -> None:
     assert "prompt validator@" in stale.mismatch
 
 
-def test_the_same_weights_under_another_name_get_the_policy_not_its_figures() -> None:
-    """Ollama's tag of the embedded default's weights is judged as the embedded default is,
-    but the figures were measured through the embedded backend: they do not hold for it."""
+def test_the_same_weights_under_another_runtimes_name_keep_the_policy_and_its_figures() -> None:
+    """Ollama's tag of the embedded default's weights gets the policy measured for them, and
+    its figures, with a word on where they were measured."""
     version = system_prompt()[1]
     qwen = choose_policy(None, "", model="qwen2.5-coder:1.5b", prompt_version=version)
     assert (qwen.policy.verdict_from, qwen.source) == ("guards", "shipped")
     assert "qwen2.5-coder:1.5b" in qwen.policy.same_model_as
-    assert not qwen.holds
-    assert qwen.nr_precision is None
-    assert "measured with another model qwen2.5-coder-1.5b-instruct-q4_k_m.gguf" in qwen.mismatch
+    assert qwen.holds, qwen.mismatch
+    assert qwen.nr_precision == pytest.approx(qwen.policy.measured.check.nr_precision)  # type: ignore[union-attr]
+    described = qwen.describe()
+    assert "measured on the GGUF through llama.cpp" in described
+    assert "used for qwen2.5-coder:1.5b, the same base model" in described
+    embedded = choose_policy(None, "", model=qwen.policy.measured.model, prompt_version=version)  # type: ignore[union-attr]
+    assert embedded.holds
+    assert embedded.runtime_note == ""
+
+
+@pytest.mark.parametrize(
+    "alias", ["qwen", "Qwen2.5-Coder-1.5B-Instruct-Q4_K_M", "llama-server:qwen"]
+)
+@pytest.mark.parametrize("of", ["qwen2.5-coder:1.5b", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"])
+def test_an_alias_the_repository_file_adds_keeps_the_policy_and_its_figures(
+    alias: str, of: str
+) -> None:
+    version = system_prompt()[1]
+    aliases = parse_repo_file(yaml.safe_dump({"gate": {"model_aliases": {alias: of}}}))
+    chosen = choose_policy(
+        None, "", model=alias, prompt_version=version, aliases=aliases.gate.model_aliases
+    )
+    assert (chosen.source, chosen.holds) == ("shipped", True)
+    assert f"used for {alias}, the same base model" in chosen.describe()
+    unknown = choose_policy(None, "", model=alias, prompt_version=version, aliases={alias: "x"})
+    assert (unknown.source, unknown.holds) == ("default", False)
+    other = choose_policy(None, "", model="llama3:8b", prompt_version=version, aliases={alias: of})
+    assert other.source == "default"
 
 
 def test_a_model_without_a_policy_gets_its_own_verdict_unmeasured() -> None:
