@@ -36,8 +36,10 @@ VALUES = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_s
     lambda tail: MARK + tail
 )
 QUERIES = st.dictionaries(NAMES, VALUES, min_size=1, max_size=4)
-PATHS = st.lists(st.text(st.sampled_from("abcdefghij0123456789-._~"), min_size=1, max_size=8),
-                 max_size=3).map(lambda parts: "".join(f"/{p}" for p in parts))  # fmt: skip
+SEGMENTS = st.text(st.sampled_from("abcdefghij0123456789-._~"), min_size=1, max_size=8).filter(
+    lambda part: part not in (".", "..")  # dot segments: every URL parser removes them (RFC 3986)
+)
+PATHS = st.lists(SEGMENTS, max_size=3).map(lambda parts: "".join(f"/{p}" for p in parts))
 
 
 @FUZZ
