@@ -20,7 +20,7 @@ from bot.clients.model_http import server_address
 from bot.clients.ollama_client import OllamaChatModel, ollama_models
 from bot.clients.openai_client import OpenAIChatModel, openai_models
 from bot.config import VALIDATOR_OPTIONS, Settings
-from bot.errors import ConfigError
+from bot.errors import ConfigError, ModelError
 from bot.neutralise import read_url, shown_url
 from bot.retry import RetryPolicy
 from tests.fake_openai import Answer, FakeOpenAI, Received, fake_openai_server
@@ -36,8 +36,10 @@ VALUES = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_s
     lambda tail: MARK + tail
 )
 QUERIES = st.dictionaries(NAMES, VALUES, min_size=1, max_size=4)
-PATHS = st.lists(st.text(st.sampled_from("abcdefghij0123456789-._~"), min_size=1, max_size=8),
-                 max_size=3).map(lambda parts: "".join(f"/{p}" for p in parts))  # fmt: skip
+SEGMENTS = st.text(st.sampled_from("abcdefghij0123456789-._~"), min_size=1, max_size=8).filter(
+    lambda part: part not in (".", "..")  # dot segments: every URL parser removes them (RFC 3986)
+)
+PATHS = st.lists(SEGMENTS, max_size=3).map(lambda parts: "".join(f"/{p}" for p in parts))
 
 
 @FUZZ
@@ -144,6 +146,34 @@ def test_the_query_goes_with_every_request_and_the_paths_stay_whole(
     sent = urlsplit(server.received[0].path)
     assert sent.path == f"{root}{path}"
     assert parse_qs(sent.query, keep_blank_values=True) == {k: [v] for k, v in query.items()}
+
+
+@pytest.mark.parametrize(("path", "call"), OLLAMA_CALLS, ids=[c[0] for c in OLLAMA_CALLS])
+def test_ollama_gets_no_key_from_the_environment(
+    server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, path: str, call: Any
+) -> None:
+    """The ``ollama`` package sends ``OLLAMA_API_KEY`` as a bearer token; the bot sends Ollama
+    no credential (the settings do not read that variable, nor mask it)."""
+    monkeypatch.setenv("OLLAMA_API_KEY", "Zk4key")
+    server.received.clear()
+    call(_origin(server))
+    assert server.received[0].path == path
+    assert "authorization" not in server.received[0].headers
+
+
+@pytest.mark.parametrize(("path", "call"), OLLAMA_CALLS, ids=[c[0] for c in OLLAMA_CALLS])
+@pytest.mark.parametrize("host", ["HTTP://127.0.0.1", "Http://LOCALHOST"])
+def test_an_ollama_host_in_capitals_is_asked_at_its_own_origin(
+    host: str, path: str, call: Any
+) -> None:
+    """The ``ollama`` package takes a scheme it does not know (``HTTP``) for port 11434; the
+    bot asks the host's own origin (port 80 here, where nothing listens), none refused."""
+    refused = ""
+    try:
+        call(host)
+    except ModelError as exc:
+        refused = str(exc)
+    assert "another origin" not in refused
 
 
 # --- user information is refused --------------------------------------------------------------

@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 import httpx
 import httpx2
+import ollama
 import openai
 import pytest
 import requests
@@ -201,6 +202,98 @@ def test_what_an_ollama_error_reply_says(body: bytes, said: str) -> None:
     """Ollama's ``{"error": …}``, else the reply's text as it is."""
     mapped = translate_ollama_error(_ollama_status(404, body), model="m", host="http://h")
     assert str(mapped).endswith(f"(404): {said}")
+
+
+OLLAMA_CLASSES: dict[str, tuple[Callable[[], BaseException], type[ModelError], bool]] = {
+    "RequestError": (lambda: ollama.RequestError("must provide a model"), ModelRequestRejected,
+                     False),
+    "ResponseError": (lambda: ollama.ResponseError("busy", 503), ModelUnavailable, True),
+}  # fmt: skip
+"""Every exception class of the ``ollama`` package (the Ollama backend's client), alone (as the
+package raises it mid-stream, with no status error under it): what it maps to, and whether it
+is retried."""
+
+
+def test_ollama_exception_classes_are_all_known() -> None:
+    found = {
+        name
+        for name, cls in inspect.getmembers(ollama._types, inspect.isclass)
+        if issubclass(cls, Exception)
+    }
+    assert found == set(OLLAMA_CLASSES)
+
+
+@pytest.mark.parametrize(("name", "case"), OLLAMA_CLASSES.items())
+def test_ollama_classes_map(
+    name: str, case: tuple[Callable[[], BaseException], type[ModelError], bool]
+) -> None:
+    make, expected, transient = case
+    exc = make()
+    assert type(exc).__name__ == name
+    mapped = translate_ollama_error(exc, model="m", host="http://h")
+    assert type(mapped) is expected
+    assert is_transient_ollama_error(exc) is transient
+
+
+def _raised_by_ollama(status: int, body: bytes, call: str = "chat") -> Exception:
+    """What the ``ollama`` package's client raises for a reply of ``status`` and ``body``."""
+    reply = httpx.Response(status, content=body, headers={"content-type": "application/json"})
+    client = ollama.Client(host="http://h", transport=httpx.MockTransport(lambda _r: reply))
+    try:
+        client.chat(model="m") if call == "chat" else client.list()
+    except Exception as exc:
+        return exc
+    raise AssertionError("the client raised nothing")
+
+
+OLLAMA_RAISED = [
+    (404, b'{"error": "no model m"}', ModelNotFound, False, "(404): no model m"),
+    (400, b'{"error": "bad option"}', ModelRequestRejected, False, "(400): bad option"),
+    (503, b'{"error": ["busy"]}', ModelUnavailable, True, '503: {"error": ["busy"]}'),
+    (500, b"crashed", ModelUnavailable, True, "500: crashed"),
+    (502, b"[1]", ModelUnavailable, True, "502: [1]"),  # the package fails on .get of a list
+    (400, b'"refused"', ModelRequestRejected, False, '(400): "refused"'),
+    (500, b"null", ModelUnavailable, True, "500: null"),
+    (200, b"[1]", ModelOutputError, False, "not Ollama's JSON (not a JSON object)"),
+    (200, b'"text"', ModelOutputError, False, "not Ollama's JSON (not a JSON object)"),
+    (200, b"null", ModelOutputError, False, "not Ollama's JSON (not a JSON object)"),
+    (200, b"<html>", ModelOutputError, False, "not Ollama's JSON (not JSON)"),
+    (200, b"\xff\xfe\xfa", ModelOutputError, False, "not Ollama's JSON (not JSON)"),
+    (200, b"[" * 100_000, ModelOutputError, False, "not Ollama's JSON (not JSON)"),
+    (200, b'{"eval_count": ' + b"7" * 5000 + b"}", ModelOutputError, False, "(not JSON)"),
+]  # fmt: skip
+"""Replies and what the package raises for them, mapped: the kind, whether it is retried, and
+words of the message."""
+
+
+@pytest.mark.parametrize("call", ["chat", "list"])
+@pytest.mark.parametrize(("status", "body", "expected", "transient", "said"), OLLAMA_RAISED)
+def test_what_the_ollama_package_raises_maps(
+    call: str, status: int, body: bytes, expected: type[ModelError], transient: bool, said: str
+) -> None:
+    exc = _raised_by_ollama(status, body, call)
+    mapped = translate_ollama_error(exc, model="m", host="http://h")
+    assert type(mapped) is expected, (exc, mapped)
+    assert said in str(mapped)
+    assert is_transient_ollama_error(exc) is transient
+
+
+OLLAMA_SHAPES = [
+    ("chat", b'{"message": null}', "another shape than Ollama's (message:"),
+    ("chat", b'{"message": {"content": 3}}', "message.content:"),
+    ("chat", b'{"message": {"role": "a"}, "done_reason": 1}', "done_reason:"),
+    ("list", b'{"models": "x"}', "another shape than Ollama's (models:"),
+    ("list", b'{"models": [{"model": 1}]}', "models.0.model:"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("call", "body", "said"), OLLAMA_SHAPES)
+def test_a_reply_ollamas_models_refuse_names_the_field(call: str, body: bytes, said: str) -> None:
+    exc = _raised_by_ollama(200, body, call)
+    mapped = translate_ollama_error(exc, model="m", host="http://h")
+    assert type(mapped) is ModelOutputError
+    assert said in str(mapped)
+    assert not is_transient_ollama_error(exc)
 
 
 MODEL_HTTP_CLASSES: dict[str, tuple[Callable[[], BaseException], type[ModelError], str]] = {

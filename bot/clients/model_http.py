@@ -1,13 +1,13 @@
 """What the model-server backends (:mod:`bot.clients.ollama_client`,
-:mod:`bot.clients.openai_client`) share on the wire: the HTTP client each talks through, and a
-reply read through its pydantic shape.
+:mod:`bot.clients.openai_client`) share on the wire: the guards on the HTTP client each talks
+through, and a reply read through its pydantic shape.
 
-**The clients.** :func:`httpx_client` (Ollama, httpx) and :func:`httpx2_client` (the ``openai``
-client, httpx2) are ordinary clients of their library with two hooks. The request hook runs on
-every request the client is about to send, a redirect's included, and raises
-:class:`RedirectRefused` for one to another origin (scheme, host, port) than the base URL's:
-nothing is sent there. A redirect within the origin is followed. The response hook runs on
-every response before its body is read:
+**The clients.** :func:`httpx_guards` (the ``ollama`` package's httpx client) and
+:func:`httpx2_client` (the ``openai`` client, httpx2) give an ordinary client of its library two
+hooks. The request hook runs on every request the client is about to send, a redirect's
+included, and raises :class:`RedirectRefused` for one to another origin (scheme, host, port)
+than the base URL's: nothing is sent there. A redirect within the origin is followed. The
+response hook runs on every response before its body is read:
 
 - a reply that says it is compressed (``Content-Encoding``) raises :class:`ReplyCompressed`:
   the clients ask for none (``Accept-Encoding: identity``), and the bytes of a compressed body
@@ -25,9 +25,9 @@ Without one, a reply may hold :data:`LISTING_MAX_BYTES` (the model listings ``do
 The hooks leave the client's own transport in place, so its proxy settings from the
 environment, and the test cassettes' patch of it, still apply.
 
-**The replies.** Every reply body is read by :func:`read_reply` into the backend's pydantic
-model (``model_validate_json``) before the bot looks at a field of it; a body of another shape
-raises :class:`ReplyShapeError`. Each backend's error translator turns these exceptions into
+**The replies.** :func:`read_reply` reads a reply body into the backend's pydantic model
+(``model_validate_json``) before the bot looks at a field of it; a body of another shape raises
+:class:`ReplyShapeError`. Each backend's error translator turns these exceptions into
 :mod:`bot.errors` classes naming its server. A token count is a :data:`TokenCount`: what a
 server reports is stored with the decision, in a column that holds 32-bit integers.
 """
@@ -37,7 +37,7 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypedDict, TypeVar
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import httpx
@@ -51,13 +51,14 @@ __all__ = [
     "REPLY_BYTES_PER_TOKEN",
     "REPLY_FLOOR_BYTES",
     "TOKEN_COUNT_MAX",
+    "HttpxGuards",
     "RedirectRefused",
     "ReplyCompressed",
     "ReplyShapeError",
     "ReplyTooLarge",
     "TokenCount",
     "httpx2_client",
-    "httpx_client",
+    "httpx_guards",
     "read_reply",
     "reply_limit",
     "reply_max_bytes",
@@ -218,24 +219,26 @@ def _guard_httpx2(response: httpx2.Response) -> None:
     response.stream = _Httpx2Body(response.stream, _MAX_BYTES.get())
 
 
-def httpx_client(
-    base_url: str, *, timeout_s: float, params: dict[str, str] | None = None
-) -> httpx.Client:
-    """An httpx client for a model server at ``base_url`` (an address of
-    :func:`server_address`: relative paths resolve against it), every request with the query
-    ``params``, kept to that origin, and every reply guarded (see the module doc);
-    ``timeout_s`` per network operation."""
-    return httpx.Client(
-        base_url=base_url,
-        params=params,
-        timeout=timeout_s,
-        headers=_IDENTITY,
-        follow_redirects=True,
-        event_hooks={
+class HttpxGuards(TypedDict):
+    """Keyword arguments of ``httpx.Client`` (``ollama.Client`` passes them on)."""
+
+    headers: dict[str, str]
+    follow_redirects: bool
+    event_hooks: dict[str, list[Callable[..., Any]]]
+
+
+def httpx_guards(base_url: str) -> HttpxGuards:
+    """What keeps an httpx client's requests to ``base_url``'s origin and guards every reply
+    (see the module doc): its ``headers``, ``follow_redirects`` and ``event_hooks``, fresh
+    lists a caller may add hooks to."""
+    return {
+        "headers": dict(_IDENTITY),
+        "follow_redirects": True,
+        "event_hooks": {
             "request": [_staying_at(_origin(httpx.URL(base_url)))],
             "response": [_guard_httpx],
         },
-    )
+    }
 
 
 def httpx2_client(base_url: str, *, timeout_s: float) -> httpx2.Client:
