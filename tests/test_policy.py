@@ -169,7 +169,7 @@ def test_the_same_weights_under_another_runtimes_name_keep_the_policy_and_its_fi
     assert qwen.nr_precision == pytest.approx(qwen.policy.measured.check.nr_precision)  # type: ignore[union-attr]
     described = qwen.describe()
     assert "measured on the GGUF through llama.cpp" in described
-    assert "used for qwen2.5-coder:1.5b, the same base model" in described
+    assert "used here for qwen2.5-coder:1.5b, the same base model" in described
     embedded = choose_policy(None, "", model=qwen.policy.measured.model, prompt_version=version)  # type: ignore[union-attr]
     assert embedded.holds
     assert embedded.runtime_note == ""
@@ -188,7 +188,7 @@ def test_an_alias_the_repository_file_adds_keeps_the_policy_and_its_figures(
         None, "", model=alias, prompt_version=version, aliases=aliases.gate.model_aliases
     )
     assert (chosen.source, chosen.holds) == ("shipped", True)
-    assert f"used for {alias}, the same base model" in chosen.describe()
+    assert f"used here for {alias}, the same base model" in chosen.describe()
     unknown = choose_policy(None, "", model=alias, prompt_version=version, aliases={alias: "x"})
     assert (unknown.source, unknown.holds) == ("default", False)
     other = choose_policy(None, "", model="llama3:8b", prompt_version=version, aliases={alias: of})

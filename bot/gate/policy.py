@@ -281,8 +281,12 @@ class ChosenPolicy:
         m = self.policy.measured
         if m is None or not self.holds or m.model == self.model:
             return ""
-        where = "the GGUF through llama.cpp" if m.model.lower().endswith(".gguf") else m.model
-        return f"measured on {where} ({m.model}); used for {self.model}, the same base model"
+        where = (
+            f"the GGUF through llama.cpp ({m.model})"
+            if m.model.lower().endswith(".gguf")
+            else m.model
+        )
+        return f"measured on {where}, used here for {self.model}, the same base model"
 
     def describe(self) -> str:
         """One line for plans and step summaries: name, version, source, and whether its
@@ -291,8 +295,8 @@ class ChosenPolicy:
         if self.holds:
             precision = self.nr_precision
             shown = f"{precision:.0%}" if precision is not None else "none measured"
-            note = f" ({self.runtime_note})" if self.runtime_note else ""
-            return f"{head}; measured for this model{note}, needs-refinement precision {shown}"
+            where = self.runtime_note or "measured for this model"
+            return f"{head}; {where}, needs-refinement precision {shown}"
         return f"{head}; {self.mismatch}"
 
 
