@@ -120,3 +120,13 @@ def test_the_action_names_the_bots_login_for_its_own_token(
     inner = template.strip().removeprefix("${{").removesuffix("}}")
     context = {"inputs.bot-login": bot_login, "inputs.token": token, "github.token": "ghs_jobtoken"}
     assert evaluate(inner, context) == passed
+
+
+def test_the_example_workflows_pin_comment_names_no_version_it_does_not_pin() -> None:
+    """The example pins a placeholder SHA: a ``# vX.Y.Z`` comment beside it would name a
+    release that SHA is not (and none has been published)."""
+    for line in (ROOT / ".github" / "workflows" / "triage.yml").read_text("utf-8").splitlines():
+        if "triage-bot@" in line and "uses:" in line:
+            ref, _, comment = line.split("@", 1)[1].partition("#")
+            assert re.fullmatch(r"[0-9a-f]{40}\s*", ref), line
+            assert not re.search(r"\bv?\d+\.\d+", comment), line
