@@ -427,7 +427,7 @@ def configured_accepted_label(n: int, t: datetime) -> Scenario:
 
 def needs_info_then_fixed_unanswered(n: int, t: datetime) -> Scenario:
     timeline = [
-        labeled(t + timedelta(hours=1), "needs-repro", actor="github-actions[bot]", kind="Bot"),
+        labeled(t + timedelta(hours=1), "needs-repro", actor="issue-labeler[bot]", kind="Bot"),
         closed(t + timedelta(days=2), commit=COMMIT),
     ]
     return Scenario(

@@ -42,7 +42,7 @@ ROWS = {
     7: ("VALID", False, "merged pull request #9007 references it 20 h after opening"),
     8: ("VALID", False, "label Confirmed added by a maintainer 1 h after opening"),
     9: ("VALID", False, "label triaged/ready added by a maintainer 1 h after opening"),
-    10: ("NEEDS_REFINEMENT", True, "label needs-repro added by the repository's bot"),
+    10: ("NEEDS_REFINEMENT", True, "label needs-repro added by an app"),
     11: ("VALID", True, "label accepted added by a member 1 h after opening"),
     12: ("VALID", False, "closed by commit"),
     13: ("VALID", False, "closed by commit"),
