@@ -372,7 +372,9 @@ class IssueHistoryPort(Protocol):
         ...
 
     def issue_timeline(self, repo: str, number: int) -> list[TimelineItem] | None:
-        """The issue's timeline, oldest first; ``None`` when the issue is gone (404, 410).
+        """The issue's timeline in GitHub's order (oldest first; events of one second as
+        GitHub lists them); ``None`` when the issue is gone (404, 410). A transferred issue's
+        is the other repository's (its items name it).
 
         Raises:
             GitHubError: its pages do not end (past a bound, or back to a page already read),

@@ -4,7 +4,8 @@ Per page of the closed-issues list (100 items, newest first; asked conditionally
 earlier run finished it): pull requests, issues done in an earlier run and issues left out
 before any read (:func:`bot.dataset.rules.early_skip`) cost nothing; the others' edit
 histories are one GraphQL request for the page, then each issue's timeline is one request
-(more only past 100 events). So a run costs a little over one request per issue.
+(more only past 100 events, or for an issue transferred since it was listed: GitHub's 301,
+then its timeline there). So a run costs a little over one request per issue.
 """
 
 from __future__ import annotations

@@ -1,13 +1,11 @@
 """Whether a maintainer's comment asks the reporter something, read with markdown-it-py.
 
-A question is a ``?`` that ends a sentence of the comment's prose: code (blocks and spans),
-block quotes and URLs are left out. A question whose point is another issue is a duplicate
-check, not a request for information: its sentence ends on a reference to an issue or pull
-request (``#12``, ``OWNER/NAME#12``, ``GH-12``, a link to ``…/issues/12`` or ``…/pull/12``)
-and says little else (at most :data:`MAX_OTHER_WORDS` other words), whatever its language:
-"Is this the same as #101?", "Duplicate of #101?", "¿Es lo mismo que #101?". A question that
-names an issue in passing ("Does the workaround in #101 change anything for you?") still asks.
-Languages that put the verb after the reference ("#101 と同じですか?") read as requests.
+A question is a ``?`` ending a sentence of the prose (code, block quotes and URLs left out).
+A duplicate check is not a request: its sentence ends on a reference to an issue or pull
+request (``#12``, ``OWNER/NAME#12``, ``GH-12``, a link) and says at most
+:data:`MAX_OTHER_WORDS` other words, in any language ("Is this the same as #101?", "¿Es lo
+mismo que #101?"). The shape is read, not the meaning: "Can you try #101?" reads as a check,
+"#101 と同じですか?" (the verb after the reference) as a request.
 """
 
 from __future__ import annotations
