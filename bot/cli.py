@@ -593,15 +593,22 @@ def dataset(repo: str, out: Path, since: datetime | None, limit: int | None, **f
 
     Reads through the GitHub API (GITHUB_TOKEN with read access): each closed issue's
     timeline and its body's edit history. Maintainers are commenters who are OWNER, MEMBER
-    or COLLABORATOR, Bot accounts, and whoever adds a label. Requests count before any fix
-    (a commit or merged pull request that references the issue); the first signal decides:
+    or COLLABORATOR (bots only when dataset.triager_bots lists them), and whoever adds a
+    label. The bot's own labels and comments (by TRIAGE_BOT_LOGIN, default
+    github-actions[bot], or with its marker) and the gate labels (the bot's names and those
+    of labels: in .github/triage-bot.yml) never count.
+    Requests count before any fix (a commit or merged pull request that references the
+    issue); the first signal decides:
 
     \b
     NEEDS_REFINEMENT  a needs-info label was added (needs-info, needs-repro,
                       waiting-for-author ..., plus dataset.needs_info_labels in
                       .github/triage-bot.yml); or a maintainer asked a question
                       and the reporter answered (comment or body edit); or the
-                      issue was closed as not planned after it went unanswered
+                      issue was closed as not planned after it went unanswered.
+                      A duplicate check ("Is this the same as #12?": the
+                      question ends on an issue and says little else) is no
+                      question
     VALID             closed by a commit or merged pull request, or labelled
                       confirmed, accepted or reproduced (plus
                       dataset.accepted_labels), with no request before that
@@ -609,12 +616,14 @@ def dataset(repo: str, out: Path, since: datetime | None, limit: int | None, **f
                       unanswered; asked for more after accepting it)
     skipped           the rest, counted by reason: bots' and maintainers'
                       issues, locked as spam/off-topic/too heated, deleted,
-                      unanswered questions, closed with no decision, edited
-                      after the first response with no earlier text kept
+                      transferred since listed, unanswered questions, closed
+                      with no decision, edited after the first response with
+                      no earlier text kept
 
-    A row keeps the title and body as a maintainer first saw them, the kind from the
-    labels, and a rationale naming the deciding event. OUT.state.json keeps the skipped
-    issues and page ETags; GitHub's rate limit is waited for, not failed on.
+    Events are read in the timeline's order (two in one second as GitHub lists them). A row
+    keeps the title and body as a maintainer first saw them, the kind from the labels, and a
+    rationale naming the deciding event. OUT.state.json keeps the skipped issues and page
+    ETags; GitHub's rate limit is waited for, not failed on.
     """
 
     def job() -> None:

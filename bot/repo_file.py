@@ -26,6 +26,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from bot.errors import ConfigError
 from bot.gate_policy import GatePolicy, ModelName
+from bot.setting_spec import github_login
 
 __all__ = [
     "REPO_FILE_PATH",
@@ -219,9 +220,10 @@ class GateConfig(_Strict):
 
 class DatasetConfig(_Strict):
     """``dataset:``: the labels ``triage-bot dataset`` reads maintainers' decisions from,
-    beyond its own lists of the common names (``triage-bot dataset --help`` prints both).
-    Names compare case-insensitively, with ``-``, ``_`` and spaces alike and any prefix up
-    to a ``:`` or ``/`` left out (``Status: Needs Info`` is ``needs-info``)."""
+    beyond its own lists of the common names (``triage-bot dataset --help`` prints both), and
+    the bots whose questions are a maintainer's. Names compare case-insensitively, with
+    ``-``, ``_`` and spaces alike and any prefix up to a ``:`` or ``/`` left out
+    (``Status: Needs Info`` is ``needs-info``); logins case-insensitively."""
 
     needs_info_labels: list[_LabelName] = Field(
         default_factory=list,
@@ -232,6 +234,11 @@ class DatasetConfig(_Strict):
         default_factory=list,
         description="labels that accept a report as written (added to confirmed, "
         "accepted, reproduced)",
+    )
+    triager_bots: list[Annotated[str, AfterValidator(github_login)]] = Field(
+        default_factory=list,
+        description="logins of bots that ask reporters for information for you (an app's "
+        "NAME[bot]): their questions count as a maintainer's; other bots' never do",
     )
 
 

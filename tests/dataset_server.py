@@ -2,7 +2,8 @@
 thread) serving a world of closed issues (:mod:`tests.dataset_world`) the way GitHub does:
 the closed-issues list (pull requests among the issues, newest first, 100 a page, ``Link``
 and ``ETag`` headers, 304 to a matching ``If-None-Match``), each issue's timeline (404 for a
-deleted one), the GraphQL edit histories (``nodes(ids:)``, ``null`` and a ``NOT_FOUND`` error
+deleted one; for a transferred one, 301 to ``/repositories/{id}/issues/{number}/timeline``,
+where it is served), the GraphQL edit histories (``nodes(ids:)``, ``null`` and a ``NOT_FOUND`` error
 for a deleted issue), the repository file, and ``X-RateLimit-*`` headers on every answer.
 
 It counts every request by kind (``list``, ``timeline``, ``graphql``, ``contents``), so a
@@ -81,6 +82,7 @@ class LoopbackGitHub:
     ) -> None:
         self.scenarios = {s.number: s for s in scenarios}
         self.by_node = {s.item["node_id"]: s for s in scenarios}
+        self.moved = {s.moved: s for s in scenarios if s.moved is not None}
         pulls = [
             issue_item(
                 100_000 + s.number,
@@ -228,6 +230,13 @@ class LoopbackGitHub:
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         parts = url.path.strip("/").split("/")
         repo_path = ["repos", *REPO.split("/")]
+        if (
+            parts[0] == "repositories"
+            and len(parts) == 5
+            and parts[2:5:2] == ["issues", "timeline"]
+        ):
+            self._timeline(handler, url.path, query, self.moved.get((int(parts[1]), int(parts[3]))))
+            return
         if parts[:3] != repo_path:
             self._send(handler, 404, {"message": "Not Found"})
             return
@@ -235,15 +244,11 @@ class LoopbackGitHub:
         if rest == ["issues"]:
             self._list(handler, query)
         elif len(rest) == 3 and rest[0] == "issues" and rest[2] == "timeline":
-            fault = self.count("timeline")
-            if self._fault(handler, fault, "core"):
-                return
             scenario = self.scenarios.get(int(rest[1]))
-            if scenario is None or scenario.timeline is None:
-                self._send(handler, 404, {"message": "Not Found"})
+            if scenario is not None and scenario.moved is not None:
+                self._moved(handler, url.query, scenario.moved)
             else:
-                events, headers = self._timeline_page(url.path, query, scenario.timeline)
-                self._send(handler, 200, events, {**_low(fault), **headers})
+                self._timeline(handler, url.path, query, scenario)
         elif rest[:1] == ["contents"]:
             self.count("contents")
             if self.repo_file is None:
@@ -265,6 +270,34 @@ class LoopbackGitHub:
             )
         else:
             self._send(handler, 404, {"message": "Not Found"})
+
+    def _timeline(
+        self,
+        handler: BaseHTTPRequestHandler,
+        path: str,
+        query: dict[str, str],
+        scenario: Scenario | None,
+    ) -> None:
+        fault = self.count("timeline")
+        if self._fault(handler, fault, "core"):
+            return
+        if scenario is None or scenario.timeline is None:
+            self._send(handler, 404, {"message": "Not Found"})
+        else:
+            events, headers = self._timeline_page(path, query, scenario.timeline)
+            self._send(handler, 200, events, {**_low(fault), **headers})
+
+    def _moved(self, handler: BaseHTTPRequestHandler, query: str, to: tuple[int, int]) -> None:
+        """GitHub's answer for a transferred issue: 301 to where it is now, by repository id."""
+        self.count("timeline")
+        where = f"{self.base_url}/repositories/{to[0]}/issues/{to[1]}/timeline"
+        where += f"?{query}" if query else ""
+        body = {
+            "message": "Moved Permanently",
+            "url": where,
+            "documentation_url": "https://docs.github.com/rest/guides/best-practices-for-using-the-rest-api#follow-redirects",
+        }
+        self._send(handler, 301, body, {"Location": where})
 
     def _list(self, handler: BaseHTTPRequestHandler, query: dict[str, str]) -> None:
         fault = self.count("list")

@@ -20,11 +20,14 @@ from bot.dataset import run_dataset
 from bot.dataset.files import state_path
 from bot.errors import GitHubError
 from bot.evaluation.sets import EvalIssue, load_jsonl
+from bot.gate.labels import file_gate_labels
 from bot.repo_file import parse_repo_file
 from tests.dataset_server import LoopbackGitHub
 from tests.dataset_world import REPO, REPO_FILE, Scenario, world
 
-CONFIG = parse_repo_file(REPO_FILE).dataset
+FILE = parse_repo_file(REPO_FILE)
+CONFIG = FILE.dataset
+GATE = file_gate_labels(FILE)
 EARLY = {"BOT", "MAINTAINER", "LOCKED"}
 """Scenarios left out before their timeline is read."""
 
@@ -56,7 +59,7 @@ def _timelines_for(scenarios: list[Scenario], limit: int) -> int:
     for s in sorted(scenarios, key=lambda s: s.number, reverse=True):
         if rows >= limit:
             break
-        read += s.skip not in EARLY
+        read += (s.skip not in EARLY) + (s.moved is not None)  # a transfer: a 301, then there
         rows += s.expected is not None
     return read
 
@@ -69,7 +72,7 @@ def test_the_limit_asks_nothing_beyond_what_it_needs(
     scenarios = world(60)  # one page: 60 issues and 15 pull requests
     out = tmp_path / "set.jsonl"
     with _server(scenarios, list_next=list_next) as github:
-        report = run_dataset(_client(github), REPO, out, config=CONFIG, limit=limit)
+        report = run_dataset(_client(github), REPO, out, config=CONFIG, gate=GATE, limit=limit)
     assert report.progress.rows == limit
     assert github.requests == {
         "list": 1,
@@ -77,7 +80,7 @@ def test_the_limit_asks_nothing_beyond_what_it_needs(
         "timeline": _timelines_for(scenarios, limit),
     }
     with _server(scenarios, list_next=list_next) as again:
-        run_dataset(_client(again), REPO, out, config=CONFIG, limit=limit)
+        run_dataset(_client(again), REPO, out, config=CONFIG, gate=GATE, limit=limit)
     assert again.requests.total() == 0  # the file holds the limit already
 
 
@@ -89,7 +92,7 @@ def test_an_endless_list_of_empty_pages_ends_at_the_first(tmp_path: Path) -> Non
     scenarios = world(3)  # 3 rows, fewer than the limit asks
     out = tmp_path / "set.jsonl"
     with _server(scenarios, list_next="empty") as github:
-        report = run_dataset(_client(github), REPO, out, config=CONFIG, limit=5)
+        report = run_dataset(_client(github), REPO, out, config=CONFIG, gate=GATE, limit=5)
     assert report.progress.rows == 3
     assert github.requests["list"] == 2
 
@@ -100,7 +103,7 @@ def test_a_list_that_repeats_its_page_is_stopped_at_the_repeat(tmp_path: Path) -
         _server(world(3), list_next="repeat") as github,
         pytest.raises(GitHubError, match=r"page 2\): the page holds only what earlier pages held"),
     ):
-        run_dataset(_client(github), REPO, out, config=CONFIG, limit=5)
+        run_dataset(_client(github), REPO, out, config=CONFIG, gate=GATE, limit=5)
     assert github.requests["list"] == 2
     assert _rows(out) == 3  # what was done is kept
     assert json.loads(state_path(out).read_text("utf-8"))["repos"][REPO]["pages"]
@@ -118,7 +121,7 @@ def test_a_list_that_never_ends_stops_at_its_bound(
         _server(world(3), list_next="pulls") as github,
         pytest.raises(GitHubError, match=f"goes on past {bound} pages"),
     ):
-        run_dataset(_client(github), REPO, out, config=CONFIG, limit=5)
+        run_dataset(_client(github), REPO, out, config=CONFIG, gate=GATE, limit=5)
     assert github.requests["list"] == bound
     assert _rows(out) == 3
 
@@ -132,7 +135,7 @@ def test_a_timeline_of_two_pages_is_read_whole(tmp_path: Path) -> None:
     scenarios = world(6)
     out = tmp_path / "set.jsonl"
     with _server(scenarios, timeline_next="once") as github:
-        report = run_dataset(_client(github), REPO, out, config=CONFIG)
+        report = run_dataset(_client(github), REPO, out, config=CONFIG, gate=GATE)
     read = sum(s.skip not in EARLY for s in scenarios)
     assert github.requests["timeline"] == 2 * read
     assert report.progress.rows == sum(s.expected is not None for s in scenarios)
@@ -146,7 +149,7 @@ def test_a_timeline_whose_next_is_itself_is_read_once(tmp_path: Path) -> None:
             GitHubError, match=f"timeline of {SECOND}: GitHub's next page is one already"
         ),
     ):
-        run_dataset(_client(github), REPO, out, config=CONFIG)
+        run_dataset(_client(github), REPO, out, config=CONFIG, gate=GATE)
     assert github.requests["timeline"] == 1
 
 
@@ -159,7 +162,7 @@ def test_a_timeline_that_never_ends_stops_at_its_bound(
         _server(world(2), timeline_next="endless") as github,
         pytest.raises(GitHubError, match=f"goes on past {bound} pages"),
     ):
-        run_dataset(_client(github), REPO, tmp_path / "set.jsonl", config=CONFIG)
+        run_dataset(_client(github), REPO, tmp_path / "set.jsonl", config=CONFIG, gate=GATE)
     assert github.requests["timeline"] == bound
 
 
@@ -189,7 +192,7 @@ def test_a_next_link_off_the_api_is_refused_not_followed(
     with _server(scenarios, timeline_next="once" if where == "timeline" else None) as github:
         github.next_base = _elsewhere(github.base_url, variant)
         with pytest.raises(GitHubError, match="GitHub's next page is not on the API's host"):
-            run_dataset(_client(github), REPO, out, config=CONFIG)
+            run_dataset(_client(github), REPO, out, config=CONFIG, gate=GATE)
     assert github.requests[where] == 1
     assert github.requests.total() <= 3  # the list, GraphQL, one timeline
 

