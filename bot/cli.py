@@ -446,7 +446,8 @@ def backlog(repo: str, limit: int, retry_errors: bool, **flags: Any) -> None:
 @setting_options("doctor")
 def doctor(**flags: Any) -> None:
     """Check this runner: Python, the model (Ollama and its models, or the GGUF), the store
-    (reachable, migrated) and the GitHub token; one ok/FAIL line each, exit 1 on a FAIL."""
+    (reachable, migrated) and the GitHub token; one ok/warn/FAIL line each, exit 1 on a FAIL
+    (a store no job has migrated yet is a warning: the first job migrates it)."""
     from bot.doctor import run_checks
     from bot.neutralise import log_value
 
