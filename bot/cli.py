@@ -446,7 +446,8 @@ def backlog(repo: str, limit: int, retry_errors: bool, **flags: Any) -> None:
 @setting_options("doctor")
 def doctor(**flags: Any) -> None:
     """Check this runner: Python, the model (Ollama and its models, or the GGUF), the store
-    (reachable, migrated) and the GitHub token; one ok/FAIL line each, exit 1 on a FAIL."""
+    (reachable, migrated) and the GitHub token; one ok/warn/FAIL line each, exit 1 on a FAIL
+    (a store no job has migrated yet is a warning: the first job migrates it)."""
     from bot.doctor import run_checks
     from bot.neutralise import log_value
 
@@ -555,14 +556,23 @@ def eval_command(**flags: Any) -> None:  # fmt: skip
 )
 @click.option("--name", help="The policy's name (default: calibrated-MODEL).")
 @click.option("--yaml", is_flag=True, help="Also print the .github/triage-bot.yml gate: block.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Write the policy even when the measurement cannot support it (a half under 30 items "
+    "or 10 NEEDS_REFINEMENT, replies to another prompt, a tie on the tune half, a choice the "
+    "check half contradicts): each reason is printed and kept in its chosen_on. A tune half "
+    "with no NEEDS_REFINEMENT is refused whatever.",
+)
 @setting_options("calibrate")
 def calibrate(**flags: Any) -> None:
     """Choose the gate's decision policy for a model by measurement.
 
     Runs the gate over the labelled issues once (on the model, or on --replies), scores every
     candidate policy (the model's own verdict or the bot's guards, and which guards) on the
-    fixed tune/check halves, prints a table per candidate and writes the best on the tune half,
-    with its figures on both halves, to --out.
+    fixed tune/check halves, prints a table per candidate (each share with its 95% interval)
+    and writes the best on the tune half, with its figures on both halves, to --out. Refuses
+    (exit 2) a choice the measurement cannot support, unless --force.
     """
 
     def job() -> None:

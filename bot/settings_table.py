@@ -440,6 +440,16 @@ class SettingsTable:
         "GitHub (GraphQL `viewer`, one request, when it first must tell); an app's token "
         "writes as `NAME[bot]`, a personal access token as its user",
     )
+    doctor: bool = setting(
+        False,
+        env="TRIAGE_DOCTOR",
+        action_input="doctor",
+        choices=("true", "false"),
+        parse=true_or_false,
+        help="the action: `true` runs `triage-bot doctor` (the runner's checks: "
+        "`docs/operations.md`) from the action's own venv instead of `triage-bot run`; `true` "
+        "or `false` only (another value stops the job with exit 2, never runs it)",
+    )
 
 
 SETTINGS: tuple[SettingSpec, ...] = table_of(SettingsTable)

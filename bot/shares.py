@@ -53,7 +53,7 @@ class Share:
         return (high - low) / 2
 
     def __str__(self) -> str:
-        """``56% (34 of 61; 95% CI 44–68%)``, or ``– (0 items)``."""
+        """``56% (34 of 61; 95% CI 43–67%)``, or ``– (0 items)``."""
         if not self.n:
             return "– (0 items)"
         low, high = wilson(self.k, self.n)

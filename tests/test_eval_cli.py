@@ -42,6 +42,9 @@ def _few(rows: list[dict[str, Any]]) -> set[str]:
 
 ALL_ISSUE_ROWS = _rows(ROOT / "evals" / "issues.jsonl")
 _IDS = _few(ALL_ISSUE_ROWS)
+FORCE = "--force"
+"""Calibrate refuses a half this small (tests/test_calibrate.py); the tests here that are about
+the values and files it reads and writes, not the measurement, pass ``--force``."""
 ISSUE_ROWS = _rows(ROOT / "evals" / "issues.jsonl", _IDS)
 REPLY_ROWS = _rows(ROOT / "evals" / "replies" / "qwen2.5-coder-1.5b.jsonl", _IDS)
 
@@ -107,7 +110,7 @@ def run_with(field: str, value: str, folder: Path) -> Result:
     if field == "issues-name":
         issues = issues.rename(folder / file_name(value))
     args = ["calibrate", "--issues", str(issues), "--replies", str(replies), "--out", str(out),
-            "--yaml"]  # fmt: skip
+            "--yaml", FORCE]  # fmt: skip
     if field == "model-name":
         args += ["--model-name", value]
     return invoke(args)
@@ -148,6 +151,8 @@ def test_eval_and_calibrate_print_inside_the_wall_in_actions(tmp_path: Path, com
             "--out", str(tmp_path / "o.json")]  # fmt: skip
     if command == "eval":
         args[1:1] = ["--only", "gate"]
+    else:
+        args.append(FORCE)  # its warnings are printed inside the wall too
     result = invoke(args)
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
@@ -155,7 +160,9 @@ def test_eval_and_calibrate_print_inside_the_wall_in_actions(tmp_path: Path, com
     token = lines[start].removeprefix("::stop-commands::")
     assert re.fullmatch("[0-9a-f]{32}", token)
     end = lines.index(f"::{token}::")
-    report = [n for n, line in enumerate(lines) if line.startswith(("| ", "calibrate: "))]
+    report = [
+        n for n, line in enumerate(lines) if line.startswith(("| ", "calibrate: ", "warning: "))
+    ]
     assert report
     assert start < min(report)
     assert max(report) < end
@@ -413,15 +420,17 @@ def test_an_issue_holding_any_line_break_reads_back(title: str, body: str) -> No
         ["bug-csv-last-row"],  # check only
     ],
 )
+@pytest.mark.parametrize("force", [[], [FORCE]])
 def test_calibrate_refuses_a_set_with_an_empty_half(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ids: list[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ids: list[str], force: list[str]
 ) -> None:
-    """No policy is chosen or measured on nothing: exit 2 naming the half, before any model."""
+    """No policy is chosen or measured on nothing: exit 2 naming the half, before any model,
+    whatever ``--force``."""
     built = _no_model(monkeypatch)
     assert {dev_half(i) for i in ids} != {"tune", "check"}
     issues = write_jsonl(tmp_path / "issues.jsonl", [r for r in ALL_ISSUE_ROWS if r["id"] in ids])
     out = tmp_path / "policy.json"
-    result = invoke(["calibrate", "--issues", str(issues), "--out", str(out)])
+    result = invoke(["calibrate", "--issues", str(issues), "--out", str(out), *force])
     assert result.exit_code == 2, result.output
     assert f"({len(ids)} items) has no item on the " in result.stderr
     assert built == []
@@ -429,11 +438,12 @@ def test_calibrate_refuses_a_set_with_an_empty_half(
 
 
 @pytest.mark.parametrize("keep", [0, 1, 5])
+@pytest.mark.parametrize("force", [[], [FORCE]])
 def test_calibrate_refuses_a_tune_half_with_no_needs_refinement(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep: int, force: list[str]
 ) -> None:
     """Every policy that never asks for more agrees with an all-VALID tune half: refused
-    (exit 2) before any model, however many items either half holds."""
+    (exit 2) before any model, however many items either half holds, whatever ``--force``."""
     built = _no_model(monkeypatch)
     rows = ALL_ISSUE_ROWS
     tune_valid = [r for r in rows if dev_half(r["id"]) == "tune" and r["expected"] == "VALID"]
@@ -441,7 +451,7 @@ def test_calibrate_refuses_a_tune_half_with_no_needs_refinement(
     rows = tune_valid[: max(1, keep * 3)] + check
     issues = write_jsonl(tmp_path / "issues.jsonl", rows)
     out = tmp_path / "policy.json"
-    result = invoke(["calibrate", "--issues", str(issues), "--out", str(out)])
+    result = invoke(["calibrate", "--issues", str(issues), "--out", str(out), *force])
     assert result.exit_code == 2, result.output
     assert "holds no NEEDS_REFINEMENT item" in result.stderr
     assert built == []
@@ -458,7 +468,8 @@ def test_a_calibrated_policy_names_no_other_model(tmp_path: Path, model_name: st
     assert base.same_model_as
     issues, replies = set_files(tmp_path)
     out = tmp_path / "policy.json"
-    args = ["calibrate", "--issues", str(issues), "--replies", str(replies), "--out", str(out)]
+    args = ["calibrate", "--issues", str(issues), "--replies", str(replies), "--out", str(out),
+            FORCE]  # fmt: skip
     if model_name is not None:
         args += ["--model-name", model_name]
     result = invoke(args)
@@ -474,7 +485,7 @@ def test_a_calibrated_policy_names_no_other_model(tmp_path: Path, model_name: st
     [
         (["eval", "--only", "gate", "--save-replies", "{tmp}/r.jsonl"],
          "--save-replies: the model's name: String should have at most 200 characters"),
-        (["calibrate"],
+        (["calibrate", FORCE],  # the name is checked before the model is called
          "the model's name (give --model-name): String should have at most 200 characters"),
     ],
 )  # fmt: skip

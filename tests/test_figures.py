@@ -70,7 +70,8 @@ def _allowed() -> set[str]:
     return {f"{s * 100:.0f}%" for s in shares} | {f"{s * 100:.1f}%" for s in shares}
 
 
-_OUTSIDE = re.compile(r"<!-- figures:[a-z-]+ -->.*?<!-- /figures -->|```.*?```", re.S)
+_OUTSIDE = re.compile(r"<!-- figures:[a-z-]+ -->.*?<!-- /figures -->|```.*?```|`[^`\n]*`", re.S)
+"""Figure blocks, code blocks and code spans (an example of a format is not a figure)."""
 
 
 @pytest.mark.parametrize("name", FIGURES.DOCS)

@@ -20,7 +20,10 @@ from bot.evaluation.calibrate import (
     check_halves,
     label_of,
     policy_yaml,
+    prompt_problems,
+    refuse_or_warn,
     render_candidates,
+    set_problems,
 )
 from bot.evaluation.replies import ReplayModel, load_replies, replies_jsonl
 from bot.evaluation.report import (
@@ -178,23 +181,35 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
 def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
     """``triage-bot calibrate``: judge the set once, score every candidate policy, write the
     best on the tune half to ``--out``; return the markdown to print (the candidates' table,
-    the choice, and with ``--yaml`` the repository file's ``gate:`` block).
+    the choice, any warning ``--force`` let through, and with ``--yaml`` the repository file's
+    ``gate:`` block).
 
     Raises:
         ConfigError: the set or the replies file is missing or malformed, a half of the set is
-            empty, an item has no recorded reply, or an output cannot be written.
+            empty or its tune half holds no NEEDS_REFINEMENT, an item has no recorded reply, or
+            an output cannot be written; without ``--force``, the measurement cannot support a
+            choice (:mod:`bot.evaluation.calibrate`: a small half, before the model is built;
+            replies to another prompt, before judging; a tie or a choice the check half
+            contradicts, before writing).
     """
+    force = bool(flags.get("force"))
     model_name = flags.get("model_name")
     if model_name is not None:
         _check_model_name(model_name, "--model-name")
     check_output(flags["out"], what="--out")
     issues = load_jsonl(flags["issues_path"], EvalIssue, what="--issues")
     check_halves(issues)
+    problems = set_problems(issues)
+    if flags.get("replies_path") is None:
+        refuse_or_warn(problems, force=force)  # before the model is built
     model, replay = _gate_model(settings, flags)
     if model_name is None:
         _check_model_name(model.name, "the model's name (give --model-name)")
     recorder = RecordingModel(model)
     validator = make_validator(settings, recorder)
+    if replay is not None:
+        problems += prompt_problems(replay.replies.prompt_versions, validator.prompt_version)
+    warnings = refuse_or_warn(problems, force=force)
     with Progress(transient=True) as progress:
         task = progress.add_task("gate", total=len(issues))
         judged = judge_items(
@@ -211,31 +226,37 @@ def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
     path: Path = flags["issues_path"]
     name = flags.get("name") or f"calibrated-{model.name}"
     try:
-        chosen, scored = calibrate(
+        result = calibrate(
             judged,
             validator.policy.policy,
             name=policy_name(name),
             model=model.name if model_name is None else model_name,
             prompt_version=prompt_version,
             labelled_set=f"{path.name} ({len(issues)} items)",
+            force=force,
+            warnings=warnings,
         )
     except ValidationError as exc:  # a value no earlier check caught: a message, not a trace
         raise ConfigError(
             f"the calibrated policy is not valid: {validation_problems(exc)}"
         ) from None
+    chosen = result.policy
     write_output(flags["out"], policy_json(chosen), what="--out")
+    what, share = result.scored[0].deciding("check")
     lines = [
         f"calibrate: {len(issues)} issues, model {log_value(model.name, max_chars=200)}, "
         f"prompt {log_value(prompt_version, max_chars=40)}",
         "",
-        render_candidates(scored),
+        render_candidates(result.scored),
         "",
         f"chosen: {label_of(chosen)} (best on the tune half), written to "
-        f"{log_value(str(flags['out']))}",
+        f"{log_value(str(flags['out']))}; on the check half its {what} is {share}",
     ]
-    note = _version_note(replay, validator.prompt_version)
-    if note:
-        lines += ["", note]
+    if result.note:
+        lines += ["", f"note: {log_text(result.note)} (kept in the policy's chosen_on)"]
+    if result.warnings:
+        lines += ["", *(f"warning: {log_text(w)}" for w in result.warnings)]
+        lines += ["(written with --force; each warning is kept in the policy's chosen_on)"]
     if flags.get("yaml"):
         lines += [
             "",

@@ -25,6 +25,7 @@ schema is shared, and holds no decision).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -57,6 +58,7 @@ from bot.history.protocol import (
     gate_params,
     get_sql,
     insert_sql,
+    schema_state,
 )
 from bot.neutralise import NO_SECRETS, Redactor, read_url, redact
 
@@ -134,16 +136,37 @@ def _migrations() -> Any:
     return read_migrations(str(MIGRATIONS_DIR))
 
 
+_TABLE_DDL = re.compile(
+    r"\b(create|drop)\s+table\s+(?:if\s+(?:not\s+)?exists\s+)?([a-z_][a-z0-9_]*)", re.IGNORECASE
+)
+"""A ``create table`` or ``drop table`` statement of a migration file, and the table it names."""
+
+
+def _tables_after(migrations: Sequence[Any], done: int) -> frozenset[str]:
+    """The tables the first ``done`` migrations leave: their ``create table`` and ``drop
+    table`` statements in order (comments left out)."""
+    tables: set[str] = set()
+    for migration in migrations[:done]:
+        text = re.sub(r"--[^\n]*", "", Path(migration.path).read_text("utf-8"))
+        for verb, name in _TABLE_DDL.findall(text):
+            if verb.lower() == "create":
+                tables.add(name.lower())
+            else:
+                tables.discard(name.lower())
+    return frozenset(tables)
+
+
 def server_schema(url: str) -> SchemaState:
-    """The server at ``url`` against the migrations this installation ships and
-    :data:`~bot.history.protocol.TABLES` (``triage-bot doctor``): yoyo's record of applied
-    migrations and the tables are read in a read-only session; nothing is created or applied.
+    """The server at ``url`` against the migrations this installation ships and the tables
+    those it records create (:func:`~bot.history.protocol.schema_state`; ``triage-bot
+    doctor``): yoyo's record of applied migrations and the tables are read in a read-only
+    session; nothing is created or applied.
 
     Raises:
         StoreError: the server cannot be reached or read.
     """
     shown = _checked(url)
-    shipped = _migrations()
+    shipped = list(_migrations())
     try:
         with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn:
             conn.execute("set session characteristics as transaction read only")
@@ -160,16 +183,17 @@ def server_schema(url: str) -> SchemaState:
                     )
                 ).fetchall()
                 applied = {str(h): str(i) for h, i in rows}
-            missing_tables = tuple(t for t in TABLES if not exists(t))
+            present = [t for t in TABLES if exists(t)]
     except psycopg.Error as exc:
         _raise(f"cannot read the migrations of {shown}", exc, url)
-    hashes = {m.hash for m in shipped}
-    return SchemaState(
-        shipped=tuple(m.id for m in shipped),
-        missing=tuple(m.id for m in shipped if m.hash not in applied),
-        unknown=tuple(sorted(i for h, i in applied.items() if h not in hashes)),
-        missing_tables=missing_tables,
-    )
+    # yoyo knows a migration by its hash: one recorded under a shipped id with another text
+    # is not that migration
+    ids = [m.id for m in shipped]
+    by_hash = {m.hash: m.id for m in shipped}
+    recorded = [
+        by_hash.get(h) or (f"{i} (another text)" if i in ids else i) for h, i in applied.items()
+    ]
+    return schema_state(ids, recorded, present, lambda done: _tables_after(shipped, done))
 
 
 def _migrate(url: str) -> None:

@@ -23,7 +23,7 @@ delete) count it once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -51,6 +51,7 @@ __all__ = [
     "get_sql",
     "insert_sql",
     "key_where",
+    "schema_state",
     "utc_now",
     "week_of",
 ]
@@ -73,15 +74,55 @@ class SchemaState:
     """A store's schema against the migrations the installed triage-bot ships (``triage-bot
     doctor``), each store's migrations named as it names them.
 
-    ``shipped``: this installation's migrations, in order (none: the install lacks its files);
-    ``missing``: shipped but not recorded as applied; ``unknown``: recorded but not shipped (a
-    newer triage-bot migrated the store); ``missing_tables``: :data:`TABLES` the store lacks.
+    ``shipped``: this installation's migrations, in the order they apply (none: the install
+    lacks its files); ``missing``: shipped but not recorded as applied, in that order;
+    ``unknown``: recorded but not shipped (a newer triage-bot migrated the store);
+    ``missing_tables``: :data:`TABLES` that the recorded first part of ``shipped`` creates and
+    the store lacks; ``early_tables``: :data:`TABLES` the store holds that only migrations it
+    does not record create.
     """
 
     shipped: tuple[str, ...]
     missing: tuple[str, ...]
     unknown: tuple[str, ...]
     missing_tables: tuple[str, ...]
+    early_tables: tuple[str, ...] = ()
+
+    @property
+    def behind(self) -> bool:
+        """Whether the store records a first part of ``shipped`` and nothing else, short of the
+        whole: a fresh store (none recorded) or one an older triage-bot migrated. The next job
+        that opens it for writing applies the rest."""
+        pending = self.shipped[len(self.shipped) - len(self.missing) :]
+        return bool(self.missing) and not self.unknown and self.missing == pending
+
+
+def schema_state(
+    shipped: Sequence[str],
+    applied: Collection[str],
+    present: Collection[str],
+    tables_after: Callable[[int], Collection[str]],
+) -> SchemaState:
+    """A store's :class:`SchemaState` from what it records and holds.
+
+    Args:
+        shipped: this installation's migrations, in the order they apply.
+        applied: the migrations the store records.
+        present: the tables the store holds.
+        tables_after: the tables the first ``k`` shipped migrations leave, for ``k`` from 0 to
+            ``len(shipped)`` (the whole ``shipped`` leaves :data:`TABLES`).
+    """
+    done = 0
+    while done < len(shipped) and shipped[done] in applied:
+        done += 1
+    expected = set(tables_after(done))
+    return SchemaState(
+        shipped=tuple(shipped),
+        missing=tuple(m for m in shipped if m not in applied),
+        unknown=tuple(sorted(set(applied) - set(shipped))),
+        missing_tables=tuple(t for t in TABLES if t in expected and t not in present),
+        early_tables=tuple(t for t in TABLES if t not in expected and t in present),
+    )
 
 
 def utc_now() -> str:

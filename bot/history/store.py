@@ -53,7 +53,6 @@ from bot.history.protocol import (
     LAST_AUDIT_SQL,
     LAST_GATE_SQL,
     LOCK_TIMEOUT_S,
-    TABLES,
     AuditRow,
     GateRow,
     KeyedTable,
@@ -63,6 +62,7 @@ from bot.history.protocol import (
     gate_params,
     get_sql,
     insert_sql,
+    schema_state,
     utc_now,
     week_of,
 )
@@ -73,6 +73,7 @@ __all__ = [
     "DB_DIR_MODE",
     "DB_FILE_MODE",
     "KNOWN_MIGRATIONS",
+    "SHIPPED_MIGRATIONS",
     "AuditRow",
     "GateRow",
     "Store",
@@ -293,13 +294,25 @@ class Store:
         self.db.close()
 
 
-def _known_migrations() -> frozenset[str]:
-    """The names of the migrations this version defines (those pending on an empty database)."""
-    return frozenset(m.name for m in MIGRATIONS.pending(Database(memory=True)))
+SHIPPED_MIGRATIONS: tuple[str, ...] = tuple(
+    m.name for m in MIGRATIONS.pending(Database(memory=True))
+)
+"""The migrations this version defines, in the order they apply (those pending on an empty
+database)."""
 
-
-KNOWN_MIGRATIONS = _known_migrations()
+KNOWN_MIGRATIONS = frozenset(SHIPPED_MIGRATIONS)
 """Names of the migrations of this version: a file that records any other name is newer."""
+
+
+def _tables_after(done: int) -> frozenset[str]:
+    """The tables the first ``done`` of :data:`SHIPPED_MIGRATIONS` leave: applied to an empty
+    database in memory."""
+    db = Database(memory=True)
+    stop = SHIPPED_MIGRATIONS[done] if done < len(SHIPPED_MIGRATIONS) else None
+    MIGRATIONS.apply(db, stop_before=stop)
+    tables = frozenset(db.table_names())
+    db.close()
+    return tables
 
 
 def _applied_names(db: Database) -> set[str]:
@@ -326,8 +339,9 @@ def _refuse_newer(db: Database, path: Path) -> None:
 
 
 def file_schema(path: Path | str) -> SchemaState:
-    """The file at ``path`` against this version's migrations and :data:`TABLES` (``triage-bot
-    doctor``); reads only (SQLite's ``mode=ro``).
+    """The file at ``path`` against this version's migrations and the tables those it records
+    create (:func:`~bot.history.protocol.schema_state`; ``triage-bot doctor``); reads only
+    (SQLite's ``mode=ro``).
 
     Raises:
         StoreError: the file cannot be read as a database.
@@ -344,12 +358,7 @@ def file_schema(path: Path | str) -> SchemaState:
         raise StoreError(f"cannot read the store at {path}: {exc}") from exc
     finally:
         conn.close()
-    return SchemaState(
-        shipped=tuple(sorted(KNOWN_MIGRATIONS)),
-        missing=tuple(sorted(KNOWN_MIGRATIONS - applied)),
-        unknown=tuple(sorted(applied - KNOWN_MIGRATIONS)),
-        missing_tables=tuple(t for t in TABLES if t not in tables),
-    )
+    return schema_state(SHIPPED_MIGRATIONS, applied, tables, _tables_after)
 
 
 def _migrated(db: Database) -> Database:
