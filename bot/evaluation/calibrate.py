@@ -15,9 +15,10 @@ measurement cannot support (:func:`set_problems`, :func:`prompt_problems` before
 :func:`choice_problems` after): a half under :data:`MIN_HALF_ITEMS` items or
 :data:`MIN_HALF_NEEDS_REFINEMENT` NEEDS_REFINEMENT; replies to another prompt than the bot's;
 a choice another candidate beats on the check half by more than the choice's own 95%
-interval allows. A tie for the best on the tune half is said, not refused (:func:`tie_note`). ``--force`` writes it anyway, each
-reason kept in the policy's ``chosen_on`` (no new field: older bots read the file). A tune half
-with no NEEDS_REFINEMENT at all is refused whatever (:func:`check_halves`).
+interval allows. ``--force`` writes it anyway, each reason kept in the policy's ``chosen_on``
+(no new field: older bots read the file). A tie for the best on the tune half is said there,
+not refused (:func:`tie_note`). A tune half with no NEEDS_REFINEMENT at all is refused
+whatever (:func:`check_halves`).
 """
 
 from __future__ import annotations
