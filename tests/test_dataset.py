@@ -118,6 +118,15 @@ def test_each_labelling_rule_on_recorded_traffic(tmp_path: Path) -> None:
     assert "labelled 9 VALID and 6 NEEDS_REFINEMENT (2 borderline); left out 10." in result.output
     # the rows are the eval's input as they are
     assert load_jsonl(out, EvalIssue)
+    # the next step names the replies file calibrate needs, with options the commands have
+    (nxt,) = [line for line in result.output.splitlines() if line.startswith("Next: ")]
+    for step in nxt.removeprefix("Next: ").split("; then "):
+        words = step.split()
+        assert words[0] == "triage-bot"
+        options = {o for p in main.commands[words[1]].params for o in p.opts}  # type: ignore[attr-defined]
+        assert {w.strip("(,") for w in words if w.startswith(("--", "(--"))} <= options
+    assert f"--issues {out} --save-replies replies.jsonl" in nxt
+    assert f"calibrate --issues {out} --replies replies.jsonl" in nxt
 
 
 def test_the_row_keeps_the_text_as_first_posted(tmp_path: Path) -> None:

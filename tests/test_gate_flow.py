@@ -170,7 +170,9 @@ def test_below_the_bound_the_label_is_set_and_no_author_comment_is_planned(
     text, summary = render_gate_plan(plan), render_gate_summary(plan, applied=False)
     assert "comment:  not posted: the policy's measured needs-refinement precision" in text
     assert "**Author comment:** not posted" in summary
-    assert "**Decision policy:** test-guards" in summary
+    version = plan.decision.policy.policy.version  # type: ignore[union-attr]
+    # name and version as code, so no link or zero-width space is put into the version
+    assert f"**Decision policy:** `test-guards` (`{version}`, " in summary
 
 
 @pytest.mark.parametrize(

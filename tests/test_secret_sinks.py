@@ -112,3 +112,15 @@ def test_an_echoed_key_reaches_no_eval_file(tmp_path: Path) -> None:
     for text in texts:
         for form in secret_forms(KEY):
             assert form not in text, form
+
+
+def test_pygithubs_own_log_lines_never_reach_stderr(capfd: pytest.CaptureFixture[str]) -> None:
+    """PyGithub logs redirect URLs and retried answers at INFO on a handler of its own; the
+    bot's GitHub client leaves none of them on the runner's log."""
+    import logging
+
+    import bot.clients.github_client  # noqa: F401  (importing it is what quiets the logger)
+
+    for name in ("github", "github.Requester", "github.GithubRetry"):
+        logging.getLogger(name).warning("redirected to https://x:%s@evil.example/", "s3cret")
+    assert "s3cret" not in capfd.readouterr().err

@@ -79,6 +79,7 @@ same way (the list itself is asked by page number): anything else is a
 from __future__ import annotations
 
 import base64
+import logging
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -135,6 +136,13 @@ __all__ = [
     "rate_limit_wait_s",
     "translate_github_error",
 ]
+
+# PyGithub's package logger prints INFO lines (redirect URLs, retried answers) to stderr, raw.
+_PYGITHUB_LOG = logging.getLogger("github")
+for _handler in list(_PYGITHUB_LOG.handlers):
+    _PYGITHUB_LOG.removeHandler(_handler)
+_PYGITHUB_LOG.addHandler(logging.NullHandler())
+_PYGITHUB_LOG.propagate = False
 
 PER_PAGE = 100
 """Items per page for list endpoints (GitHub's maximum)."""

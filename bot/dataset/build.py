@@ -130,7 +130,12 @@ class DatasetReport:
         if done.skipped or done.earlier:
             lines.append(f"Issues left out, with their reason: {log_value(str(self.state_file))}")
         if done.rows:
-            lines.append(f"Next: triage-bot eval --only gate --split --issues {out}")
+            lines.append(
+                f"Next: triage-bot eval --only gate --split --issues {out} "
+                "--save-replies replies.jsonl (add your model's flags, e.g. --ollama-host URL "
+                "--model NAME); then triage-bot calibrate --issues "
+                f"{out} --replies replies.jsonl --out policy.json"
+            )
         return lines
 
 

@@ -78,9 +78,11 @@ def _cell(value: Any, *, max_chars: int = 100) -> str:
 
 def render_report(report: Mapping[str, Any]) -> str:
     """The report as markdown: headline metrics, the confusion matrix, per-item outcomes."""
+    title = f"## triage-bot eval: {log_value(str(report['model']), max_chars=200)}"
+    if "audit" in report:
+        title += f" ({report['audit_format']} audits)"
     lines = [
-        f"## triage-bot eval: {log_value(str(report['model']), max_chars=200)} "
-        f"({report['audit_format']} audits)",
+        title,
         "",
         "| metric | value |",
         "|---|---|",
@@ -108,12 +110,19 @@ def render_report(report: Mapping[str, Any]) -> str:
         ]
         for expected, row in gate["confusion"].items():
             lines.append(f"| {expected} | " + " | ".join(str(row[g]) for g in GATE_OUTCOMES) + " |")
-        lines += ["", "| issue | kind | expected | got | reason |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            "| issue | kind | expected | got | quotes not found | reason |",
+            "|---|---|---|---|---|---|",
+        ]
         for o in gate["outcomes"]:
             mark = "" if o["agree"] else " ✗"
+            given = {k for k, v in (o.get("quotes") or {}).items() if v}
+            lost = sorted(given - set(o.get("found") or []))
             lines.append(
                 f"| {o['id']} | {_cell(o['kind'], max_chars=40)} | {o['expected']} | "
-                f"{o['got']}{mark} | {_cell(o['reason'])} |"
+                f"{o['got']}{mark} | {_cell(', '.join(lost) or '–', max_chars=60)} | "
+                f"{_cell(o['reason'])} |"
             )
     audit = report.get("audit")
     if audit:

@@ -435,7 +435,12 @@ def render_gate_summary(
         f"**Reason:** {neutralise(d.reason)}",
     ]
     if d.policy is not None:
-        out.append(f"\n**Decision policy:** {neutralise(d.policy.describe())}")
+        chosen = d.policy
+        out.append(
+            f"\n**Decision policy:** {code_span(chosen.policy.name)} "
+            f"({code_span(chosen.policy.version)}, {neutralise(chosen.source)}); "
+            f"{neutralise(chosen.status())}"
+        )
     if plan.author_comment is not None:
         fate = comment if applied and comment else f"not posted ({unwritten})"  # the bot's words
         out.append(f"\n**Author comment:** {fate}")

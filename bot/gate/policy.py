@@ -288,16 +288,19 @@ class ChosenPolicy:
         )
         return f"measured on {where}, used here for {self.model}, the same base model"
 
-    def describe(self) -> str:
-        """One line for plans and step summaries: name, version, source, and whether its
-        figures hold (untrusted parts are the caller's to pass through a sink)."""
-        head = f"{self.policy.name} ({self.policy.version}, {self.source})"
+    def status(self) -> str:
+        """Whether its figures hold, in words (untrusted parts are the caller's to pass through
+        a sink)."""
         if self.holds:
             precision = self.nr_precision
             shown = f"{precision:.0%}" if precision is not None else "none measured"
             where = self.runtime_note or "measured for this model"
-            return f"{head}; {where}, needs-refinement precision {shown}"
-        return f"{head}; {self.mismatch}"
+            return f"{where}, needs-refinement precision {shown}"
+        return self.mismatch
+
+    def describe(self) -> str:
+        """One line for plans and logs: name, version, source and :meth:`status`."""
+        return f"{self.policy.name} ({self.policy.version}, {self.source}); {self.status()}"
 
 
 def choose_policy(
