@@ -176,3 +176,34 @@ def test_the_doctor_sample_names_the_migrations_the_package_ships() -> None:
     text = (ROOT / "docs" / "operations.md").read_text("utf-8")
     (count,) = re.findall(r"PostgreSQL .* \(\d+ of (\d+) migrations applied", text)
     assert int(count) == len(list(MIGRATIONS_DIR.glob("*.sql")))
+
+
+def test_the_first_commands_sample_output_is_what_the_bot_prints() -> None:
+    """The README's sample of the first command is a real run's output: a dry run on the same
+    payload, the same model name and a loopback model server prints the same lines in the
+    same order, with the same prompt version and policy."""
+    from click.testing import CliRunner
+
+    from bot.cli import main
+    from bot.clients.embedded import DEFAULT_MODEL
+    from tests.fake_openai import fake_openai_server
+
+    sample = re.search(r"### What the first command prints\n\n```\n(.*?)```", README, re.S)
+    assert sample is not None
+    with fake_openai_server() as server:
+        result = CliRunner().invoke(
+            main,
+            ["run", "--dry-run", "--event-name", "issues",
+             "--event-path", str(ROOT / "examples" / "issues.opened.json")],
+            env={"TRIAGE_OPENAI_BASE_URL": server.url,
+                 "TRIAGE_VALIDATOR_MODEL": DEFAULT_MODEL.name},
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+
+    def labelled(text: str) -> dict[str, str]:
+        return {line.split(":")[0]: line for line in text.splitlines()}
+
+    shown, printed = labelled(sample.group(1)), labelled(result.stdout)
+    assert list(shown) == list(printed)
+    for label in ("triage-bot", "model", "policy", "label", "comment", "dry run"):
+        assert shown[label] == printed[label]
