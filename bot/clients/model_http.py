@@ -44,6 +44,7 @@ import httpx
 import httpx2
 from pydantic import BaseModel, Field, ValidationError
 
+from bot.errors import ModelError, ModelOutputError, ModelRequestRejected, ModelUnavailable
 from bot.retry import DeadlineExceeded, past_deadline
 
 __all__ = [
@@ -63,6 +64,7 @@ __all__ = [
     "reply_limit",
     "reply_max_bytes",
     "server_address",
+    "transport_fault",
 ]
 
 REPLY_FLOOR_BYTES = 1 << 20
@@ -151,10 +153,10 @@ def _bounded(chunks: Iterable[bytes], max_bytes: int) -> Iterator[bytes]:
         yield chunk
 
 
-class _HttpxBody(httpx.SyncByteStream):
-    """An httpx response's byte stream, bounded (:func:`_bounded`)."""
+class _BoundedBody:
+    """A response's byte stream, bounded (:func:`_bounded`)."""
 
-    def __init__(self, stream: httpx.SyncByteStream, max_bytes: int) -> None:
+    def __init__(self, stream: Any, max_bytes: int) -> None:
         self._stream = stream
         self._max_bytes = max_bytes
 
@@ -165,18 +167,36 @@ class _HttpxBody(httpx.SyncByteStream):
         self._stream.close()
 
 
-class _Httpx2Body(httpx2.SyncByteStream):
-    """An httpx2 response's byte stream, bounded (:func:`_bounded`)."""
+class _HttpxBody(_BoundedBody, httpx.SyncByteStream):
+    pass
 
-    def __init__(self, stream: httpx2.SyncByteStream, max_bytes: int) -> None:
-        self._stream = stream
-        self._max_bytes = max_bytes
 
-    def __iter__(self) -> Iterator[bytes]:
-        return _bounded(self._stream, self._max_bytes)
+class _Httpx2Body(_BoundedBody, httpx2.SyncByteStream):
+    pass
 
-    def close(self) -> None:
-        self._stream.close()
+
+def transport_fault(exc: BaseException, *, server: str, fix: str) -> ModelError | None:
+    """The model error for a fault of this module's clients (deadline, redirect, size,
+    compression), ``None`` for any other. ``server`` names the server ("Ollama at URL"),
+    ``fix`` says what to set right after a redirect."""
+    if isinstance(exc, DeadlineExceeded):
+        return ModelUnavailable(f"{server} timed out: {exc}")
+    if isinstance(exc, RedirectRefused):
+        return ModelRequestRejected(
+            f"{server} redirected the request to another origin (scheme, host or port), "
+            f"where the bot sends nothing: {fix}"
+        )
+    if isinstance(exc, ReplyTooLarge):
+        return ModelOutputError(
+            f"{server} sent a reply of more than {exc.max_bytes} bytes, more than the call "
+            "asked for could hold: not read further"
+        )
+    if isinstance(exc, ReplyCompressed):
+        return ModelOutputError(
+            f"{server} sent a compressed reply though asked for none: not read (its size once "
+            "decoded is unknown)"
+        )
+    return None
 
 
 _IDENTITY = {"accept-encoding": "identity"}

@@ -38,15 +38,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.chat import ChatMessage, ChatResult, RoleOptions, check_prompt_fits
 from bot.clients.model_http import (
-    RedirectRefused,
-    ReplyCompressed,
     ReplyShapeError,
-    ReplyTooLarge,
     TokenCount,
     httpx_guards,
     reply_limit,
     reply_max_bytes,
     server_address,
+    transport_fault,
 )
 from bot.errors import (
     ModelError,
@@ -169,8 +167,11 @@ def _translated(exc: BaseException, *, model: str, host: str, secrets: Sequence[
     exc = _answered(exc)
     if isinstance(exc, ModelError):
         return exc
-    if isinstance(exc, DeadlineExceeded):
-        return ModelUnavailable(f"Ollama at {host} timed out: {exc}")
+    fault = transport_fault(
+        exc, server=f"Ollama at {host}", fix="set the host to Ollama's own address"
+    )
+    if fault is not None:
+        return fault
     if isinstance(exc, ValidationError):
         return ModelOutputError(
             f"Ollama at {host} sent a reply of another shape than Ollama's "
@@ -190,21 +191,6 @@ def _translated(exc: BaseException, *, model: str, host: str, secrets: Sequence[
         return ModelOutputError(
             f"Ollama at {host} sent a reply of another shape than Ollama's "
             f"({log_value(exc.detail[:200])})"
-        )
-    if isinstance(exc, RedirectRefused):
-        return ModelRequestRejected(
-            f"Ollama at {host} redirected the request to another origin (scheme, host or "
-            "port), where the bot sends nothing: set the host to Ollama's own address"
-        )
-    if isinstance(exc, ReplyTooLarge):
-        return ModelOutputError(
-            f"Ollama at {host} sent a reply of more than {exc.max_bytes} bytes, more than the "
-            "call asked for could hold: not read further"
-        )
-    if isinstance(exc, ReplyCompressed):
-        return ModelOutputError(
-            f"Ollama at {host} sent a compressed reply though asked for none: not read (its "
-            "size once decoded is unknown)"
         )
     if isinstance(exc, httpx.HTTPStatusError):
         detail = redacted_excerpt(_error_text(exc.response), secrets, max_chars=DETAIL_MAX_CHARS)

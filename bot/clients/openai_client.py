@@ -55,16 +55,14 @@ from pydantic import BaseModel, ConfigDict
 
 from bot.chat import ChatMessage, ChatResult, RoleOptions, check_prompt_fits
 from bot.clients.model_http import (
-    RedirectRefused,
-    ReplyCompressed,
     ReplyShapeError,
-    ReplyTooLarge,
     TokenCount,
     httpx2_client,
     read_reply,
     reply_limit,
     reply_max_bytes,
     server_address,
+    transport_fault,
 )
 from bot.errors import (
     ModelError,
@@ -241,23 +239,11 @@ def _translated(
 ) -> ModelError:
     if isinstance(exc, ModelError):
         return exc
-    if isinstance(exc, DeadlineExceeded):
-        return ModelUnavailable(f"the server at {where} timed out: {exc}")
-    if isinstance(exc, RedirectRefused):
-        return ModelRequestRejected(
-            f"the server at {where} redirected the request to another origin (scheme, host or "
-            "port), where the bot sends nothing: set the base URL to the server's own"
-        )
-    if isinstance(exc, ReplyTooLarge):
-        return ModelOutputError(
-            f"the server at {where} sent a reply of more than {exc.max_bytes} bytes, more than "
-            "the call asked for could hold: not read further"
-        )
-    if isinstance(exc, ReplyCompressed):
-        return ModelOutputError(
-            f"the server at {where} sent a compressed reply though asked for none: not read "
-            "(its size once decoded is unknown)"
-        )
+    fault = transport_fault(
+        exc, server=f"the server at {where}", fix="set the base URL to the server's own"
+    )
+    if fault is not None:
+        return fault
     if isinstance(exc, ReplyShapeError):
         if not exc.api_json:
             shown = log_value(exc.content_type[:60]) if exc.content_type else "no content type"
