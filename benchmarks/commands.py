@@ -131,7 +131,8 @@ def triage_requests() -> int:
 
     import bot.clients.github_client as gc
     from bot.cli import main as cli
-    from tests.support import cassette
+    from bot.settings_table import DEFAULT_OLLAMA_MODEL
+    from tests.support import cassette, policy_file
 
     gc.DEFAULT_SECONDS_BETWEEN_WRITES = 0.0
     payload = json.loads(
@@ -145,6 +146,9 @@ def triage_requests() -> int:
             "GITHUB_TOKEN": "bench-not-real",
             "OLLAMA_HOST": "http://127.0.0.1:11434",
             "TRIAGE_DB": str(Path(tmp) / "t.db"),
+            "INPUT_BOT_LOGIN": "github-actions[bot]",
+            # the recorded model's answers under a policy measured for it: the author comment
+            "TRIAGE_GATE_POLICY": policy_file(Path(tmp), DEFAULT_OLLAMA_MODEL),
         }
         with cassette("e2e_command_triage") as cass:
             result = CliRunner().invoke(
@@ -171,7 +175,7 @@ def _gate_event(tmp: Path, github, model, event, *, db, number=1):  # type: igno
     from bot import runner
     from bot.config import Settings
     from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
-    from tests.support import load_webhook
+    from tests.support import load_webhook, policy_file
 
     action, body, labels = event
     texts = {"short": SHORT, "short+": SHORT.replace("click", "press"), "complete": COMPLETE_BODY}
@@ -194,6 +198,8 @@ def _gate_event(tmp: Path, github, model, event, *, db, number=1):  # type: igno
         "GITHUB_REF": "refs/heads/master",
         "TRIAGE_DB": str(db),
         "INPUT_BOT_LOGIN": "github-actions[bot]",  # as action.yml passes it for github.token
+        # a policy measured for the fake model, so its needs-refinement asks the author
+        "TRIAGE_GATE_POLICY": policy_file(tmp, model.name),
     }
     real = runner.make_github, runner.make_chat_model
     runner.make_github = lambda settings, **k: github.built_for(settings.bot_login)  # type: ignore[assignment]

@@ -27,6 +27,7 @@ from bot.clients.github_client import RATE_LIMIT_WINDOW_S, PyGithubClient  # noq
 from bot.dataset import DatasetReport, run_dataset  # noqa: E402
 from bot.dataset.files import row_id, state_path  # noqa: E402
 from bot.evaluation.sets import EvalIssue, load_jsonl  # noqa: E402
+from bot.gate.labels import file_gate_labels  # noqa: E402
 from bot.repo_file import REPO_FILE_PATH, parse_repo_file  # noqa: E402
 from tests.dataset_server import LoopbackGitHub  # noqa: E402
 from tests.dataset_world import REPO, Scenario, world  # noqa: E402
@@ -66,8 +67,8 @@ def _run(github: LoopbackGitHub, out: Path, clock: Clock) -> tuple[DatasetReport
     client = _client(github.base_url, clock)
     start = time.perf_counter()
     text = client.repo_file(REPO, REPO_FILE_PATH, None)
-    config = parse_repo_file(text or "").dataset
-    report = run_dataset(client, REPO, out, config=config)
+    file = parse_repo_file(text or "")
+    report = run_dataset(client, REPO, out, config=file.dataset, gate=file_gate_labels(file))
     return report, time.perf_counter() - start
 
 

@@ -446,7 +446,8 @@ def backlog(repo: str, limit: int, retry_errors: bool, **flags: Any) -> None:
 @setting_options("doctor")
 def doctor(**flags: Any) -> None:
     """Check this runner: Python, the model (Ollama and its models, or the GGUF), the store
-    (reachable, migrated) and the GitHub token; one ok/FAIL line each, exit 1 on a FAIL."""
+    (reachable, migrated) and the GitHub token; one ok/warn/FAIL line each, exit 1 on a FAIL
+    (a store no job has migrated yet is a warning: the first job migrates it)."""
     from bot.doctor import run_checks
     from bot.neutralise import log_value
 
@@ -555,14 +556,23 @@ def eval_command(**flags: Any) -> None:  # fmt: skip
 )
 @click.option("--name", help="The policy's name (default: calibrated-MODEL).")
 @click.option("--yaml", is_flag=True, help="Also print the .github/triage-bot.yml gate: block.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Write the policy even when the measurement cannot support it (a half under 30 items "
+    "or 10 NEEDS_REFINEMENT, replies to another prompt, a tie on the tune half, a choice the "
+    "check half contradicts): each reason is printed and kept in its chosen_on. A tune half "
+    "with no NEEDS_REFINEMENT is refused whatever.",
+)
 @setting_options("calibrate")
 def calibrate(**flags: Any) -> None:
     """Choose the gate's decision policy for a model by measurement.
 
     Runs the gate over the labelled issues once (on the model, or on --replies), scores every
     candidate policy (the model's own verdict or the bot's guards, and which guards) on the
-    fixed tune/check halves, prints a table per candidate and writes the best on the tune half,
-    with its figures on both halves, to --out.
+    fixed tune/check halves, prints a table per candidate (each share with its 95% interval)
+    and writes the best on the tune half, with its figures on both halves, to --out. Refuses
+    (exit 2) a choice the measurement cannot support, unless --force.
     """
 
     def job() -> None:
@@ -593,15 +603,22 @@ def dataset(repo: str, out: Path, since: datetime | None, limit: int | None, **f
 
     Reads through the GitHub API (GITHUB_TOKEN with read access): each closed issue's
     timeline and its body's edit history. Maintainers are commenters who are OWNER, MEMBER
-    or COLLABORATOR, Bot accounts, and whoever adds a label. Requests count before any fix
-    (a commit or merged pull request that references the issue); the first signal decides:
+    or COLLABORATOR (bots only when dataset.triager_bots lists them), and whoever adds a
+    label. The bot's own labels and comments (by TRIAGE_BOT_LOGIN, default
+    github-actions[bot], or with its marker) and the gate labels (the bot's names and those
+    of labels: in .github/triage-bot.yml) never count.
+    Requests count before any fix (a commit or merged pull request that references the
+    issue); the first signal decides:
 
     \b
     NEEDS_REFINEMENT  a needs-info label was added (needs-info, needs-repro,
                       waiting-for-author ..., plus dataset.needs_info_labels in
                       .github/triage-bot.yml); or a maintainer asked a question
                       and the reporter answered (comment or body edit); or the
-                      issue was closed as not planned after it went unanswered
+                      issue was closed as not planned after it went unanswered.
+                      A duplicate check ("Is this the same as #12?": the
+                      question ends on an issue and says little else) is no
+                      question
     VALID             closed by a commit or merged pull request, or labelled
                       confirmed, accepted or reproduced (plus
                       dataset.accepted_labels), with no request before that
@@ -609,12 +626,14 @@ def dataset(repo: str, out: Path, since: datetime | None, limit: int | None, **f
                       unanswered; asked for more after accepting it)
     skipped           the rest, counted by reason: bots' and maintainers'
                       issues, locked as spam/off-topic/too heated, deleted,
-                      unanswered questions, closed with no decision, edited
-                      after the first response with no earlier text kept
+                      transferred since listed, unanswered questions, closed
+                      with no decision, edited after the first response with
+                      no earlier text kept
 
-    A row keeps the title and body as a maintainer first saw them, the kind from the
-    labels, and a rationale naming the deciding event. OUT.state.json keeps the skipped
-    issues and page ETags; GitHub's rate limit is waited for, not failed on.
+    Events are read in the timeline's order (two in one second as GitHub lists them). A row
+    keeps the title and body as a maintainer first saw them, the kind from the labels, and a
+    rationale naming the deciding event. OUT.state.json keeps the skipped issues and page
+    ETags; GitHub's rate limit is waited for, not failed on.
     """
 
     def job() -> None:

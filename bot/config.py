@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.chat import RoleOptions
 from bot.errors import ConfigError
+from bot.neutralise import Redactor, read_url, shown_url
 from bot.retry import RetryPolicy
 from bot.settings_table import (
     DEFAULT_OLLAMA_MODEL,
@@ -32,6 +33,7 @@ from bot.settings_table import (
 )
 
 if TYPE_CHECKING:
+    from bot.gate_policy import GatePolicy
     from bot.repo_file import RepoFile
 
 __all__ = [
@@ -66,6 +68,10 @@ EMBEDDED_N_CTX = max(VALIDATOR_OPTIONS.num_ctx, AUDITOR_OPTIONS.num_ctx)
 _BY_NAME = {spec.name: spec for spec in SETTINGS}
 
 
+SECRET_MIN_CHARS = 8
+"""The shortest secret setting's value searched for in output (shorter ones are refused)."""
+
+
 @dataclass(frozen=True)
 class Settings(SettingsTable):
     """Every setting the bot uses, frozen after :meth:`resolve`: the rows of
@@ -80,6 +86,7 @@ class Settings(SettingsTable):
             repository file).
         repo_file: the repository's ``.github/triage-bot.yml`` once read
             (:meth:`with_repository_file`), ``None`` before.
+        repo_policy: the policy at ``gate_policy_path`` in the repository, once read with it.
     """
 
     model_retry: RetryPolicy = field(default_factory=RetryPolicy)
@@ -87,6 +94,18 @@ class Settings(SettingsTable):
     github_backoff_s: float = 1.0
     explicit: frozenset[str] = frozenset()
     repo_file: RepoFile | None = None
+    repo_policy: GatePolicy | None = None
+
+    def redactor(self) -> Redactor:
+        """The redaction of this job's secrets: the secret settings' values (8 characters or
+        more) and the secrets of its URLs (4 or more), in every form of
+        :func:`~bot.neutralise.secret_forms`."""
+        values = [getattr(self, s.name) for s in SETTINGS if s.secret]
+        urls = [getattr(self, s.name) for s in SETTINGS if s.echo is shown_url]
+        found = [str(u) for u in urls if u]
+        return Redactor.of([str(v) for v in values if v], min_chars=SECRET_MIN_CHARS) + (
+            Redactor.of([x for u in found for x in read_url(u).secrets], min_chars=4)
+        )
 
     @classmethod
     def resolve(cls, flags: Mapping[str, Any], env: Mapping[str, str]) -> Settings:

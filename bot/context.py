@@ -23,9 +23,10 @@ from bot.chat import ChatModel, ModelRole
 from bot.clients.github_port import GitHubPort
 from bot.config import Settings
 from bot.errors import ConfigError, StoreError
+from bot.gate_policy import GatePolicy, policy_from_text
 from bot.history.github_memory import cached_repo_file, remember_repo_file
 from bot.history.protocol import HistoryStore
-from bot.regular_file import FileTooLarge, NotRegularFile, read_regular
+from bot.regular_file import FileTooLarge, NotRegularFile, read_regular, utf8_text
 
 __all__ = [
     "DEFAULT_BRANCH_EVENTS",
@@ -174,12 +175,18 @@ class JobContext:
             return self
         github = self.github()
         commit = default_branch_commit(settings, branch)
-        if commit is None:
-            text = github.repo_file(repo, REPO_FILE_PATH, branch)
-        else:
-            text = self._file_at_commit(github, repo, REPO_FILE_PATH, commit)
+
+        def read(path: str) -> str | None:
+            if commit is None:
+                return github.repo_file(repo, path, branch)
+            return self._file_at_commit(github, repo, path, commit)
+
+        text = read(REPO_FILE_PATH)
         file = RepoFile() if text is None else parse_repo_file(text)
-        return replace(self, settings=settings.with_repository_file(file))
+        settings = settings.with_repository_file(file)
+        if settings.gate_policy_path is not None and settings.gate_policy is None:
+            settings = replace(settings, repo_policy=_repo_policy(settings.gate_policy_path, read))
+        return replace(self, settings=settings)
 
     def _file_at_commit(self, github: GitHubPort, repo: str, path: str, commit: str) -> str | None:
         """The file at ``commit``: from the store when it was read at that commit, else read
@@ -211,6 +218,21 @@ class JobContext:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _repo_policy(path: str, read: Callable[[str], str | None]) -> GatePolicy:
+    """The policy file at ``path`` in the repository.
+
+    Raises:
+        ConfigError: the default branch holds no such file, or it is not a policy.
+    """
+    text = read(path)
+    if text is None:
+        raise ConfigError(
+            f"the gate-policy input names {path}, which the repository's default branch does "
+            "not hold (a path from the repository's root)"
+        )
+    return policy_from_text(text, source=f"{path} in the repository")
 
 
 DEFAULT_BRANCH_EVENTS = frozenset({"issues", "issue_comment", "schedule", "pull_request_target"})
@@ -247,10 +269,12 @@ def _read_local_file(path: Path) -> str:
     from bot.repo_file import MAX_FILE_CHARS
 
     try:
-        return read_regular(path, limit=4 * MAX_FILE_CHARS).decode("utf-8")
+        data = read_regular(path, limit=4 * MAX_FILE_CHARS)
     except FileTooLarge:
         raise ConfigError(f"--repo-file {path}: longer than {MAX_FILE_CHARS} characters") from None
     except NotRegularFile as exc:
         raise ConfigError(f"--repo-file {path}: {exc.strerror}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"--repo-file {path}: cannot be read ({exc})") from None
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(f"--repo-file {path}: cannot be read ({reason})") from None
+    return utf8_text(data, what="--repo-file", path=path)

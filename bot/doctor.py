@@ -1,6 +1,6 @@
 """``triage-bot doctor``: is this runner ready for a job?
 
-Four checks, each one line ``ok  `` or ``FAIL`` with what was found, in this order:
+Four checks, each one line ``ok  ``, ``warn`` or ``FAIL`` with what was found, in this order:
 
 - **python**: the interpreter is at least :data:`MIN_PYTHON` (``requires-python`` in
   pyproject.toml).
@@ -11,13 +11,17 @@ Four checks, each one line ``ok  `` or ``FAIL`` with what was found, in this ord
 - **store**: the store ``TRIAGE_DB`` names is reachable, records as applied exactly the
   migrations this installed package ships (none missing, none unknown: a newer triage-bot
   migrated it), and has every table the bot uses. A package that ships no migrations for the
-  store fails too. A SQLite file that does not exist yet is fine: the first job creates it.
+  store fails too. A SQLite file that does not exist yet is fine: the first job creates it. A
+  store that records only a first part of the shipped migrations (none: a fresh database; some:
+  an older triage-bot's), with the tables those create and none that only later ones create, is
+  a warning: the first job migrates it. A gap in the record, or a table missing, still fails.
 - **token**: GitHub accepts ``GITHUB_TOKEN``, and a classic token's ``X-OAuth-Scopes`` include
   ``repo`` (or ``public_repo``, enough for public repositories). Fine-grained, Actions and App
   tokens carry no such header: GitHub does not list their permissions to the token, so the
   check can only say that the token works and where its permissions are set.
 
-A check never raises: a :class:`~bot.errors.BotError` becomes its ``FAIL`` line.
+A check never raises: a :class:`~bot.errors.BotError` becomes its ``FAIL`` line. Only a
+``FAIL`` fails the doctor: a ``warn`` says what the first job will do.
 """
 
 from __future__ import annotations
@@ -48,15 +52,17 @@ repositories only)."""
 @dataclass(frozen=True)
 class Check:
     """One check's outcome: ``name`` (``python``, ``model``, ``store``, ``token``), whether it
-    passed, and what was found (never a secret)."""
+    passed, what was found (never a secret), and whether it passed with a warning."""
 
     name: str
     ok: bool
     detail: str
+    warning: bool = False
 
     def line(self) -> str:
-        """``ok   store: …`` or ``FAIL store: …``."""
-        return f"{'ok  ' if self.ok else 'FAIL'} {self.name}: {self.detail}"
+        """``ok   store: …``, ``warn store: …`` or ``FAIL store: …``."""
+        mark = "FAIL" if not self.ok else "warn" if self.warning else "ok  "
+        return f"{mark} {self.name}: {self.detail}"
 
 
 def check_python(version: tuple[int, ...] | None = None) -> Check:
@@ -93,13 +99,23 @@ def check_store(settings: Settings) -> Check:
     problem = _schema_problem(schema)
     if problem:
         return Check("store", False, f"{where} is reachable but {problem}")
+    if schema.behind:
+        done = len(schema.shipped) - len(schema.missing)
+        return Check(
+            "store",
+            True,
+            f"{where} is reachable and not migrated yet: the first job migrates it ({done} of "
+            f"{len(schema.shipped)} migrations applied; {', '.join(schema.missing)} pending)",
+            warning=True,
+        )
     return Check(
         "store", True, f"{where} is reachable and migrated ({len(schema.shipped)} migrations)"
     )
 
 
 def _schema_problem(schema: SchemaState) -> str | None:
-    """What is wrong with a store's schema, worst first; ``None`` when nothing is."""
+    """What is wrong with a store's schema, worst first; ``None`` when nothing is (a store
+    :attr:`~bot.history.protocol.SchemaState.behind` is not wrong: the next job migrates it)."""
     if not schema.shipped:
         return (
             "this installation of triage-bot ships no migrations for it (its package lacks "
@@ -110,15 +126,22 @@ def _schema_problem(schema: SchemaState) -> str | None:
             f"was migrated by a newer triage-bot (migrations {', '.join(schema.unknown)} are "
             "unknown to this version): upgrade triage-bot"
         )
-    if schema.missing:
+    if schema.missing and not schema.behind:
         return (
-            f"lacks migrations {', '.join(schema.missing)} (the next job applies them: its "
-            "database user needs CREATE on the schema)"
+            f"lacks migrations {', '.join(schema.missing)} while it records later ones (the "
+            "record has a gap: no triage-bot release leaves one)"
         )
     if schema.missing_tables:
+        recorded = "every migration" if not schema.missing else "its migrations"
         return (
-            f"records every migration yet lacks tables {', '.join(schema.missing_tables)} "
+            f"records {recorded} yet lacks tables {', '.join(schema.missing_tables)} "
             "(dropped, or created in another schema of the search path)"
+        )
+    if schema.early_tables:
+        return (
+            f"holds tables {', '.join(schema.early_tables)} that only migrations it does not "
+            f"record create ({', '.join(schema.missing)}): its record was lost, or another "
+            "program made them, and the first job's migration would fail on them"
         )
     return None
 

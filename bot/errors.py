@@ -114,13 +114,15 @@ class ModelUnavailable(ModelError):
 
 
 class ModelNotFound(ModelError):
-    """Ollama answered 404 (model not pulled) or the GGUF file does not exist."""
+    """The server has no such model (Ollama's 404 for a model not pulled, an OpenAI-compatible
+    server's 404), or the GGUF file does not exist."""
 
     kind = "model_not_found"
 
 
 class ModelRequestRejected(ModelError):
-    """Ollama answered a 4xx other than 404 (bad options, bad schema)."""
+    """The model server refused the request: a 4xx other than 404 (bad options, a schema it
+    cannot read, a key it refuses), or a redirect to another origin."""
 
     kind = "model_request_rejected"
 

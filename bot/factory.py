@@ -341,6 +341,7 @@ def make_github(
         retries=settings.github_retries,
         backoff_s=settings.github_backoff_s,
         login=settings.bot_login,
+        redact=settings.redactor(),
         **patient,
     )
 
@@ -365,7 +366,7 @@ def make_store(settings: Settings, *, read_only: bool = False) -> HistoryStore:
     if is_database_url(target):
         from bot.history.pg_store import PostgresStore  # psycopg and yoyo only when used
 
-        return PostgresStore(target, read_only=read_only)
+        return PostgresStore(target, read_only=read_only, redact=settings.redactor())
     from bot.history.store import Store  # sqlite-utils when used
 
-    return Store(target, read_only=read_only)
+    return Store(target, read_only=read_only, redact=settings.redactor())

@@ -29,12 +29,15 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 from bot.errors import ConfigError
+from bot.regular_file import content_problems, field_names, read_input
 
 __all__ = [
     "GUARDS",
+    "MAX_POLICY_BYTES",
     "GatePolicy",
     "Guard",
     "HalfFigures",
@@ -66,6 +69,9 @@ ModelName = Annotated[str, Field(min_length=1, max_length=200)]
 PromptVersion = Annotated[str, Field(pattern=r"^validator@[0-9a-f]{8}$")]
 """A validator prompt's version (``validator@SHA8``)."""
 
+
+MAX_POLICY_BYTES = 2**20
+"""The most a policy file may hold (1 MiB; ``calibrate`` writes about 2 KB)."""
 
 _NAME_CHARS = "A-Za-z0-9._:+-"
 """The characters of a policy's name (it starts with a letter or digit)."""
@@ -151,6 +157,22 @@ class GatePolicy(_Strict):
         """Whether the model's own verdict decides (``verdict_from == "model"``)."""
         return self.verdict_from == "model"
 
+    def can_refuse(self) -> bool:
+        """Whether the policy can ever decide NEEDS_REFINEMENT: the model's verdict counts, or
+        a guard can fire (``short`` only with ``short_words`` above 0)."""
+        live = [g for g in self.guards if g != "short" or self.short_words > 0]
+        return self.counts_model() or bool(live)
+
+    @model_validator(mode="after")
+    def _refuses_sometimes(self) -> GatePolicy:
+        if not self.can_refuse():  # a type of its own: its message quotes no input
+            raise PydanticCustomError(
+                "never_refuses",
+                "this policy can never decide NEEDS_REFINEMENT (verdict_from: guards with no "
+                "guard that can fire): it would label every issue ready, planted ones too",
+            )
+        return self
+
 
 def policy_name(text: str) -> str:
     """A valid :attr:`GatePolicy.name` from free text (a model's name, ``--name``): a valid
@@ -163,11 +185,10 @@ def policy_name(text: str) -> str:
 
 
 def validation_problems(exc: ValidationError) -> str:
-    """A pydantic error in one line: each problem's key and message (the first five)."""
-    return "; ".join(
-        f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}"
-        for err in exc.errors(include_url=False)[:5]
-    )
+    """A pydantic error about a policy in one line: each problem's key and message (the first
+    five), naming only the keys a policy has (:func:`~bot.regular_file.content_problems`: a
+    policy file's own text is never quoted)."""
+    return content_problems(exc, field_names(GatePolicy))
 
 
 def policy_from_text(text: str, *, source: str) -> GatePolicy:
@@ -188,10 +209,8 @@ def load_policy(path: Path) -> GatePolicy:
     """The policy in a JSON file (``gate_policy`` setting, ``calibrate --out``).
 
     Raises:
-        ConfigError: the file cannot be read, or holds no valid policy.
+        ConfigError: the file cannot be read (:func:`~bot.regular_file.read_input`: a regular
+            file, at most :data:`MAX_POLICY_BYTES`, UTF-8), or holds no valid policy.
     """
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read the gate policy {path}: {exc.__class__.__name__}") from None
+    text = read_input(path, what="the gate policy", limit=MAX_POLICY_BYTES)
     return policy_from_text(text, source=str(path))

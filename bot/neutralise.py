@@ -32,8 +32,9 @@ survives except what the sink itself writes:
   delimited block (the issue in ``<issue>``, the code in the audit's block): a tag that would
   open or close the block, and a chat-template control token written as text, lose their first
   character to an entity, so the text can neither leave its block nor forge a chat turn.
-* :func:`shown_url` — a URL (GitHub API, Ollama host, database) as any output may show it: no
-  user information, no secret query value, no fragment; :func:`read_url` also names the
+* :func:`shown_url` — a URL (GitHub API, model server, database) as any output may show it: no
+  user information, no fragment; of an HTTP(S) URL no query value at all, of a database URL no
+  secret one (libpq's other options say how it connects); :func:`read_url` also names the
   secrets found (for the runner's masking) and why a URL cannot be shown, and :func:`redact`
   removes every printable form of a secret from text.
 
@@ -56,6 +57,8 @@ from urllib.parse import SplitResult, quote, quote_plus, unquote, unquote_plus, 
 
 __all__ = [
     "LIBPQ_SCHEMES",
+    "NO_SECRETS",
+    "Redactor",
     "UrlView",
     "chart_label",
     "code_block",
@@ -390,7 +393,15 @@ _SECRET_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "credential", 
 LIBPQ_SCHEMES = ("postgresql", "postgres")
 """The URI schemes of libpq's connection URIs."""
 
-_SHOWN_SCHEMES = ("http", "https", *LIBPQ_SCHEMES)
+_WEB_SCHEMES = ("http", "https")
+"""A URL of these schemes (the GitHub API, a model server) is shown with every query value
+masked: a gateway's signature or code (``?sig=…``, ``?code=…``) need not have a secret name."""
+
+_SHOWN_SCHEMES = (*_WEB_SCHEMES, *LIBPQ_SCHEMES)
+
+LONG_VALUE_CHARS = 8
+"""A query value of an HTTP(S) URL this long counts as a secret whatever its name: masked by
+the runner and redacted from output. A shorter one (``v=1``) would blank ordinary text."""
 
 REDACTED = "***"
 
@@ -407,10 +418,12 @@ class UrlView:
 
     Attributes:
         text: the URL without its user information (user name and password) and fragment,
-            each secret query value as ``***``; only ``scheme://…`` when ``problem`` is set or
-            a secret is also part of the rest (a host named like the token).
-        secrets: every secret value found (password, secret query values and, for a database
-            URL, libpq's secret options), decoded and as written, for the runner's masking and
+            each secret query value as ``***`` (every one of an HTTP(S) URL); only
+            ``scheme://…`` when ``problem`` is set or a secret is also part of the rest (a host
+            named like the token).
+        secrets: every secret value found (password, secret query values, an HTTP(S) URL's
+            query values of :data:`LONG_VALUE_CHARS` or more and, for a database URL, libpq's
+            secret options), decoded and as written, for the runner's masking and
             :func:`redact`.
         problem: why the URL cannot be shown part by part, and why a database URL must not be
             used (its parts may hold pieces of its password); ``None`` when it can.
@@ -443,25 +456,31 @@ def _query_pairs(query: str) -> list[tuple[str, str, str]]:
 
 
 def _url_secrets(parts: SplitResult) -> set[str]:
+    web = parts.scheme.lower() in _WEB_SCHEMES
     found: set[str] = set()
     if parts.password:
         found |= {parts.password, unquote(parts.password)}
     for _, name, value in _query_pairs(parts.query):
-        if secret_name(name) and value:
-            found |= {value, unquote(value), unquote_plus(value)}
+        decoded = unquote_plus(value)
+        if value and (secret_name(name) or (web and len(decoded) >= LONG_VALUE_CHARS)):
+            found |= {value, unquote(value), decoded}
     return found
 
 
 def _without_secrets(text: str) -> str:
-    """``text`` (a URL) without its user information, secret query values and fragment.
+    """``text`` (a URL) without its user information, fragment and secret query values (every
+    query value of an HTTP(S) URL).
 
     Raises:
         ValueError: ``urllib.parse`` cannot split it.
     """
     parts = urlsplit(text)
     host = parts.netloc.rpartition("@")[2]
+    web = parts.scheme.lower() in _WEB_SCHEMES
     query = "&".join(
-        f"{piece.partition('=')[0]}={REDACTED}" if secret_name(name) else piece
+        f"{piece.partition('=')[0]}={REDACTED}"
+        if (web and "=" in piece) or secret_name(name)
+        else piece
         for piece, name, _ in _query_pairs(parts.query)
     )
     if not parts.netloc and not text.partition(":")[2].startswith("//"):  # e.g. "host:port"
@@ -564,20 +583,23 @@ def read_url(url: str) -> UrlView:
 
 def shown_url(value: Any) -> str:
     """A URL as output may show it (:attr:`UrlView.text`): one rule for every URL the bot
-    prints, the GitHub API URL, the Ollama host and the database URL."""
+    prints, the GitHub API URL, the model server's (Ollama's or an OpenAI-compatible one's)
+    and the database URL."""
     return read_url(str(value)).text
 
 
 def secret_forms(secret: str) -> set[str]:
     """Every form in which ``secret`` may reach an output: as it is, percent-encoded (every
     reserved character, or all but ``/``; ``+`` for a space; hexadecimal in either case), with
-    visible escapes, escaped for workflow-command data, inside a JSON string, and base64-encoded
-    on its own (standard or URL-safe alphabet, with or without padding)."""
+    visible escapes, escaped for workflow-command data, inside a JSON string, base64-encoded
+    on its own (standard or URL-safe alphabet, with or without padding) and its UTF-8 bytes in
+    hexadecimal (either case). Not covered: reversed, spaced or split."""
     how = {"errors": "surrogatepass"}  # text from the environment may hold lone surrogates
     encoded = {quote(secret, "", **how), quote(secret, **how), quote_plus(secret, "", **how)}
     raw = secret.encode("utf-8", "surrogatepass")
     base64_forms = {f(raw).decode("ascii") for f in (base64.b64encode, base64.urlsafe_b64encode)}
     encoded |= base64_forms | {form.rstrip("=") for form in base64_forms}
+    encoded |= {raw.hex(), raw.hex().upper()}
     lower_hex = {re.sub("%[0-9A-F]{2}", lambda m: m.group().lower(), e) for e in encoded}
     escaped = {
         _visible(secret),
@@ -591,10 +613,38 @@ def secret_forms(secret: str) -> set[str]:
 def redact(text: str, secrets: Iterable[str], *, min_chars: int = 1) -> str:
     """``text`` with every form (:func:`secret_forms`) of each secret of at least
     ``min_chars`` characters replaced by ``***``, longest first."""
-    forms = {f for s in secrets if len(s) >= min_chars for f in secret_forms(s)}
-    for form in sorted(forms, key=len, reverse=True):
-        text = text.replace(form, REDACTED)
-    return text
+    return Redactor.of(secrets, min_chars=min_chars)(text)
+
+
+@dataclass(frozen=True)
+class Redactor:
+    """Replaces every form of a job's secrets (:func:`secret_forms`) by ``***``: the one
+    redaction of GitHub writes, store rows and output.
+
+    Attributes:
+        forms: the forms to replace, longest first.
+    """
+
+    forms: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, secrets: Iterable[str], *, min_chars: int = 1) -> Redactor:
+        """The redactor of each secret of at least ``min_chars`` characters."""
+        forms = {f for s in secrets if len(s) >= min_chars for f in secret_forms(s)}
+        return cls(tuple(sorted(forms, key=lambda f: (-len(f), f))))
+
+    def __call__(self, text: str) -> str:
+        for form in self.forms:
+            text = text.replace(form, REDACTED)
+        return text
+
+    def __add__(self, other: Redactor) -> Redactor:
+        forms = set(self.forms) | set(other.forms)
+        return Redactor(tuple(sorted(forms, key=lambda f: (-len(f), f))))
+
+
+NO_SECRETS = Redactor()
+"""A redactor with nothing to redact."""
 
 
 def redacted_excerpt(text: str, secrets: Iterable[str], *, max_chars: int) -> str:

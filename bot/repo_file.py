@@ -25,7 +25,8 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from bot.errors import ConfigError
-from bot.gate_policy import GatePolicy
+from bot.gate_policy import GatePolicy, ModelName
+from bot.setting_spec import github_login
 
 __all__ = [
     "REPO_FILE_PATH",
@@ -108,13 +109,30 @@ def _regex(pattern: str) -> str:
     return pattern
 
 
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""Bidirectional controls: they reorder what a reader sees around them."""
+
+
+def _label_text(name: str) -> str:
+    """A label name with no control character, line break or bidirectional control."""
+    bad = [ch for ch in name if unicodedata.category(ch) in ("Cc", "Zl", "Zp") or ch in _BIDI]
+    if bad:
+        raise ValueError(f"a label name may not hold U+{ord(bad[0]):04X} (a control character)")
+    return name
+
+
+_LabelName = Annotated[str, Field(min_length=1, max_length=50), AfterValidator(_label_text)]
+
+
 class SkipRules(_Strict):
     """``skip:``: issues the gate leaves alone. Any rule that matches skips the event, with
     the rule named in the run's reason. Labels and logins compare case-insensitively
     (GitHub's rule); title patterns are RE2 regular expressions (Python's syntax without
     backreferences and lookarounds; linear time) searched in the title."""
 
-    labels: list[str] = Field(default_factory=list, description="skip issues with any of these")
+    labels: list[_LabelName] = Field(
+        default_factory=list, description="skip issues with any of these"
+    )
     authors: list[str] = Field(default_factory=list, description="skip issues by these logins")
     bots: bool = Field(default=False, description="skip issues opened by Bot accounts")
     titles: list[Annotated[str, AfterValidator(_regex)]] = Field(
@@ -145,7 +163,7 @@ class SkipRules(_Strict):
 class LabelConfig(_Strict):
     """One gate label: any field left out keeps the bot's (``ready-for-dev`` …)."""
 
-    name: str | None = Field(
+    name: Annotated[str, AfterValidator(_label_text)] | None = Field(
         default=None, min_length=1, max_length=50, pattern=r"^[^,]*\S[^,]*$",
         description="the label's name (GitHub: at most 50 characters; no commas here)",
     )  # fmt: skip
@@ -191,16 +209,21 @@ class GateConfig(_Strict):
         description="which signals decide (the model's verdict, guards, thresholds) and the "
         "model and prompt version it was measured for",
     )
-
-
-_LabelName = Annotated[str, Field(min_length=1, max_length=50)]
+    model_aliases: dict[ModelName, ModelName] = Field(
+        default_factory=dict,
+        max_length=50,
+        description="other names of a model a policy was measured with: the name your server "
+        "serves it by → a name the policy knows (its measured model or one of its "
+        "same_model_as); the policy and its figures then hold for it",
+    )
 
 
 class DatasetConfig(_Strict):
     """``dataset:``: the labels ``triage-bot dataset`` reads maintainers' decisions from,
-    beyond its own lists of the common names (``triage-bot dataset --help`` prints both).
-    Names compare case-insensitively, with ``-``, ``_`` and spaces alike and any prefix up
-    to a ``:`` or ``/`` left out (``Status: Needs Info`` is ``needs-info``)."""
+    beyond its own lists of the common names (``triage-bot dataset --help`` prints both), and
+    the bots whose questions are a maintainer's. Names compare case-insensitively, with
+    ``-``, ``_`` and spaces alike and any prefix up to a ``:`` or ``/`` left out
+    (``Status: Needs Info`` is ``needs-info``); logins case-insensitively."""
 
     needs_info_labels: list[_LabelName] = Field(
         default_factory=list,
@@ -211,6 +234,11 @@ class DatasetConfig(_Strict):
         default_factory=list,
         description="labels that accept a report as written (added to confirmed, "
         "accepted, reproduced)",
+    )
+    triager_bots: list[Annotated[str, AfterValidator(github_login)]] = Field(
+        default_factory=list,
+        description="logins of bots that ask reporters for information for you (an app's "
+        "NAME[bot]): their questions count as a maintainer's; other bots' never do",
     )
 
 

@@ -1,13 +1,19 @@
-"""Transient-error retries, built on tenacity (never a hand-written loop).
+"""Transient-error retries, built on tenacity (never a hand-written loop), and a request's
+wall-clock deadline.
 
 Only transport-level faults that are safe to repeat are retried: a model call has no side effect,
 and GitHub writes get PyGithub's own retry policy limited to idempotent methods
 (:mod:`bot.clients.github_client`). The contract's "repair once" in the audit is pipeline logic,
 not a transport retry, and does not live here.
+
+:func:`call_with_deadline` stops waiting for a request at its deadline but cannot stop the
+thread that makes it; that thread runs in a copy of the caller's context, where
+:func:`past_deadline` tells the code reading the reply (:mod:`bot.clients.model_http`) to stop.
 """
 
 from __future__ import annotations
 
+import contextvars
 import math
 import re
 import threading
@@ -31,6 +37,7 @@ __all__ = [
     "RetryPolicy",
     "call_with_deadline",
     "call_with_retries",
+    "past_deadline",
     "retry_after_s",
 ]
 
@@ -132,22 +139,42 @@ class DeadlineExceeded(Exception):
     """A request did not complete within its wall-clock deadline (transient: worth a retry)."""
 
 
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "request_deadline", default=None
+)
+"""The ``time.monotonic()`` by which the request this context runs must end; ``None``: none."""
+
+
+def past_deadline() -> bool:
+    """Whether the request running in this context (:func:`call_with_deadline`) is past its
+    deadline, and so abandoned by its caller."""
+    deadline = _DEADLINE.get()
+    return deadline is not None and time.monotonic() > deadline
+
+
 def call_with_deadline(fn: Callable[[], T], deadline_s: float) -> T:
     """Run ``fn`` in a daemon thread and wait at most ``deadline_s`` seconds for it.
+
+    The thread runs in a copy of the caller's context (context variables set by the caller are
+    seen by ``fn``), in which :func:`past_deadline` turns true at the deadline: code ``fn``
+    calls checks it to stop work nobody waits for.
 
     Raises:
         DeadlineExceeded: ``fn`` is still running at the deadline (it is abandoned).
         Whatever ``fn`` raised.
     """
     box: dict[str, Any] = {}
+    context = contextvars.copy_context()
+    deadline = time.monotonic() + deadline_s
 
     def work() -> None:
+        _DEADLINE.set(deadline)
         try:
             box["value"] = fn()
         except BaseException as exc:  # handed to the caller below
             box["error"] = exc
 
-    worker = threading.Thread(target=work, name="model-request", daemon=True)
+    worker = threading.Thread(target=context.run, args=(work,), name="model-request", daemon=True)
     worker.start()
     worker.join(deadline_s)
     if worker.is_alive():

@@ -31,6 +31,7 @@ from bot.events import (
 )
 from bot.factory import make_chat_model, make_github, make_store, model_concurrency
 from bot.gate.backlog import BACKLOG_LIMIT, Backlog
+from bot.gate.labels import gate_labels
 from bot.report import RunReport, skipped_report
 
 __all__ = ["job_context", "run_backlog", "run_dataset", "run_event", "run_pull"]
@@ -138,8 +139,9 @@ def run_dataset(
 ) -> dataset.DatasetReport:
     """``triage-bot dataset``: ``repo``'s closed issues labelled by what its maintainers did,
     appended to ``out`` (:func:`bot.dataset.run_dataset`), through a patient GitHub client
-    that waits through ``sleep`` for a rate limit's reset, with the ``dataset:`` labels of the
-    repository file read from the default branch.
+    that waits through ``sleep`` for a rate limit's reset, with the ``dataset:`` labels and
+    bots and the gate labels of the repository file read from the default branch, and the
+    bot's login (``bot-login``).
 
     Raises:
         ConfigError: no token, the repository file is broken, or ``out`` is not the
@@ -155,13 +157,15 @@ def run_dataset(
         make_model=make_chat_model,
         model_concurrency=model_concurrency,
     ) as ctx:
-        file = ctx.with_repository_file(repo, None).settings.repo_file
-        config = file.dataset if file is not None else None
+        with_file = ctx.with_repository_file(repo, None).settings
+        file = with_file.repo_file
         return dataset.run_dataset(
             github,
             repo,
             out,
-            config=config,
+            config=file.dataset if file is not None else None,
+            gate=gate_labels(with_file),
+            bot_login=with_file.bot_login,
             since=since,
             limit=limit,
             on_progress=on_progress,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import (
     get_type_hints,
     overload,
 )
+from urllib.parse import parse_qsl, urlsplit
 
 __all__ = [
     "Columns",
@@ -281,10 +283,29 @@ def existing_file(kind: str) -> Parse:
     return parse
 
 
+def repository_path(value: Any) -> str:
+    """A file's path from a repository's root: relative, ``/``-separated, no ``.`` or ``..``
+    part, no control character, at most 255 characters."""
+    text = str(value)
+    parts = text.split("/")
+    if (
+        not text
+        or len(text) > 255
+        or text.startswith("/")
+        or "\\" in text
+        or any(part in ("", ".", "..") for part in parts)
+        or any(unicodedata.category(ch) == "Cc" for ch in text)
+    ):
+        raise ValueError("must be a file's path from the repository's root, like policy/gate.json")
+    return text
+
+
 def http_url(value: Any) -> str:
-    """An HTTP(S) URL without its trailing slash, checked by pydantic's URL parser (scheme, host
-    and port as the HTTP client will read them) and by :func:`bot.neutralise.read_url` (no
-    ``@`` outside its user information: the bot can print it without a piece of a password)."""
+    """A model server's HTTP(S) URL without its trailing slash, checked by pydantic's URL parser
+    (scheme, host and port as the HTTP client will read them), without user information (the
+    bot sends no credentials from a URL: an HTTP client would send them instead of the API
+    key), each query name once (the query goes with every request, name to value), and by
+    :func:`bot.neutralise.read_url` (the bot can print it without a piece of a secret)."""
     from pydantic import HttpUrl, TypeAdapter, ValidationError  # here: keeps --help fast
 
     from bot.neutralise import read_url
@@ -296,6 +317,15 @@ def http_url(value: Any) -> str:
         why = exc.errors(include_url=False)[0]["msg"]
         # not chained: pydantic's error holds the input, and the URL may hold a password
         raise ValueError(f"must be a URL like http://127.0.0.1:11434 ({why})") from None
+    parts = urlsplit(text)
+    if "@" in parts.netloc:
+        raise ValueError(
+            "must hold no user name or password (user:pass@): the bot sends no credentials "
+            "from a URL (an OpenAI-compatible server's key goes in TRIAGE_OPENAI_API_KEY)"
+        )
+    names = [name for name, _ in parse_qsl(parts.query, keep_blank_values=True)]
+    if len(set(names)) < len(names):
+        raise ValueError("must give each query name once (the query goes with every request)")
     problem = read_url(text).problem
     if problem:
         raise ValueError(f"must be a URL whose parts can be shown without its secrets: {problem}")

@@ -37,6 +37,7 @@ from bot.setting_spec import (
     int_at_least,
     int_between,
     positive_seconds,
+    repository_path,
     setting,
     share,
     table_of,
@@ -202,8 +203,8 @@ class SettingsTable:
         action_input="ollama-host",
         parse=http_url,
         echo=shown_url,
-        help="use Ollama at this URL; unset (and no OpenAI-compatible base URL) = the embedded "
-        "backend (llama.cpp)",
+        help="use Ollama at this URL (no `user:pass@`; a query goes with every request); unset "
+        "(and no OpenAI-compatible base URL) = the embedded backend (llama.cpp)",
     )
     openai_base_url: str | None = setting(
         None,
@@ -215,7 +216,8 @@ class SettingsTable:
         echo=shown_url,
         help="use the OpenAI-compatible server at this base URL, up to `/v1` (llama.cpp's "
         "`llama-server`, vLLM, LM Studio, Ollama's `/v1`: `docs/model-servers.md`); wins over the "
-        "Ollama host",
+        "Ollama host. A query (`?api-version=…`) goes with every request; no `user:pass@` (the "
+        "key goes in `TRIAGE_OPENAI_API_KEY`)",
     )
     openai_api_key: str | None = setting(
         None,
@@ -259,7 +261,8 @@ class SettingsTable:
         readme_default="`~/.cache/triage-bot/prompt-cache`",
         help="folder where the embedded backend keeps each evaluated system prompt between runs, "
         "so a one-shot run evaluates only the issue's or the code's tokens (created 0700; "
-        "another user's folder, or one others may write, is refused with exit 2)",
+        "another user's folder, or one others may write, is refused with exit 2; every job of "
+        "the same OS user can write it: `docs/security.md`)",
     )
     prompt_cache_mb: int = setting(
         512,
@@ -328,12 +331,21 @@ class SettingsTable:
         env="TRIAGE_GATE_POLICY",
         flag="--gate-policy",
         commands=("run", "backlog", "eval"),
-        action_input="gate-policy",
         parse=existing_file("gate policy"),
         readme_default="the repository file's `gate.policy`, else the policy measured for the "
         "model, else the model's own verdict",
         help="a gate decision policy (JSON, as `triage-bot calibrate` writes it): which signals "
         "decide, chosen for a model by measurement",
+    )
+    gate_policy_path: str | None = setting(
+        None,
+        env="TRIAGE_GATE_POLICY_PATH",
+        action_input="gate-policy",
+        parse=repository_path,
+        readme_default="the local `gate_policy`, else the repository file's `gate.policy` …",
+        help="a gate decision policy file in the repository (JSON, a path from its root), read "
+        "through the API at the default branch like the repository file (the action checks "
+        "nothing out); the local `--gate-policy` wins over it",
     )
     comment_min_precision: float = setting(
         0.8,
@@ -427,6 +439,16 @@ class SettingsTable:
         "are the bot's own (another app's, or a person's, never are). Unset, the bot asks "
         "GitHub (GraphQL `viewer`, one request, when it first must tell); an app's token "
         "writes as `NAME[bot]`, a personal access token as its user",
+    )
+    doctor: bool = setting(
+        False,
+        env="TRIAGE_DOCTOR",
+        action_input="doctor",
+        choices=("true", "false"),
+        parse=true_or_false,
+        help="the action: `true` runs `triage-bot doctor` (the runner's checks: "
+        "`docs/operations.md`) from the action's own venv instead of `triage-bot run`; `true` "
+        "or `false` only (another value stops the job with exit 2, never runs it)",
     )
 
 

@@ -2,7 +2,8 @@
 thread) serving a world of closed issues (:mod:`tests.dataset_world`) the way GitHub does:
 the closed-issues list (pull requests among the issues, newest first, 100 a page, ``Link``
 and ``ETag`` headers, 304 to a matching ``If-None-Match``), each issue's timeline (404 for a
-deleted one), the GraphQL edit histories (``nodes(ids:)``, ``null`` and a ``NOT_FOUND`` error
+deleted one; for a transferred one, 301 to ``/repositories/{id}/issues/{number}/timeline``,
+where it is served), the GraphQL edit histories (``nodes(ids:)``, ``null`` and a ``NOT_FOUND`` error
 for a deleted issue), the repository file, and ``X-RateLimit-*`` headers on every answer.
 
 It counts every request by kind (``list``, ``timeline``, ``graphql``, ``contents``), so a
@@ -14,6 +15,21 @@ queues, per kind, the answers its next requests get instead of the normal one:
 - ``graphql-limited``: GraphQL's 200 with a ``RATE_LIMITED`` error and no data;
 - ``low``: the normal answer, saying only ``RESERVE_LEFT`` requests are left (a patient
   client then waits for the reset before its next request).
+
+Pagination faults, a list whose ``Link`` header's ``next`` never ends or points elsewhere:
+
+- ``list_next``: past the last page of the closed-issues list, each page still names a next
+  page and holds ``"empty"`` nothing, ``"repeat"`` the last page again, or ``"pulls"`` pull
+  requests never listed before;
+- ``timeline_next``: each timeline page names a next page: ``"self"`` the page itself,
+  ``"endless"`` a new page each time (``cursor=N``, holding the first event again), or
+  ``"once"`` a second, empty page;
+- ``next_base``: the scheme, host and port the ``next`` links name (another host's, say)
+  instead of the server's own.
+
+``max_requests`` is a test's safety net against such a list: past it, every list, timeline and
+GraphQL request is answered 400, so a client that keeps following ends with an error instead
+of running on.
 """
 
 from __future__ import annotations
@@ -66,6 +82,7 @@ class LoopbackGitHub:
     ) -> None:
         self.scenarios = {s.number: s for s in scenarios}
         self.by_node = {s.item["node_id"]: s for s in scenarios}
+        self.moved = {s.moved: s for s in scenarios if s.moved is not None}
         pulls = [
             issue_item(
                 100_000 + s.number,
@@ -92,12 +109,18 @@ class LoopbackGitHub:
         self.repo_file = repo_file
         self.faults = {kind: list(queue) for kind, queue in (faults or {}).items()}
         self.clock = clock
+        self.list_next: str | None = None
+        self.timeline_next: str | None = None
+        self.next_base: str | None = None
+        self.max_requests: int | None = None
         self.requests: Counter[str] = Counter()
         self.not_modified = 0
         self.remaining = 5000
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def base_url(self) -> str:
@@ -117,11 +140,16 @@ class LoopbackGitHub:
         with self._lock:
             self.requests[kind] += 1
             self.remaining -= 1
+            if self.max_requests is not None and self.requests.total() > self.max_requests:
+                return "spent"
             queue = self.faults.get(kind)
             return queue.pop(0) if queue else None
 
     def _fault(self, handler: BaseHTTPRequestHandler, fault: str | None, resource: str) -> bool:
         """Answer ``fault`` (not ``low``, which changes only a header); whether it did."""
+        if fault == "spent":
+            self._send(handler, 400, {"message": "the test's request budget is spent"})
+            return True
         if fault == "primary":
             self._send(
                 handler,
@@ -202,6 +230,13 @@ class LoopbackGitHub:
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         parts = url.path.strip("/").split("/")
         repo_path = ["repos", *REPO.split("/")]
+        if (
+            parts[0] == "repositories"
+            and len(parts) == 5
+            and parts[2:5:2] == ["issues", "timeline"]
+        ):
+            self._timeline(handler, url.path, query, self.moved.get((int(parts[1]), int(parts[3]))))
+            return
         if parts[:3] != repo_path:
             self._send(handler, 404, {"message": "Not Found"})
             return
@@ -209,14 +244,11 @@ class LoopbackGitHub:
         if rest == ["issues"]:
             self._list(handler, query)
         elif len(rest) == 3 and rest[0] == "issues" and rest[2] == "timeline":
-            fault = self.count("timeline")
-            if self._fault(handler, fault, "core"):
-                return
             scenario = self.scenarios.get(int(rest[1]))
-            if scenario is None or scenario.timeline is None:
-                self._send(handler, 404, {"message": "Not Found"})
+            if scenario is not None and scenario.moved is not None:
+                self._moved(handler, url.query, scenario.moved)
             else:
-                self._send(handler, 200, scenario.timeline, _low(fault))
+                self._timeline(handler, url.path, query, scenario)
         elif rest[:1] == ["contents"]:
             self.count("contents")
             if self.repo_file is None:
@@ -239,6 +271,34 @@ class LoopbackGitHub:
         else:
             self._send(handler, 404, {"message": "Not Found"})
 
+    def _timeline(
+        self,
+        handler: BaseHTTPRequestHandler,
+        path: str,
+        query: dict[str, str],
+        scenario: Scenario | None,
+    ) -> None:
+        fault = self.count("timeline")
+        if self._fault(handler, fault, "core"):
+            return
+        if scenario is None or scenario.timeline is None:
+            self._send(handler, 404, {"message": "Not Found"})
+        else:
+            events, headers = self._timeline_page(path, query, scenario.timeline)
+            self._send(handler, 200, events, {**_low(fault), **headers})
+
+    def _moved(self, handler: BaseHTTPRequestHandler, query: str, to: tuple[int, int]) -> None:
+        """GitHub's answer for a transferred issue: 301 to where it is now, by repository id."""
+        self.count("timeline")
+        where = f"{self.base_url}/repositories/{to[0]}/issues/{to[1]}/timeline"
+        where += f"?{query}" if query else ""
+        body = {
+            "message": "Moved Permanently",
+            "url": where,
+            "documentation_url": "https://docs.github.com/rest/guides/best-practices-for-using-the-rest-api#follow-redirects",
+        }
+        self._send(handler, 301, body, {"Location": where})
+
     def _list(self, handler: BaseHTTPRequestHandler, query: dict[str, str]) -> None:
         fault = self.count("list")
         if self._fault(handler, fault, "core"):
@@ -249,16 +309,47 @@ class LoopbackGitHub:
         if "since" in query:
             items = [item for item in items if item["updated_at"] >= query["since"]]
         chunk = items[(page - 1) * per_page : page * per_page]
+        pages = max(1, -(-len(items) // per_page))
+        if page > pages and self.list_next == "repeat":
+            chunk = items[(pages - 1) * per_page :]
+        elif page > pages and self.list_next == "pulls":
+            created = T0 - timedelta(days=page)
+            chunk = [
+                issue_item(300_000 + page * per_page + i, title="Bump", body="", created=created,
+                           pull_request=True)
+                for i in range(per_page)
+            ]  # fmt: skip
         etag = 'W/"' + hashlib.sha256(json.dumps(chunk).encode()).hexdigest() + '"'
         if handler.headers.get("If-None-Match") == etag:
             self.not_modified += 1
             self._send(handler, 304, None, {"ETag": etag})
             return
         headers = {"ETag": etag, **_low(fault)}
-        if page * per_page < len(items):
+        if page * per_page < len(items) or self.list_next:
             next_query = urlencode({**query, "page": page + 1})
-            headers["Link"] = f'<{self.base_url}/repos/{REPO}/issues?{next_query}>; rel="next"'
+            headers["Link"] = f'<{self._next_base()}/repos/{REPO}/issues?{next_query}>; rel="next"'
         self._send(handler, 200, chunk, headers)
+
+    def _next_base(self) -> str:
+        return self.next_base or self.base_url
+
+    def _timeline_page(
+        self, path: str, query: dict[str, str], timeline: list[dict[str, Any]]
+    ) -> tuple[list[dict[str, Any]], dict[str, str]]:
+        """A timeline page and its ``Link`` header under :attr:`timeline_next`."""
+        cursor = int(query.get("cursor", "0"))
+        if cursor == 0:
+            events = timeline
+        else:
+            events = timeline[:1] if self.timeline_next == "endless" else []
+        after = {
+            "self": urlencode(query),
+            "endless": urlencode({**query, "cursor": cursor + 1}),
+            "once": urlencode({**query, "cursor": 1}) if cursor == 0 else None,
+        }.get(self.timeline_next or "")
+        if after is None:
+            return events, {}
+        return events, {"Link": f'<{self._next_base()}{path}?{after}>; rel="next"'}
 
     def _post(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("Content-Length", "0"))

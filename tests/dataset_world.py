@@ -29,6 +29,19 @@ REPORTER = "Codertocat"
 MAINTAINER = "octocat"
 COMMIT = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
 
+APP_BOT = "my-triage-app[bot]"
+"""The bot run with an app's token, its login not configured (``bot-login`` unset)."""
+TRIAGER = "triage-helper[bot]"
+"""A bot the repository file lists in ``dataset.triager_bots``."""
+STALE = "stale[bot]"
+"""A stale bot (not listed)."""
+GATE_NEEDS_INFO = "status: needs info"
+"""The repository file's name for the gate's needs-refinement label (the README's example)."""
+OTHER_REPO = "Codertocat/Other-World"
+"""Where the transferred issue went."""
+OTHER_REPO_ID = 186853099
+"""That repository's id (GitHub redirects to ``/repositories/{id}/…``)."""
+
 
 def stamp(at: datetime) -> str:
     """GitHub's REST time format."""
@@ -251,7 +264,9 @@ class Scenario:
 
     ``expected`` is the row's verdict, or ``None`` when the issue is left out for ``skip``
     (a :class:`~bot.dataset.rules.SkipReason` name); ``title`` and ``body`` are the row's
-    text (the first seen); ``timeline`` ``None`` is a deleted issue (404).
+    text (the first seen); ``timeline`` ``None`` is a deleted issue (404); ``moved`` is
+    (repository id, number there) of an issue transferred since it was listed (GitHub
+    answers its timeline with a 301 to ``/repositories/{id}/issues/{number}/timeline``).
     """
 
     rule: str
@@ -266,6 +281,7 @@ class Scenario:
     body: str = ""
     kind: str = "other"
     extra: dict[str, Any] = field(default_factory=dict)
+    moved: tuple[int, int] | None = None
 
 
 FULL_BODY = (
@@ -427,7 +443,7 @@ def configured_accepted_label(n: int, t: datetime) -> Scenario:
 
 def needs_info_then_fixed_unanswered(n: int, t: datetime) -> Scenario:
     timeline = [
-        labeled(t + timedelta(hours=1), "needs-repro", actor="github-actions[bot]", kind="Bot"),
+        labeled(t + timedelta(hours=1), "needs-repro", actor="issue-labeler[bot]", kind="Bot"),
         closed(t + timedelta(days=2), commit=COMMIT),
     ]
     return Scenario(
@@ -603,6 +619,174 @@ def revision_deleted(n: int, t: datetime) -> Scenario:
     )  # fmt: skip
 
 
+def renamed_gate_label(n: int, t: datetime) -> Scenario:
+    """The bot, with an app's token and no ``bot-login``, adds its needs-refinement label
+    under the repository's name for it, which reads like a needs-info label: a gate label
+    is the bot's decision, whoever added it."""
+    timeline = [
+        labeled(t + timedelta(minutes=1), GATE_NEEDS_INFO, actor=APP_BOT, kind="Bot"),
+        commented(t + timedelta(hours=3), ANSWER, REPORTER, "NONE"),
+        closed(t + timedelta(days=2), commit=COMMIT),
+    ]
+    return Scenario(
+        "renamed gate label",
+        n,
+        _issue(n, t),
+        timeline,
+        "VALID",
+        extra={
+            "rationale": "closed by commit 6dcb09b 2 d after opening, with no request "
+            "for information before"
+        },
+    )
+
+
+def bot_login_label(n: int, t: datetime) -> Scenario:
+    """The bot's own login (the Actions token's, ``bot-login`` unset) adds a label under an
+    earlier name of its gate label, one the repository file no longer names."""
+    timeline = [
+        labeled(t + timedelta(minutes=1), "awaiting-response", "github-actions[bot]", "Bot"),
+        closed(t + timedelta(days=2), commit=COMMIT),
+    ]
+    return Scenario("the bot's own label", n, _issue(n, t), timeline, "VALID")
+
+
+def stale_bot_question(n: int, t: datetime) -> Scenario:
+    """A stale bot asks whether the issue still happens; the reporter says yes, and it is
+    fixed: nobody asked for anything about the report."""
+    timeline = [
+        commented(
+            t + timedelta(days=30),
+            "This issue has been automatically marked as stale. Is this still a problem?",
+            STALE,
+            "NONE",
+            "Bot",
+        ),
+        commented(t + timedelta(days=31), "Yes, still on 4.2.", REPORTER, "NONE"),
+        closed(t + timedelta(days=40), commit=COMMIT),
+    ]
+    return Scenario(
+        "stale bot's question",
+        n,
+        _issue(n, t),
+        timeline,
+        "VALID",
+        extra={
+            "rationale": "closed by commit 6dcb09b 40 d after opening, with no request "
+            "for information before"
+        },
+    )
+
+
+def triager_bot_question(n: int, t: datetime) -> Scenario:
+    """A bot the repository file lists as triaging for it asks, and the reporter answers."""
+    timeline = [
+        commented(t + timedelta(minutes=10), "Which version do you run?", TRIAGER, "NONE", "Bot"),
+        commented(t + timedelta(hours=2), ANSWER, REPORTER, "NONE"),
+        closed(t + timedelta(days=2), commit=COMMIT),
+    ]
+    return Scenario(
+        "listed triager bot's question",
+        n,
+        _issue(n, t),
+        timeline,
+        "NEEDS_REFINEMENT",
+        extra={
+            "rationale": "a triager bot asked a question 10 min after opening; the reporter "
+            "answered 1 h later"
+        },
+    )
+
+
+def duplicate_question(n: int, t: datetime) -> Scenario:
+    """A maintainer asks whether it is another issue, the reporter says yes, and it is
+    closed as a duplicate: a duplicate check, not a request for information."""
+    timeline = [
+        commented(t + timedelta(hours=1), "Is this the same as #101?"),
+        commented(t + timedelta(hours=2), "Yes, sorry, I missed that one.", REPORTER, "NONE"),
+        closed(t + timedelta(hours=3), reason="duplicate"),
+    ]
+    item = _issue(n, t, state_reason="duplicate")
+    return Scenario("duplicate check answered", n, item, timeline, skip="DUPLICATE")
+
+
+def question_naming_an_issue(n: int, t: datetime) -> Scenario:
+    """A question that names another issue in passing still asks the reporter something."""
+    timeline = [
+        commented(t + timedelta(hours=1), "Does the workaround in #101 change anything for you?"),
+        commented(t + timedelta(hours=5), ANSWER, REPORTER, "NONE"),
+        closed(t + timedelta(days=2), commit=COMMIT),
+    ]
+    return Scenario(
+        "question naming an issue, answered", n, _issue(n, t), timeline, "NEEDS_REFINEMENT"
+    )
+
+
+def _elsewhere(event: dict[str, Any], repo: str) -> dict[str, Any]:
+    """``event`` as another repository's timeline gives it: its own URLs name ``repo``."""
+    moved = dict(event)
+    for key in ("url", "html_url", "issue_url"):
+        if isinstance(moved.get(key), str):
+            moved[key] = moved[key].replace(f"/{REPO}/", f"/{repo}/")
+    return moved
+
+
+def transferred(n: int, t: datetime) -> Scenario:
+    """Transferred to another repository after the list was read: GitHub redirects the
+    timeline there (301) and PyGithub follows; its events are the other repository's."""
+    timeline = [
+        labeled(t + timedelta(hours=2), "needs-info"),
+        commented(t + timedelta(days=1), ANSWER, REPORTER, "NONE"),
+        closed(t + timedelta(days=3), commit=COMMIT),
+    ]
+    return Scenario(
+        "transferred since listed",
+        n,
+        _issue(n, t),
+        [_elsewhere(event, OTHER_REPO) for event in timeline],
+        skip="TRANSFERRED",
+        moved=(OTHER_REPO_ID, 300 + n),
+    )
+
+
+def renamed_same_second(n: int, t: datetime) -> Scenario:
+    """The reporter renames the issue in the same second a maintainer labels it, after the
+    label in GitHub's order: the maintainer saw the earlier title."""
+    at = t + timedelta(hours=1)
+    timeline = [
+        labeled(at, "needs-info"),
+        renamed(at, "export broken", f"Export fails ({n})"),
+        commented(t + timedelta(days=1), ANSWER, REPORTER, "NONE"),
+        closed(t + timedelta(days=2), commit=COMMIT),
+    ]
+    return Scenario(
+        "renamed in the second of the label, after it",
+        n,
+        _issue(n, t),
+        timeline,
+        "NEEDS_REFINEMENT",
+        title="export broken",
+    )
+
+
+def renamed_same_second_before(n: int, t: datetime) -> Scenario:
+    """The same second, the rename first in GitHub's order: the maintainer saw the new one."""
+    at = t + timedelta(hours=1)
+    timeline = [
+        renamed(at, "export broken", f"Export fails ({n})"),
+        labeled(at, "needs-info"),
+        commented(t + timedelta(days=1), ANSWER, REPORTER, "NONE"),
+        closed(t + timedelta(days=2), commit=COMMIT),
+    ]
+    return Scenario(
+        "renamed in the second of the label, before it",
+        n,
+        _issue(n, t),
+        timeline,
+        "NEEDS_REFINEMENT",
+    )
+
+
 BUILDERS: tuple[Builder, ...] = (
     needs_info_label,
     configured_needs_info_label,
@@ -629,14 +813,27 @@ BUILDERS: tuple[Builder, ...] = (
     edited_without_history,
     edited_before_response,
     revision_deleted,
+    renamed_gate_label,
+    bot_login_label,
+    stale_bot_question,
+    triager_bot_question,
+    duplicate_question,
+    question_naming_an_issue,
+    transferred,
+    renamed_same_second,
+    renamed_same_second_before,
 )
 """Every rule once (the cassettes and the benchmark cycle through them)."""
 
-REPO_FILE = """dataset:
+REPO_FILE = """labels:
+  needs_refinement: {name: 'status: needs info'}
+dataset:
   needs_info_labels: [more details please]
   accepted_labels: [ready]
+  triager_bots: ['triage-helper[bot]']
 """
-"""The repository file the scenarios assume (``configured_*`` use its labels)."""
+"""The repository file the scenarios assume (``configured_*`` use its labels, the gate's
+needs-refinement label has the README's example name, and one bot triages)."""
 
 
 def one(builder: Builder, number: int) -> Scenario:

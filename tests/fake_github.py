@@ -78,6 +78,8 @@ class FakeGitHub:
     heads: dict[int, str] = field(default_factory=dict)
     permissions: dict[str, str] = field(default_factory=dict)
     open_issue_list: list[dict[str, Any]] = field(default_factory=list)
+    issue_texts: dict[int, tuple[str, str | None]] = field(default_factory=dict)
+    """Issue number → (title, body) as the issue reads now (:meth:`issue`)."""
     events: dict[int, list[LabelEvent]] = field(default_factory=lambda: defaultdict(list))
     label_looks: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Label name → (colour, description) as the bot created it."""
@@ -113,6 +115,12 @@ class FakeGitHub:
             self.issue_labels[number].append(name)
             self.events[number].append(LabelEvent(name, login, "User"))
 
+    def unlabel_by_hand(self, number: int, name: str, login: str = "octocat") -> None:
+        """A person removes ``name`` from issue ``number`` (an ``unlabeled`` event)."""
+        if name in self.issue_labels[number]:
+            self.issue_labels[number].remove(name)
+            self.events[number].append(LabelEvent(name, login, "User", removed=True))
+
     def bot_comments(self, number: int) -> list[StoredComment]:
         """The bot's comments on issue/PR ``number`` (by its ``bot_login``)."""
         return [c for c in self.comments[number] if c.author.lower() == self.bot_login.lower()]
@@ -138,11 +146,39 @@ class FakeGitHub:
         self.writes.append(("remove_label", str(number), name))
         if name in self.issue_labels[number]:
             self.issue_labels[number].remove(name)
+            self.events[number].append(
+                LabelEvent(name, self.bot_login, self.bot_type, removed=True)
+            )
 
     def label_events(self, repo: str, number: int) -> list[LabelEvent]:
         self._enter("label_events")
         self.reads.append(("label_events", str(number)))
         return list(self.events[number])
+
+    def issue(self, repo: str, number: int) -> dict[str, Any]:
+        """The issue now: its text from ``issue_texts`` (else its ``open_issue_list`` entry),
+        its labels from ``issue_labels``; 404 when neither knows it."""
+        self._enter("issue")
+        self.reads.append(("issue", str(number)))
+        listed = next((i for i in self.open_issue_list if i["number"] == number), None)
+        if number in self.issue_texts:
+            title, body = self.issue_texts[number]
+        elif listed is not None:
+            title, body = listed["title"], listed.get("body")
+        else:
+            raise GitHubNotFound(f"read issue {number}: GitHub answered 404", 404)
+        labels = (
+            self.issue_labels[number]
+            if number in self.issue_labels
+            else [label["name"] for label in (listed or {}).get("labels", [])]
+        )
+        return {
+            "number": number,
+            "title": title,
+            "body": body,
+            "state": "open",
+            "labels": [{"name": name} for name in labels],
+        }
 
     def pull(self, repo: str, number: int) -> PullRef:
         self._enter("pull")

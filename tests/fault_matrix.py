@@ -39,7 +39,7 @@ from bot.retry import RetryPolicy
 from tests.fake_github import FakeGitHub
 from tests.reliability import Row
 from tests.replies import COMPLETE_BODY, COMPLETE_TITLE, NEEDS_REPLY, VALID_REPLY
-from tests.support import FakeChatModel, cassette, load_webhook, make_plan
+from tests.support import FakeChatModel, cassette, load_webhook, make_plan, policy_file
 
 REPO = "Codertocat/Hello-World"
 HOST = "http://127.0.0.1:11434"
@@ -207,7 +207,15 @@ def _post_comment(name: str) -> Callable[[], str]:
     return observe
 
 
-def _run(github: FakeGitHub, model: FakeChatModel, tmp: str, name: str, payload: Any) -> Any:
+def _run(
+    github: FakeGitHub,
+    model: FakeChatModel,
+    tmp: str,
+    name: str,
+    payload: Any,
+    *,
+    gate_policy: Path | None = None,
+) -> Any:
     path = Path(tmp) / "event.json"
     path.write_text(json.dumps(payload), encoding="utf-8")
     settings = Settings(
@@ -216,6 +224,7 @@ def _run(github: FakeGitHub, model: FakeChatModel, tmp: str, name: str, payload:
         event_path=path,
         db_path=Path(tmp) / "t.db",
         audit_format="markdown",  # the queued replies are markdown
+        gate_policy=gate_policy,
     )
     with (
         mock.patch.object(runner, "make_github", return_value=github),
@@ -296,15 +305,18 @@ def _post_fails_after_store() -> str:
 def _author_comment_fails_after_labels() -> str:
     """Issue 16: the author comment's POST fails after the label is on the issue. No decision
     row is written, so the next event judges again: the label is in place, the comment is
-    posted, and only once."""
+    posted, and only once. The run names a policy measured for the fake model
+    (:func:`tests.support.policy_file`), so the comment is asked for: without one no comment
+    is attempted, and the fault never happens."""
     github, model = FakeGitHub(), FakeChatModel().enqueue(NEEDS_REPLY, NEEDS_REPLY)
     github.fail("post_comment", GitHubUnavailable("comment: GitHub answered 502", 502))
     payload = load_webhook("issues.opened.18")  # 10 words: needs refinement
     with tempfile.TemporaryDirectory() as tmp:
+        measured = Path(policy_file(Path(tmp), model.name))
         with contextlib.suppress(GitHubUnavailable):
-            _run(github, model, tmp, "issues", payload)
+            _run(github, model, tmp, "issues", payload, gate_policy=measured)
         first = _count(tmp, "gate_decisions")
-        _run(github, model, tmp, "issues", payload)
+        _run(github, model, tmp, "issues", payload, gate_policy=measured)
         rows = _count(tmp, "gate_decisions")
     number = payload["issue"]["number"]
     comments = len(github.bot_comments(number))

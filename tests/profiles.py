@@ -11,7 +11,7 @@ import os
 
 from hypothesis import HealthCheck, settings
 
-__all__ = ["FUZZ", "PROFILE"]
+__all__ = ["FUZZ", "HTTP_FUZZ", "PROFILE"]
 
 _SUPPRESS = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
 settings.register_profile(
@@ -23,3 +23,6 @@ settings.register_profile(
 )  # fmt: skip
 PROFILE = "bench" if os.environ.get("TRIAGE_FUZZ_EXAMPLES") else "ci"
 FUZZ = settings(settings.get_profile(PROFILE))
+HTTP_FUZZ = settings(FUZZ, max_examples=max(100, (FUZZ.max_examples or 0) // 2))
+"""Half the examples of :data:`FUZZ`, 100 at least: for properties whose every example is an
+HTTP round trip to a loopback server."""

@@ -12,12 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from bot import runner
 from bot.config import Settings
 from bot.errors import ConfigError, ModelOutputError, ModelUnavailable
 from bot.history.store import Store
+from bot.repo_file import parse_repo_file
 from tests.fake_github import CONFIG_READ_DEFAULT, FakeGitHub
+from tests.markdown_oracle import render
 from tests.replies import COMPLETE_BODY, COMPLETE_TITLE, NEEDS_REPLY, VALID_REPLY
 from tests.support import FakeChatModel, write_payload
 
@@ -128,7 +131,10 @@ def test_an_issue_whose_label_was_removed_is_retried_from_the_store(
     report = _backlog(tmp_path, github, retry_errors=True)
     assert _judged(report) == [2]
     assert github.issue_labels[2] == [READY]
-    assert github.reads == [CONFIG_READ_DEFAULT, ("open_issues", REPO)]  # no label to ask about
+    # the store's label is not on the listed issue: its events say the bot's removal took it
+    # off, so nothing is removed (no DELETE) and only the new label is written
+    assert github.reads == [CONFIG_READ_DEFAULT, ("open_issues", REPO), ("label_events", "2")]
+    assert ("remove_label", "2", ERROR) not in github.writes
 
 
 def test_retry_errors_resumes_after_an_interruption(
@@ -230,3 +236,49 @@ def test_the_cli_limit_default_is_the_gates() -> None:
 
     (limit,) = [p for p in backlog.params if p.name == "limit"]
     assert limit.default == BACKLOG_LIMIT
+
+
+# --- label names from the repository file ------------------------------------------------------
+
+MARKUP_NAMES = [
+    "![x](https://example.com/x.png)",
+    "@octocat ready",
+    "<img src=x onerror=alert(1)>",
+    "ready | | table",
+    "`ready`` #12",
+]
+
+
+@pytest.mark.parametrize("name", MARKUP_NAMES)
+def test_a_renamed_gate_label_is_inert_in_the_backlog_summary(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, name: str
+) -> None:
+    """The step summary names each gate label as code: no image, mention, tag or table cell
+    of the name's own reaches the page."""
+    repo_file = tmp_path / "triage-bot.yml"
+    repo_file.write_text(yaml.safe_dump({"labels": {"ready": {"name": name}}}), "utf-8")
+    github.open_issue_list = github.open_issue_list[:1]
+    model.enqueue(VALID_REPLY)
+    report = runner.run_backlog(_settings(tmp_path, repo_file_path=repo_file), REPO)
+    rendered = render(report.summary)
+    assert not (rendered.tags.keys() - {"p", "code"}), rendered.html
+    assert not rendered.mentions
+    assert not rendered.github_links
+    assert name in rendered.code
+
+
+@pytest.mark.parametrize(
+    "char", ["\n", "\r", "\x00", "\x1b", "\x85", "\u2028", "\u2029", "\u202e", "\u2066", "\x7f"]
+)
+@pytest.mark.parametrize("where", ["labels", "skip", "dataset"])
+def test_a_label_name_with_a_control_character_is_refused_at_load(
+    tmp_path: Path, char: str, where: str
+) -> None:
+    name = f"ready{char}::error::x"
+    data = {
+        "labels": {"labels": {"ready": {"name": name}}},
+        "skip": {"skip": {"labels": [name]}},
+        "dataset": {"dataset": {"needs_info_labels": [name]}},
+    }[where]
+    with pytest.raises(ConfigError, match="control character"):
+        parse_repo_file(yaml.safe_dump(data))

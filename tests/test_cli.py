@@ -50,11 +50,15 @@ def test_dry_run_prints_the_plan_on_the_ollama_backend(tmp_path: Path) -> None:
     assert "issues.opened Codertocat/Hello-World#1" in out
     assert "verdict:  VALID" in out
     # the reason shown is the bot's, built from the quotes it found, not the model's prose;
-    # Ollama's tag of the embedded default's weights gets its shipped policy, whose figures
-    # were measured through the embedded backend, and the plan says so
+    # Ollama's tag of the embedded default's weights gets its shipped policy and its figures,
+    # measured through the embedded backend, and the plan says so
     assert "reason:   Found: problem (“README.md says to comitt your changes”)" in out
     assert "policy:   qwen2.5-coder-1.5b (policy@" in out
-    assert "shipped); measured with another model qwen2.5-coder-1.5b-instruct" in out
+    assert (
+        "shipped); measured on the GGUF through llama.cpp "
+        "(qwen2.5-coder-1.5b-instruct-q4_k_m.gguf), used here for qwen2.5-coder:1.5b, the same "
+        "base model, needs-refinement precision 76%" in out
+    )
     assert "misspelled word" not in out
     assert "changes:  +ready-for-dev" in out
     assert "tokens:   312 prompt / 31 output" in out

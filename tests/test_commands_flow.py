@@ -92,9 +92,9 @@ def test_triage_command_reacts_then_reruns_the_gate(tmp_path: Path, env: dict[st
     assert code == 0, out
     assert cass.all_played
     github_requests = [r for r in captured if "api.github.com" in r.uri]
-    # permission, 👀, the repository file (404), the label (create, add), the author comment
-    # (list, post): issue 16
-    assert len(github_requests) <= 7
+    # permission, 👀, the repository file (404), the issue as it is now (read under its lock),
+    # the label (create, add), the author comment (list, post)
+    assert len(github_requests) <= 8
     assert json.loads(captured[-1].body)["body"].startswith("<!-- triage-bot:author -->")
     assert json.loads(captured[1].body) == {"content": "eyes"}
     assert "triage-bot: /triage by Codertocat (Codertocat has admin permission)" in out

@@ -22,6 +22,7 @@ from bot.dataset import run_dataset
 from bot.dataset.files import row_id, state_path
 from bot.errors import GitHubRateLimited
 from bot.evaluation.sets import EvalIssue, load_jsonl
+from bot.gate.labels import file_gate_labels
 from bot.repo_file import parse_repo_file
 from tests.dataset_server import RESET_IN_S, LoopbackGitHub
 from tests.dataset_world import FULL_BODY, REPO, REPO_FILE, SHORT_BODY, world
@@ -42,7 +43,7 @@ ROWS = {
     7: ("VALID", False, "merged pull request #9007 references it 20 h after opening"),
     8: ("VALID", False, "label Confirmed added by a maintainer 1 h after opening"),
     9: ("VALID", False, "label triaged/ready added by a maintainer 1 h after opening"),
-    10: ("NEEDS_REFINEMENT", True, "label needs-repro added by the repository's bot"),
+    10: ("NEEDS_REFINEMENT", True, "label needs-repro added by an app"),
     11: ("VALID", True, "label accepted added by a member 1 h after opening"),
     12: ("VALID", False, "closed by commit"),
     13: ("VALID", False, "closed by commit"),
@@ -71,9 +72,11 @@ def _client(**overrides: Any) -> PyGithubClient:
     return PyGithubClient(**(values | overrides))
 
 
-def _cli(out: Path, *args: str) -> Any:
-    env = {"GITHUB_TOKEN": TOKEN, "GITHUB_API_URL": "https://api.github.com"}
-    return CliRunner().invoke(main, ["dataset", "--repo", REPO, "--out", str(out), *args], env=env)
+def _cli(out: Path, *args: str, env: dict[str, str] | None = None) -> Any:
+    given = {"GITHUB_TOKEN": TOKEN, "GITHUB_API_URL": "https://api.github.com", **(env or {})}
+    return CliRunner().invoke(
+        main, ["dataset", "--repo", REPO, "--out", str(out), *args], env=given
+    )
 
 
 def _rows(out: Path) -> dict[int, EvalIssue]:
@@ -115,6 +118,15 @@ def test_each_labelling_rule_on_recorded_traffic(tmp_path: Path) -> None:
     assert "labelled 9 VALID and 6 NEEDS_REFINEMENT (2 borderline); left out 10." in result.output
     # the rows are the eval's input as they are
     assert load_jsonl(out, EvalIssue)
+    # the next step names the replies file calibrate needs, with options the commands have
+    (nxt,) = [line for line in result.output.splitlines() if line.startswith("Next: ")]
+    for step in nxt.removeprefix("Next: ").split("; then "):
+        words = step.split()
+        assert words[0] == "triage-bot"
+        options = {o for p in main.commands[words[1]].params for o in p.opts}  # type: ignore[attr-defined]
+        assert {w.strip("(,") for w in words if w.startswith(("--", "(--"))} <= options
+    assert f"--issues {out} --save-replies replies.jsonl" in nxt
+    assert f"calibrate --issues {out} --replies replies.jsonl" in nxt
 
 
 def test_the_row_keeps_the_text_as_first_posted(tmp_path: Path) -> None:
@@ -133,6 +145,128 @@ def test_the_row_keeps_the_text_as_first_posted(tmp_path: Path) -> None:
     # edited after the first response, its earlier text not kept / deleted from the history
     assert set(rows) == {90, 91}
     assert set(_skipped(out)) == {92, 93}
+
+
+def _outcomes(out: Path) -> dict[int, Any]:
+    """Issue → (expected, borderline, rationale after the issue's name), or its skip reason."""
+    rows = {
+        n: (r.expected, r.borderline, r.rationale.split(": ", 1)[1]) for n, r in _rows(out).items()
+    }
+    return rows | (_skipped(out) if state_path(out).exists() else {})
+
+
+VALID_BY_COMMIT = ("VALID", False, "closed by commit 6dcb09b 2 d after opening, with no request "
+                   "for information before")  # fmt: skip
+
+
+def _app_asked(label: str, after: str) -> tuple[str, bool, str]:
+    """An app's needs-info label, then a fix with no answer: borderline."""
+    rationale = (
+        f"label {label} added by an app {after} after opening; borderline: closed by commit "
+        "6dcb09b with no answer from the reporter first"
+    )
+    return ("NEEDS_REFINEMENT", True, rationale)
+
+
+@pytest.mark.parametrize(
+    ("login", "expected"),
+    [
+        # unset: the Actions token's login; the repository's gate label never counts
+        (None, {31: VALID_BY_COMMIT, 32: VALID_BY_COMMIT, 33: _app_asked("needs-repro", "1 h")}),
+        ("github-actions[bot]", {32: VALID_BY_COMMIT}),
+        # the bot writes as an app: the Actions token's label is another app's, and counts
+        ("my-triage-app[bot]", {31: VALID_BY_COMMIT, 32: _app_asked("awaiting-response", "1 min")}),
+        ("issue-labeler[bot]", {31: VALID_BY_COMMIT, 33: VALID_BY_COMMIT}),
+    ],
+)
+def test_the_bots_own_labels_and_its_renamed_gate_labels_are_no_signal(
+    tmp_path: Path, login: str | None, expected: dict[int, Any]
+) -> None:
+    out = tmp_path / "set.jsonl"
+    env = {"TRIAGE_BOT_LOGIN": login} if login else {}
+    with cassette("dataset_renamed_gate_labels") as cass:
+        result = _cli(out, env=env)
+    assert result.exit_code == 0, result.output
+    assert cass.all_played
+    got = _outcomes(out)
+    assert {n: got[n] for n in expected} == expected
+    assert set(got) == {31, 32, 33}
+
+
+TRIAGER_ASKED = ("NEEDS_REFINEMENT", False, "a triager bot asked a question 10 min after opening; "
+                 "the reporter answered 1 h later")  # fmt: skip
+STALE_VALID = ("VALID", False, "closed by commit 6dcb09b 40 d after opening, with no request "
+               "for information before")  # fmt: skip
+STALE_ASKED = ("NEEDS_REFINEMENT", False, "a triager bot asked a question 30 d after opening; "
+               "the reporter answered 24 h later")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("triager_bots", "expected"),
+    [
+        (None, {41: STALE_VALID, 42: TRIAGER_ASKED}),  # the recorded file lists triage-helper
+        ([], {41: STALE_VALID, 42: VALID_BY_COMMIT}),
+        (["Stale[bot]", "triage-helper[bot]"], {41: STALE_ASKED, 42: TRIAGER_ASKED}),
+    ],
+)
+def test_only_a_persons_question_asks_unless_the_file_lists_the_bot(
+    tmp_path: Path, triager_bots: list[str] | None, expected: dict[int, Any]
+) -> None:
+    out = tmp_path / "set.jsonl"
+    args: list[str] = []
+    if triager_bots is not None:  # a local repository file instead of the recorded one
+        local = tmp_path / "triage-bot.yml"
+        local.write_text(f"dataset: {{triager_bots: {json.dumps(triager_bots)}}}\n", "utf-8")
+        args = ["--repo-file", str(local)]
+    with cassette("dataset_stale_bot") as cass:
+        result = _cli(out, *args)
+    assert result.exit_code == 0, result.output
+    assert cass.all_played or triager_bots is not None  # a local file: no contents read
+    assert _outcomes(out) == expected
+
+
+def test_a_duplicate_check_is_not_a_request_for_information(tmp_path: Path) -> None:
+    out = tmp_path / "set.jsonl"
+    with cassette("dataset_duplicate_question") as cass:
+        result = _cli(out)
+    assert result.exit_code == 0, result.output
+    assert cass.all_played
+    assert _outcomes(out) == {
+        51: "closed as a duplicate, with no other decision",
+        52: ("NEEDS_REFINEMENT", False, "a member asked a question 1 h after opening; the "
+             "reporter answered 4 h later"),
+    }  # fmt: skip
+
+
+def test_an_issue_transferred_after_listing_is_left_out_and_counted(tmp_path: Path) -> None:
+    out = tmp_path / "set.jsonl"
+    captured: list[Any] = []
+    with cassette("dataset_transferred", captured) as cass:
+        result = _cli(out)
+    assert result.exit_code == 0, result.output
+    assert cass.all_played
+    got = _outcomes(out)
+    assert got[61] == "transferred to another repository since it was listed"
+    assert got[62][0] == "NEEDS_REFINEMENT"
+    # the 301 was followed to the repository the issue went to, and nothing was read twice
+    paths = [r.path for r in captured if r.path.endswith("/timeline")]
+    assert paths == [
+        f"/repos/{REPO}/issues/62/timeline",
+        f"/repos/{REPO}/issues/61/timeline",
+        "/repositories/186853099/issues/361/timeline",
+    ]
+    assert "1  transferred to another repository since it was listed" in result.output
+
+
+def test_a_rename_in_the_second_of_a_label_keeps_the_timelines_order(tmp_path: Path) -> None:
+    out = tmp_path / "set.jsonl"
+    with cassette("dataset_same_second_rename") as cass:
+        result = _cli(out)
+    assert result.exit_code == 0, result.output
+    assert cass.all_played
+    rows = _rows(out)
+    assert (rows[71].expected, rows[71].title) == ("NEEDS_REFINEMENT", "export broken")
+    assert (rows[72].expected, rows[72].title) == ("NEEDS_REFINEMENT", "Export fails (72)")
 
 
 def _patient(sleeps: list[float], **overrides: Any) -> PyGithubClient:
@@ -235,8 +369,8 @@ def test_200_issues_on_a_loopback_github(tmp_path: Path) -> None:
     out = tmp_path / "set.jsonl"
     with LoopbackGitHub(scenarios) as github:
         client = _client(base_url=github.base_url, sleep=lambda _: None)
-        config = parse_repo_file(REPO_FILE).dataset
-        report = run_dataset(client, REPO, out, config=config)
+        file = parse_repo_file(REPO_FILE)
+        report = run_dataset(client, REPO, out, config=file.dataset, gate=file_gate_labels(file))
         spent = sum(github.requests.values())
     assert spent / len(scenarios) <= 3
     rows, skipped = _rows(out), _skipped(out)

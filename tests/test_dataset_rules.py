@@ -19,16 +19,19 @@ from bot.clients.github_port import EditHistory, IssuePage, RateLimit, TimelineI
 from bot.clients.issue_history import parse_edit_histories, parse_issue_page, parse_timeline_item
 from bot.dataset import run_dataset
 from bot.dataset.files import DatasetFiles, legacy_row_id, row_id, state_path
+from bot.dataset.questions import MAX_OTHER_WORDS
 from bot.dataset.rules import (
     DEFAULT_ACCEPTED_LABELS,
     DEFAULT_NEEDS_INFO_LABELS,
     LabelRules,
     SkipReason,
+    asks_for_information,
     asks_question,
     kind_of,
 )
 from bot.errors import ConfigError
 from bot.evaluation.sets import EvalIssue, load_jsonl
+from bot.gate.labels import file_gate_labels
 from bot.repo_file import DatasetConfig, parse_repo_file
 from tests.dataset_world import (
     BUILDERS,
@@ -42,8 +45,11 @@ from tests.dataset_world import (
     stamp,
     world,
 )
+from tests.test_dataset_signals import DUPLICATE_CHECKS, REQUESTS_NAMING_AN_ISSUE
 
-CONFIG = parse_repo_file(REPO_FILE).dataset
+FILE = parse_repo_file(REPO_FILE)
+CONFIG = FILE.dataset
+GATE = file_gate_labels(FILE)
 
 
 class WorldPort:
@@ -84,7 +90,7 @@ class WorldPort:
 def outcome(scenario: Scenario, tmp_path: Path, config: DatasetConfig | None = CONFIG) -> Any:
     """The row the scenario gives, or its skip reason's name."""
     out = tmp_path / f"{scenario.number}-{len(list(tmp_path.iterdir()))}.jsonl"
-    run_dataset(WorldPort([scenario]), REPO, out, config=config)
+    run_dataset(WorldPort([scenario]), REPO, out, config=config, gate=GATE)
     if out.exists():
         (row,) = load_jsonl(out, EvalIssue)
         return row
@@ -216,6 +222,53 @@ def test_question_marks_in_code_quotes_and_urls_ask_nothing(before: str, after: 
         f"    indented code?\n\n{before}",
     ):
         assert not asks_question(body), body
+
+
+@given(before=_PROSE, after=_PROSE)
+def test_question_marks_in_code_quotes_and_urls_ask_for_nothing(before: str, after: str) -> None:
+    for body in (
+        f"{before} `is this #1?` {after}",
+        f"> is this the same as #1? which version?\n\n{before}",
+        f"{before}\n\n```\nwhich version?\n```\n",
+        f"{before} https://github.com/o/r/issues/1?q=a {after}",
+    ):
+        assert not asks_for_information(body), body
+
+
+@pytest.mark.parametrize("words", DUPLICATE_CHECKS)
+def test_a_duplicate_check_is_a_question_that_asks_for_nothing(words: str) -> None:
+    assert asks_question(words) == words.endswith("?")
+    assert not asks_for_information(words)
+
+
+@pytest.mark.parametrize("words", REQUESTS_NAMING_AN_ISSUE)
+def test_a_question_that_names_an_issue_in_passing_asks(words: str) -> None:
+    assert asks_for_information(words)
+
+
+_WORDS = st.lists(
+    st.text(st.characters(categories=["L"]), min_size=1, max_size=9), min_size=1, max_size=30
+)
+_ISSUE = st.one_of(
+    st.integers(1, 10**6).map(lambda n: f"#{n}"),
+    st.integers(1, 10**6).map(lambda n: f"octo/other-repo#{n}"),
+    st.integers(1, 10**6).map(lambda n: f"https://github.com/o/r/issues/{n}"),
+    st.integers(1, 10**6).map(lambda n: f"[that one](https://github.com/o/r/pull/{n})"),
+)
+
+
+@given(words=_WORDS, issue=_ISSUE, space=st.sampled_from(["", " "]))
+@example(words=["Same", "as"], issue="#101", space="")
+def test_a_question_ending_on_an_issue_asks_only_when_it_says_more(
+    words: list[str], issue: str, space: str
+) -> None:
+    """ "WORDS #N?" is a duplicate check up to MAX_OTHER_WORDS words, a request past them; a
+    word after the reference makes it a request whatever its length."""
+    said = " ".join(words)
+    ends_on_it = f"{said} {issue}{space}?"
+    assert asks_question(ends_on_it)
+    assert asks_for_information(ends_on_it) == (len(words) > MAX_OTHER_WORDS)
+    assert asks_for_information(f"{said} {issue} {words[0]}?")
 
 
 @pytest.mark.parametrize(
@@ -367,10 +420,10 @@ def test_a_repository_alike_in_a_shared_file_is_read_in_full(tmp_path: Path) -> 
     scenarios = world(len(BUILDERS))
     out = tmp_path / "set.jsonl"
     first = WorldPort(scenarios)
-    run_dataset(first, REPO, out, config=CONFIG)
+    run_dataset(first, REPO, out, config=CONFIG, gate=GATE)
     rows = len(load_jsonl(out, EvalIssue))
     other = WorldPort(scenarios)
-    run_dataset(other, ALIKE, out, config=CONFIG)
+    run_dataset(other, ALIKE, out, config=CONFIG, gate=GATE)
     assert other.timelines_read == first.timelines_read != []
     alike = [r for r in load_jsonl(out, EvalIssue) if r.rationale.startswith(f"{ALIKE}#")]
     assert len(alike) >= rows - 1  # one issue's timeline reads differently in the other repo
@@ -394,15 +447,15 @@ def test_a_file_with_ids_of_the_old_form_resumes_and_stays_apart(tmp_path: Path)
     scenarios = world(len(BUILDERS))
     out = tmp_path / "set.jsonl"
     first = WorldPort(scenarios)
-    run_dataset(first, REPO, out, config=CONFIG)
+    run_dataset(first, REPO, out, config=CONFIG, gate=GATE)
     _to_legacy_ids(out, REPO)
     before = out.read_bytes()
     again = WorldPort(scenarios)
-    run_dataset(again, REPO, out, config=CONFIG)
+    run_dataset(again, REPO, out, config=CONFIG, gate=GATE)
     assert again.timelines_read == []
     assert out.read_bytes() == before
     other = WorldPort(scenarios)
-    run_dataset(other, ALIKE, out, config=CONFIG)
+    run_dataset(other, ALIKE, out, config=CONFIG, gate=GATE)
     assert other.timelines_read == first.timelines_read
 
 
@@ -424,7 +477,7 @@ def test_a_write_that_fails_midway_is_a_clear_error(
     out = tmp_path / "set.jsonl"
     monkeypatch.setattr(f"bot.dataset.files.os.{call}", _fails("No space left on device"))
     with pytest.raises(ConfigError) as caught:
-        run_dataset(WorldPort(world(len(BUILDERS))), REPO, out, config=CONFIG)
+        run_dataset(WorldPort(world(len(BUILDERS))), REPO, out, config=CONFIG, gate=GATE)
     assert str(caught.value).startswith(named.format(out=out) + ": cannot be written")
     assert "No space left on device" in str(caught.value)
 
@@ -442,9 +495,9 @@ def test_issues_done_are_not_read_again(tmp_path: Path) -> None:
     scenarios = world(len(BUILDERS))
     out = tmp_path / "set.jsonl"
     first = WorldPort(scenarios)
-    report = run_dataset(first, REPO, out, config=CONFIG)
+    report = run_dataset(first, REPO, out, config=CONFIG, gate=GATE)
     again = WorldPort(scenarios)
-    second = run_dataset(again, REPO, out, config=CONFIG)
+    second = run_dataset(again, REPO, out, config=CONFIG, gate=GATE)
     assert again.timelines_read == []
     assert second.progress.earlier == report.progress.read == len(scenarios)
     assert len(load_jsonl(out, EvalIssue)) == report.progress.rows
@@ -454,7 +507,7 @@ def test_since_keeps_the_issues_opened_from_that_day(tmp_path: Path) -> None:
     scenarios = world(10)
     cut = T0 + timedelta(hours=6)
     out = tmp_path / "set.jsonl"
-    report = run_dataset(WorldPort(scenarios), REPO, out, config=CONFIG, since=cut)
+    report = run_dataset(WorldPort(scenarios), REPO, out, config=CONFIG, gate=GATE, since=cut)
     numbers = {int(r.id.rsplit("-", 1)[1]) for r in load_jsonl(out, EvalIssue)}
     assert numbers == {6, 7, 8, 9, 10}
     assert report.progress.read == 5
@@ -462,7 +515,7 @@ def test_since_keeps_the_issues_opened_from_that_day(tmp_path: Path) -> None:
 
 def test_limit_stops_once_the_file_holds_that_many_rows(tmp_path: Path) -> None:
     out = tmp_path / "set.jsonl"
-    run_dataset(WorldPort(world(len(BUILDERS))), REPO, out, config=CONFIG, limit=3)
+    run_dataset(WorldPort(world(len(BUILDERS))), REPO, out, config=CONFIG, gate=GATE, limit=3)
     assert len(load_jsonl(out, EvalIssue)) == 3
-    run_dataset(WorldPort(world(len(BUILDERS))), REPO, out, config=CONFIG, limit=5)
+    run_dataset(WorldPort(world(len(BUILDERS))), REPO, out, config=CONFIG, gate=GATE, limit=5)
     assert len(load_jsonl(out, EvalIssue)) == 5

@@ -9,6 +9,8 @@ from pathlib import Path
 import psycopg
 import pytest
 from click.testing import CliRunner
+from sqlite_utils import Database
+from yoyo import get_backend  # type: ignore[import-untyped]
 
 from bot import factory
 from bot.chat import ChatModel, ModelRole
@@ -17,6 +19,8 @@ from bot.config import Settings
 from bot.doctor import check_model, check_python, check_store, check_token, run_checks
 from bot.factory import Backend, make_store
 from bot.history import pg_store, store
+from bot.history.migrations import MIGRATIONS
+from bot.history.protocol import TABLES
 from tests.support import cassette
 
 OLLAMA = "http://127.0.0.1:11434"
@@ -193,13 +197,112 @@ def test_a_store_unlike_what_this_version_ships_fails(
     assert expected.format(last=last, future=future) in check.detail
 
 
-def test_an_empty_store_fails(store_target: str) -> None:
-    """A database nothing has migrated (an empty SQLite file, a new PostgreSQL database)."""
+def _migrate_first(target: str, done: int) -> None:
+    """Apply the first ``done`` shipped migrations only, as an older release would have."""
+    if target.startswith("postgresql://"):
+        backend = get_backend(pg_store._yoyo_url(target))
+        try:
+            with backend.lock():
+                backend.apply_migrations(backend.to_apply(pg_store._migrations()[:done]))
+        finally:
+            backend.connection.close()
+    else:
+        db = Database(target)
+        MIGRATIONS.apply(db, stop_before=store.SHIPPED_MIGRATIONS[done])
+        db.close()
+
+
+def _shipped(target: str) -> tuple[str, ...]:
+    if target.startswith("postgresql://"):
+        return tuple(m.id for m in pg_store._migrations())
+    return store.SHIPPED_MIGRATIONS
+
+
+NOT_MIGRATED = "is reachable and not migrated yet: the first job migrates it"
+
+
+def test_a_fresh_store_is_a_warning(store_target: str) -> None:
+    """A database nothing has migrated (an empty SQLite file, a new PostgreSQL database): the
+    first job migrates it, so the doctor warns and does not fail."""
     if not store_target.startswith("postgresql://"):
         Path(store_target).touch()
     check = check_store(Settings(db_path=store_target))
-    assert not check.ok
-    assert "lacks migrations " in check.detail
+    assert check.ok, check.detail
+    assert check.warning
+    shipped = _shipped(store_target)
+    assert check.line().startswith("warn store: ")
+    assert NOT_MIGRATED in check.detail
+    assert f"(0 of {len(shipped)} migrations applied; {', '.join(shipped)} pending)" in check.detail
+
+
+@pytest.mark.parametrize("done", [1, -1], ids=["the first", "all but the last"])
+def test_a_store_an_older_release_migrated_is_a_warning(store_target: str, done: int) -> None:
+    shipped = _shipped(store_target)
+    done %= len(shipped)
+    _migrate_first(store_target, done)
+    check = check_store(Settings(db_path=store_target))
+    assert check.ok, check.detail
+    assert check.warning
+    assert NOT_MIGRATED in check.detail
+    assert f"({done} of {len(shipped)} migrations applied; " in check.detail
+    make_store(Settings(db_path=store_target)).close()  # what the first job does
+    migrated = check_store(Settings(db_path=store_target))
+    assert (migrated.ok, migrated.warning) == (True, False), migrated.detail
+
+
+# (what else was done to a store an older release migrated, SQLite statement, PostgreSQL
+# statement, expected detail)
+OLDER_DAMAGE = [
+    ("a newer version's migration too",
+     "insert into _sqlite_migrations (migration_set, name, applied_at) "
+     "values ('triage-bot', 'm099_future', '2030-01-01')",
+     "insert into _yoyo_migration (migration_hash, migration_id, applied_at_utc) "
+     "values ('f' || repeat('0', 63), '0099_future', now())",
+     "migrations {future} are unknown to this version"),
+    ("a table its migrations create dropped", "drop table gate_weeks", "drop table gate_weeks",
+     "records its migrations yet lacks tables gate_weeks"),
+    ("a table only a later migration creates", "create table repo_files (x text)",
+     "create table repo_files (x text)",
+     "holds tables repo_files that only migrations it does not record create"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("damage", "sqlite_sql", "pg_sql", "expected"), OLDER_DAMAGE, ids=[d[0] for d in OLDER_DAMAGE]
+)
+def test_an_older_store_unlike_an_older_release_fails(
+    store_target: str, damage: str, sqlite_sql: str, pg_sql: str, expected: str
+) -> None:
+    """Only a first part of the shipped migrations, exactly as they leave the store, is an
+    older release's store: more (a newer one's), a table gone, or a later table already there
+    fails. The first migration of each store creates ``gate_weeks``, and ``repo_files`` comes
+    later."""
+    _migrate_first(store_target, 1 if store_target.startswith("postgresql://") else 6)
+    postgresql = store_target.startswith("postgresql://")
+    _execute(store_target, pg_sql if postgresql else sqlite_sql)
+    check = check_store(Settings(db_path=store_target))
+    assert not check.ok, check.detail
+    future = "0099_future" if postgresql else "m099_future"
+    assert expected.format(future=future) in check.detail
+
+
+def test_a_fresh_store_holding_a_table_of_the_bots_fails(store_target: str) -> None:
+    """No migration recorded, yet a table the first migration would create: that migration
+    would fail on it."""
+    _execute(store_target, "create table audits (x text)")
+    check = check_store(Settings(db_path=store_target))
+    assert not check.ok, check.detail
+    assert "holds tables audits that only migrations it does not record create" in check.detail
+
+
+def test_the_migrations_leave_every_table_the_bot_uses() -> None:
+    """What the doctor expects of a store migrated to the end is what the bot uses, for both
+    stores' migrations (the PostgreSQL files' statements read, the SQLite ones run)."""
+    migrations = pg_store._migrations()
+    assert set(TABLES) <= pg_store._tables_after(migrations, len(migrations))
+    assert set(TABLES) <= store._tables_after(len(store.SHIPPED_MIGRATIONS))
+    assert not set(TABLES) & pg_store._tables_after(migrations, 0)
+    assert not set(TABLES) & store._tables_after(0)
 
 
 def test_an_installation_without_its_migrations_fails(
@@ -213,6 +316,7 @@ def test_an_installation_without_its_migrations_fails(
     empty.mkdir()
     monkeypatch.setattr(pg_store, "MIGRATIONS_DIR", empty)
     monkeypatch.setattr(store, "KNOWN_MIGRATIONS", frozenset())
+    monkeypatch.setattr(store, "SHIPPED_MIGRATIONS", ())
     check = check_store(settings)
     assert not check.ok
     assert "ships no migrations" in check.detail
@@ -236,6 +340,27 @@ def test_the_command_prints_one_line_per_check_and_exits_1_on_a_fail(
     assert [line.split(":")[0] for line in lines] == [
         "ok   python", "ok   model", "ok   store", "FAIL token",
     ]  # fmt: skip
+
+
+def test_the_command_exits_0_with_only_warnings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_target: str
+) -> None:
+    """A runner whose store is fresh is ready: the doctor says so with a ``warn`` line, and
+    exits 0."""
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF")
+    if not store_target.startswith("postgresql://"):
+        Path(store_target).touch()
+    monkeypatch.setenv("TRIAGE_DB", store_target)
+    monkeypatch.setenv("GITHUB_TOKEN", "test-token-not-real")
+    with cassette("github_rate_limit_classic"):
+        result = CliRunner().invoke(main, ["doctor", "--model-path", str(gguf)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        "ok   python", "ok   model", "warn store", "ok   token",
+    ]  # fmt: skip
+    assert NOT_MIGRATED in lines[2]
 
 
 @pytest.mark.parametrize(

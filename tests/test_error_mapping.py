@@ -23,7 +23,14 @@ from hypothesis import strategies as st
 from openai import _exceptions as openai_exceptions
 from openai.types.chat import ChatCompletion
 
+from bot.clients import model_http
 from bot.clients.github_client import translate_github_error
+from bot.clients.model_http import (
+    RedirectRefused,
+    ReplyCompressed,
+    ReplyShapeError,
+    ReplyTooLarge,
+)
 from bot.clients.ollama_client import is_transient_ollama_error, translate_ollama_error
 from bot.clients.openai_client import is_transient_openai_error, translate_openai_error
 from bot.errors import (
@@ -100,28 +107,78 @@ def test_requests_transport_errors_are_unavailable(exc: Exception) -> None:
     assert type(translate_github_error(exc, what="op")) is GitHubUnavailable
 
 
-def test_ollama_exception_classes_are_all_known() -> None:
+OLLAMA_REQUEST = httpx.Request("POST", "http://h/api/chat")
+
+
+def _ollama_status(status: int, body: bytes = b'{"error": "refused"}') -> httpx.HTTPStatusError:
+    reply = httpx.Response(status, content=body, request=OLLAMA_REQUEST)
+    return httpx.HTTPStatusError("status", request=OLLAMA_REQUEST, response=reply)
+
+
+HTTPX_CLASSES: dict[str, tuple[Callable[[], BaseException], type[ModelError], bool]] = {
+    "HTTPError": (lambda: httpx.HTTPError("x"), ModelError, False),
+    "RequestError": (lambda: httpx.RequestError("x"), ModelError, False),
+    "TransportError": (lambda: httpx.TransportError("x"), ModelUnavailable, True),
+    "TimeoutException": (lambda: httpx.TimeoutException("slow"), ModelUnavailable, True),
+    "ConnectTimeout": (lambda: httpx.ConnectTimeout("slow"), ModelUnavailable, True),
+    "ReadTimeout": (lambda: httpx.ReadTimeout("slow"), ModelUnavailable, True),
+    "WriteTimeout": (lambda: httpx.WriteTimeout("slow"), ModelUnavailable, True),
+    "PoolTimeout": (lambda: httpx.PoolTimeout("slow"), ModelUnavailable, True),
+    "NetworkError": (lambda: httpx.NetworkError("x"), ModelUnavailable, True),
+    "ConnectError": (lambda: httpx.ConnectError("refused"), ModelUnavailable, True),
+    "ReadError": (lambda: httpx.ReadError("reset"), ModelUnavailable, True),
+    "WriteError": (lambda: httpx.WriteError("reset"), ModelUnavailable, True),
+    "CloseError": (lambda: httpx.CloseError("reset"), ModelUnavailable, True),
+    "ProtocolError": (lambda: httpx.ProtocolError("x"), ModelUnavailable, True),
+    "LocalProtocolError": (lambda: httpx.LocalProtocolError("x"), ModelUnavailable, True),
+    "RemoteProtocolError": (lambda: httpx.RemoteProtocolError("eof"), ModelUnavailable, True),
+    "ProxyError": (lambda: httpx.ProxyError("x"), ModelUnavailable, True),
+    "UnsupportedProtocol": (lambda: httpx.UnsupportedProtocol("x"), ModelUnavailable, True),
+    "DecodingError": (lambda: httpx.DecodingError("x"), ModelOutputError, False),
+    "TooManyRedirects": (lambda: httpx.TooManyRedirects("x"), ModelRequestRejected, False),
+    "HTTPStatusError": (lambda: _ollama_status(400), ModelRequestRejected, False),
+    "InvalidURL": (lambda: httpx.InvalidURL("x"), ModelRequestRejected, False),
+    "CookieConflict": (lambda: httpx.CookieConflict("x"), ModelError, False),
+    "StreamError": (lambda: httpx.StreamError("x"), ModelError, False),
+    "StreamConsumed": (lambda: httpx.StreamConsumed(), ModelError, False),
+    "StreamClosed": (lambda: httpx.StreamClosed(), ModelError, False),
+    "ResponseNotRead": (lambda: httpx.ResponseNotRead(), ModelError, False),
+    "RequestNotRead": (lambda: httpx.RequestNotRead(), ModelError, False),
+}  # fmt: skip
+"""Every httpx exception class (the Ollama backend's HTTP client): what it maps to, and
+whether it is retried."""
+
+
+def test_httpx_exception_classes_are_all_known() -> None:
     found = {
         name
-        for name, cls in inspect.getmembers(ollama._types, inspect.isclass)
+        for name, cls in inspect.getmembers(httpx._exceptions, inspect.isclass)
         if issubclass(cls, Exception)
     }
-    assert found == {"RequestError", "ResponseError"}
+    assert found == set(HTTPX_CLASSES)
+
+
+@pytest.mark.parametrize(("name", "case"), HTTPX_CLASSES.items())
+def test_httpx_classes_map(
+    name: str, case: tuple[Callable[[], BaseException], type[ModelError], bool]
+) -> None:
+    make, expected, transient = case
+    exc = make()
+    assert type(exc).__name__ == name
+    mapped = translate_ollama_error(exc, model="m", host="http://h")
+    assert type(mapped) is expected
+    assert is_transient_ollama_error(exc) is transient
 
 
 @pytest.mark.parametrize(
     ("exc", "expected", "transient"),
     [
-        (ollama.ResponseError("model not found", 404), ModelNotFound, False),
-        (ollama.ResponseError("bad option", 400), ModelRequestRejected, False),
-        (ollama.ResponseError("crashed", 500), ModelUnavailable, True),
-        (ollama.ResponseError("busy", 503), ModelUnavailable, True),
-        (ollama.RequestError("must provide a model"), ModelRequestRejected, False),
+        (_ollama_status(404, b'{"error": "model not found"}'), ModelNotFound, False),
+        (_ollama_status(400, b'{"error": "bad option"}'), ModelRequestRejected, False),
+        (_ollama_status(500, b"crashed"), ModelUnavailable, True),
+        (_ollama_status(503, b'{"error": ["busy"]}'), ModelUnavailable, True),
+        (_ollama_status(502, b"[1]"), ModelUnavailable, True),
         (ConnectionError("refused"), ModelUnavailable, True),
-        (httpx.ConnectError("refused"), ModelUnavailable, True),
-        (httpx.ReadTimeout("slow"), ModelUnavailable, True),
-        (httpx.ConnectTimeout("slow"), ModelUnavailable, True),
-        (httpx.RemoteProtocolError("eof"), ModelUnavailable, True),
         (RuntimeError("surprise"), ModelError, False),
     ],
 )
@@ -130,6 +187,156 @@ def test_ollama_errors_map(exc: Exception, expected: type[ModelError], transient
     assert type(mapped) is expected
     assert isinstance(mapped, BotError)
     assert is_transient_ollama_error(exc) is transient
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (b'{"error": "model \'m\' not found"}', "model 'm' not found"),
+        (b"no such model", "no such model"),
+        (b'{"error": 7}', '{"error": 7}'),
+        (b"[1]", "[1]"),
+    ],
+)
+def test_what_an_ollama_error_reply_says(body: bytes, said: str) -> None:
+    """Ollama's ``{"error": …}``, else the reply's text as it is."""
+    mapped = translate_ollama_error(_ollama_status(404, body), model="m", host="http://h")
+    assert str(mapped).endswith(f"(404): {said}")
+
+
+OLLAMA_CLASSES: dict[str, tuple[Callable[[], BaseException], type[ModelError], bool]] = {
+    "RequestError": (lambda: ollama.RequestError("must provide a model"), ModelRequestRejected,
+                     False),
+    "ResponseError": (lambda: ollama.ResponseError("busy", 503), ModelUnavailable, True),
+}  # fmt: skip
+"""Every exception class of the ``ollama`` package (the Ollama backend's client), alone (as the
+package raises it mid-stream, with no status error under it): what it maps to, and whether it
+is retried."""
+
+
+def test_ollama_exception_classes_are_all_known() -> None:
+    found = {
+        name
+        for name, cls in inspect.getmembers(ollama._types, inspect.isclass)
+        if issubclass(cls, Exception)
+    }
+    assert found == set(OLLAMA_CLASSES)
+
+
+@pytest.mark.parametrize(("name", "case"), OLLAMA_CLASSES.items())
+def test_ollama_classes_map(
+    name: str, case: tuple[Callable[[], BaseException], type[ModelError], bool]
+) -> None:
+    make, expected, transient = case
+    exc = make()
+    assert type(exc).__name__ == name
+    mapped = translate_ollama_error(exc, model="m", host="http://h")
+    assert type(mapped) is expected
+    assert is_transient_ollama_error(exc) is transient
+
+
+def _raised_by_ollama(status: int, body: bytes, call: str = "chat") -> Exception:
+    """What the ``ollama`` package's client raises for a reply of ``status`` and ``body``."""
+    reply = httpx.Response(status, content=body, headers={"content-type": "application/json"})
+    client = ollama.Client(host="http://h", transport=httpx.MockTransport(lambda _r: reply))
+    try:
+        client.chat(model="m") if call == "chat" else client.list()
+    except Exception as exc:
+        return exc
+    raise AssertionError("the client raised nothing")
+
+
+OLLAMA_RAISED = [
+    (404, b'{"error": "no model m"}', ModelNotFound, False, "(404): no model m"),
+    (400, b'{"error": "bad option"}', ModelRequestRejected, False, "(400): bad option"),
+    (503, b'{"error": ["busy"]}', ModelUnavailable, True, '503: {"error": ["busy"]}'),
+    (500, b"crashed", ModelUnavailable, True, "500: crashed"),
+    (502, b"[1]", ModelUnavailable, True, "502: [1]"),  # the package fails on .get of a list
+    (400, b'"refused"', ModelRequestRejected, False, '(400): "refused"'),
+    (500, b"null", ModelUnavailable, True, "500: null"),
+    (200, b"[1]", ModelOutputError, False, "not Ollama's JSON (not a JSON object)"),
+    (200, b'"text"', ModelOutputError, False, "not Ollama's JSON (not a JSON object)"),
+    (200, b"null", ModelOutputError, False, "not Ollama's JSON (not a JSON object)"),
+    (200, b"<html>", ModelOutputError, False, "not Ollama's JSON (not JSON)"),
+    (200, b"\xff\xfe\xfa", ModelOutputError, False, "not Ollama's JSON (not JSON)"),
+    (200, b"[" * 100_000, ModelOutputError, False, "not Ollama's JSON (not JSON)"),
+    (200, b'{"eval_count": ' + b"7" * 5000 + b"}", ModelOutputError, False, "(not JSON)"),
+]  # fmt: skip
+"""Replies and what the package raises for them, mapped: the kind, whether it is retried, and
+words of the message."""
+
+
+@pytest.mark.parametrize("call", ["chat", "list"])
+@pytest.mark.parametrize(("status", "body", "expected", "transient", "said"), OLLAMA_RAISED)
+def test_what_the_ollama_package_raises_maps(
+    call: str, status: int, body: bytes, expected: type[ModelError], transient: bool, said: str
+) -> None:
+    exc = _raised_by_ollama(status, body, call)
+    mapped = translate_ollama_error(exc, model="m", host="http://h")
+    assert type(mapped) is expected, (exc, mapped)
+    assert said in str(mapped)
+    assert is_transient_ollama_error(exc) is transient
+
+
+OLLAMA_SHAPES = [
+    ("chat", b'{"message": null}', "another shape than Ollama's (message:"),
+    ("chat", b'{"message": {"content": 3}}', "message.content:"),
+    ("chat", b'{"message": {"role": "a"}, "done_reason": 1}', "done_reason:"),
+    ("list", b'{"models": "x"}', "another shape than Ollama's (models:"),
+    ("list", b'{"models": [{"model": 1}]}', "models.0.model:"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("call", "body", "said"), OLLAMA_SHAPES)
+def test_a_reply_ollamas_models_refuse_names_the_field(call: str, body: bytes, said: str) -> None:
+    exc = _raised_by_ollama(200, body, call)
+    mapped = translate_ollama_error(exc, model="m", host="http://h")
+    assert type(mapped) is ModelOutputError
+    assert said in str(mapped)
+    assert not is_transient_ollama_error(exc)
+
+
+MODEL_HTTP_CLASSES: dict[str, tuple[Callable[[], BaseException], type[ModelError], str]] = {
+    "ReplyShapeError": (
+        lambda: ReplyShapeError(api_json=True, content_type="application/json", detail="x: y"),
+        ModelOutputError, "another shape"),
+    "ReplyTooLarge": (lambda: ReplyTooLarge(1234), ModelOutputError, "more than 1234 bytes"),
+    "ReplyCompressed": (lambda: ReplyCompressed(), ModelOutputError, "compressed"),
+    "RedirectRefused": (lambda: RedirectRefused(), ModelRequestRejected, "another origin"),
+}  # fmt: skip
+"""The replies the model servers' HTTP (bot/clients/model_http.py) refuses: what each maps to
+on either backend, and words of the message."""
+
+
+def test_model_http_exception_classes_are_all_known() -> None:
+    found = {
+        name
+        for name, cls in inspect.getmembers(model_http, inspect.isclass)
+        if issubclass(cls, Exception) and cls.__module__ == model_http.__name__
+    }
+    assert found == set(MODEL_HTTP_CLASSES)
+
+
+@pytest.mark.parametrize(("name", "case"), MODEL_HTTP_CLASSES.items())
+def test_a_refused_reply_maps_alike_on_both_backends_and_is_not_retried(
+    name: str, case: tuple[Callable[[], BaseException], type[ModelError], str]
+) -> None:
+    """The same server answers the same: not retried."""
+    make, expected, words = case
+    exc = make()
+    openai_mapped = translate_openai_error(exc, model="m", base_url="http://h/v1")
+    ollama_mapped = translate_ollama_error(exc, model="m", host="http://h")
+    assert type(openai_mapped) is type(ollama_mapped) is expected
+    assert words in str(openai_mapped)
+    assert words in str(ollama_mapped)
+    assert not is_transient_openai_error(exc)
+    assert not is_transient_ollama_error(exc)
+
+
+def test_a_reply_that_is_not_json_says_to_check_the_address() -> None:
+    exc = ReplyShapeError(api_json=False, content_type="text/html")
+    assert "not the API's JSON" in str(translate_openai_error(exc, model="m", base_url="http://h"))
+    assert "not Ollama's JSON" in str(translate_ollama_error(exc, model="m", host="http://h"))
 
 
 _PASSWORD = st.text(
@@ -151,7 +358,7 @@ def test_ollama_text_echoing_the_hosts_password_leaves_no_piece_of_it(
     reaches the message."""
     host = f"http://user:{quote(password, safe='')}@ollama.internal:11434"
     text = "." * before + password + " is wrong" + "." * 300
-    mapped = translate_ollama_error(ollama.ResponseError(text, status), model="m", host=host)
+    mapped = translate_ollama_error(_ollama_status(status, text.encode()), model="m", host=host)
     assert "Pw7x" not in str(mapped)
     assert "ollama.internal" in str(mapped)
 

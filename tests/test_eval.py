@@ -126,6 +126,18 @@ def test_gate_outcomes_keep_the_rule_the_quotes_and_the_facts(fake_model: FakeCh
     )
     assert injected["error_kind"] == "copied_from_issue"
     json.dumps(report)  # the report is written as JSON
+    # the table names the quotes not found, however long the reason before it
+    text = render_report({"model": "m", "audit_format": "json", "gate": report})
+    row = next(line for line in text.splitlines() if line.startswith("| bug-csv-last-row |"))
+    assert row.split(" | ")[4] == "trigger"
+    row = next(line for line in text.splitlines() if line.startswith("| vague-broken |"))
+    assert row.split(" | ")[4] == "–"
+    # a gate-only run says nothing about audits
+    assert text.splitlines()[0] == "## triage-bot eval: m"
+    both = render_report(
+        {"model": "m", "audit_format": "json", "gate": report, "audit": {"outcomes": []}}
+    )
+    assert both.splitlines()[0] == "## triage-bot eval: m (json audits)"
 
 
 def test_audit_metrics(fake_model: FakeChatModel) -> None:

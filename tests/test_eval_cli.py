@@ -29,12 +29,24 @@ from tests.support import ROOT, FakeChatModel
 from tests.test_neutralise import STDOUT_TEXT, runner_commands
 
 
-def _rows(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text("utf-8").split("\n")[:3]]
+def _rows(path: Path, ids: set[str] | None = None) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line]
+    return [r for r in rows if ids is None or r["id"] in ids]
 
 
-ISSUE_ROWS = _rows(ROOT / "evals" / "issues.jsonl")
-REPLY_ROWS = _rows(ROOT / "evals" / "replies" / "qwen2.5-coder-1.5b.jsonl")
+def _few(rows: list[dict[str, Any]]) -> set[str]:
+    """Three items calibrate can choose on: a tune NEEDS_REFINEMENT, a tune VALID, a check."""
+    wanted = [("tune", "NEEDS_REFINEMENT"), ("tune", "VALID"), ("check", "VALID")]
+    return {next(r["id"] for r in rows if (dev_half(r["id"]), r["expected"]) == w) for w in wanted}
+
+
+ALL_ISSUE_ROWS = _rows(ROOT / "evals" / "issues.jsonl")
+_IDS = _few(ALL_ISSUE_ROWS)
+FORCE = "--force"
+"""Calibrate refuses a half this small (tests/test_calibrate.py); the tests here that are about
+the values and files it reads and writes, not the measurement, pass ``--force``."""
+ISSUE_ROWS = _rows(ROOT / "evals" / "issues.jsonl", _IDS)
+REPLY_ROWS = _rows(ROOT / "evals" / "replies" / "qwen2.5-coder-1.5b.jsonl", _IDS)
 
 HOSTILE = [
     "\n::error::x",
@@ -98,7 +110,7 @@ def run_with(field: str, value: str, folder: Path) -> Result:
     if field == "issues-name":
         issues = issues.rename(folder / file_name(value))
     args = ["calibrate", "--issues", str(issues), "--replies", str(replies), "--out", str(out),
-            "--yaml"]  # fmt: skip
+            "--yaml", FORCE]  # fmt: skip
     if field == "model-name":
         args += ["--model-name", value]
     return invoke(args)
@@ -139,6 +151,8 @@ def test_eval_and_calibrate_print_inside_the_wall_in_actions(tmp_path: Path, com
             "--out", str(tmp_path / "o.json")]  # fmt: skip
     if command == "eval":
         args[1:1] = ["--only", "gate"]
+    else:
+        args.append(FORCE)  # its warnings are printed inside the wall too
     result = invoke(args)
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
@@ -146,7 +160,9 @@ def test_eval_and_calibrate_print_inside_the_wall_in_actions(tmp_path: Path, com
     token = lines[start].removeprefix("::stop-commands::")
     assert re.fullmatch("[0-9a-f]{32}", token)
     end = lines.index(f"::{token}::")
-    report = [n for n, line in enumerate(lines) if line.startswith(("| ", "calibrate: "))]
+    report = [
+        n for n, line in enumerate(lines) if line.startswith(("| ", "calibrate: ", "warning: "))
+    ]
     assert report
     assert start < min(report)
     assert max(report) < end
@@ -223,16 +239,24 @@ def _no_model(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return built
 
 
+NOT_A_REPORT = ": not an eval report: "
+
 COMPARE_BAD = [
-    (b"not json", "(top level): Invalid JSON"),
-    (b"[1,2]", "(top level): Input should be an object"),
-    (b"\xff\xfe{}", "(top level): Invalid JSON"),
-    (b'{"gate":{"halves":{"tune":5}}}', "gate.halves.tune: Input should be an object"),
-    (b'{"gate":{"halves":{"tune":{"agreement":"high"}}}}', "gate.halves.tune.agreement"),
-    (b'{"gate":{"agreement":"\\n::error::x"}}', "gate.agreement"),
-    (b'{"model":["a"],"gate":{}}', "model: Input should be a valid string"),
-    (b'{"audit":[]}', "audit: Input should be an object"),
-]
+    (b"not json", NOT_A_REPORT + "(top level): Invalid JSON"),
+    (b"[1,2]", NOT_A_REPORT + "(top level): Input should be an object"),
+    (b"\xff\xfe{}", ":1: not UTF-8"),
+    (b"{}\n\n{\xff}", ":3: not UTF-8"),
+    (b'{"gate":{"halves":{"tune":5}}}',
+     NOT_A_REPORT + "gate.halves.tune: Input should be an object"),
+    (b'{"gate":{"halves":{"tune":{"agreement":"high"}}}}',
+     NOT_A_REPORT + "gate.halves.tune.agreement"),
+    (b'{"gate":{"halves":{"ghp_x":5}}}', NOT_A_REPORT + "gate.halves.(a key): Input should be"),
+    (b'{"gate":{"agreement":"\\n::error::x"}}', NOT_A_REPORT + "gate.agreement"),
+    (b'{"model":["a"],"gate":{}}', NOT_A_REPORT + "model: Input should be a valid string"),
+    (b'{"audit":[]}', NOT_A_REPORT + "audit: Input should be an object"),
+]  # fmt: skip
+"""An earlier report that is not one → what the message says after ``--compare PATH``: the
+line or the key of the report's shape, never a key the file chose."""
 
 
 @pytest.mark.parametrize(("data", "message"), COMPARE_BAD)
@@ -248,7 +272,8 @@ def test_a_compare_report_that_is_not_one_is_refused_first(
             "--compare", str(old)]  # fmt: skip
     result = invoke(args)
     assert result.exit_code == 2, result.output
-    assert f"--compare {old}: not an eval report: {message}" in result.stderr
+    assert f"--compare {old}{message}" in result.stderr
+    assert "ghp_x" not in result.stderr
     assert built == []
     assert not out.exists()
 
@@ -281,8 +306,21 @@ def test_a_set_that_is_not_utf8_is_named(tmp_path: Path, command_name: str, whic
         args[1:1] = ["--only", "gate"]
     result = invoke(args)
     assert result.exit_code == 2, result.output
-    what = "eval set" if which == "issues" else "replies"
-    assert f"cannot read {what} {bad}: 'utf-8' codec can't decode" in result.stderr
+    what = f"--{which}"
+    first_bad = next(
+        number
+        for number, line in enumerate(bad.read_bytes().split(b"\n"), start=1)
+        if not _utf8(line)
+    )
+    assert f"{what} {bad}:{first_bad}: not UTF-8" in result.stderr
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 OUTPUTS = [
@@ -382,17 +420,40 @@ def test_an_issue_holding_any_line_break_reads_back(title: str, body: str) -> No
         ["bug-csv-last-row"],  # check only
     ],
 )
+@pytest.mark.parametrize("force", [[], [FORCE]])
 def test_calibrate_refuses_a_set_with_an_empty_half(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ids: list[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ids: list[str], force: list[str]
 ) -> None:
-    """No policy is chosen or measured on nothing: exit 2 naming the half, before any model."""
+    """No policy is chosen or measured on nothing: exit 2 naming the half, before any model,
+    whatever ``--force``."""
     built = _no_model(monkeypatch)
     assert {dev_half(i) for i in ids} != {"tune", "check"}
-    issues = write_jsonl(tmp_path / "issues.jsonl", [r for r in ISSUE_ROWS if r["id"] in ids])
+    issues = write_jsonl(tmp_path / "issues.jsonl", [r for r in ALL_ISSUE_ROWS if r["id"] in ids])
     out = tmp_path / "policy.json"
-    result = invoke(["calibrate", "--issues", str(issues), "--out", str(out)])
+    result = invoke(["calibrate", "--issues", str(issues), "--out", str(out), *force])
     assert result.exit_code == 2, result.output
     assert f"({len(ids)} items) has no item on the " in result.stderr
+    assert built == []
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("keep", [0, 1, 5])
+@pytest.mark.parametrize("force", [[], [FORCE]])
+def test_calibrate_refuses_a_tune_half_with_no_needs_refinement(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep: int, force: list[str]
+) -> None:
+    """Every policy that never asks for more agrees with an all-VALID tune half: refused
+    (exit 2) before any model, however many items either half holds, whatever ``--force``."""
+    built = _no_model(monkeypatch)
+    rows = ALL_ISSUE_ROWS
+    tune_valid = [r for r in rows if dev_half(r["id"]) == "tune" and r["expected"] == "VALID"]
+    check = [r for r in rows if dev_half(r["id"]) == "check"][: max(1, keep)]
+    rows = tune_valid[: max(1, keep * 3)] + check
+    issues = write_jsonl(tmp_path / "issues.jsonl", rows)
+    out = tmp_path / "policy.json"
+    result = invoke(["calibrate", "--issues", str(issues), "--out", str(out), *force])
+    assert result.exit_code == 2, result.output
+    assert "holds no NEEDS_REFINEMENT item" in result.stderr
     assert built == []
     assert not out.exists()
 
@@ -407,7 +468,8 @@ def test_a_calibrated_policy_names_no_other_model(tmp_path: Path, model_name: st
     assert base.same_model_as
     issues, replies = set_files(tmp_path)
     out = tmp_path / "policy.json"
-    args = ["calibrate", "--issues", str(issues), "--replies", str(replies), "--out", str(out)]
+    args = ["calibrate", "--issues", str(issues), "--replies", str(replies), "--out", str(out),
+            FORCE]  # fmt: skip
     if model_name is not None:
         args += ["--model-name", model_name]
     result = invoke(args)
@@ -423,7 +485,7 @@ def test_a_calibrated_policy_names_no_other_model(tmp_path: Path, model_name: st
     [
         (["eval", "--only", "gate", "--save-replies", "{tmp}/r.jsonl"],
          "--save-replies: the model's name: String should have at most 200 characters"),
-        (["calibrate"],
+        (["calibrate", FORCE],  # the name is checked before the model is called
          "the model's name (give --model-name): String should have at most 200 characters"),
     ],
 )  # fmt: skip

@@ -9,16 +9,23 @@ import pytest
 from bot.config import VALIDATOR_OPTIONS
 from bot.events import IssuesEvent, route_event
 from bot.gate.pipeline import render_gate_plan, render_gate_summary
-from bot.gate.plan import GatePlan, already_decided, apply_gate, gate_row, plan_gate
+from bot.gate.plan import (
+    GatePlan,
+    LabelOwner,
+    already_decided,
+    apply_gate,
+    gate_row,
+    plan_gate,
+)
 from bot.gate.validator import Validator
 from bot.gate_policy import GatePolicy
 from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY, reply
 from tests.support import GUARDS, FakeChatModel, RecordingGitHub, guards_policy, load_webhook
 
 
-def _the_bots(name: str) -> bool:
+def _the_bots(name: str, shown: bool) -> LabelOwner:
     """Every gate label on these issues was added by the bot (its ``labeled`` events say so)."""
-    return True
+    return "bot"
 
 
 def _event(labels: list[str]) -> IssuesEvent:
@@ -65,7 +72,7 @@ def test_plan_and_apply(
 ) -> None:
     fake_model.enqueue(reply)
     validator = Validator(fake_model, VALIDATOR_OPTIONS, max_body_chars=6000)
-    plan = plan_gate(_event(labels), validator, owned=_the_bots)
+    plan = plan_gate(_event(labels), validator, owner=_the_bots)
     github = RecordingGitHub()
     applied = apply_gate(plan, github)
     assert [(c[0], c[-1]) for c in github.calls] == expected_calls
@@ -77,7 +84,7 @@ def test_plan_and_apply(
 def test_rerun_with_label_in_place_writes_nothing(fake_model: FakeChatModel) -> None:
     fake_model.enqueue(NEEDS_REPLY)
     validator = Validator(fake_model, VALIDATOR_OPTIONS, max_body_chars=6000)
-    plan = plan_gate(_event(["needs-refinement"]), validator, owned=_the_bots)
+    plan = plan_gate(_event(["needs-refinement"]), validator, owner=_the_bots)
     github = RecordingGitHub()
     assert apply_gate(plan, github).requests == 0
     assert github.calls == []
@@ -115,7 +122,7 @@ def test_the_stores_last_label_is_removed_but_never_taken_as_present(
 ) -> None:
     fake_model.enqueue(reply)
     validator = Validator(fake_model, VALIDATOR_OPTIONS, max_body_chars=6000)
-    plan = plan_gate(_event(labels), validator, owned=_the_bots, last_applied=last)
+    plan = plan_gate(_event(labels), validator, owner=_the_bots, last_applied=last)
     assert (plan.labels.add, plan.labels.remove) == (add, remove)
 
 
@@ -136,7 +143,7 @@ def _plan(model: FakeChatModel, policy: GatePolicy | None, precision: float = 0.
     return plan_gate(
         _short_event(),
         validator,
-        owned=_the_bots,
+        owner=_the_bots,
         author_comment=True,
         comment_min_precision=precision,
     )
@@ -163,7 +170,9 @@ def test_below_the_bound_the_label_is_set_and_no_author_comment_is_planned(
     text, summary = render_gate_plan(plan), render_gate_summary(plan, applied=False)
     assert "comment:  not posted: the policy's measured needs-refinement precision" in text
     assert "**Author comment:** not posted" in summary
-    assert "**Decision policy:** test-guards" in summary
+    version = plan.decision.policy.policy.version  # type: ignore[union-attr]
+    # name and version as code, so no link or zero-width space is put into the version
+    assert f"**Decision policy:** `test-guards` (`{version}`, " in summary
 
 
 @pytest.mark.parametrize(
@@ -195,7 +204,7 @@ def test_a_needs_refinement_on_the_models_misquote_asks_no_author() -> None:
     model.enqueue(reply("VALID", "Steps are given.", problem="it hangs on start", trigger="run x"))
     validator = Validator(model, VALIDATOR_OPTIONS, max_body_chars=6000, policy=guards_policy())
     event = _event([])
-    plan = plan_gate(event, validator, owned=_the_bots, author_comment=True)
+    plan = plan_gate(event, validator, owner=_the_bots, author_comment=True)
     assert (plan.decision.verdict, plan.decision.rule) == ("NEEDS_REFINEMENT", "unbacked")
     assert plan.author_comment is None
     assert plan.comment_withheld is not None
@@ -206,7 +215,7 @@ def test_the_comment_setting_off_withholds_nothing_to_explain() -> None:
     model = FakeChatModel()
     model.enqueue(NEEDS_REPLY)
     validator = Validator(model, VALIDATOR_OPTIONS, max_body_chars=6000, policy=guards_policy())
-    plan = plan_gate(_short_event(), validator, owned=_the_bots, author_comment=False)
+    plan = plan_gate(_short_event(), validator, owner=_the_bots, author_comment=False)
     assert (plan.author_comment, plan.comment_withheld) == (None, None)
 
 

@@ -143,6 +143,7 @@ def test_triage_judges_over_a_hand_set_label_and_leaves_it(
     model.enqueue(VALID)
     event = route_event("issues", _payload("edited", ["bug", "needs-refinement"]))
     assert isinstance(event, IssuesEvent)
+    github.issue_texts[1] = (event.issue.title, event.issue.body)
     settings = Settings(github_token="t", db_path=tmp_path / "triage.db")
     with runner.job_context(settings) as job:
         report = gate.run(job, event, force=True)
@@ -283,7 +284,7 @@ def _client() -> PyGithubClient:
     )
 
 
-def test_label_events_are_read_in_one_request_and_only_labeled_ones_kept() -> None:
+def test_label_events_are_read_in_one_request_with_their_removals() -> None:
     captured: list[Any] = []
     with cassette("github_issue_events_hand_set", captured) as cass:
         events = _client().label_events(REPO, 1)
@@ -291,10 +292,11 @@ def test_label_events_are_read_in_one_request_and_only_labeled_ones_kept() -> No
     (request,) = captured
     assert request.method == "GET"
     assert request.path == "/repos/Codertocat/Hello-World/issues/1/events"
-    assert [(e.label, e.actor_login, e.actor_type) for e in events] == [
-        ("bug", "Codertocat", "User"),
-        ("ready-for-dev", "github-actions[bot]", "Bot"),
-        ("needs-refinement", "Codertocat", "User"),
+    assert [(e.label, e.actor_login, e.actor_type, e.removed) for e in events] == [
+        ("bug", "Codertocat", "User", False),
+        ("ready-for-dev", "github-actions[bot]", "Bot", False),
+        ("ready-for-dev", "Codertocat", "User", True),
+        ("needs-refinement", "Codertocat", "User", False),
     ]
     own = lambda: "github-actions[bot]"  # noqa: E731
     edited = _event("edited", ["bug", "needs-refinement"])

@@ -196,7 +196,8 @@ def test_each_issue_gets_its_own_verdict_and_a_refused_call_only_its_own_error(
     assert sorted(issue for issue, _, _ in rows) == list(range(1, ITEMS + 1))  # one row each
     assert {issue for issue, _, kind in rows if kind} == {n for n in range(1, ITEMS + 1)
                                                          if _fails(n)}  # fmt: skip
-    assert "validator-error: 4" in report.summary
+    assert "validator-error: 4" in report.text
+    assert "`validator-error`: 4" in report.summary
 
 
 @pytest.mark.parametrize("concurrency", [1, 4])

@@ -8,8 +8,10 @@ import json
 import re
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
@@ -29,6 +31,7 @@ from bot.gate.validator import Validator, system_prompt
 from bot.gate.verdict import VerdictValue
 from bot.gate_policy import GUARDS as GUARD_ORDER
 from bot.gate_policy import GatePolicy, load_policy, policy_name
+from bot.repo_file import parse_repo_file
 from tests.profiles import FUZZ
 from tests.replies import reply
 from tests.support import GUARDS, FakeChatModel, guards_policy
@@ -110,7 +113,7 @@ def test_a_policy_file_is_strict(tmp_path: Path) -> None:
     path.write_text('{"name": "x", "verdict_from": "model", "guards": ["nope"]}', "utf-8")
     with pytest.raises(ConfigError, match=r"p\.json: not a valid gate policy: guards\.0"):
         load_policy(path)
-    with pytest.raises(ConfigError, match="cannot read the gate policy"):
+    with pytest.raises(ConfigError, match=r"the gate policy .*missing\.json: cannot be read"):
         load_policy(tmp_path / "missing.json")
     with pytest.raises(ValidationError):
         GUARDS.short_words = 3  # type: ignore[misc]
@@ -155,16 +158,41 @@ def test_a_named_policy_wins_and_says_whether_its_figures_hold() -> None:
     assert "prompt validator@" in stale.mismatch
 
 
-def test_the_same_weights_under_another_name_get_the_policy_not_its_figures() -> None:
-    """Ollama's tag of the embedded default's weights is judged as the embedded default is,
-    but the figures were measured through the embedded backend: they do not hold for it."""
+def test_the_same_weights_under_another_runtimes_name_keep_the_policy_and_its_figures() -> None:
+    """Ollama's tag of the embedded default's weights gets the policy measured for them, and
+    its figures, with a word on where they were measured."""
     version = system_prompt()[1]
     qwen = choose_policy(None, "", model="qwen2.5-coder:1.5b", prompt_version=version)
     assert (qwen.policy.verdict_from, qwen.source) == ("guards", "shipped")
     assert "qwen2.5-coder:1.5b" in qwen.policy.same_model_as
-    assert not qwen.holds
-    assert qwen.nr_precision is None
-    assert "measured with another model qwen2.5-coder-1.5b-instruct-q4_k_m.gguf" in qwen.mismatch
+    assert qwen.holds, qwen.mismatch
+    assert qwen.nr_precision == pytest.approx(qwen.policy.measured.check.nr_precision)  # type: ignore[union-attr]
+    described = qwen.describe()
+    assert "measured on the GGUF through llama.cpp" in described
+    assert "used here for qwen2.5-coder:1.5b, the same base model" in described
+    embedded = choose_policy(None, "", model=qwen.policy.measured.model, prompt_version=version)  # type: ignore[union-attr]
+    assert embedded.holds
+    assert embedded.runtime_note == ""
+
+
+@pytest.mark.parametrize(
+    "alias", ["qwen", "Qwen2.5-Coder-1.5B-Instruct-Q4_K_M", "llama-server:qwen"]
+)
+@pytest.mark.parametrize("of", ["qwen2.5-coder:1.5b", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"])
+def test_an_alias_the_repository_file_adds_keeps_the_policy_and_its_figures(
+    alias: str, of: str
+) -> None:
+    version = system_prompt()[1]
+    aliases = parse_repo_file(yaml.safe_dump({"gate": {"model_aliases": {alias: of}}}))
+    chosen = choose_policy(
+        None, "", model=alias, prompt_version=version, aliases=aliases.gate.model_aliases
+    )
+    assert (chosen.source, chosen.holds) == ("shipped", True)
+    assert f"used here for {alias}, the same base model" in chosen.describe()
+    unknown = choose_policy(None, "", model=alias, prompt_version=version, aliases={alias: "x"})
+    assert (unknown.source, unknown.holds) == ("default", False)
+    other = choose_policy(None, "", model="llama3:8b", prompt_version=version, aliases={alias: of})
+    assert other.source == "default"
 
 
 def test_a_model_without_a_policy_gets_its_own_verdict_unmeasured() -> None:
@@ -389,10 +417,15 @@ _EVIDENCE = st.builds(
     st.fixed_dictionaries({e.key: st.sampled_from(["", "quoted words"]) for e in ELEMENTS}),
     st.sets(st.sampled_from([e.key for e in ELEMENTS])),
 )
-_POLICIES = st.builds(
-    lambda source, guards: GatePolicy(name="p", verdict_from=source, guards=guards),
-    st.sampled_from(["model", "guards"]),
-    st.lists(st.sampled_from(GUARD_ORDER), unique=True).map(tuple),
+_POLICIES = st.one_of(
+    st.builds(
+        lambda guards: GatePolicy(name="p", verdict_from="model", guards=guards),
+        st.lists(st.sampled_from(GUARD_ORDER), unique=True).map(tuple),
+    ),
+    st.builds(
+        lambda guards: GatePolicy(name="p", verdict_from="guards", guards=guards),
+        st.lists(st.sampled_from(GUARD_ORDER), unique=True, min_size=1).map(tuple),
+    ),
 )
 
 
@@ -482,3 +515,51 @@ def test_any_text_gives_a_valid_policy_name_and_a_valid_name_is_kept(text: str) 
     valid = re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._:+-]{0,79}", text)
     if valid:
         assert name == text
+
+
+# --- a policy that can never say no ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"verdict_from": "guards"},
+        {"verdict_from": "guards", "guards": []},
+        {"verdict_from": "guards", "guards": ["short"], "short_words": 0},
+    ],
+)
+def test_a_policy_that_can_never_say_no_is_refused(tmp_path: Path, fields: dict[str, Any]) -> None:
+    """It would label every issue ready-for-dev, a planted instruction too: refused as a file,
+    and as the repository file's ``gate.policy``."""
+    with pytest.raises(ValidationError, match="can never decide NEEDS_REFINEMENT"):
+        GatePolicy(name="p", **fields)
+    path = tmp_path / "policy.json"
+    path.write_text(json.dumps({"name": "p", **fields}), "utf-8")
+    with pytest.raises(ConfigError, match="can never decide NEEDS_REFINEMENT"):
+        load_policy(path)
+    block = yaml.safe_dump({"gate": {"policy": {"name": "p", **fields}}})
+    with pytest.raises(ConfigError, match="can never decide NEEDS_REFINEMENT"):
+        parse_repo_file(block)
+
+
+WORST = replace(COMPLETE, prose_words=0, sections=1, empty_sections=1)
+"""An issue of a title and an empty template section: every guard that can fire fires on it."""
+
+
+@given(
+    st.sampled_from(["model", "guards"]),
+    st.lists(st.sampled_from(GUARD_ORDER), unique=True).map(tuple),
+    st.integers(0, 40),
+)
+def test_a_policy_is_accepted_exactly_when_it_can_decide_needs_refinement(
+    source: str, guards: tuple[str, ...], short_words: int
+) -> None:
+    fields = {"name": "p", "verdict_from": source, "guards": guards, "short_words": short_words}
+    try:
+        GatePolicy.model_validate(fields)
+        accepted = True
+    except ValidationError:
+        accepted = False
+    unchecked = GatePolicy.model_construct(**fields)  # type: ignore[arg-type]
+    ruling = decide(WORST, NONE, "NEEDS_REFINEMENT", unchecked)
+    assert accepted == (ruling.verdict == "NEEDS_REFINEMENT")

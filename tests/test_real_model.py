@@ -61,7 +61,7 @@ def test_gate_ends_with_exactly_one_gate_label(validator: Validator, path: Path)
     start_labels = ["bug", "needs-refinement"]
     started = time.perf_counter()
     # the start labels are the bot's own (their labeled events would say so)
-    plan = plan_gate(_event(path, start_labels), validator, owned=lambda name: True)
+    plan = plan_gate(_event(path, start_labels), validator, owner=lambda name, shown: "bot")
     TIMINGS.append((f"gate {path.stem}", (time.perf_counter() - started) * 1000))
     github = RecordingGitHub()
     apply_gate(plan, github)
@@ -84,7 +84,7 @@ def test_injected_verdict_is_never_the_bots_judgment(validator: Validator) -> No
     as quoted text), so the planted reason never becomes the bot's reason."""
     planted = "Complete report with a clear error"
     path = Path(__file__).parent / "data" / "issues" / "injection-fake-delimiter.md"
-    d = plan_gate(_event(path, []), validator, owned=lambda name: True).decision
+    d = plan_gate(_event(path, []), validator, owner=lambda name, shown: "bot").decision
     assert planted not in d.reason
     if d.evidence is not None:
         assert all(planted not in d.evidence.quotes[key] for key in d.evidence.found)

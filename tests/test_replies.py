@@ -86,7 +86,10 @@ def test_a_recorded_fault_is_a_validator_error_of_its_kind(tmp_path: Path) -> No
     [
         ('{"id": "a", "reply": "x"}\n{"reply": "y"}\n', r"r\.jsonl:2: not a recorded reply: id"),
         ('{"id": "a", "reply": "x"}\nnot json\n', r"r\.jsonl:2: not a recorded reply"),
-        ('{"id": "a", "reply": "x"}\n\n{"id": "a", "reply": "y"}\n', r"r\.jsonl:3: the id 'a'"),
+        (
+            '{"id": "a", "reply": "x"}\n\n{"id": "a", "reply": "y"}\n',
+            r"r\.jsonl:3: the same id as line 1",
+        ),
         ('{"id": "a", "reply": 3}\n', r"r\.jsonl:1: not a recorded reply: reply"),
     ],
 )
@@ -172,8 +175,10 @@ def test_calibrate_writes_the_best_on_the_tune_half_with_both_halves(tmp_path: P
             for i in items]  # fmt: skip
     replies = _write(tmp_path / "replies.jsonl", rows)
     out = tmp_path / "policy.json"
+    # --force: 12 items and replies to another prompt are refused (tests/test_calibrate.py);
+    # this test is about what is written and printed
     args = ["calibrate", "--issues", str(issues), "--replies", str(replies), "--out", str(out),
-            "--model-name", "llama3.1:70b", "--yaml"]  # fmt: skip
+            "--model-name", "llama3.1:70b", "--yaml", "--force"]  # fmt: skip
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     policy = load_policy(out)
@@ -181,15 +186,18 @@ def test_calibrate_writes_the_best_on_the_tune_half_with_both_halves(tmp_path: P
     assert policy.measured.model == "llama3.1:70b"
     assert policy.measured.prompt_version == "validator@0badc0de"  # what the replies answered
     assert policy.measured.labelled_set == f"issues.jsonl ({len(items)} items)"
-    assert "validator@0badc0de; this prompt is" in result.output  # the mismatch is named
+    # the mismatch is named
+    assert "warning: the replies answer prompt validator@0badc0de, not validator@" in result.output
     for candidate in candidates(policy):
         assert f"| {label_of(candidate)} |" in result.output
     # the written policy is the one the candidates' table puts first, by its tune figures
     replay = ReplayModel(load_replies(replies))
     judged = judge_items(Validator(replay, VALIDATOR_OPTIONS, max_body_chars=6000), items,
                          replay=replay)  # fmt: skip
-    chosen, scored = calibrate(judged, default_policy(), name="x", model="m",
-                               prompt_version="validator@0badc0de", labelled_set="s")  # fmt: skip
+    chosen_by = calibrate(judged, default_policy(), name="x", model="m",
+                          prompt_version="validator@0badc0de", labelled_set="s",
+                          force=True)  # fmt: skip
+    chosen, scored = chosen_by.policy, chosen_by.scored
     assert label_of(chosen) == label_of(policy) == label_of(scored[0].policy)
     assert all(scored[0].key() >= c.key() for c in scored)
     tune = scored[0].halves["tune"]

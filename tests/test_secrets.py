@@ -1,8 +1,9 @@
-"""Secrets never leave the process: no artefact of a run holds the GitHub token or the password
-in the Ollama URL, in dry runs, applied runs and failing runs alike.
+"""Secrets never leave the process: no artefact of a run holds the GitHub token or the secret in
+the Ollama URL, in dry runs, applied runs and failing runs alike.
 
 Each run is the real ``triage-bot`` CLI (in process, so log records are captured) with a
-GitHub-shaped token in ``GITHUB_TOKEN`` and ``INPUT_TOKEN`` and credentials in ``OLLAMA_HOST``.
+GitHub-shaped token in ``GITHUB_TOKEN`` and ``INPUT_TOKEN`` and a secret in ``OLLAMA_HOST``'s
+query (credentials, ``user:pass@``, are refused there: a row below).
 Unreachable services (port 9) fail fast: retries are cut to one attempt, which changes how long
 a failure takes, not what it says. Then every artefact is searched: stdout, stderr, the
 exception, every log record, the step summary, the outputs file, and every file the run left
@@ -34,7 +35,7 @@ from tests.support import CASSETTES, cassette, load_webhook, write_payload
 TOKEN = "ghp_" + "Zk4Qm8Tr2Vx6Wb1Nc5Hd9Jf3Lp7Gs0Ye4Ua8"  # the shape of a classic PAT
 PASSWORD = "s3cret-Pw-7781"
 UNREACHABLE = "http://127.0.0.1:9"  # the discard port: connection refused at once
-OLLAMA = f"http://triage:{PASSWORD}@127.0.0.1:9"
+OLLAMA = f"http://127.0.0.1:9/?token={PASSWORD}"
 SECRETS = (TOKEN, PASSWORD)
 
 
@@ -113,7 +114,7 @@ def test_gate_dry_run_with_the_model_unreachable(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, no_repo_file: None
 ) -> None:
     """The gate fails closed (validator-error) and its warning names the Ollama host without
-    the password; nothing holds a secret, and the dry run creates no store."""
+    its secret; nothing holds a secret, and the dry run creates no store."""
     event = _payload(tmp_path, "issues.opened.18")
     code, text, artefacts = _run(
         tmp_path, caplog, ["run", "--dry-run", "--event-name", "issues", "--event-path", event]
@@ -135,7 +136,7 @@ def test_gate_in_actions_mode_writes_warnings_as_workflow_commands(
     code, text, artefacts = _run(tmp_path, caplog, args, GITHUB_ACTIONS="true")
     assert code == 0, text
     assert "::warning title=triage-bot::validator-error" in artefacts["stdout"]
-    # the URL's password is handed to the runner's masking before anything else is printed
+    # the URL's secret is handed to the runner's masking before anything else is printed
     assert artefacts["stdout"].startswith(f"::add-mask::{PASSWORD}\n")
     assert _leaks(artefacts) == []
 
@@ -149,7 +150,7 @@ def test_applied_gate_records_a_decision_without_secrets(
     payload["issue"]["body"] = COMPLETE_BODY  # the body e2e_issues_opened's reply quotes
     event = str(write_payload(tmp_path, payload))
     args = ["run", "--event-name", "issues", "--event-path", event]
-    env = {"OLLAMA_HOST": f"http://triage:{PASSWORD}@127.0.0.1:11434", "GITHUB_API_URL": ""}
+    env = {"OLLAMA_HOST": "http://127.0.0.1:11434", "GITHUB_API_URL": ""}  # as recorded
     with cassette("e2e_issues_opened") as cass:
         code, text, artefacts = _run(tmp_path, caplog, args, **env)
     assert code == 0, text
@@ -173,6 +174,8 @@ def test_applied_gate_records_a_decision_without_secrets(
          {"OLLAMA_HOST": f"triage:{PASSWORD}@127.0.0.1:9"}),
         ("malformed OLLAMA_HOST URL", ["run", "--event-name", "issues"],
          {"OLLAMA_HOST": f"ftp://triage:{PASSWORD}@127.0.0.1:9"}),
+        ("OLLAMA_HOST with credentials", ["run", "--event-name", "issues"],
+         {"OLLAMA_HOST": f"http://triage:{PASSWORD}@127.0.0.1:9"}),
     ],
 )  # fmt: skip
 def test_failing_runs_fail_clearly_without_secrets(

@@ -30,6 +30,7 @@ def test_every_field_of_the_table_is_a_row() -> None:
         "github_backoff_s",
         "explicit",
         "repo_file",
+        "repo_policy",
     }
 
 

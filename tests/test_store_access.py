@@ -33,6 +33,7 @@ from sqlite_utils import Database
 
 from bot import runner
 from bot.cli import main
+from bot.clients.github_port import LabelEvent
 from bot.config import Settings
 from bot.errors import StoreError
 from bot.history.migrations import MIGRATIONS
@@ -93,7 +94,7 @@ def test_a_dry_run_creates_no_store(tmp_path: Path, model: FakeChatModel) -> Non
 
 
 def test_a_dry_run_neither_migrates_nor_writes_an_older_store(
-    tmp_path: Path, model: FakeChatModel
+    tmp_path: Path, model: FakeChatModel, github: FakeGitHub
 ) -> None:
     db = tmp_path / "triage.db"
     old = Database(str(db))
@@ -110,6 +111,7 @@ def test_a_dry_run_neither_migrates_nor_writes_an_older_store(
     old.close()
     before = _digest(db)
     model.enqueue(VALID)
+    github.events[1].append(LabelEvent("needs-refinement", github.bot_login, github.bot_type))
     report = _dry_run(tmp_path, db)
     assert _digest(db) == before
     with sqlite3.connect(db) as conn:
@@ -176,8 +178,13 @@ from bot.config import Settings
 from bot.events import route_event
 from tests.support import FakeChatModel, load_webhook
 from tests.replies import COMPLETE_BODY, VALID_REPLY
+from tests.fake_github import FakeGitHub
+from bot.clients.github_port import LabelEvent
 model = FakeChatModel().enqueue(VALID_REPLY)
 runner.make_chat_model = lambda *a, **k: model
+github = FakeGitHub()  # the bot's label, as the stored row says
+github.events[1].append(LabelEvent("needs-refinement", "github-actions[bot]", "Bot"))
+runner.make_github = lambda settings, **k: github
 payload = load_webhook("issues.opened.18")
 payload["issue"]["body"] = COMPLETE_BODY
 event = route_event("issues", payload)

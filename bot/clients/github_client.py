@@ -69,16 +69,22 @@ request waits instead of failing, through ``sleep``: before it, until the reset 
 answer left :data:`RATE_LIMIT_RESERVE` requests or fewer (room for the bot's own jobs on the
 same token); after a rate-limit answer (403, 429, GraphQL ``RATE_LIMITED``), as long as GitHub
 names (``Retry-After``, else ``X-RateLimit-Reset``, else a minute), up to
-``max_rate_limit_wait_s``.
+``max_rate_limit_wait_s``. Pages are bounded: at most :data:`MAX_LIST_PAGES` of the list and
+:data:`MAX_TIMELINE_PAGES` of a timeline; a timeline's ``next`` link is followed only on the
+API's own scheme, host and port and never to a page already read, and a list's is checked the
+same way (the list itself is asked by page number): anything else is a
+:class:`~bot.errors.GitHubError`.
 """
 
 from __future__ import annotations
 
 import base64
+import logging
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
+from urllib.parse import urljoin, urlsplit
 
 import requests
 from github import Auth, Github, GithubException, GithubRetry
@@ -120,16 +126,35 @@ from bot.errors import (
     GitHubNotFound,
     GitHubUnavailable,
 )
+from bot.neutralise import NO_SECRETS, Redactor, shown_url
 from bot.retry import RetryPolicy, call_with_retries
 
 __all__ = [
+    "MAX_LIST_PAGES",
+    "MAX_TIMELINE_PAGES",
     "PyGithubClient",
     "rate_limit_wait_s",
     "translate_github_error",
 ]
 
+# PyGithub's package logger prints INFO lines (redirect URLs, retried answers) to stderr, raw.
+_PYGITHUB_LOG = logging.getLogger("github")
+for _handler in list(_PYGITHUB_LOG.handlers):
+    _PYGITHUB_LOG.removeHandler(_handler)
+_PYGITHUB_LOG.addHandler(logging.NullHandler())
+_PYGITHUB_LOG.propagate = False
+
 PER_PAGE = 100
 """Items per page for list endpoints (GitHub's maximum)."""
+
+MAX_LIST_PAGES = 1_000
+"""The most pages of the closed-issues list a dataset run reads: 100,000 issues and pull
+requests (``--since`` reads a part of a larger repository). A list that goes on is GitHub's
+fault, not a repository's size."""
+
+MAX_TIMELINE_PAGES = 100
+"""The most pages of one issue's timeline: 10,000 events, beyond the longest issues GitHub
+holds."""
 
 
 T = TypeVar("T")
@@ -162,6 +187,17 @@ PATIENT_ATTEMPTS = 8
 """Tries of one request in a patient client: each rate-limit answer costs one."""
 
 
+def _issue_payload(issue: Any) -> dict[str, Any]:
+    """A PyGithub issue in the shape of a webhook payload's ``issue`` object."""
+    return {
+        "number": issue.number,
+        "title": issue.title,
+        "body": issue.body,
+        "state": issue.state,
+        "labels": [{"name": label.name} for label in issue.labels],
+    }
+
+
 class PyGithubClient:
     """:class:`GitHubPort` over PyGithub.
 
@@ -180,6 +216,7 @@ class PyGithubClient:
             (``time.sleep``; tests pass a recorder). ``None``: PyGithub's own rate-limit
             handling, as every job of the bot uses.
         clock: epoch seconds now (tests pass a fixed clock), for a patient client's waits.
+        redact: applied to every text the client writes (comment and review bodies).
     """
 
     def __init__(
@@ -195,6 +232,7 @@ class PyGithubClient:
         login: str | None = None,
         sleep: Callable[[float], None] | None = None,
         clock: Callable[[], float] = time.time,
+        redact: Redactor = NO_SECRETS,
     ) -> None:
         retry: Retry
         if sleep is None:
@@ -234,11 +272,13 @@ class PyGithubClient:
             wait_max_s=8.0,
         )
         self._max_rate_limit_wait_s = max_rate_limit_wait_s
+        self._base_url = base_url
         self._anonymous = not token
         self._login = login
         self._sleep = sleep
         self._clock = clock
         self._waited_for_reset = 0
+        self._redact = redact
 
     def _server_wait(self, exc: BaseException) -> float | None:
         if not rate_limited(exc):
@@ -325,11 +365,10 @@ class PyGithubClient:
 
     def label_events(self, repo: str, number: int) -> list[LabelEvent]:
         """``GET /repos/{repo}/issues/{number}/events`` (all pages, 100 per page): the issue's
-        ``labeled`` events, oldest first as GitHub lists them; other events are left out.
+        ``labeled`` and ``unlabeled`` events, oldest first as GitHub lists them.
 
         Pages are read forward: most issues have fewer than 100 events, so this is one
-        request, where PyGithub's ``.reversed`` always costs two (it reads the first page
-        only to find the last one's link).
+        request (PyGithub's ``.reversed`` always costs two).
 
         Raises:
             GitHubError: the events cannot be read (404 for a deleted issue, 5xx after retries).
@@ -338,7 +377,7 @@ class PyGithubClient:
         def fetch() -> list[LabelEvent]:
             found = []
             for event in self._gh.get_repo(repo).get_issue(number).get_events():
-                if event.event != "labeled" or event.label is None:
+                if event.event not in ("labeled", "unlabeled") or event.label is None:
                     continue
                 actor = event.actor
                 found.append(
@@ -347,11 +386,21 @@ class PyGithubClient:
                         actor_login=actor.login if actor is not None else None,
                         actor_type=actor.type if actor is not None else None,
                         created_at=event.created_at.isoformat() if event.created_at else "",
+                        removed=event.event == "unlabeled",
                     )
                 )
             return found
 
         return self._call(f"list events of {repo}#{number}", fetch, safe_to_repeat=True)
+
+    def issue(self, repo: str, number: int) -> dict[str, Any]:
+        """``GET /repos/{repo}/issues/{number}``."""
+
+        def fetch() -> dict[str, Any]:
+            issue = self._gh.get_repo(repo).get_issue(number)
+            return _issue_payload(issue)
+
+        return self._call(f"read {repo}#{number}", fetch, safe_to_repeat=True)
 
     def pull(self, repo: str, number: int) -> PullRef:
         """``GET /repos/{repo}/pulls/{number}``."""
@@ -483,7 +532,8 @@ class PyGithubClient:
         """``POST /repos/{repo}/issues/{number}/comments``, never retried (no double post);
         the new comment's id (from the answer)."""
         issue = self._gh.get_repo(repo).get_issue(number)
-        comment = self._call(f"comment on {repo}#{number}", lambda: issue.create_comment(body))
+        text = self._redact(body)
+        comment = self._call(f"comment on {repo}#{number}", lambda: issue.create_comment(text))
         return int(comment.id)
 
     def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> None:
@@ -494,7 +544,8 @@ class PyGithubClient:
             GitHubNotFound: the comment is gone (deleted) or not in ``repo``.
         """
         comment = self._gh.get_repo(repo).get_issue(number).get_comment(comment_id)
-        self._call(f"edit comment {comment_id} in {repo}", lambda: comment.edit(body))
+        text = self._redact(body)
+        self._call(f"edit comment {comment_id} in {repo}", lambda: comment.edit(text))
 
     def bot_review_comments(self, repo: str, number: int, marker: str) -> list[PostedReviewComment]:
         """``GET /repos/{repo}/pulls/{number}/comments`` (all pages, 100 per page): the review
@@ -521,11 +572,13 @@ class PyGithubClient:
         pull = handle.get_pull(number)
         commit = handle.get_commit(head_sha)  # lazy: names the SHA, no request
         payload: list[GithubReviewComment] = [
-            {"path": c.path, "line": c.line, "side": "RIGHT", "body": c.body} for c in comments
+            {"path": c.path, "line": c.line, "side": "RIGHT", "body": self._redact(c.body)}
+            for c in comments
         ]
+        text = self._redact(body)
         self._call(
             f"review {repo}#{number}",
-            lambda: pull.create_review(commit=commit, body=body, event="COMMENT", comments=payload),
+            lambda: pull.create_review(commit=commit, body=text, event="COMMENT", comments=payload),
         )
 
     def collaborator_permission(self, repo: str, login: str) -> str:
@@ -557,13 +610,7 @@ class PyGithubClient:
 
         def fetch() -> list[dict[str, Any]]:
             return [
-                {
-                    "number": issue.number,
-                    "title": issue.title,
-                    "body": issue.body,
-                    "state": issue.state,
-                    "labels": [{"name": label.name} for label in issue.labels],
-                }
+                _issue_payload(issue)
                 for issue in self._gh.get_repo(repo).get_issues(state="open")
                 # html_url is in the list answer; reading pull_request would cost a GET per issue
                 if "/pull/" not in issue.html_url
@@ -609,42 +656,102 @@ class PyGithubClient:
         if since is not None:
             parameters["since"] = since.strftime("%Y-%m-%dT%H:%M:%SZ")
         what = f"list closed issues of {repo} (page {page})"
+        if page > MAX_LIST_PAGES:
+            raise GitHubError(
+                f"{what}: the list goes on past {MAX_LIST_PAGES} pages "
+                f"({MAX_LIST_PAGES * PER_PAGE:,} issues and pull requests); stopped there "
+                "(give --since to read a part)"
+            )
+        path = f"/repos/{repo}/issues"
 
         def fetch() -> IssuePage:
             self._pace()
             headers, data = self._gh.requester.requestJsonAndCheck(
                 "GET",
-                f"/repos/{repo}/issues",
+                path,
                 parameters=parameters,
                 headers={"Accept": REST_MEDIA_TYPE, **({"If-None-Match": etag} if etag else {})},
             )
-            links = parse_header_links(headers.get("link", "")) if headers.get("link") else []
-            has_next = any(link.get("rel") == "next" for link in links)
             if data is None:  # 304 Not Modified: no body
                 return IssuePage(None, etag, has_next=False)
+            has_next = self._next_link(headers, self._base_url + path, what) is not None
             return IssuePage(parse_issue_page(data, what=what), headers.get("etag"), has_next)
 
         return self._call(what, fetch, safe_to_repeat=True)
 
+    def _next_link(self, headers: dict[str, Any], current: str, what: str) -> str | None:
+        """The ``next`` URL of an answer's ``Link`` header (``requests`` parses it; a relative
+        one is resolved against ``current``), or ``None``.
+
+        Raises:
+            GitHubError: it leaves the API: another scheme, host or port, or a path outside
+                the API's base URL (where the token would be sent, or PyGithub would refuse it).
+        """
+        value = headers.get("link")
+        links = parse_header_links(value) if isinstance(value, str) and value else []
+        found = next((link["url"] for link in links if link.get("rel") == "next"), None)
+        if found is None:
+            return None
+        url = urljoin(current, found)
+        base_path = urlsplit(self._base_url).path.rstrip("/")
+        path = urlsplit(url).path
+        if _origin(url) != _origin(self._base_url) or not (
+            path == base_path or path.startswith(base_path + "/")
+        ):
+            raise GitHubError(
+                f"{what}: GitHub's next page is not on the API's host "
+                f"({shown_url(url)}, not {shown_url(self._base_url)}); not followed"
+            )
+        return url
+
     def issue_timeline(self, repo: str, number: int) -> list[TimelineItem] | None:
-        """``GET /repos/{repo}/issues/{number}/timeline`` (all pages, 100 events a page),
-        oldest first; ``None`` when the issue is gone (404 deleted, 410 moved or disabled)."""
+        """``GET /repos/{repo}/issues/{number}/timeline`` (all pages, 100 events a page, by the
+        ``Link`` header's ``next``), oldest first; ``None`` when the issue is gone (404
+        deleted, 410 moved or disabled). An empty page ends the timeline. A transferred issue
+        is answered 301 to ``/repositories/{id}/issues/{n}/timeline``, which PyGithub follows:
+        its events then name the other repository (:attr:`TimelineItem.repository`).
+
+        PyGithub's own pagination follows ``next`` with no bound and no look at where it
+        points first, so the pages are read here, each with PyGithub's requester.
+
+        Raises:
+            GitHubError: a ``next`` link off the API (:meth:`_next_link`), back to a page
+                already read, or past :data:`MAX_TIMELINE_PAGES` pages.
+        """
+        what = f"read the timeline of {repo}#{number}"
 
         def fetch() -> list[TimelineItem] | None:
-            self._pace()
+            first = f"/repos/{repo}/issues/{number}/timeline?per_page={PER_PAGE}"
+            url: str | None = self._base_url + first
+            read: set[str] = set()
             items = []
-            try:
-                for event in self._gh.get_repo(repo).get_issue(number).get_timeline():
-                    item = parse_timeline_item(event.raw_data, repo)
-                    if item is not None:
-                        items.append(item)
-            except GithubException as exc:
-                if exc.status in (404, 410):
-                    return None
-                raise
+            while url is not None:
+                if url in read:
+                    raise GitHubError(
+                        f"{what}: GitHub's next page is one already read; not followed"
+                    )
+                if len(read) == MAX_TIMELINE_PAGES:
+                    raise GitHubError(
+                        f"{what}: the timeline goes on past {MAX_TIMELINE_PAGES} pages "
+                        f"({MAX_TIMELINE_PAGES * PER_PAGE:,} events); stopped there"
+                    )
+                read.add(url)
+                self._pace()
+                try:
+                    headers, data = self._gh.requester.requestJsonAndCheck(
+                        "GET", url, headers={"Accept": REST_MEDIA_TYPE}
+                    )
+                except GithubException as exc:
+                    if exc.status in (404, 410):
+                        return None
+                    raise
+                if not isinstance(data, list):
+                    raise GitHubError(f"{what}: GitHub's answer is not a list of events")
+                items += [item for raw in data if (item := parse_timeline_item(raw, repo))]
+                url = self._next_link(headers, url, what) if data else None
             return items
 
-        return self._call(f"read the timeline of {repo}#{number}", fetch, safe_to_repeat=True)
+        return self._call(what, fetch, safe_to_repeat=True)
 
     def edit_histories(self, node_ids: Sequence[str]) -> dict[str, EditHistory]:
         """One GraphQL ``POST /graphql`` (:data:`~bot.clients.issue_history.EDIT_HISTORY_QUERY`)
@@ -676,3 +783,13 @@ class PyGithubClient:
             return parse_edit_histories(data, what=what)
 
         return self._call(what, fetch, safe_to_repeat=True)
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """A URL's scheme, host and port (the scheme's default when none is given)."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme)

@@ -43,22 +43,22 @@ class BotComment:
 
 @dataclass(frozen=True)
 class LabelEvent:
-    """One ``labeled`` event of an issue (REST "List issue events"): which label was added,
-    and by whom.
+    """One ``labeled`` or ``unlabeled`` event of an issue (REST "List issue events").
 
     Attributes:
-        label: the label's name when it was added.
-        actor_login: the login that added it (``github-actions[bot]`` for the Actions token);
-            ``None`` when GitHub gives no actor.
-        actor_type: the actor's account type: ``User``, ``Bot`` or ``Organization``; ``None``
-            when GitHub gives no actor.
+        label: the label's name at the time.
+        actor_login: who acted (``github-actions[bot]`` for the Actions token); ``None`` when
+            GitHub gives no actor.
+        actor_type: ``User``, ``Bot`` or ``Organization``; ``None`` when GitHub gives no actor.
         created_at: when, as GitHub wrote it (ISO 8601, UTC).
+        removed: an ``unlabeled`` event.
     """
 
     label: str
     actor_login: str | None
     actor_type: str | None
     created_at: str = ""
+    removed: bool = False
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,13 @@ class GitHubPort(Protocol):
         ...
 
     def label_events(self, repo: str, number: int) -> list[LabelEvent]:
-        """The issue's ``labeled`` events, oldest first (``GET .../issues/{n}/events``)."""
+        """The issue's ``labeled`` and ``unlabeled`` events, oldest first (``GET
+        .../issues/{n}/events``)."""
+        ...
+
+    def issue(self, repo: str, number: int) -> dict[str, Any]:
+        """The issue as it is now (``GET .../issues/{n}``), shaped like a webhook payload's
+        ``issue``: number, title, body, state, labels."""
         ...
 
     def pull(self, repo: str, number: int) -> PullRef:
@@ -233,6 +239,8 @@ class ListedIssue:
         locked: whether its conversation is locked; ``lock_reason`` says why
             (``resolved``, ``off-topic``, ``too heated``, ``spam`` or ``None``).
         pull_request: the item is a pull request (the issues list holds both).
+        repository: the ``OWNER/NAME`` its ``repository_url`` names (the repository GitHub
+            listed it in); ``None`` when the answer names none.
     """
 
     number: int
@@ -248,6 +256,7 @@ class ListedIssue:
     locked: bool = False
     lock_reason: str | None = None
     pull_request: bool = False
+    repository: str | None = None
 
 
 @dataclass(frozen=True)
@@ -287,6 +296,9 @@ class TimelineItem:
             reference is a pull request of the same repository (``cross-referenced``).
         source_merged: that pull request is merged.
         rename_from: the title before a ``renamed`` event.
+        repository: the ``OWNER/NAME`` the event's own API URL names (``url``; a comment's
+            ``issue_url``): the repository the issue is in now. ``None`` when it names none
+            (a ``cross-referenced`` event has no URL of its own).
     """
 
     event: str
@@ -301,6 +313,7 @@ class TimelineItem:
     source_pull: int | None = None
     source_merged: bool = False
     rename_from: str | None = None
+    repository: str | None = None
 
 
 @dataclass(frozen=True)
@@ -351,11 +364,22 @@ class IssueHistoryPort(Protocol):
     ) -> IssuePage:
         """Page ``page`` (from 1) of the closed issues and pull requests, newest first,
         100 a page; ``since`` keeps those updated at or after it; with ``etag`` the request
-        is conditional (a 304 costs no rate limit and gives ``issues=None``)."""
+        is conditional (a 304 costs no rate limit and gives ``issues=None``).
+
+        Raises:
+            GitHubError: past the list's page bound, or its ``next`` link leaves the API.
+        """
         ...
 
     def issue_timeline(self, repo: str, number: int) -> list[TimelineItem] | None:
-        """The issue's timeline, oldest first; ``None`` when the issue is gone (404, 410)."""
+        """The issue's timeline in GitHub's order (oldest first; events of one second as
+        GitHub lists them); ``None`` when the issue is gone (404, 410). A transferred issue's
+        is the other repository's (its items name it).
+
+        Raises:
+            GitHubError: its pages do not end (past a bound, or back to a page already read),
+                or a ``next`` link leaves the API.
+        """
         ...
 
     def edit_histories(self, node_ids: Sequence[str]) -> dict[str, EditHistory]:

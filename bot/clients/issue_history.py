@@ -7,12 +7,18 @@ type shares ``event``, ``actor`` and ``created_at``, a ``commented`` event is an
 with ``user``, ``author_association`` and ``body``), and the GraphQL edit history of an issue's
 body (``Issue.lastEditedAt``, ``includesCreatedEdit``, ``userContentEdits``: each
 ``UserContentEdit.diff`` holds the whole body as it stood after that edit).
+
+An issue's and an event's API URLs name the repository they are in now
+(``/repos/OWNER/NAME/…``): an issue transferred after it was listed has its timeline answered
+from the other repository (GitHub redirects, PyGithub follows), and only these tell.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -30,6 +36,7 @@ __all__ = [
     "parse_edit_histories",
     "parse_issue_page",
     "parse_timeline_item",
+    "repository_of",
 ]
 
 MAX_NODES = 100
@@ -78,6 +85,7 @@ class _Issue(_Wire):
     locked: bool = False
     active_lock_reason: str | None = None
     pull_request: dict[str, Any] | None = None
+    repository_url: str | None = None
 
 
 class _Repository(_Wire):
@@ -114,6 +122,8 @@ class _Event(_Wire):
     state_reason: str | None = None
     source: _Source | None = None
     rename: _Rename | None = None
+    url: str | None = None
+    issue_url: str | None = None
 
 
 class _Edit(_Wire):
@@ -145,6 +155,15 @@ class _GraphQLAnswer(_Wire):
 
 _ISSUES = TypeAdapter(list[_Issue])
 
+_REPO_PATH = re.compile(r"/repos/(?P<owner>[^/]+)/(?P<name>[^/]+)(?:/|$)")
+"""The repository in an API URL's path (after the base URL's own path, if any)."""
+
+
+def repository_of(url: str | None) -> str | None:
+    """The ``OWNER/NAME`` an API URL names (``…/repos/OWNER/NAME/…``), or ``None``."""
+    found = _REPO_PATH.search(urlsplit(url).path) if url else None
+    return f"{found['owner']}/{found['name']}" if found else None
+
 
 def parse_issue_page(data: Any, *, what: str) -> tuple[ListedIssue, ...]:
     """A page of "List repository issues" → :class:`ListedIssue` items, in GitHub's order.
@@ -171,6 +190,7 @@ def parse_issue_page(data: Any, *, what: str) -> tuple[ListedIssue, ...]:
             locked=item.locked,
             lock_reason=item.active_lock_reason,
             pull_request=item.pull_request is not None,
+            repository=repository_of(item.repository_url),
         )
         for item in items
     )
@@ -208,6 +228,7 @@ def parse_timeline_item(raw: dict[str, Any], repo: str) -> TimelineItem | None:
         source_pull=pull,
         source_merged=merged,
         rename_from=event.rename.from_ if event.rename else None,
+        repository=repository_of(event.issue_url) or repository_of(event.url),
     )
 
 

@@ -15,17 +15,25 @@ llama-cpp-python's ``llama_cpp.server`` accepts only that one (its request model
 ``text`` and ``json_object``; it answers ``json_schema`` with a 500 naming the field), while
 ``llama-server``, vLLM, LM Studio and Ollama take the strict form.
 
-``finish_reason == "length"`` raises :class:`~bot.errors.ModelTruncated`: a truncated reply is
-an error, never a result. The usage the server reports (``prompt_tokens``,
-``completion_tokens``, and ``prompt_tokens_details.cached_tokens`` where it says what came from
-its prompt cache) travels with the result; the API reports no model time, so a call's time is
-the request's wall time.
+Every reply is read through this module's own pydantic shape (:class:`CompletionReply`,
+:class:`ModelsReply`, :func:`bot.clients.model_http.read_reply`), never the client's lenient
+parse: a reply of another shape is a :class:`~bot.errors.ModelOutputError` that says where it
+departs from the shape. ``finish_reason == "length"`` raises
+:class:`~bot.errors.ModelTruncated`: a truncated reply is an error, never a result. The usage
+the server reports (``prompt_tokens``, ``completion_tokens``, and
+``prompt_tokens_details.cached_tokens`` where it says what came from its prompt cache) travels
+with the result; the API reports no model time, so a call's time is the request's wall time.
 
 The API key is optional (a local server usually has none; the client then sends the placeholder
 :data:`NO_API_KEY`, as these servers' documentation does). It goes only into the
 ``Authorization`` header: never into a message, and an error text that echoes it has it
 replaced (:func:`bot.neutralise.redact`). Messages name the server as
 :func:`bot.neutralise.shown_url` shows it.
+
+The client talks through :func:`bot.clients.model_http.httpx2_client`: it sends nothing to
+another origin than the base URL's (a redirect there is refused); a reply may hold
+:func:`~bot.clients.model_http.reply_max_bytes` of the role's ``num_predict`` and is read no
+further than that, nor past the request's deadline; a compressed one is not read.
 
 This module is the one place where ``openai`` errors become :mod:`bot.errors` classes
 (:func:`translate_openai_error`). Transient faults (unreachable, timeouts, 408, 429, 5xx) are
@@ -38,14 +46,24 @@ from __future__ import annotations
 
 import contextlib
 import time
+import weakref
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import openai
-from openai.pagination import SyncPage
-from openai.types.chat import ChatCompletion
+from pydantic import BaseModel, ConfigDict
 
 from bot.chat import ChatMessage, ChatResult, RoleOptions, check_prompt_fits
+from bot.clients.model_http import (
+    ReplyShapeError,
+    TokenCount,
+    httpx2_client,
+    read_reply,
+    reply_limit,
+    reply_max_bytes,
+    server_address,
+    transport_fault,
+)
 from bot.errors import (
     ModelError,
     ModelNotFound,
@@ -54,7 +72,7 @@ from bot.errors import (
     ModelTruncated,
     ModelUnavailable,
 )
-from bot.neutralise import log_value, redact, redacted_excerpt, shown_url
+from bot.neutralise import log_value, read_url, redact, redacted_excerpt, shown_url
 from bot.retry import (
     DeadlineExceeded,
     RetryPolicy,
@@ -65,6 +83,8 @@ from bot.retry import (
 
 __all__ = [
     "NO_API_KEY",
+    "CompletionReply",
+    "ModelsReply",
     "OpenAIChatModel",
     "is_transient_openai_error",
     "openai_models",
@@ -83,7 +103,7 @@ without one, and a server without keys ignores it."""
 SCHEMA_NAME = "reply"
 """The ``json_schema.name`` of every structured-output request."""
 
-_T = TypeVar("_T")
+_M = TypeVar("_M", bound=BaseModel)
 
 DETAIL_MAX_CHARS = 200
 """How much of a server's error text a message keeps."""
@@ -92,6 +112,61 @@ _RETRIED_STATUSES = (408, 429)
 
 _ONE_TOKEN = RoleOptions(temperature=0.0, num_predict=1, num_ctx=4096)
 _NO_RETRY = RetryPolicy(attempts=1)
+
+
+class _Shape(BaseModel):
+    """A reply's shape: the fields the bot reads; servers add others, which are ignored."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class ReplyMessage(_Shape):
+    """A choice's message."""
+
+    content: str | None = None
+    """The reply's text; ``None`` when the server sent none."""
+
+
+class ReplyChoice(_Shape):
+    """One choice of a chat completion."""
+
+    message: ReplyMessage
+    finish_reason: str | None = None
+    """Why generation stopped: ``stop``, ``length`` (cut at ``max_tokens``) …"""
+
+
+class PromptTokensDetails(_Shape):
+    """What the server says of the prompt's tokens."""
+
+    cached_tokens: TokenCount | None = None
+    """Of the prompt, the tokens taken from the server's prompt cache."""
+
+
+class ReplyUsage(_Shape):
+    """The tokens a call cost, as the server reports them."""
+
+    prompt_tokens: TokenCount = 0
+    completion_tokens: TokenCount = 0
+    prompt_tokens_details: PromptTokensDetails | None = None
+
+
+class CompletionReply(_Shape):
+    """The body of a 2xx answer to ``POST /chat/completions``."""
+
+    choices: list[ReplyChoice]
+    usage: ReplyUsage | None = None
+
+
+class ServedModel(_Shape):
+    """One entry of ``GET /models``."""
+
+    id: str
+
+
+class ModelsReply(_Shape):
+    """The body of a 2xx answer to ``GET /models``."""
+
+    data: list[ServedModel]
 
 
 def openai_options(options: RoleOptions) -> dict[str, Any]:
@@ -149,10 +224,11 @@ def translate_openai_error(
 ) -> ModelError:
     """Map an ``openai`` exception to the :mod:`bot.errors` tree (the choke point); the
     message names the server as :func:`~bot.neutralise.shown_url` shows it and holds no form
-    of ``api_key`` (nor a piece of one: the server's text is redacted before it is cut to
-    :data:`DETAIL_MAX_CHARS`)."""
-    secrets = [api_key] if api_key else []
-    mapped = _translated(exc, model=model, where=shown_url(base_url), secrets=secrets)
+    of ``api_key`` nor of the base URL's secrets (nor a piece of one: the server's text is
+    redacted before it is cut to :data:`DETAIL_MAX_CHARS`)."""
+    view = read_url(base_url)
+    secrets = [*([api_key] if api_key else []), *view.secrets]
+    mapped = _translated(exc, model=model, where=view.text, secrets=secrets)
     if secrets:
         mapped.args = (redact(str(mapped), secrets),)
     return mapped
@@ -163,8 +239,22 @@ def _translated(
 ) -> ModelError:
     if isinstance(exc, ModelError):
         return exc
-    if isinstance(exc, DeadlineExceeded):
-        return ModelUnavailable(f"the server at {where} timed out: {exc}")
+    fault = transport_fault(
+        exc, server=f"the server at {where}", fix="set the base URL to the server's own"
+    )
+    if fault is not None:
+        return fault
+    if isinstance(exc, ReplyShapeError):
+        if not exc.api_json:
+            shown = log_value(exc.content_type[:60]) if exc.content_type else "no content type"
+            return ModelOutputError(
+                f"the server at {where} answered 200 with {shown} that is not the API's JSON: "
+                "is the base URL the API's own, up to and including /v1?"
+            )
+        return ModelOutputError(
+            f"the server at {where} sent a reply of another shape than the API's "
+            f"({log_value(exc.detail[:200])})"
+        )
     if isinstance(exc, openai.APITimeoutError):
         return ModelUnavailable(f"the server at {where} timed out")
     if isinstance(exc, openai.APIConnectionError):
@@ -203,7 +293,8 @@ class OpenAIChatModel:
 
     Args:
         base_url: the API's base URL, up to and including ``/v1``
-            (``http://127.0.0.1:8080/v1``).
+            (``http://127.0.0.1:8080/v1``); its query, if any, goes with every request, and
+            user information in it is never sent (the settings refuse it).
         model: the model name the server serves (its ``/v1/models`` id).
         api_key: the server's API key, or ``None`` when it has none.
         timeout_s: limit for one request (seconds): the client's timeout and a wall-clock
@@ -226,12 +317,16 @@ class OpenAIChatModel:
         self._timeout_s = timeout_s
         self._retry = retry or RetryPolicy()
         self._schema_form = 0  # index into response_formats(): 1 once the server refused 0
+        address, query = server_address(base_url)
         self._client = openai.OpenAI(
-            base_url=base_url,
+            base_url=address,
             api_key=api_key or NO_API_KEY,
+            default_query=query or None,
             timeout=timeout_s,
             max_retries=0,
+            http_client=httpx2_client(address, timeout_s=timeout_s),
         )
+        weakref.finalize(self, self._client.close)  # its connections close with the model
 
     @property
     def name(self) -> str:
@@ -247,37 +342,18 @@ class OpenAIChatModel:
         """
         try:
             raw = call_with_deadline(self._client.models.with_raw_response.list, self._timeout_s)
-            return [m.id for m in self._parsed(raw, SyncPage)]
+            return [m.id for m in _read(raw, ModelsReply).data]
         except Exception as exc:  # the translator sorts them
             raise self._translate(exc) from exc
-
-    def _parsed(self, raw: Any, shape: type[_T]) -> _T:
-        """``raw`` (a 2xx ``with_raw_response`` answer) read as ``shape``.
-
-        Raises:
-            ModelOutputError: the body is not the API's JSON of that shape (a web page, a
-                proxy's login form: the base URL points elsewhere than the API); the body,
-                untrusted, is not quoted.
-        """
-        content_type = str(raw.headers.get("content-type", "")).partition(";")[0].strip()
-        try:
-            parsed = raw.parse() if "json" in content_type else None
-        except (ValueError, TypeError, AttributeError):  # the client's loose parse of a shape
-            parsed = None
-        if not isinstance(parsed, shape):
-            shown = log_value(content_type[:60]) if content_type else "no content type"
-            raise ModelOutputError(
-                f"the server at {shown_url(self._base_url)} answered 200 with {shown} that is "
-                "not the API's JSON: is the base URL the API's own, up to and including /v1?"
-            )
-        return parsed
 
     def _translate(self, exc: BaseException) -> ModelError:
         return translate_openai_error(
             exc, model=self._model, base_url=self._base_url, api_key=self._api_key
         )
 
-    def _create(self, wire: Any, options: RoleOptions, fmt: Any, *, strict: bool) -> ChatCompletion:
+    def _create(
+        self, wire: Any, options: RoleOptions, fmt: Any, *, strict: bool
+    ) -> CompletionReply:
         """One request (``fmt``: a ``response_format`` or ``None``) with retries and deadline;
         a refusal of the ``strict`` form is not retried."""
         fields = openai_options(options)
@@ -302,7 +378,7 @@ class OpenAIChatModel:
             transient=transient,
             server_wait_s=lambda exc: server_wait_s(exc, max_s=self._retry.wait_max_s),
         )
-        return self._parsed(response, ChatCompletion)
+        return _read(response, CompletionReply)
 
     def chat(
         self,
@@ -318,28 +394,33 @@ class OpenAIChatModel:
             ModelPromptTooLong: the reported prompt tokens plus ``num_predict`` exceed
                 ``num_ctx`` (checked before ``finish_reason``).
             ModelTruncated: ``finish_reason == "length"``.
-            ModelOutputError: the server sent no choice, or a 2xx body that is not the API's
-                JSON (the base URL points at a web page).
+            ModelOutputError: the server sent no choice, a 2xx body that is not the API's
+                JSON (the base URL points at a web page), one of another shape than
+                :class:`CompletionReply`, a reply larger than any of ``num_predict`` tokens
+                (:func:`~bot.clients.model_http.reply_max_bytes`) or a compressed one.
             ModelError: the other faults (:func:`translate_openai_error`).
         """
         wire = [{"role": m.role, "content": m.content} for m in messages]
         forms = response_formats(schema) if schema is not None else None
         started = time.perf_counter()
         try:
-            strict = forms is not None and self._schema_form == 0
-            try:
-                fmt = forms[self._schema_form] if forms else None
-                response = self._create(wire, options, fmt, strict=strict)
-            except openai.APIStatusError as exc:
-                if not (forms and strict and rejects_schema_form(exc)):
-                    raise
-                self._schema_form = 1
-                response = self._create(wire, options, forms[1], strict=False)
+            with reply_limit(reply_max_bytes(options.num_predict)):
+                strict = forms is not None and self._schema_form == 0
+                try:
+                    fmt = forms[self._schema_form] if forms else None
+                    response = self._create(wire, options, fmt, strict=strict)
+                except openai.APIStatusError as exc:
+                    if not (forms and strict and rejects_schema_form(exc)):
+                        raise
+                    self._schema_form = 1
+                    response = self._create(wire, options, forms[1], strict=False)
         except Exception as exc:
             raise self._translate(exc) from exc
         return self._result(response, options, (time.perf_counter() - started) * 1000)
 
-    def _result(self, response: ChatCompletion, options: RoleOptions, wall_ms: float) -> ChatResult:
+    def _result(
+        self, response: CompletionReply, options: RoleOptions, wall_ms: float
+    ) -> ChatResult:
         usage = response.usage
         prompt_tokens = usage.prompt_tokens if usage else 0
         output_tokens = usage.completion_tokens if usage else 0
@@ -378,6 +459,17 @@ class OpenAIChatModel:
             duration_ms=wall_ms,
             prompt_eval_tokens=evaluated,
         )
+
+
+def _read(raw: Any, shape: type[_M]) -> _M:
+    """A 2xx ``with_raw_response`` answer (the client's ``LegacyAPIResponse``, which it does not
+    export) with its body read as ``shape``.
+
+    Raises:
+        ReplyShapeError: the body is not the API's JSON of that shape.
+    """
+    reply = raw.http_response
+    return read_reply(reply.content, reply.headers.get("content-type", ""), shape)
 
 
 def openai_models(base_url: str, api_key: str | None, *, timeout_s: float = 10.0) -> list[str]:

@@ -4,11 +4,13 @@ Per page of the closed-issues list (100 items, newest first; asked conditionally
 earlier run finished it): pull requests, issues done in an earlier run and issues left out
 before any read (:func:`bot.dataset.rules.early_skip`) cost nothing; the others' edit
 histories are one GraphQL request for the page, then each issue's timeline is one request
-(more only past 100 events). So a run costs a little over one request per issue.
+(more only past 100 events, or for an issue transferred since it was listed: GitHub's 301,
+then its timeline there). So a run costs a little over one request per issue.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,9 +27,12 @@ from bot.dataset.rules import (
     early_skip,
     first_response,
     kind_of,
+    transferred,
 )
 from bot.dataset.text import body_at, title_at
+from bot.errors import ConfigError, GitHubError
 from bot.evaluation.sets import EvalIssue
+from bot.gate.labels import DEFAULT_LABELS, GateLabels
 from bot.neutralise import log_value
 from bot.repo_file import DatasetConfig
 
@@ -125,7 +130,12 @@ class DatasetReport:
         if done.skipped or done.earlier:
             lines.append(f"Issues left out, with their reason: {log_value(str(self.state_file))}")
         if done.rows:
-            lines.append(f"Next: triage-bot eval --only gate --split --issues {out}")
+            lines.append(
+                f"Next: triage-bot eval --only gate --split --issues {out} "
+                "--save-replies replies.jsonl (add your model's flags, e.g. --ollama-host URL "
+                "--model NAME); then triage-bot calibrate --issues "
+                f"{out} --replies replies.jsonl --out policy.json"
+            )
         return lines
 
 
@@ -144,17 +154,19 @@ def _row(
     timeline = github.issue_timeline(repo, issue.number)
     if timeline is None:
         return SkipReason.GONE
+    if transferred(issue, timeline, repo):
+        return SkipReason.TRANSFERRED
     decision = decide(issue, timeline, history, rules)
     if not isinstance(decision, Decision):
         return decision
     seen = first_response(issue, timeline, rules)
-    body = body_at(issue, history, seen)
+    body = body_at(issue, history, seen.at)
     if body is None:
         return SkipReason.TEXT_UNKNOWN
     return EvalIssue(
         id=row_id(repo, issue.number),
         kind=kind_of(issue.labels),
-        title=title_at(issue, timeline, seen),
+        title=title_at(issue, timeline, seen.index),
         body=body,
         expected=decision.expected,
         rationale=f"{repo}#{issue.number}: {decision.rationale}",
@@ -168,6 +180,8 @@ def run_dataset(
     out: Path,
     *,
     config: DatasetConfig | None = None,
+    gate: GateLabels = DEFAULT_LABELS,
+    bot_login: str | None = None,
     since: datetime | None = None,
     limit: int | None = None,
     on_progress: Callable[[DatasetProgress], None] | None = None,
@@ -177,7 +191,12 @@ def run_dataset(
     ``out`` (resuming: issues done by an earlier run into the same file are not read again).
 
     Args:
-        config: the repository file's ``dataset:`` labels (added to the common names).
+        config: the repository file's ``dataset:`` (labels added to the common names, and
+            triager bots).
+        gate: the repository's gate labels (:func:`bot.gate.labels.gate_labels`): never a
+            maintainer's signal, whoever added them.
+        bot_login: the bot's own login (``Settings.bot_login``; ``None``: the Actions
+            token's, :data:`~bot.dataset.rules.ACTIONS_BOT_LOGIN`).
         since: only issues opened at or after it (UTC).
         limit: stop once ``out`` holds this many rows.
         on_progress: called after each issue and each wait.
@@ -187,10 +206,12 @@ def run_dataset(
     Raises:
         ConfigError: ``out`` or its state file is not one this command wrote, or cannot be
             written.
-        GitHubError: a read failed after the client's retries and waits; every row and skip
-            so far is kept, and the same command resumes.
+        GitHubError: a read failed after the client's retries and waits, or the list does not
+            end (a page holding only issues of earlier pages; more pages than
+            :data:`~bot.clients.github_client.MAX_LIST_PAGES`); every row and skip so far is
+            kept, and the same command resumes.
     """
-    rules = LabelRules.from_config(config)
+    rules = LabelRules.from_config(config, gate=gate, bot_login=bot_login)
     files = DatasetFiles(out, repo) if files is None else files
     progress = DatasetProgress(rows=len(files.row_ids))
     seen_issue = bool(files.row_ids) or bool(files.skipped_reasons())
@@ -201,6 +222,7 @@ def run_dataset(
             on_progress(progress)
 
     page = 1
+    listed: set[int] = set()  # every number the list gave in this run (pull requests too)
     try:
         while limit is None or progress.rows < limit:
             key = _page_key(since, page)
@@ -217,6 +239,13 @@ def run_dataset(
                     break
                 page += 1
                 continue
+            if answer.issues and all(i.number in listed for i in answer.issues):
+                raise GitHubError(
+                    f"list closed issues of {repo} (page {page}): the page holds only what "
+                    "earlier pages held, so the list would not end; stopped (the rows so far "
+                    "are kept, and the same command resumes)"
+                )
+            listed.update(i.number for i in answer.issues)
             issues = [issue for issue in answer.issues if not issue.pull_request]
             in_scope = [i for i in issues if since is None or i.created_at >= since]
             seen_issue = seen_issue or bool(in_scope)
@@ -244,7 +273,8 @@ def run_dataset(
                     progress.labelled[outcome.expected] += 1
                     progress.borderline += outcome.borderline
                 tell()
-            last = not answer.has_next or len(in_scope) < len(issues)  # older than --since
+            # GitHub names no next page, the page is empty, or its older issues predate --since
+            last = not answer.has_next or not answer.issues or len(in_scope) < len(issues)
             if finished and answer.etag:
                 files.mark_page(key, PageMark(etag=answer.etag, last=last, issues=bool(in_scope)))
             if seen_issue:
@@ -252,9 +282,13 @@ def run_dataset(
             if last:
                 break
             page += 1
-    finally:
-        if seen_issue:  # a repository with no closed issue leaves no file behind
-            files.save()
+    except BaseException:
+        if seen_issue:  # what was done is kept; the fault that stopped the run is the one told
+            with contextlib.suppress(ConfigError):
+                files.save()
+        raise
+    if seen_issue:  # a repository with no closed issue leaves no file behind
+        files.save()
     return DatasetReport(
         repo=repo,
         out=out,

@@ -17,7 +17,6 @@ the file and line, and the file is left as it was.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -29,6 +28,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.errors import ConfigError
 from bot.evaluation.sets import EvalIssue
+from bot.regular_file import (
+    MAX_INPUT_BYTES,
+    check_target,
+    open_append,
+    read_regular,
+    write_atomic,
+)
 
 __all__ = [
     "DatasetFiles",
@@ -88,9 +94,11 @@ def state_path(out: Path) -> Path:
 
 def check_writable(out: Path) -> None:
     """Check, before anything is read from GitHub, that a run can write ``out`` and its state
-    file: ``out``, when it exists, opens for appending, and the nearest folder of it that
-    exists is a folder where a file can be made (a probe file, removed at once; the missing
-    folders below it are made when the first row is written).
+    file: ``out``, when it exists, is a regular file that opens for appending (never through a
+    link: :func:`~bot.regular_file.open_append`), the state file is a regular file or nothing,
+    and the nearest folder of ``out`` that exists is a folder where a file can be made (a
+    probe file, removed at once; the missing folders below it are made when the first row is
+    written).
 
     Raises:
         ConfigError: it cannot; the message names ``out`` and why.
@@ -103,11 +111,14 @@ def check_writable(out: Path) -> None:
     try:
         with tempfile.TemporaryFile(dir=folder):
             pass
-        if out.exists():
-            with out.open("ab"):
+        if out.parent.is_dir():
+            check_target(state_path(out))
+        if out.exists() or out.is_symlink():
+            with open_append(out):
                 pass
     except OSError as exc:
-        raise _not_written(f"--out {out}", exc) from None
+        what = str(exc.filename) if exc.filename == str(state_path(out)) else f"--out {out}"
+        raise _not_written(what, exc) from None
 
 
 def _not_written(what: str, exc: OSError) -> ConfigError:
@@ -163,11 +174,13 @@ class DatasetFiles:
 
     def _read_rows(self) -> set[str]:
         try:
-            raw = self.out.read_bytes()
+            raw = read_regular(self.out, limit=MAX_INPUT_BYTES, follow_symlinks=False)
         except FileNotFoundError:
             return set()
         except OSError as exc:
-            raise ConfigError(f"--out {self.out}: cannot be read ({exc})") from None
+            raise ConfigError(
+                f"--out {self.out}: cannot be read ({exc.strerror or type(exc).__name__})"
+            ) from None
         lines = raw.split(b"\n")
         ids: set[str] = set()
         for number, line in enumerate(lines, start=1):
@@ -186,8 +199,11 @@ class DatasetFiles:
                     "file, or the one an earlier dataset run wrote"
                 ) from None
         if self.dropped_torn_line:  # every other line is a row: only the torn one goes
-            with self.out.open("r+b") as handle:
-                handle.truncate(len(raw) - len(lines[-1]))
+            try:
+                with open_append(self.out) as handle:
+                    handle.truncate(len(raw) - len(lines[-1]))
+            except OSError as exc:
+                raise _not_written(f"--out {self.out}", exc) from None
         self._needs_line_end = bool(lines[-1].strip()) and not self.dropped_torn_line
         return ids
 
@@ -203,13 +219,15 @@ class DatasetFiles:
 
     def _read_state(self) -> _State:
         try:
-            text = self.state_file.read_text("utf-8")
+            raw = read_regular(self.state_file, limit=MAX_INPUT_BYTES, follow_symlinks=False)
         except FileNotFoundError:
             return _State()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{self.state_file}: cannot be read ({exc})") from None
+        except OSError as exc:
+            raise ConfigError(
+                f"{self.state_file}: cannot be read ({exc.strerror or type(exc).__name__})"
+            ) from None
         try:
-            return _State.model_validate_json(text)
+            return _State.model_validate_json(raw)
         except ValidationError:
             raise ConfigError(
                 f"{self.state_file}: not the state a dataset run keeps; delete it to read "
@@ -238,11 +256,11 @@ class DatasetFiles:
             return
         try:
             self.out.parent.mkdir(parents=True, exist_ok=True)
-            with self.out.open("a", encoding="utf-8") as handle:
+            with open_append(self.out) as handle:
                 if self._needs_line_end:  # a last row someone saved without its line end
-                    handle.write("\n")
+                    handle.write(b"\n")
                     self._needs_line_end = False
-                handle.write(row.model_dump_json(exclude_defaults=True) + "\n")
+                handle.write(row.model_dump_json(exclude_defaults=True).encode("utf-8") + b"\n")
                 handle.flush()
                 os.fsync(handle.fileno())
         except OSError as exc:
@@ -265,17 +283,15 @@ class DatasetFiles:
 
     def save(self) -> None:
         """Write the state file when anything changed: a new file, then renamed over the
-        old one, so a crash leaves one or the other whole."""
+        old one, so a crash leaves one or the other whole
+        (:func:`~bot.regular_file.write_atomic`: never through a link)."""
         if not self._dirty:
             return
         data = json.loads(self._state.model_dump_json())
-        temporary = self.state_file.with_name(self.state_file.name + ".tmp")
+        text = json.dumps(data, indent=1, sort_keys=True) + "\n"
         try:
             self.state_file.parent.mkdir(parents=True, exist_ok=True)
-            temporary.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", "utf-8")
-            os.replace(temporary, self.state_file)
+            write_atomic(self.state_file, text.encode("utf-8"))
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                temporary.unlink(missing_ok=True)
             raise _not_written(str(self.state_file), exc) from None
         self._dirty = False

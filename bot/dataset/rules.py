@@ -1,20 +1,22 @@
 """The labelling rules: what maintainers did on a closed issue → its expected verdict, the
 event that decided it, or the reason the issue is left out.
 
-A maintainer is a comment author whose association is ``OWNER``, ``MEMBER`` or
-``COLLABORATOR``, or a Bot account (only an app installed on the repository, or its Actions
-token, can act there); a label is added, or an issue closed, by someone with triage rights,
-so any actor but the reporter counts for those (an issue form's labels come from the
-reporter at opening and count for nothing). The bot's own comments (its hidden marker) and
-gate labels are never a maintainer's judgment.
+A maintainer's comment is a person's whose association is ``OWNER``, ``MEMBER`` or
+``COLLABORATOR``, or a bot's that the repository file lists in ``dataset.triager_bots`` (a
+stale bot's "is this still a problem?" judges nothing). A label is added, or an issue closed,
+by someone with triage rights, so any actor but the reporter counts for those, an app too (an
+issue form's labels come from the reporter at opening and count for nothing). The bot's own
+actions never count: comments with its hidden marker, comments and labels by its login
+(``bot-login``; unset, the Actions token's ``github-actions[bot]``), and the gate labels,
+under the bot's names or the repository's (``labels:``), whoever added them.
 
 Requests for information count only before any fix (a commit or a merged pull request of the
 repository that referenced the issue), and the first signal decides:
 
 - NEEDS_REFINEMENT: a needs-info label was added; or a maintainer's comment asked a question
-  (a ``?`` ending a sentence of prose, code and quotes left out) and the reporter answered (a
-  comment, or an edit of the body) before the issue was next closed; or the issue was closed as
-  not planned after such a question went unanswered.
+  (:mod:`bot.dataset.questions`: a ``?`` ending a sentence of prose, not a duplicate check) and
+  the reporter answered (a comment, or an edit of the body) before the issue was next closed;
+  or the issue was closed as not planned after such a question went unanswered.
 - VALID: the issue was closed by a commit, a merged pull request of the repository referenced
   it (and it was not closed as not planned), or an accepted label was added, with no request
   for information before that.
@@ -22,7 +24,9 @@ repository that referenced the issue), and the first signal decides:
   fix or an accepted label came anyway, or one decided after an accepted label; a VALID after
   which a maintainer still asked for more.
 
-Everything else is left out, with its :class:`SkipReason`.
+Events are ordered by their place in the timeline (GitHub's order), so two in the same second
+keep the order GitHub gives them; only the body's edits, which are not in the timeline, are
+placed by their time. Everything else is left out, with its :class:`SkipReason`.
 """
 
 from __future__ import annotations
@@ -34,25 +38,28 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Literal
 
-from markdown_it import MarkdownIt
-
 from bot.clients.github_port import EditHistory, ListedIssue, TimelineItem
-from bot.gate.labels import is_gate_label
+from bot.dataset.questions import asks_for_information, asks_question
+from bot.gate.labels import DEFAULT_LABELS, GATE_LABELS, GateLabels
 from bot.repo_file import DatasetConfig
 from bot.report import MARKER_PREFIX
 
 __all__ = [
+    "ACTIONS_BOT_LOGIN",
     "DEFAULT_ACCEPTED_LABELS",
     "DEFAULT_NEEDS_INFO_LABELS",
     "MAINTAINER_ASSOCIATIONS",
     "Decision",
+    "FirstResponse",
     "LabelRules",
     "SkipReason",
+    "asks_for_information",
     "asks_question",
     "decide",
     "early_skip",
     "first_response",
     "kind_of",
+    "transferred",
 ]
 
 MAINTAINER_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
@@ -86,6 +93,9 @@ DEFAULT_NEEDS_INFO_LABELS = (
 DEFAULT_ACCEPTED_LABELS = ("confirmed", "accepted", "reproduced", "confirmed-bug")
 """The common names of a label that accepts a report; ``dataset.accepted_labels`` adds more."""
 
+ACTIONS_BOT_LOGIN = "github-actions[bot]"
+"""The bot's login when ``bot-login`` is not set: the Actions token's, as the action runs."""
+
 Expected = Literal["VALID", "NEEDS_REFINEMENT"]
 
 
@@ -96,6 +106,7 @@ class SkipReason(StrEnum):
     MAINTAINER = "opened by a maintainer (nobody judged the report)"
     LOCKED = "locked as off-topic, too heated or spam"
     GONE = "deleted or moved since it was listed"
+    TRANSFERRED = "transferred to another repository since it was listed"
     UNANSWERED = "a maintainer's question went unanswered"
     NOT_PLANNED = "closed as not planned, with no request for information"
     DUPLICATE = "closed as a duplicate, with no other decision"
@@ -114,14 +125,37 @@ def _forms(name: str) -> set[str]:
 
 @dataclass(frozen=True)
 class LabelRules:
-    """Which labels ask for information and which accept a report (normalised names)."""
+    """Which labels ask for information or accept a report (normalised names), and whose
+    actions are not a maintainer's (lower-cased).
+
+    Attributes:
+        gate: the gate labels' names, the bot's and the repository's (compared as GitHub
+            does: case aside, exactly).
+        bot_login: the bot's own login.
+        triager_bots: bots whose questions are a maintainer's (``dataset.triager_bots``).
+    """
 
     needs_info: frozenset[str]
     accepted: frozenset[str]
+    gate: frozenset[str] = frozenset(label.name.lower() for label in GATE_LABELS)
+    bot_login: str = ACTIONS_BOT_LOGIN
+    triager_bots: frozenset[str] = frozenset()
 
     @classmethod
-    def from_config(cls, config: DatasetConfig | None = None) -> LabelRules:
-        """The default lists plus the repository file's ``dataset:`` names."""
+    def from_config(
+        cls,
+        config: DatasetConfig | None = None,
+        *,
+        gate: GateLabels = DEFAULT_LABELS,
+        bot_login: str | None = None,
+    ) -> LabelRules:
+        """The default lists plus the repository file's ``dataset:`` names and bots.
+
+        Args:
+            gate: the repository's gate labels (:func:`bot.gate.labels.gate_labels`); the
+                bot's default names stay gate labels (its labels before a rename keep them).
+            bot_login: ``Settings.bot_login``; ``None``: :data:`ACTIONS_BOT_LOGIN`.
+        """
         extra = config or DatasetConfig()
         return cls(
             needs_info=frozenset(
@@ -130,6 +164,9 @@ class LabelRules:
             accepted=frozenset(
                 _normal(n) for n in (*DEFAULT_ACCEPTED_LABELS, *extra.accepted_labels)
             ),
+            gate=frozenset(label.name.lower() for label in (*GATE_LABELS, *gate.all)),
+            bot_login=(bot_login or ACTIONS_BOT_LOGIN).lower(),
+            triager_bots=frozenset(login.lower() for login in extra.triager_bots),
         )
 
     def asks_for_info(self, label: str) -> bool:
@@ -140,32 +177,17 @@ class LabelRules:
         """Whether ``label`` accepts the report as written."""
         return bool(_forms(label) & self.accepted)
 
+    def is_gate(self, label: str) -> bool:
+        """Whether ``label`` is a gate label: the bot's decision, not a maintainer's."""
+        return label.lower() in self.gate
 
-_MARKDOWN = MarkdownIt("commonmark")
+    def is_bot(self, login: str | None) -> bool:
+        """Whether ``login`` is the bot's own."""
+        return (login or "").lower() == self.bot_login
 
-_QUESTION_END = re.compile(r"\?+(?=[\s)\]\"'”’*_~]|$)")
-"""A question mark that ends a sentence (not one inside a URL's query)."""
-
-
-def _prose(body: str) -> Iterable[str]:
-    """The text of a comment a reader takes as its own words: code (blocks and spans) and
-    quoted text (block quotes) are left out."""
-    quoted = 0
-    for token in _MARKDOWN.parse(body):
-        if token.type == "blockquote_open":
-            quoted += 1
-        elif token.type == "blockquote_close":
-            quoted -= 1
-        elif token.type == "inline" and not quoted:
-            for child in token.children or []:
-                if child.type == "text":
-                    yield child.content
-
-
-def asks_question(body: str) -> bool:
-    """Whether a comment asks a question: a ``?`` ends a sentence of its prose (CommonMark,
-    markdown-it-py; code and block quotes left out)."""
-    return any(_QUESTION_END.search(text) for text in _prose(body))
+    def is_triager(self, login: str | None) -> bool:
+        """Whether ``login`` is a bot the repository file lists as asking for it."""
+        return (login or "").lower() in self.triager_bots
 
 
 @dataclass(frozen=True)
@@ -190,6 +212,19 @@ class _Signal:
     at: datetime
     what: str
     kind: Literal["label", "question", "commit", "pull", "accepted"]
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """The reporter's first answer: a comment (its place in the timeline) or a body edit."""
+
+    at: datetime
+    index: int | None
+
+    def after(self, signal: _Signal) -> bool:
+        """Whether it came after ``signal``: by timeline place for a comment, by time for an
+        edit (not in the timeline)."""
+        return self.index > signal.index if self.index is not None else self.at > signal.at
 
 
 def _ago(start: datetime, end: datetime) -> str:
@@ -237,24 +272,29 @@ class _Reader:
     def who(self, item: TimelineItem) -> str:
         """The actor's role in words (a label's actor by the association of its comments)."""
         if item.actor_type == "Bot":
-            return "the repository's bot"
+            return "a triager bot" if self.rules.is_triager(item.actor) else "an app"
         association = item.author_association or self.association.get((item.actor or "").lower())
         return _ROLE.get(association or "", "a maintainer")
 
     def maintainer_comment(self, item: TimelineItem) -> bool:
-        return (
-            item.event == "commented"
-            and not self.is_reporter(item.actor)
-            and (item.author_association in MAINTAINER_ASSOCIATIONS or item.actor_type == "Bot")
-            and not (item.body or "").lstrip().startswith(MARKER_PREFIX)
-        )
+        """A person's with a maintainer's association, or a listed triager bot's; never the
+        reporter's or the bot's own (its login, or its hidden marker)."""
+        if item.event != "commented" or self.is_reporter(item.actor):
+            return False
+        if self.rules.is_bot(item.actor) or (item.body or "").lstrip().startswith(MARKER_PREFIX):
+            return False
+        if self.rules.is_triager(item.actor):
+            return True
+        return item.actor_type != "Bot" and item.author_association in MAINTAINER_ASSOCIATIONS
 
     def maintainer_label(self, item: TimelineItem) -> bool:
+        """Anyone's but the reporter's and the bot's, a gate label never."""
         return (
             item.event == "labeled"
             and item.label is not None
             and not self.is_reporter(item.actor)
-            and not is_gate_label(item.label)
+            and not self.rules.is_bot(item.actor)
+            and not self.rules.is_gate(item.label)
         )
 
     def at(self, item: TimelineItem) -> datetime:
@@ -282,7 +322,7 @@ class _Reader:
             if self.maintainer_label(item) and self.rules.asks_for_info(item.label or ""):
                 what = f"label {item.label} added by {self.who(item)}"
                 found.append(_Signal(i, self.at(item), what, "label"))
-            elif self.maintainer_comment(item) and asks_question(item.body or ""):
+            elif self.maintainer_comment(item) and asks_for_information(item.body or ""):
                 what = f"{self.who(item)} asked a question"
                 found.append(_Signal(i, self.at(item), what, "question"))
         return found
@@ -306,13 +346,14 @@ class _Reader:
     def next_close(self, after: int) -> tuple[int, TimelineItem] | None:
         return next(((i, it) for i, it in self.items if i > after and it.event == "closed"), None)
 
-    def answer(self, request: _Signal, until: int) -> datetime | None:
-        """When the reporter first answered ``request`` before timeline position ``until``
-        (a comment, or an edit of the body dated before that position's event)."""
+    def answer(self, request: _Signal, until: int) -> _Answer | None:
+        """The reporter's first answer to ``request`` before timeline position ``until``: a
+        comment between the two, or an edit of the body dated after the request and before
+        that position's event (an edit in the same second as either is not placed)."""
         limit = next((self.at(item) for i, item in self.items if i >= until), None)
         comment = next(
             (
-                self.at(item)
+                _Answer(self.at(item), i)
                 for i, item in self.items
                 if request.index < i < until
                 and item.event == "commented"
@@ -321,7 +362,10 @@ class _Reader:
             None,
         )
         edits = [t for t in self.reporter_edits if t > request.at and (limit is None or t < limit)]
-        return min([*edits, *([comment] if comment else [])], default=None)
+        edit = _Answer(min(edits), None) if edits else None
+        if comment is None or (edit is not None and edit.at < comment.at):
+            return edit
+        return comment
 
 
 def early_skip(issue: ListedIssue) -> SkipReason | None:
@@ -386,7 +430,7 @@ def _needs_refinement(
         elif answered is not None:
             rationale = (
                 f"{request.what} {after} after opening; the reporter answered "
-                f"{_ago(request.at, answered)} later"
+                f"{_ago(request.at, answered.at)} later"
             )
         elif closing is not None and closing[1].state_reason == "not_planned":
             closed_at = reader.at(closing[1])
@@ -403,27 +447,40 @@ def _needs_refinement(
 
 
 def _disagreeing(
-    reader: _Reader, request: _Signal, valid: list[_Signal], answered: datetime | None
+    reader: _Reader, request: _Signal, valid: list[_Signal], answered: _Answer | None
 ) -> str:
     """Why a NEEDS_REFINEMENT is borderline, or ``""``: an accepted label or a fix before the
     request, or one after it that no answer of the reporter's came before."""
     if any(v.index < request.index for v in valid):
         return "the report was accepted before this request"
     unanswered = [
-        v for v in valid if v.index > request.index and (answered is None or v.at < answered)
+        v for v in valid if v.index > request.index and (answered is None or answered.after(v))
     ]
     if unanswered:
         return f"{unanswered[0].what} with no answer from the reporter first"
     return ""
 
 
+@dataclass(frozen=True)
+class FirstResponse:
+    """When a maintainer first acted on an issue: the text as it stood then is what they
+    judged.
+
+    Attributes:
+        index: the event's place in the timeline; ``-1`` when nobody acted.
+        at: its time; the opening time when nobody acted.
+    """
+
+    index: int
+    at: datetime
+
+
 def first_response(
     issue: ListedIssue, timeline: Sequence[TimelineItem], rules: LabelRules
-) -> datetime:
-    """When a maintainer first acted on the issue (a comment, a label, a close or a fix): the
-    text as it stood then is what they judged. The opening time when nobody acted."""
+) -> FirstResponse:
+    """The first maintainer action on the issue: a comment, a label, a close or a fix."""
     reader = _Reader(issue, timeline, None, rules)
-    for _, item in reader.items:
+    for i, item in reader.items:
         acted = (
             reader.maintainer_comment(item)
             or reader.maintainer_label(item)
@@ -432,8 +489,17 @@ def first_response(
             or (item.event == "cross-referenced" and item.source_merged)
         )
         if acted and reader.at(item) >= issue.created_at:
-            return reader.at(item)
-    return issue.created_at
+            return FirstResponse(i, reader.at(item))
+    return FirstResponse(-1, issue.created_at)
+
+
+def transferred(issue: ListedIssue, timeline: Sequence[TimelineItem], repo: str) -> bool:
+    """Whether the timeline is another repository's than the one that listed the issue: GitHub
+    redirects a transferred issue's timeline there (301, which PyGithub follows) and its
+    events' URLs name it. The list's own repository is compared, not ``repo`` as given: a
+    renamed repository redirects its list too."""
+    home = (issue.repository or repo).lower()
+    return any(item.repository is not None and item.repository.lower() != home for item in timeline)
 
 
 _KINDS = (

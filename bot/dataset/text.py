@@ -5,7 +5,8 @@ answer, and a row with it would teach that a complete report needed refinement. 
 keeps the title and body as they stood at the first maintainer response
 (:func:`bot.dataset.rules.first_response`): the first-posted text unless the author edited
 before anyone responded. The body comes from its edit history (GraphQL ``userContentEdits``:
-each revision holds the whole body), the title from the timeline's ``renamed`` events.
+each revision holds the whole body, placed by its time), the title from the timeline's
+``renamed`` events (placed by their place in the timeline).
 """
 
 from __future__ import annotations
@@ -39,11 +40,11 @@ def body_at(issue: ListedIssue, history: EditHistory | None, when: datetime) -> 
     return max(earlier, key=lambda r: r.edited_at).text
 
 
-def title_at(issue: ListedIssue, timeline: Sequence[TimelineItem], when: datetime) -> str:
-    """The title as it stood at ``when``: the ``from`` of the first rename after it, else the
-    title now."""
-    for item in timeline:
-        renamed = item.event == "renamed" and item.rename_from is not None
-        if renamed and item.created_at is not None and item.created_at > when:
-            return item.rename_from or ""
+def title_at(issue: ListedIssue, timeline: Sequence[TimelineItem], after: int) -> str:
+    """The title as it stood after timeline position ``after`` (``-1``: at opening): the
+    ``from`` of the first rename past it, else the title now. Positions, not times: a rename
+    in the same second as the maintainer's action is before or after it as GitHub lists it."""
+    for item in timeline[after + 1 :]:
+        if item.event == "renamed" and item.rename_from is not None:
+            return item.rename_from
     return issue.title

@@ -9,6 +9,16 @@ thresholds of the base policy. Each is scored on both halves of the fixed split
 agreement, then agreement, then NEEDS_REFINEMENT precision, then the one that counts the
 model's verdict, then the fewer guards) and written with its figures on both halves. The check
 half is never used to choose: it is the figure to trust.
+
+A figure measured on a few items says little, so calibrate refuses to write a policy the
+measurement cannot support (:func:`set_problems`, :func:`prompt_problems` before judging,
+:func:`choice_problems` after): a half under :data:`MIN_HALF_ITEMS` items or
+:data:`MIN_HALF_NEEDS_REFINEMENT` NEEDS_REFINEMENT; replies to another prompt than the bot's;
+a choice another candidate beats on the check half by more than the choice's own 95%
+interval allows. ``--force`` writes it anyway, each reason kept in the policy's ``chosen_on``
+(no new field: older bots read the file). A tie for the best on the tune half is said there,
+not refused (:func:`tie_note`). A tune half with no NEEDS_REFINEMENT at all is refused
+whatever (:func:`check_halves`).
 """
 
 from __future__ import annotations
@@ -22,23 +32,49 @@ from typing import Any, Literal
 import yaml
 
 from bot.errors import ConfigError
-from bot.evaluation.run import Judged, gate_metrics, outcome_of
-from bot.evaluation.sets import dev_half
+from bot.evaluation.run import Judged, gate_metrics, label_shares, outcome_of
+from bot.evaluation.sets import EvalIssue, dev_half
 from bot.gate.policy import decide
 from bot.gate_policy import GUARDS, GatePolicy, HalfFigures, Measurement
+from bot.prompts import current_name
+from bot.report import fit
+from bot.shares import Share
 
 __all__ = [
+    "MIN_HALF_ITEMS",
+    "MIN_HALF_NEEDS_REFINEMENT",
+    "TIED_NAMES_CHARS",
+    "Calibration",
     "Candidate",
     "calibrate",
     "candidates",
     "check_halves",
+    "choice_problems",
     "label_of",
     "policy_yaml",
+    "prompt_problems",
+    "refuse_or_warn",
     "render_candidates",
     "score",
+    "set_problems",
+    "tie_note",
 ]
 
 Half = Literal["tune", "check"]
+
+MIN_HALF_ITEMS = 30
+"""The fewest items on each half calibrate chooses on without ``--force``: a share of fewer is
+uncertain by ±17 points or more (95%)."""
+
+MIN_HALF_NEEDS_REFINEMENT = 10
+"""The fewest NEEDS_REFINEMENT items (the maintainers') on each half without ``--force``: the
+precision and recall of the label that asks an author for more rest on them."""
+
+_SPREAD_AT_MIN = Share(MIN_HALF_ITEMS // 2, MIN_HALF_ITEMS).half_width
+"""The half-width of a 95% interval on :data:`MIN_HALF_ITEMS` items, at its widest."""
+
+SHARES = ("agreement", "agreement_non_borderline", "nr_precision", "nr_recall")
+"""The shares calibrate prints per candidate and half, each with its interval."""
 
 
 def label_of(policy: GatePolicy) -> str:
@@ -48,7 +84,8 @@ def label_of(policy: GatePolicy) -> str:
 
 def candidates(base: GatePolicy) -> list[GatePolicy]:
     """Every candidate policy: both verdict sources × every subset of the guards, each with
-    ``base``'s thresholds, named by :func:`label_of`."""
+    ``base``'s thresholds, named by :func:`label_of`; none that can never say
+    NEEDS_REFINEMENT (:meth:`~bot.gate_policy.GatePolicy.can_refuse`)."""
     found = []
     for source in ("model", "guards"):
         for size in range(len(GUARDS) + 1):
@@ -56,7 +93,8 @@ def candidates(base: GatePolicy) -> list[GatePolicy]:
                 policy = base.model_copy(
                     update={"verdict_from": source, "guards": guards, "measured": None}
                 )
-                found.append(policy.model_copy(update={"name": label_of(policy)}))
+                if policy.can_refuse():
+                    found.append(policy.model_copy(update={"name": label_of(policy)}))
     return found
 
 
@@ -68,10 +106,13 @@ class Candidate:
         policy: the candidate.
         halves: ``tune`` and ``check`` → :func:`bot.evaluation.run.label_metrics` figures, plus
             ``raised`` (items whose model said NEEDS_REFINEMENT and the policy VALID).
+        shares: ``tune`` and ``check`` → the counts behind :data:`SHARES`
+            (:func:`bot.evaluation.run.label_shares`).
     """
 
     policy: GatePolicy
     halves: dict[str, dict[str, Any]]
+    shares: dict[str, dict[str, Share]]
 
     def key(self) -> tuple[float, float, float, int, int]:
         """The choice's order on the tune half (larger is better)."""
@@ -84,6 +125,19 @@ class Candidate:
             int(self.policy.counts_model()),
             -len(self.policy.guards),
         )
+
+    def tie_key(self) -> tuple[float, float, float]:
+        """The part of :meth:`key` that is measured: candidates equal on it tie."""
+        clear, agreement, precision, _, _ = self.key()
+        return clear, agreement, precision
+
+    def deciding(self, half: Half) -> tuple[str, Share]:
+        """The figure the choice ranks first on ``half``, named: the non-borderline agreement,
+        or the agreement when every item there is borderline."""
+        shares = self.shares[half]
+        if shares["agreement_non_borderline"].n:
+            return "non-borderline agreement", shares["agreement_non_borderline"]
+        return "agreement", shares["agreement"]
 
 
 def _redecide(judged: Judged, policy: GatePolicy) -> tuple[str, str]:
@@ -98,6 +152,7 @@ def score(judged: Sequence[Judged], policy: GatePolicy) -> Candidate:
     """``policy``'s figures on each half of the judged items (each decided again under it)."""
     outcomes = [outcome_of(j, *_redecide(j, policy), split=True) for j in judged]
     halves: dict[str, dict[str, Any]] = {}
+    shares: dict[str, dict[str, Share]] = {}
     for half in ("tune", "check"):
         mine = [o for o in outcomes if o["half"] == half]
         metrics = gate_metrics(mine, split=False)
@@ -108,7 +163,9 @@ def score(judged: Sequence[Judged], policy: GatePolicy) -> Candidate:
                 "valid_precision", "valid_recall", "validator_error_rate", "raised",
             )
         }  # fmt: skip
-    return Candidate(policy, halves)
+        counted = label_shares(mine)
+        shares[half] = {key: counted[key] for key in SHARES}
+    return Candidate(policy, halves, shares)
 
 
 def _figures(half: dict[str, Any]) -> HalfFigures:
@@ -121,14 +178,17 @@ def _figures(half: dict[str, Any]) -> HalfFigures:
     )
 
 
-def check_halves(ids: Iterable[str]) -> None:
-    """Check the labelled set has items on both halves of the fixed split: the choice is made
-    on the tune half and the check half is the figure to trust, so neither may be empty.
+def check_halves(items: Iterable[EvalIssue]) -> None:
+    """Check the labelled set can choose a policy: items on both halves of the fixed split (the
+    choice is made on the tune half, the check half is the figure to trust), and a
+    NEEDS_REFINEMENT among the tune half's (else every policy that never says no ties at 100%).
 
     Raises:
-        ConfigError: a half holds no item (the message names it and the set's size).
+        ConfigError: a half holds no item, or the tune half no NEEDS_REFINEMENT; no flag
+            overrides it.
     """
-    counts = Counter(dev_half(i) for i in ids)
+    items = list(items)
+    counts = Counter(dev_half(i.id) for i in items)
     empty = [half for half in ("tune", "check") if not counts[half]]
     if empty:
         raise ConfigError(
@@ -136,6 +196,130 @@ def check_halves(ids: Iterable[str]) -> None:
             f"{' and the '.join(empty)} half of the fixed split: calibrate chooses on the tune "
             "half and measures on the check half"
         )
+    if not any(dev_half(i.id) == "tune" and i.expected == "NEEDS_REFINEMENT" for i in items):
+        raise ConfigError(
+            f"the tune half ({counts['tune']} items) holds no NEEDS_REFINEMENT item: a policy "
+            "that never asks for more would agree with every item there; add issues your "
+            "maintainers sent back"
+        )
+
+
+def set_problems(items: Iterable[EvalIssue]) -> list[str]:
+    """Why the labelled set is too small to choose on: a half under :data:`MIN_HALF_ITEMS`
+    items or :data:`MIN_HALF_NEEDS_REFINEMENT` NEEDS_REFINEMENT items; ``[]`` when none is."""
+    items = list(items)
+    sizes = Counter(dev_half(i.id) for i in items)
+    needs = Counter(dev_half(i.id) for i in items if i.expected == "NEEDS_REFINEMENT")
+    small = [
+        f"the {half} half holds {sizes[half]} items ({needs[half]} NEEDS_REFINEMENT)"
+        for half in ("tune", "check")
+        if sizes[half] < MIN_HALF_ITEMS or needs[half] < MIN_HALF_NEEDS_REFINEMENT
+    ]
+    if not small:
+        return []
+    return [
+        f"{' and '.join(small)}, under {MIN_HALF_ITEMS} items or {MIN_HALF_NEEDS_REFINEMENT} "
+        f"NEEDS_REFINEMENT: a share of so few is uncertain by ±{_SPREAD_AT_MIN * 100:.0f} points "
+        "or more (95%), so the choice would be noise"
+    ]
+
+
+def prompt_problems(versions: Iterable[str], current: str) -> list[str]:
+    """Why the recorded replies cannot measure a policy for this bot: they name a validator
+    prompt version (:func:`bot.prompts.current_name` of it) other than ``current``, the one
+    runs send; ``[]`` when every reply that names one names ``current``."""
+    others = sorted({current_name(v) for v in versions} - {current})
+    if not others:
+        return []
+    named = ", ".join(others[:2]) + (f" and {len(others) - 2} more" if len(others) > 2 else "")
+    return [
+        f"the replies answer prompt {named}, not {current}, the one this bot sends: a policy "
+        "measured on them never holds at run time (no author comment); record them again "
+        "with eval --save-replies"
+    ]
+
+
+TIED_NAMES_CHARS = 200
+"""The most characters of tied candidates' names a warning lists (the rest are counted), so
+every warning fits the policy's ``chosen_on``."""
+
+
+def tie_note(scored: Sequence[Candidate]) -> str | None:
+    """What the choice rests on when several candidates tie for the best on the tune half
+    (the tie-break, not a figure), or ``None``. Ties between policies that decide alike are
+    common and harmless; the check-half rule of :func:`choice_problems` catches a bad one."""
+    best = scored[0]
+    tied = [c for c in scored if c.tie_key() == best.tie_key()]
+    if len(tied) < 2:
+        return None
+    what, share = best.deciding("tune")
+    names, left = fit([label_of(c.policy) for c in tied], TIED_NAMES_CHARS, separator=2)
+    listed = ", ".join(names) + (f" and {left} more" if left else "")
+    return (
+        f"{len(tied)} candidates tie for the best on the tune half ({what} {share}; "
+        f"agreement and NR precision alike: {listed}); {label_of(best.policy)} is written by "
+        "the tie-break (the model's verdict first, then the fewer guards), not by a figure"
+    )
+
+
+def choice_problems(scored: Sequence[Candidate]) -> list[str]:
+    """Why the choice (``scored[0]``, the candidates best first) is not supported by the
+    measurement: another candidate beats it on the check half by more than the half-width of
+    its own 95% interval; ``[]`` when none does."""
+    best = scored[0]
+    problems = []
+    what, mine = best.deciding("check")
+    if mine.value is not None:
+        beaten = [
+            (other, share)
+            for other in scored[1:]
+            for share in [other.deciding("check")[1]]
+            if share.value is not None and share.value - mine.value > mine.half_width
+        ]
+        if beaten:
+            other, share = max(beaten, key=lambda pair: pair[1].value or 0.0)
+            more = f" (and {len(beaten) - 1} others)" if len(beaten) > 1 else ""
+            problems.append(
+                f"on the check half, {label_of(best.policy)}'s {what} {mine} is below "
+                f"{label_of(other.policy)}'s {share}{more} by "
+                f"{((share.value or 0.0) - mine.value) * 100:.0f} points, more than its "
+                f"interval's half-width ({mine.half_width * 100:.0f}): the choice does not "
+                "hold there"
+            )
+    return problems
+
+
+def refuse_or_warn(problems: Sequence[str], *, force: bool) -> list[str]:
+    """``problems`` as warnings with ``force``.
+
+    Raises:
+        ConfigError: there are problems and no ``force``; the message names each.
+    """
+    if problems and not force:
+        raise ConfigError(
+            "calibrate writes no policy the measurement cannot support: "
+            + "; ".join(f"({n}) {p}" for n, p in enumerate(problems, start=1))
+            + ". --force writes it anyway, with these warnings in its chosen_on"
+        )
+    return list(problems)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What :func:`calibrate` chose.
+
+    Attributes:
+        policy: the chosen policy, with its measurement.
+        scored: every candidate, best first.
+        warnings: the problems ``force`` let through (given and found), each kept in the
+            policy's ``chosen_on``.
+        note: a tie for the best on the tune half (:func:`tie_note`), also kept there.
+    """
+
+    policy: GatePolicy
+    scored: list[Candidate]
+    warnings: list[str]
+    note: str | None = None
 
 
 def calibrate(
@@ -146,7 +330,9 @@ def calibrate(
     model: str,
     prompt_version: str,
     labelled_set: str,
-) -> tuple[GatePolicy, list[Candidate]]:
+    force: bool = False,
+    warnings: Sequence[str] = (),
+) -> Calibration:
     """Score every candidate and choose (see the module docstring).
 
     Args:
@@ -156,17 +342,34 @@ def calibrate(
         model: the model the replies came from, as runs will name it.
         prompt_version: the validator prompt the model answered.
         labelled_set: the set's name (no path outside the project).
+        force: write the choice despite :func:`choice_problems`, as warnings.
+        warnings: the problems found before judging that ``force`` let through.
 
     Returns:
-        The chosen policy with its measurement, and every candidate, best first. Its
+        The chosen policy with its measurement, every candidate and the warnings. Its
         ``same_model_as`` is empty: the base policy's other names are another model's.
 
     Raises:
-        ConfigError: a half of the set holds no item (:func:`check_halves`).
+        ConfigError: a half of the set holds no item, or the tune half no NEEDS_REFINEMENT
+            (:func:`check_halves`, whatever ``force``); without ``force``, the choice has a
+            :func:`choice_problems` problem.
     """
-    check_halves(j.item.id for j in judged)
+    check_halves(j.item for j in judged)
     scored = sorted((score(judged, p) for p in candidates(base)), key=Candidate.key, reverse=True)
+    found = [*warnings, *refuse_or_warn(choice_problems(scored), force=force)]
     best = scored[0]
+    what, share = best.deciding("check")
+    note = tie_note(scored)
+    chosen_on = (
+        f"triage-bot calibrate on {labelled_set}: the best of {len(scored)} candidates "
+        f"({label_of(best.policy)}) on the tune half (non-borderline agreement, then "
+        "agreement, then needs-refinement precision); the check half was not used to choose; "
+        f"there, its {what} is {share}" + (f". Note: {note}" if note else "")
+    )
+    if found:
+        chosen_on += ". Written with --force despite: " + "; ".join(
+            f"({n}) {w}" for n, w in enumerate(found, start=1)
+        )
     chosen = best.policy.model_copy(
         update={
             "name": name,
@@ -178,15 +381,10 @@ def calibrate(
                 tune=_figures(best.halves["tune"]),
                 check=_figures(best.halves["check"]),
             ),
-            "chosen_on": (
-                f"triage-bot calibrate on {labelled_set}: the best of {len(scored)} candidates "
-                f"({label_of(best.policy)}) on the tune half (non-borderline agreement, then "
-                "agreement, then needs-refinement precision); the check half was not used to "
-                "choose"
-            ),
+            "chosen_on": chosen_on,
         }
     )
-    return chosen, scored
+    return Calibration(chosen, scored, found, note)
 
 
 def policy_yaml(policy: GatePolicy) -> str:
@@ -196,25 +394,20 @@ def policy_yaml(policy: GatePolicy) -> str:
     return str(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=float("inf")))
 
 
-def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{value:.1%}"
-
-
 def render_candidates(scored: Sequence[Candidate]) -> str:
-    """The candidates as a markdown table, best first: per half agreement (non-borderline),
-    NEEDS_REFINEMENT precision and recall, and how many model NEEDS_REFINEMENTs became VALID."""
-    head = (
-        "| policy | tune agreement (non-borderline) | tune NR precision / recall | "
-        "check agreement (non-borderline) | check NR precision / recall | raised (tune / check) |"
-    )
-    lines = [head, "|---|---|---|---|---|---|"]
+    """The candidates as a markdown table, best first, a row per half: agreement, non-borderline
+    agreement, NEEDS_REFINEMENT precision and recall, each with its count and 95% interval
+    (:class:`bot.shares.Share`), and how many model NEEDS_REFINEMENTs became VALID."""
+    lines = [
+        "| policy | half | agreement | non-borderline agreement | NR precision | NR recall "
+        "| raised |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for c in scored:
-        t, k = c.halves["tune"], c.halves["check"]
-        lines.append(
-            f"| {label_of(c.policy)} | {_pct(t['agreement'])} "
-            f"({_pct(t['agreement_non_borderline'])}) | {_pct(t['nr_precision'])} / "
-            f"{_pct(t['nr_recall'])} | {_pct(k['agreement'])} "
-            f"({_pct(k['agreement_non_borderline'])}) | {_pct(k['nr_precision'])} / "
-            f"{_pct(k['nr_recall'])} | {t['raised']} / {k['raised']} |"
-        )
+        for half in ("tune", "check"):
+            shares = c.shares[half]
+            cells = " | ".join(str(shares[key]) for key in SHARES)
+            lines.append(
+                f"| {label_of(c.policy)} | {half} | {cells} | {c.halves[half]['raised']} |"
+            )
     return "\n".join(lines)

@@ -4,7 +4,6 @@ model, or on recorded replies), write the JSON report or the chosen policy, chec
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,10 @@ from bot.evaluation.calibrate import (
     check_halves,
     label_of,
     policy_yaml,
+    prompt_problems,
+    refuse_or_warn,
     render_candidates,
+    set_problems,
 )
 from bot.evaluation.replies import ReplayModel, load_replies, replies_jsonl
 from bot.evaluation.report import (
@@ -39,6 +41,7 @@ from bot.gate.validator import make_validator
 from bot.gate_policy import ModelName, policy_name, validation_problems
 from bot.neutralise import log_text, log_value
 from bot.prompts import current_name
+from bot.regular_file import check_output, read_input, write_output
 
 __all__ = ["run_calibrate", "run_eval"]
 
@@ -60,7 +63,7 @@ def _gate_model(
 ) -> tuple[ChatModel, ReplayModel | None]:
     """The validator's model: recorded replies (``--replies``), else the settings' backend."""
     if flags.get("replies_path") is not None:
-        replay = ReplayModel(load_replies(flags["replies_path"]))
+        replay = ReplayModel(load_replies(flags["replies_path"], what="--replies"))
         return replay, replay
     return make_chat_model(settings, "validator"), None
 
@@ -77,38 +80,6 @@ def _version_note(replay: ReplayModel | None, prompt_version: str) -> str:
         f"note: the replies name {named}; this prompt is {prompt_version}. "
         "Compare the prompt texts before trusting the figures."
     )
-
-
-def _check_writable(path: Path, flag: str) -> None:
-    """Refuse an output path before any model call: its folder must exist and be writable, and
-    the file, if it exists, writable (a run's figures and replies are not lost at the end).
-
-    Raises:
-        ConfigError: it is not (the flag and path are named).
-    """
-    folder = path.parent
-    try:
-        if not folder.is_dir():
-            raise ConfigError(f"{flag} {path}: the folder {folder} does not exist")
-        writable = os.access(folder, os.W_OK | os.X_OK) and (
-            not path.exists() or os.access(path, os.W_OK)
-        )
-    except OSError as exc:  # a name the file system refuses (too long)
-        raise ConfigError(f"{flag} {path}: cannot be written ({exc.strerror or exc})") from None
-    if not writable:
-        raise ConfigError(f"{flag} {path}: cannot be written (permission)")
-
-
-def _write(path: Path, text: str, flag: str) -> None:
-    """Write an output file.
-
-    Raises:
-        ConfigError: it cannot be written (the flag, path and reason are named).
-    """
-    try:
-        path.write_text(text, "utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{flag} {path}: cannot be written ({exc.strerror or exc})") from None
 
 
 def _check_model_name(name: str, what: str) -> None:
@@ -128,13 +99,10 @@ def _earlier_report(path: Path) -> dict[str, Any]:
     """The ``--compare`` report (:func:`~bot.evaluation.report.read_report`).
 
     Raises:
-        ConfigError: it cannot be read, or is not a report.
+        ConfigError: it cannot be read (:func:`~bot.regular_file.read_input`), or is not a
+            report.
     """
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"--compare {path}: cannot be read ({exc.strerror or exc})") from None
-    return read_report(data, source=f"--compare {path}")
+    return read_report(read_input(path, what="--compare"), source=f"--compare {path}")
 
 
 def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
@@ -147,18 +115,19 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
         EvalBelowThreshold: a ``--min-*``/``--max-*`` bound was missed (after writing the report).
     """
     limit = flags.get("limit")
-    _check_writable(flags["out"], "--out")
+    check_output(flags["out"], what="--out")
     if flags.get("save_replies") is not None:
-        _check_writable(flags["save_replies"], "--save-replies")
+        check_output(flags["save_replies"], what="--save-replies")
     earlier = _earlier_report(flags["compare"]) if flags.get("compare") is not None else None
     model, replay = _gate_model(settings, flags)
     if flags.get("save_replies") is not None:
         _check_model_name(model.name, "--save-replies: the model's name")
     report: dict[str, Any] = {"model": model.name, "audit_format": settings.audit_format}
+    redact = settings.redactor()  # a server may echo its key into a reply
     note = ""
     with Progress(transient=True) as progress:
         if flags["only"] in ("gate", "both"):
-            issues = load_jsonl(flags["issues_path"], EvalIssue)[:limit]
+            issues = load_jsonl(flags["issues_path"], EvalIssue, what="--issues")[:limit]
             task = progress.add_task("gate", total=len(issues))
             recorder = RecordingModel(model)
             validator = make_validator(settings, recorder)
@@ -178,9 +147,9 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
                     prompt_version=validator.prompt_version,
                     model=model.name,
                 )
-                _write(flags["save_replies"], saved, "--save-replies")
+                write_output(flags["save_replies"], redact(saved), what="--save-replies")
         if flags["only"] in ("audit", "both"):
-            segments = load_jsonl(flags["segments_path"], EvalSegment)[:limit]
+            segments = load_jsonl(flags["segments_path"], EvalSegment, what="--segments")[:limit]
             task = progress.add_task("audit", total=len(segments))
             audit_recorder = RecordingModel(make_chat_model(settings, "auditor"))
             auditor = make_auditor(settings, audit_recorder)
@@ -191,7 +160,8 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
                 audit_recorder,
                 concurrency=model_concurrency(settings),
             )
-    _write(flags["out"], json.dumps(report, indent=2, ensure_ascii=False) + "\n", "--out")
+    report_text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    write_output(flags["out"], redact(report_text), what="--out")
     text = render_report(report)
     if note:
         text += "\n" + note + "\n"
@@ -211,23 +181,35 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
 def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
     """``triage-bot calibrate``: judge the set once, score every candidate policy, write the
     best on the tune half to ``--out``; return the markdown to print (the candidates' table,
-    the choice, and with ``--yaml`` the repository file's ``gate:`` block).
+    the choice, any warning ``--force`` let through, and with ``--yaml`` the repository file's
+    ``gate:`` block).
 
     Raises:
         ConfigError: the set or the replies file is missing or malformed, a half of the set is
-            empty, an item has no recorded reply, or an output cannot be written.
+            empty or its tune half holds no NEEDS_REFINEMENT, an item has no recorded reply, or
+            an output cannot be written; without ``--force``, the measurement cannot support a
+            choice (:mod:`bot.evaluation.calibrate`: a small half, before the model is built;
+            replies to another prompt, before judging; a tie or a choice the check half
+            contradicts, before writing).
     """
+    force = bool(flags.get("force"))
     model_name = flags.get("model_name")
     if model_name is not None:
         _check_model_name(model_name, "--model-name")
-    _check_writable(flags["out"], "--out")
-    issues = load_jsonl(flags["issues_path"], EvalIssue)
-    check_halves(i.id for i in issues)
+    check_output(flags["out"], what="--out")
+    issues = load_jsonl(flags["issues_path"], EvalIssue, what="--issues")
+    check_halves(issues)
+    problems = set_problems(issues)
+    if flags.get("replies_path") is None:
+        refuse_or_warn(problems, force=force)  # before the model is built
     model, replay = _gate_model(settings, flags)
     if model_name is None:
         _check_model_name(model.name, "the model's name (give --model-name)")
     recorder = RecordingModel(model)
     validator = make_validator(settings, recorder)
+    if replay is not None:
+        problems += prompt_problems(replay.replies.prompt_versions, validator.prompt_version)
+    warnings = refuse_or_warn(problems, force=force)
     with Progress(transient=True) as progress:
         task = progress.add_task("gate", total=len(issues))
         judged = judge_items(
@@ -244,31 +226,37 @@ def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
     path: Path = flags["issues_path"]
     name = flags.get("name") or f"calibrated-{model.name}"
     try:
-        chosen, scored = calibrate(
+        result = calibrate(
             judged,
             validator.policy.policy,
             name=policy_name(name),
             model=model.name if model_name is None else model_name,
             prompt_version=prompt_version,
             labelled_set=f"{path.name} ({len(issues)} items)",
+            force=force,
+            warnings=warnings,
         )
     except ValidationError as exc:  # a value no earlier check caught: a message, not a trace
         raise ConfigError(
             f"the calibrated policy is not valid: {validation_problems(exc)}"
         ) from None
-    _write(flags["out"], policy_json(chosen), "--out")
+    chosen = result.policy
+    write_output(flags["out"], policy_json(chosen), what="--out")
+    what, share = result.scored[0].deciding("check")
     lines = [
         f"calibrate: {len(issues)} issues, model {log_value(model.name, max_chars=200)}, "
         f"prompt {log_value(prompt_version, max_chars=40)}",
         "",
-        render_candidates(scored),
+        render_candidates(result.scored),
         "",
         f"chosen: {label_of(chosen)} (best on the tune half), written to "
-        f"{log_value(str(flags['out']))}",
+        f"{log_value(str(flags['out']))}; on the check half its {what} is {share}",
     ]
-    note = _version_note(replay, validator.prompt_version)
-    if note:
-        lines += ["", note]
+    if result.note:
+        lines += ["", f"note: {log_text(result.note)} (kept in the policy's chosen_on)"]
+    if result.warnings:
+        lines += ["", *(f"warning: {log_text(w)}" for w in result.warnings)]
+        lines += ["(written with --force; each warning is kept in the policy's chosen_on)"]
     if flags.get("yaml"):
         lines += [
             "",

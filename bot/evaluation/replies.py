@@ -23,6 +23,7 @@ from bot.chat import ChatMessage, ChatResult, RoleOptions
 from bot.errors import ConfigError, ModelError, ModelOutputError
 from bot.evaluation.sets import jsonl_lines
 from bot.gate_policy import ModelName, PromptVersion
+from bot.regular_file import content_problems, field_names
 
 __all__ = ["RecordedReply", "ReplayModel", "Replies", "load_replies", "replies_jsonl"]
 
@@ -84,26 +85,29 @@ class Replies:
             raise ConfigError(f"{self.path}: no recorded reply for {len(missing)} item(s): {shown}")
 
 
-def load_replies(path: Path) -> Replies:
+def load_replies(path: Path, *, what: str = "replies") -> Replies:
     """Read a replies file (see the module docstring; :func:`~bot.evaluation.sets.jsonl_lines`).
 
     Raises:
-        ConfigError: the file cannot be read, a line is not a reply, or an id repeats (the line
-            is named).
+        ConfigError: the file cannot be read, a line is not a reply, or an id repeats
+            (``what``, the file, the line and the field are named, not what the line holds).
     """
     by_id: dict[str, RecordedReply] = {}
-    for number, line in jsonl_lines(path, "replies"):
+    first_line: dict[str, int] = {}
+    fields = field_names(RecordedReply)
+    for number, line in jsonl_lines(path, what):
         try:
             reply = RecordedReply.model_validate_json(line)
         except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            where = ".".join(str(p) for p in first["loc"]) or "(line)"
-            raise ConfigError(
-                f"{path}:{number}: not a recorded reply: {where}: {first['msg']}"
-            ) from None
+            problem = content_problems(exc, fields, most=1)
+            raise ConfigError(f"{what} {path}:{number}: not a recorded reply: {problem}") from None
         if reply.id in by_id:
-            raise ConfigError(f"{path}:{number}: the id {reply.id!r} has a reply already")
+            raise ConfigError(
+                f"{what} {path}:{number}: the same id as line {first_line[reply.id]} "
+                "(one reply an item)"
+            )
         by_id[reply.id] = reply
+        first_line[reply.id] = number
     return Replies(path, by_id)
 
 

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from bot.audit.contract import VERDICTS, defect_verdicts
 from bot.errors import ConfigError
 from bot.evaluation.run import LINE_SLACK
+from bot.evaluation.sets import Half
 from bot.gate.verdict import GATE_OUTCOMES
 from bot.neutralise import log_value
+from bot.regular_file import content_problems, field_names
 
 __all__ = [
     "METRICS",
@@ -76,9 +78,11 @@ def _cell(value: Any, *, max_chars: int = 100) -> str:
 
 def render_report(report: Mapping[str, Any]) -> str:
     """The report as markdown: headline metrics, the confusion matrix, per-item outcomes."""
+    title = f"## triage-bot eval: {log_value(str(report['model']), max_chars=200)}"
+    if "audit" in report:
+        title += f" ({report['audit_format']} audits)"
     lines = [
-        f"## triage-bot eval: {log_value(str(report['model']), max_chars=200)} "
-        f"({report['audit_format']} audits)",
+        title,
         "",
         "| metric | value |",
         "|---|---|",
@@ -106,12 +110,19 @@ def render_report(report: Mapping[str, Any]) -> str:
         ]
         for expected, row in gate["confusion"].items():
             lines.append(f"| {expected} | " + " | ".join(str(row[g]) for g in GATE_OUTCOMES) + " |")
-        lines += ["", "| issue | kind | expected | got | reason |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            "| issue | kind | expected | got | quotes not found | reason |",
+            "|---|---|---|---|---|---|",
+        ]
         for o in gate["outcomes"]:
             mark = "" if o["agree"] else " ✗"
+            given = {k for k, v in (o.get("quotes") or {}).items() if v}
+            lost = sorted(given - set(o.get("found") or []))
             lines.append(
                 f"| {o['id']} | {_cell(o['kind'], max_chars=40)} | {o['expected']} | "
-                f"{o['got']}{mark} | {_cell(o['reason'])} |"
+                f"{o['got']}{mark} | {_cell(', '.join(lost) or '–', max_chars=60)} | "
+                f"{_cell(o['reason'])} |"
             )
     audit = report.get("audit")
     if audit:
@@ -253,21 +264,30 @@ class _ReportShape(BaseModel):
     audit: _SectionShape | None = None
 
 
-def read_report(data: bytes, *, source: str) -> dict[str, Any]:
+_REPORT_KEYS = field_names(_ReportShape) | {
+    "items",
+    *get_args(Half),
+    *(key for key, _ in HALF_METRICS),
+    *(key for _, key, _, _ in METRICS),
+}
+"""The keys an error about an earlier report may name."""
+
+
+def read_report(data: str | bytes, *, source: str) -> dict[str, Any]:
     """An earlier ``eval --out`` report (JSON) as :func:`compare_reports` reads it: the model's
     name, the prompt version, the figures of :data:`METRICS` and of each half (the rest is
     dropped; a missing figure is absent).
 
     Raises:
         ConfigError: not UTF-8 JSON, not an object, or a figure that is not a number; the
-            message names ``source`` and the key.
+            message names ``source`` and the key (a key of the report's shape, never one the
+            file chose: :func:`~bot.regular_file.content_problems`).
     """
     try:
         report = _ReportShape.model_validate_json(data)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise ConfigError(f"{source}: not an eval report: {where}: {first['msg']}") from None
+        problem = content_problems(exc, _REPORT_KEYS, most=1)
+        raise ConfigError(f"{source}: not an eval report: {problem}") from None
     return report.model_dump(exclude_none=True)
 
 

@@ -31,6 +31,7 @@ from bot.evaluation.replies import ReplayModel
 from bot.evaluation.sets import EvalIssue, EvalSegment, dev_half
 from bot.gate.validator import GateDecision, Validator
 from bot.gate.verdict import GATE_OUTCOMES, NO_VERDICT, VerdictValue
+from bot.shares import Share
 
 __all__ = [
     "LINE_SLACK",
@@ -43,6 +44,7 @@ __all__ = [
     "gate_metrics",
     "judge_items",
     "label_metrics",
+    "label_shares",
     "line_hit",
     "outcome_of",
     "percentile",
@@ -130,27 +132,37 @@ def _share(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
+def label_shares(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, Share]:
+    """The counts behind :func:`label_metrics`, each with its 95% interval: ``agreement``,
+    ``agreement_non_borderline``, ``validator_error_rate`` and the precision and recall of each
+    verdict (``nr_precision`` …), in that order."""
+    clear = [o for o in outcomes if not o.get("borderline")]
+    out = {
+        "agreement": Share(sum(o["agree"] for o in outcomes), len(outcomes)),
+        "agreement_non_borderline": Share(sum(o["agree"] for o in clear), len(clear)),
+        "validator_error_rate": Share(sum(o["got"] == NO_VERDICT for o in outcomes), len(outcomes)),
+    }
+    for verdict, key in (("NEEDS_REFINEMENT", "nr"), ("VALID", "valid")):
+        said = [o for o in outcomes if o["got"] == verdict]
+        meant = [o for o in outcomes if o["expected"] == verdict]
+        out[f"{key}_precision"] = Share(sum(o["expected"] == verdict for o in said), len(said))
+        out[f"{key}_recall"] = Share(sum(o["got"] == verdict for o in meant), len(meant))
+    return out
+
+
 def label_metrics(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """What a maintainer feels, per label: agreement (a ``validator-error`` never
     agrees), agreement on the non-borderline items, and precision and recall of each verdict.
 
     NEEDS_REFINEMENT precision is the share of the bot's NEEDS_REFINEMENT that maintainers
     would also have asked more of: a wrong one sends a good reporter away. A ratio with no
-    items under it is ``None``.
+    items under it is ``None``, but agreement and the validator-error rate, which are 0.0.
     """
-    clear = [o for o in outcomes if not o.get("borderline")]
-    out: dict[str, Any] = {
-        "items": len(outcomes),
-        "agreement": _share(sum(o["agree"] for o in outcomes), len(outcomes)) or 0.0,
-        "agreement_non_borderline": _share(sum(o["agree"] for o in clear), len(clear)),
-        "validator_error_rate": _share(sum(o["got"] == NO_VERDICT for o in outcomes), len(outcomes))
-        or 0.0,
-    }
-    for verdict, key in (("NEEDS_REFINEMENT", "nr"), ("VALID", "valid")):
-        said = [o for o in outcomes if o["got"] == verdict]
-        meant = [o for o in outcomes if o["expected"] == verdict]
-        out[f"{key}_precision"] = _share(sum(o["expected"] == verdict for o in said), len(said))
-        out[f"{key}_recall"] = _share(sum(o["got"] == verdict for o in meant), len(meant))
+    out: dict[str, Any] = {"items": len(outcomes)}
+    for key, share in label_shares(outcomes).items():
+        out[key] = share.value
+    out["agreement"] = out["agreement"] or 0.0
+    out["validator_error_rate"] = out["validator_error_rate"] or 0.0
     return out
 
 

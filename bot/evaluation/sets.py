@@ -16,6 +16,7 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.errors import ConfigError
+from bot.regular_file import content_problems, field_names, read_input
 
 __all__ = [
     "DEV_SPLIT_SALT",
@@ -108,26 +109,30 @@ def jsonl_lines(path: Path, what: str) -> list[tuple[int, str]]:
     U+0085 raw inside strings, where ``str.splitlines`` would cut a line.
 
     Raises:
-        ConfigError: the file cannot be read or is not UTF-8 (``what`` names it).
+        ConfigError: the file cannot be read, is not a regular file, is larger than
+            :data:`~bot.regular_file.MAX_INPUT_BYTES` or is not UTF-8 (``what`` names it;
+            :func:`~bot.regular_file.read_input`).
     """
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {what} {path}: {exc}") from None
+    text = read_input(path, what=what)
     return [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
 
 
-def load_jsonl(path: Path, model: type[T]) -> list[T]:
+def load_jsonl(path: Path, model: type[T], *, what: str = "eval set") -> list[T]:
     """Read one JSON object per line (:func:`jsonl_lines`) into ``model``.
 
     Raises:
-        ConfigError: the file is missing or not UTF-8, or a line is not a valid item (the line
-            is named).
+        ConfigError: the file cannot be read (:func:`jsonl_lines`), or a line is not a valid
+            item (``what``, the file, the line and the field are named, not what the line
+            holds).
     """
     items = []
-    for number, line in jsonl_lines(path, "eval set"):
+    fields = field_names(model)
+    for number, line in jsonl_lines(path, what):
         try:
             items.append(model.model_validate_json(line))
         except ValidationError as exc:
-            raise ConfigError(f"{path}:{number}: not a valid {model.__name__}: {exc}") from exc
+            problems = content_problems(exc, fields)
+            raise ConfigError(
+                f"{what} {path}:{number}: not a valid {model.__name__}: {problems}"
+            ) from None
     return items

@@ -24,7 +24,7 @@ Nothing here writes; :func:`bot.gate.run` judges the selection and writes labels
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,14 +77,13 @@ class BacklogItem:
 
     Attributes:
         issue: the issue as ``open_issues`` gives it (a webhook payload's ``issue`` shape).
-        last_label: the label of the bot's last decision on it (the store), or ``None``; the
-            plan removes it too when the verdict changes (labels stay mutually exclusive).
+        last: the bot's last decision on it (the store's row), or ``None``.
         events: its ``labeled`` events when the selection read them (the hand-set check), so
             the plan's removal rule reads them no second time; ``None`` otherwise.
     """
 
     issue: dict[str, Any]
-    last_label: str | None
+    last: Mapping[str, Any] | None
     events: tuple[LabelEvent, ...] | None = None
 
 
@@ -153,7 +152,7 @@ def select_backlog(
         if [name.lower() for name in labels] == [error] or (
             not labels and _last_was_error(last, error)
         ):
-            item = BacklogItem(issue, last["label"] if last else None)
+            item = BacklogItem(issue, last)
             candidates.append((int(last["id"]) if last else 0, item, bool(labels)))
     candidates.sort(key=lambda entry: entry[0])  # oldest decision first; stable otherwise
     todo: list[BacklogItem] = []
@@ -168,6 +167,6 @@ def select_backlog(
             if person is not None:
                 hand_set.append((number, person))
                 continue
-            item = BacklogItem(item.issue, item.last_label, tuple(events))
+            item = BacklogItem(item.issue, item.last, tuple(events))
         todo.append(item)
     return BacklogSelection(tuple(todo), tuple(hand_set))

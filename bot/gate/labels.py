@@ -21,10 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from bot.config import Settings
 from bot.errors import ConfigError
 from bot.gate.verdict import VerdictValue
+
+if TYPE_CHECKING:
+    from bot.repo_file import RepoFile
 
 __all__ = [
     "DEFAULT_LABELS",
@@ -34,6 +38,7 @@ __all__ = [
     "GateLabel",
     "GateLabels",
     "LabelPlan",
+    "file_gate_labels",
     "gate_labels",
     "is_gate_label",
     "label_for",
@@ -119,9 +124,18 @@ def gate_labels(settings: Settings) -> GateLabels:
         ConfigError: two of the three would share a name (GitHub compares names
             case-insensitively).
     """
-    if settings.repo_file is None:
+    return file_gate_labels(settings.repo_file)
+
+
+def file_gate_labels(file: RepoFile | None) -> GateLabels:
+    """The three gate labels a repository file sets (:func:`gate_labels`; ``None``: no file).
+
+    Raises:
+        ConfigError: two of the three would share a name.
+    """
+    if file is None:
         return DEFAULT_LABELS
-    given = settings.repo_file.labels
+    given = file.labels
     merged = GateLabels(
         *(
             GateLabel(

@@ -1,45 +1,30 @@
-"""The issue gate's one entry, :func:`run`: the whole sequence for an ``issues`` event, and the
-same per-issue sequence for each issue of a backlog run.
+"""The issue gate's one entry, :func:`run`: one ``issues`` event, or each issue of a backlog.
 
-For an event, cheapest first: the repository's skip rules (no request); the store's replay
-check (no request: :func:`~bot.gate.plan.already_decided`); on an edited or reopened issue that
-carries a gate label, one read of the issue's ``labeled`` events to learn whether a person set
-that label (:func:`~bot.gate.plan.hand_set_gate_label`: GitHub, not the store, says who did, so
-a lost decision row or an empty store on an ephemeral runner changes nothing); then the model
-and the plan (:func:`~bot.gate.plan.plan_gate`), which removes only gate labels the bot added
-(the same events, read then if not before: :class:`~bot.gate.plan.LabelHistory`); then, unless
-the run is dry, the label writes and the author comment (:func:`~bot.gate.plan.apply_gate`) and
-the decision row last, under the issue's lock. ``/triage`` (``force``) skips the three checks.
-
-A backlog run (:class:`~bot.gate.backlog.Backlog`) judges the issues
-:func:`~bot.gate.backlog.select_backlog` chooses, each with the same plan, writes and row, and
-builds the model only when there is an issue to judge. Up to the job's model concurrency
-(:meth:`~bot.context.JobContext.model_concurrency`: a server that batches) of the issues'
-model calls run at once (:func:`bot.concurrency.iter_bounded`), while the plans, writes and
-rows stay on this thread, one issue at a time and in the selection's order, each under its
-issue's lock. A ``--retry-errors`` run stops at the first fault that says the model is still
-out (:data:`~bot.gate.backlog.OUTAGE_KINDS`): the rest would only fail the same way, and the
-next scheduled run tries again; no further call starts then (those already running end
-unwritten).
-
-Each run returns a :class:`~bot.report.RunReport`: the plan as log lines, the step summary, the
-step outputs, and a warning per ``validator-error``.
+Cheapest first: the skip rules, the store's replay check, who set a gate label, then the model
+and the plan (:mod:`bot.gate.plan`). Unless the run is dry, the plan is checked and written
+under the issue's lock (:func:`_judge`). ``/triage`` (``force``) skips the three checks. A
+backlog judges up to the job's model concurrency of issues at once and writes them one at a
+time, in order; ``--retry-errors`` stops at the first fault that says the model is still out.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Generator, Sequence
+import time
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from bot.clients.github_port import GitHubPort
 from bot.concurrency import Failed, iter_bounded
 from bot.config import Settings
 from bot.context import JobContext
-from bot.events import IssuesEvent
+from bot.events import Issue, IssuesEvent
 from bot.gate.backlog import OUTAGE_KINDS, Backlog, BacklogItem, select_backlog
+from bot.gate.issue_text import prepare_issue
 from bot.gate.labels import GateLabels, gate_labels
 from bot.gate.plan import (
+    HAND_SET_ACTIONS,
     AppliedGate,
     GatePlan,
     LabelHistory,
@@ -47,8 +32,10 @@ from bot.gate.plan import (
     apply_gate,
     asks_who_labelled,
     gate_row,
+    hand_set_label,
     judge_issue,
     plan_gate,
+    superseded,
 )
 from bot.gate.validator import GateDecision, Validator, make_validator
 from bot.history.protocol import HistoryStore
@@ -97,34 +84,95 @@ class _Gate:
     labels: GateLabels
 
 
+@dataclass(frozen=True)
+class _Judged:
+    """One issue's plan and what became of it.
+
+    Attributes:
+        plan: the plan as last made (under the lock when it was made again there).
+        applied: its writes; ``None`` on a dry run or when superseded.
+        lock_wait_s: how long the run waited for the issue's lock (s).
+        superseded: why the plan was dropped unwritten (:func:`~bot.gate.plan.superseded`).
+        hand_set: a gate label a person put on an edited or reopened issue, found by the
+            removal rule when the payload did not show it (it wins: nothing written).
+    """
+
+    plan: GatePlan
+    applied: AppliedGate | None = None
+    lock_wait_s: float = 0.0
+    superseded: str | None = None
+    hand_set: str | None = None
+
+
+def _row_id(row: Mapping[str, Any] | None) -> int | None:
+    return None if row is None else int(row["id"])
+
+
 def _judge(
     gate: _Gate,
     event: IssuesEvent,
     history: LabelHistory,
-    last_applied: str | None,
+    seen: Mapping[str, Any] | None,
     decision: GateDecision | None = None,
-) -> tuple[GatePlan, AppliedGate | None]:
-    """One issue's plan (from ``decision`` when it was judged ahead); unless the run is dry,
-    its writes and then its decision row, under the issue's lock (a second runner on the same
-    issue waits, then edits)."""
+    *,
+    force: bool = False,
+) -> _Judged:
+    """Plan one issue (from ``decision`` when judged ahead); unless the run is dry, check the
+    plan under the issue's lock and write it, then its decision row.
+
+    ``seen`` is the store's last decision read before planning. Under the lock the issue is
+    read from GitHub again only when that row changed, or on ``/triage`` (``force``); the plan
+    is then dropped (:func:`~bot.gate.plan.superseded`) or made again from the issue's current
+    labels with the same decision.
+    """
     settings = gate.settings
-    plan = plan_gate(
+    plan = _plan(gate, event, history, seen, decision)
+    if not force and event.action in HAND_SET_ACTIONS and plan.labels.kept:
+        person = hand_set_label(plan.labels.kept, history.events(), login=gate.github.login)
+        if person is not None:
+            return _Judged(plan, hand_set=person)
+    if settings.dry_run:
+        return _Judged(plan)
+    repo, number = plan.repo, plan.number
+    asked = time.monotonic()
+    with gate.store.exclusive(f"{repo}#{number}"):
+        waited = time.monotonic() - asked
+        now = gate.store.last_gate(repo, number)
+        changed = _row_id(now) != _row_id(seen)
+        if force or changed:
+            issue = Issue.model_validate(gate.github.issue(repo, number))
+            text = prepare_issue(issue.title, issue.body, max_body_chars=settings.max_body_chars)
+            why = superseded(plan.decision, now, text.content_sha, force=force)
+            if why is not None:
+                return _Judged(plan, None, waited, why)
+            current = event.model_copy(update={"issue": issue})
+            if changed:  # another run wrote labels since the events were read
+                history = LabelHistory(gate.github, repo, number)
+            plan = _plan(gate, current, history, now, plan.decision)
+        applied = apply_gate(plan, gate.github, store=gate.store)
+        gate.store.record_gate(gate_row(plan))
+    return _Judged(plan, applied, waited)
+
+
+def _plan(
+    gate: _Gate,
+    event: IssuesEvent,
+    history: LabelHistory,
+    last: Mapping[str, Any] | None,
+    decision: GateDecision | None,
+) -> GatePlan:
+    settings = gate.settings
+    return plan_gate(
         event,
         gate.validator,
-        owned=history.added_by_bot,
-        last_applied=last_applied,
+        owner=history.owner,
+        last_applied=str(last["label"]) if last else None,
         author_comment=settings.author_comment,
         author_intro=settings.repo_file.author_comment.intro if settings.repo_file else None,
         gate_labels=gate.labels,
         comment_min_precision=settings.comment_min_precision,
         decision=decision,
     )
-    if settings.dry_run:
-        return plan, None
-    with gate.store.exclusive(f"{plan.repo}#{plan.number}"):
-        applied = apply_gate(plan, gate.github, store=gate.store)
-        gate.store.record_gate(gate_row(plan))
-    return plan, applied
 
 
 def _skip_reason(event: IssuesEvent, settings: Settings) -> str | None:
@@ -174,28 +222,62 @@ def _event(ctx: JobContext, event: IssuesEvent, *, force: bool) -> RunReport:
             return skipped_report(
                 f"a maintainer set {hand_set!r} by hand; /triage re-runs the gate"
             )
-    plan, applied = _judge(gate, event, history, last["label"] if last else None)
+    judged = _judge(gate, event, history, last, force=force)
+    if judged.hand_set is not None:
+        return skipped_report(
+            f"a maintainer set {judged.hand_set!r} by hand; /triage re-runs the gate"
+        )
+    plan, applied = judged.plan, judged.applied
     text = render_gate_plan(plan)
-    if applied is None:
-        text += "\ndry run:  nothing written to GitHub or the store"
-    else:
-        text += f"\napplied:  {applied.requests} GitHub write request(s)"
-        if plan.author_comment is not None:
-            text += f"; author comment {applied.comment}"
+    text += "".join(f"\n{line}" for line in _write_lines(judged, settings.dry_run))
+    if applied is not None and plan.author_comment is not None:
+        text += f"; author comment {applied.comment}"
     warnings = []
     if plan.decision.error_kind:
         warnings.append(
             f"validator-error on #{plan.number} ({plan.decision.error_kind}): "
             f"{' '.join(plan.decision.reason.split())[:300]}"
         )
+    summary = render_gate_summary(
+        plan,
+        applied=applied is not None,
+        comment=applied.comment if applied else None,
+        unwritten="superseded" if judged.superseded is not None else "dry run",
+    )
     return RunReport(
         text,
-        render_gate_summary(
-            plan, applied=applied is not None, comment=applied.comment if applied else None
-        ),
+        summary + _summary_notes(judged),
         {"verdict": plan.decision.outcome, "label": plan.labels.target.name},
         warnings,
     )
+
+
+LOCK_WAIT_SHOWN_S = 0.1
+"""A wait for an issue's or pull request's lock this long or longer is shown (s)."""
+
+
+def _write_lines(judged: _Judged, dry_run: bool) -> list[str]:
+    """The plan's last lines: the lock wait, and what was written or why nothing was."""
+    lines = []
+    if judged.lock_wait_s >= LOCK_WAIT_SHOWN_S:
+        lines.append(f"lock:     waited {judged.lock_wait_s:.1f} s for another run on this issue")
+    if dry_run:
+        lines.append("dry run:  nothing written to GitHub or the store")
+    elif judged.superseded is not None:
+        lines.append(f"superseded: {log_value(judged.superseded)}; nothing written")
+    elif judged.applied is not None:
+        lines.append(f"applied:  {judged.applied.requests} GitHub write request(s)")
+    return lines
+
+
+def _summary_notes(judged: _Judged) -> str:
+    """The step summary's lines on the lock wait and a superseded plan (markdown)."""
+    notes = []
+    if judged.lock_wait_s >= LOCK_WAIT_SHOWN_S:
+        notes.append(f"Waited {judged.lock_wait_s:.1f} s for another run on this issue.")
+    if judged.superseded is not None:
+        notes.append(f"**Superseded:** {neutralise(judged.superseded)}; nothing written.")
+    return "".join(f"\n{note}\n" for note in notes)
 
 
 def _backlog(ctx: JobContext, work: Backlog) -> RunReport:
@@ -214,10 +296,11 @@ def _backlog(ctx: JobContext, work: Backlog) -> RunReport:
     )
     todo = selection.todo
     lines = [
-        f"#{number}: skipped, a maintainer set {label!r} by hand"
+        f"#{number}: skipped, a maintainer set {log_value(repr(label))} by hand"
         for number, label in selection.hand_set
     ]
     counts = {label.name: 0 for label in labels.all}
+    superseded_count = 0
     stopped = ""
     if todo:  # the model only when there is an issue to judge
         validator = make_validator(settings, ctx.model("validator"))
@@ -226,13 +309,18 @@ def _backlog(ctx: JobContext, work: Backlog) -> RunReport:
         with contextlib.closing(decided):
             for done, (item, event, decision) in enumerate(decided, start=1):
                 history = LabelHistory(github, repo, item.issue["number"], item.events)
-                plan, _ = _judge(gate, event, history, item.last_label, decision)
-                counts[plan.labels.target.name] += 1
+                judged = _judge(gate, event, history, item.last, decision)
+                plan = judged.plan
                 kind = f", {plan.decision.error_kind}" if plan.decision.error_kind else ""
-                lines.append(
-                    f"#{plan.number}: {plan.labels.target.name} "
-                    f"({plan.decision.model_ms:.0f} ms{kind})"
-                )
+                if judged.superseded is not None:
+                    superseded_count += 1
+                    lines.append(f"#{plan.number}: {log_value(judged.superseded)}")
+                else:
+                    counts[plan.labels.target.name] += 1
+                    lines.append(
+                        f"#{plan.number}: {log_value(plan.labels.target.name)} "
+                        f"({plan.decision.model_ms:.0f} ms{kind})"
+                    )
                 work.on_progress(done, len(todo))
                 outage = plan.decision.error_kind in OUTAGE_KINDS
                 if work.retry_errors and outage and done < len(todo):
@@ -241,17 +329,19 @@ def _backlog(ctx: JobContext, work: Backlog) -> RunReport:
                         f"{len(todo) - done} issue(s) left for the next run"
                     )
                     break
-    summary = ", ".join(f"{name}: {count}" for name, count in counts.items())
+    extra = f", superseded by another run: {superseded_count}" if superseded_count else ""
     state = " (dry run: nothing written)" if settings.dry_run else ""
     what = "backlog --retry-errors" if work.retry_errors else "backlog"
+    plain = ", ".join(f"{log_value(name)}: {count}" for name, count in counts.items()) + extra
     text = "\n".join(
-        [f"triage-bot: {what} of {repo}: {len(todo)} issue(s){state}", *lines, summary]
+        [f"triage-bot: {what} of {log_value(repo)}: {len(todo)} issue(s){state}", *lines, plain]
         + ([stopped] if stopped else [])
     )
+    shown = ", ".join(f"{code_span(name)}: {count}" for name, count in counts.items()) + extra
     tail = f"; {stopped}" if stopped else ""
     return RunReport(
         text,
-        f"triage-bot {what} of {repo}: {summary}{state}{tail}\n",
+        f"triage-bot {what} of {code_span(repo)}: {shown}{state}{tail}\n",
         warnings=[stopped] if stopped else [],
     )
 
@@ -321,12 +411,17 @@ def render_gate_plan(plan: GatePlan) -> str:
     return "\n".join(lines)
 
 
-def render_gate_summary(plan: GatePlan, *, applied: bool, comment: str | None = None) -> str:
+def render_gate_summary(
+    plan: GatePlan, *, applied: bool, comment: str | None = None, unwritten: str = "dry run"
+) -> str:
     """The step summary (GitHub-flavoured markdown) for one gate run; ``comment`` is what
-    :func:`bot.gate.plan.apply_gate` did with the author comment (``AppliedGate.comment``)."""
+    :func:`bot.gate.plan.apply_gate` did with the author comment (``AppliedGate.comment``),
+    ``unwritten`` why nothing was written when ``applied`` is false."""
     d = plan.decision
     verdict = d.verdict or f"validator error ({d.error_kind})"
-    changes = _label_changes(plan) if applied else f"dry run, not applied: {_label_changes(plan)}"
+    changes = (
+        _label_changes(plan) if applied else f"{unwritten}, not applied: {_label_changes(plan)}"
+    )
     out = [
         f"### triage-bot: issue gate for #{plan.number}",
         "",
@@ -340,9 +435,14 @@ def render_gate_summary(plan: GatePlan, *, applied: bool, comment: str | None = 
         f"**Reason:** {neutralise(d.reason)}",
     ]
     if d.policy is not None:
-        out.append(f"\n**Decision policy:** {neutralise(d.policy.describe())}")
+        chosen = d.policy
+        out.append(
+            f"\n**Decision policy:** {code_span(chosen.policy.name)} "
+            f"({code_span(chosen.policy.version)}, {neutralise(chosen.source)}); "
+            f"{neutralise(chosen.status())}"
+        )
     if plan.author_comment is not None:
-        fate = comment if applied and comment else "not posted (dry run)"  # the bot's words
+        fate = comment if applied and comment else f"not posted ({unwritten})"  # the bot's words
         out.append(f"\n**Author comment:** {fate}")
     elif plan.comment_withheld is not None:
         out.append(f"\n**Author comment:** not posted: {neutralise(plan.comment_withheld)}")

@@ -17,8 +17,8 @@ would look like nothing at all. Only an explicit ``/triage`` judges an issue ove
 label (which stays: see below). The store keeps what it is right about: the replay skip
 (:func:`already_decided`) and the label the bot last applied, for exclusivity on stale payloads.
 
-The bot's labels are its own: a gate label is removed only when the newest ``labeled`` event
-that added it to the issue was made by the bot's own login (:func:`added_by_bot`). A label a
+The bot's labels are its own: a gate label is removed only when its newest ``labeled`` or
+``unlabeled`` event is the bot's own ``labeled`` (:func:`label_owner`). A label a
 person or another app added stays, even when ``.github/triage-bot.yml`` maps a gate label onto
 it (``ready: {name: security}`` cannot take ``security`` off an issue), and the plan says so
 (``LabelPlan.kept``). The events are read once per run, only when a removal is planned (the
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from bot.clients.github_port import GitHubPort, LabelEvent
 from bot.events import IssuesEvent
@@ -51,7 +51,7 @@ __all__ = [
     "AuthorCommentPlan",
     "GatePlan",
     "LabelHistory",
-    "added_by_bot",
+    "LabelOwner",
     "already_decided",
     "apply_gate",
     "asks_who_labelled",
@@ -60,8 +60,14 @@ __all__ = [
     "hand_set_gate_label",
     "hand_set_label",
     "judge_issue",
+    "label_owner",
     "plan_gate",
+    "superseded",
 ]
+
+
+LabelOwner = Literal["bot", "other", "gone"]
+"""Who put a label on an issue: the bot, someone else, or nobody now (it was removed)."""
 
 
 @dataclass(frozen=True)
@@ -189,7 +195,7 @@ def plan_gate(
     event: IssuesEvent,
     validator: Validator,
     *,
-    owned: Callable[[str], bool],
+    owner: Callable[[str, bool], LabelOwner],
     last_applied: str | None = None,
     author_comment: bool = False,
     author_intro: str | None = None,
@@ -199,33 +205,25 @@ def plan_gate(
 ) -> GatePlan:
     """Judge the event's issue and plan its labels. Never raises for model faults.
 
-    The issue's labels come from the payload (no extra GET). A replayed or late event carries
-    stale labels, so the gate label the bot last applied (from the store) is removed too when
-    the verdict changes (removing a label that is gone is not an error), and the gate labels
-    the bot added stay mutually exclusive. The store's label is never taken as proof that a
-    label is on the issue, so it never saves an add: a decision row can be stale (its
-    successor's write failed after the labels changed), and trusting it would plan "keep the
-    target, remove the rest" on an issue whose target label is gone, leaving no gate label at
-    all. A gate label on the issue that ``owned`` says the bot did not add is never removed:
-    the plan keeps it (``LabelPlan.kept``). The store's last label when the payload does not
-    show it is not asked about: the store recorded the bot applying it, and removing it is the
-    stale-payload repair above, or nothing when it is gone.
+    The labels come from the payload (no extra GET). A stale payload may not show the label
+    the bot last applied (``last_applied``, from the store), so that one is planned for
+    removal too when the verdict changes. Every removal is asked of ``owner`` first: only a
+    label whose newest event is the bot's own ``labeled`` is removed; a person's or another
+    app's stays (``LabelPlan.kept``), and one already gone costs no request. The store's label
+    is never taken as proof that a label is on the issue.
 
     Args:
         event: a routed ``issues`` event (see :func:`bot.events.route_event`).
         validator: the validator agent with its model.
-        owned: whether the bot added a label to this issue (:meth:`LabelHistory.added_by_bot`),
-            asked only for the labels the plan would remove.
+        owner: who put a gate label on this issue (:meth:`LabelHistory.owner`), given whether
+            the payload shows it; asked only for the labels the plan would remove.
         last_applied: the label of the bot's last decision on this issue, or ``None``.
-        author_comment: plan the author comment (:func:`bot.gate.run` passes
-            ``Settings.author_comment``); which one, if any: :func:`_author_comment`.
+        author_comment: plan the author comment (``Settings.author_comment``).
         author_intro: the repository's intro line for that comment, or ``None``.
-        gate_labels: the repository's three gate labels (``.github/triage-bot.yml``).
-        comment_min_precision: the measured needs-refinement precision below which no
-            author comment is posted (:func:`comment_withheld`).
-        decision: the issue's decision when ``validator`` judged it ahead
-            (:func:`judge_issue`: a backlog judges several issues at once); ``None`` judges it
-            here.
+        gate_labels: the repository's three gate labels.
+        comment_min_precision: the bound of :func:`comment_withheld`.
+        decision: the issue's decision when judged ahead (:func:`judge_issue`); ``None``
+            judges it here.
     """
     if decision is None:
         decision = judge_issue(validator, event)
@@ -240,8 +238,9 @@ def plan_gate(
         labels = LabelPlan(labels.target, labels.add, (*labels.remove, last_applied))
     if labels.remove:
         shown = {name.lower() for name in event.issue.label_names}
-        mine = tuple(n for n in labels.remove if n.lower() not in shown or owned(n))
-        kept = tuple(name for name in labels.remove if name not in mine)
+        owners = {name: owner(name, name.lower() in shown) for name in labels.remove}
+        mine = tuple(name for name, who in owners.items() if who == "bot")
+        kept = tuple(name for name, who in owners.items() if who == "other")
         labels = LabelPlan(labels.target, labels.add, mine, kept)
     withheld = None
     if author_comment and decision.verdict == "NEEDS_REFINEMENT":
@@ -362,7 +361,7 @@ def hand_set_gate_label(
 
 def _newest(name: str, events: Sequence[LabelEvent]) -> LabelEvent | None:
     """The newest ``labeled`` event that added ``name`` (case-insensitively), or ``None``."""
-    added = [e for e in events if e.label.lower() == name.lower()]
+    added = [e for e in events if e.label.lower() == name.lower() and not e.removed]
     return added[-1] if added else None
 
 
@@ -387,14 +386,21 @@ def hand_set_label(
     return None
 
 
-def added_by_bot(
-    name: str, events: Sequence[LabelEvent], *, login: Callable[[], str | None]
-) -> bool:
-    """Whether the newest ``labeled`` event that added ``name`` to the issue was the bot's own
-    (its actor's login is ``login()``, case-insensitively). A label a person or another app
-    (``renovate[bot]``) added, or one with no ``labeled`` event, is not the bot's."""
-    newest = _newest(name, events)
-    return newest is not None and _same_login(newest.actor_login, login())
+def label_owner(
+    name: str, events: Sequence[LabelEvent], *, login: Callable[[], str | None], shown: bool
+) -> LabelOwner:
+    """Who put ``name`` on the issue, by its newest ``labeled`` or ``unlabeled`` event.
+
+    ``bot`` when that event added it and its actor is ``login()``; ``gone`` when it removed
+    it; ``other`` for anyone else. A label with no event is ``other`` when the payload shows
+    it (``shown``) and ``gone`` when it does not.
+    """
+    newest = next((e for e in reversed(events) if e.label.lower() == name.lower()), None)
+    if newest is None:
+        return "other" if shown else "gone"
+    if newest.removed:
+        return "gone"
+    return "bot" if _same_login(newest.actor_login, login()) else "other"
 
 
 class LabelHistory:
@@ -436,9 +442,9 @@ class LabelHistory:
         """:func:`hand_set_gate_label` on these events."""
         return hand_set_gate_label(event, self.events(), login=self._github.login, gate=gate)
 
-    def added_by_bot(self, name: str) -> bool:
-        """:func:`added_by_bot` on these events (the ``owned`` of :func:`plan_gate`)."""
-        return added_by_bot(name, self.events(), login=self._github.login)
+    def owner(self, name: str, shown: bool) -> LabelOwner:
+        """:func:`label_owner` on these events (the ``owner`` of :func:`plan_gate`)."""
+        return label_owner(name, self.events(), login=self._github.login, shown=shown)
 
 
 def already_decided(
@@ -477,6 +483,29 @@ def already_decided(
         and last.get("prompt_version") == prompt_version
         and last.get("model") == model
         and last.get("policy_version") == policy_version
+    )
+
+
+def superseded(
+    decision: GateDecision, now: Mapping[str, Any] | None, current_sha: str, *, force: bool
+) -> str | None:
+    """Why a plan made before the issue's lock must not be written, or ``None``.
+
+    Asked under the lock once GitHub was read again: when the store's last decision is not
+    the one read before planning, and on every ``/triage`` (``force``). ``now`` is that last
+    decision, ``current_sha`` the content hash of the issue's text now. The run that judged
+    the current text wins; on the same text, the first one written wins, unless it was a
+    validator error and this one is not.
+    """
+    if current_sha != decision.issue.content_sha:
+        return "the issue was edited while it was judged; the run for that edit judges it"
+    if force or now is None or now.get("content_sha") != current_sha:
+        return None
+    if now.get("error_kind") and not decision.error_kind:
+        return None
+    return (
+        f"superseded by the decision written at {now.get('created_at', '?')} "
+        f"({now.get('label', '?')}) on the same text"
     )
 
 

@@ -28,6 +28,7 @@ measured with (:attr:`ChosenPolicy.holds`). The figures behind the shipped polic
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -216,16 +217,29 @@ class ChosenPolicy:
 
     Attributes:
         policy: the policy.
-        source: ``setting`` (``gate_policy``), ``repository file`` (``gate.policy``),
-            ``shipped`` (measured for this model) or ``default``.
-        model: the run's model.
+        source: ``setting`` (``gate_policy``), ``repository path`` (the action's input),
+            ``repository file`` (``gate.policy``), ``shipped`` (measured for this model) or
+            ``default``.
+        model: the run's model, as its backend names it.
         prompt_version: the run's validator prompt version.
+        alias_of: the name the repository file's ``gate.model_aliases`` gives ``model``, or
+            ``""``.
     """
 
     policy: GatePolicy
     source: str
     model: str
     prompt_version: str
+    alias_of: str = ""
+
+    @property
+    def same_weights(self) -> bool:
+        """Whether the run's model is the one the policy was measured with: its measured name,
+        one of its ``same_model_as`` (the same weights served by another runtime), or a name
+        the repository file makes an alias of one of those."""
+        m = self.policy.measured
+        names = {m.model, *self.policy.same_model_as} if m is not None else set()
+        return bool(names & {self.model, self.alias_of})
 
     @property
     def holds(self) -> bool:
@@ -234,7 +248,7 @@ class ChosenPolicy:
         m = self.policy.measured
         return (
             m is not None
-            and m.model == self.model
+            and self.same_weights
             and current_name(m.prompt_version) == current_name(self.prompt_version)
         )
 
@@ -252,7 +266,7 @@ class ChosenPolicy:
         if m is None:
             return "never measured"
         wrong = []
-        if m.model != self.model:
+        if not self.same_weights:
             wrong.append(f"model {m.model}")
         if current_name(m.prompt_version) != current_name(self.prompt_version):
             wrong.append(f"prompt {m.prompt_version}")
@@ -260,36 +274,61 @@ class ChosenPolicy:
             return ""
         return "measured with another " + " and ".join(wrong) + ": its figures do not hold here"
 
-    def describe(self) -> str:
-        """One line for plans and step summaries: name, version, source, and whether its
-        figures hold (untrusted parts are the caller's to pass through a sink)."""
-        head = f"{self.policy.name} ({self.policy.version}, {self.source})"
+    @property
+    def runtime_note(self) -> str:
+        """Where the figures were measured, when that is not this run's model as named: the
+        same base model converted for another runtime (``""`` otherwise)."""
+        m = self.policy.measured
+        if m is None or not self.holds or m.model == self.model:
+            return ""
+        where = (
+            f"the GGUF through llama.cpp ({m.model})"
+            if m.model.lower().endswith(".gguf")
+            else m.model
+        )
+        return f"measured on {where}, used here for {self.model}, the same base model"
+
+    def status(self) -> str:
+        """Whether its figures hold, in words (untrusted parts are the caller's to pass through
+        a sink)."""
         if self.holds:
             precision = self.nr_precision
             shown = f"{precision:.0%}" if precision is not None else "none measured"
-            return f"{head}; measured for this model, needs-refinement precision {shown}"
-        return f"{head}; {self.mismatch}"
+            where = self.runtime_note or "measured for this model"
+            return f"{where}, needs-refinement precision {shown}"
+        return self.mismatch
+
+    def describe(self) -> str:
+        """One line for plans and logs: name, version, source and :meth:`status`."""
+        return f"{self.policy.name} ({self.policy.version}, {self.source}); {self.status()}"
 
 
 def choose_policy(
-    explicit: GatePolicy | None, source: str, *, model: str, prompt_version: str
+    explicit: GatePolicy | None,
+    source: str,
+    *,
+    model: str,
+    prompt_version: str,
+    aliases: Mapping[str, str] | None = None,
 ) -> ChosenPolicy:
     """The policy a run decides with (see the module docstring).
 
     Args:
-        explicit: the policy the settings or the repository file name, or ``None``.
-        source: where ``explicit`` came from (``setting``, ``repository file``).
+        explicit: the policy the settings or the repository name, or ``None``.
+        source: where ``explicit`` came from.
         model: the run's model name (:attr:`bot.chat.ChatModel.name`).
         prompt_version: the validator prompt version of the run.
+        aliases: the repository file's ``gate.model_aliases`` (a name → the name a policy
+            knows the same weights by).
     """
+    alias_of = (aliases or {}).get(model, "")
     if explicit is not None:
-        return ChosenPolicy(explicit, source, model, prompt_version)
+        return ChosenPolicy(explicit, source, model, prompt_version, alias_of)
     for policy in shipped_policies():
-        measured = policy.measured
-        names = {measured.model, *policy.same_model_as} if measured is not None else set()
-        if policy.name != DEFAULT_POLICY and model in names:
-            return ChosenPolicy(policy, "shipped", model, prompt_version)
-    return ChosenPolicy(default_policy(), "default", model, prompt_version)
+        chosen = ChosenPolicy(policy, "shipped", model, prompt_version, alias_of)
+        if policy.name != DEFAULT_POLICY and chosen.same_weights:
+            return chosen
+    return ChosenPolicy(default_policy(), "default", model, prompt_version, alias_of)
 
 
 def policy_json(policy: GatePolicy) -> str:

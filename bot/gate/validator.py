@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 
@@ -196,6 +196,7 @@ class Validator:
         elements: tuple[Element, ...] = ELEMENTS,
         policy: GatePolicy | None = None,
         policy_source: str = "setting",
+        model_aliases: Mapping[str, str] | None = None,
     ) -> None:
         self._model = model
         self._options = options
@@ -203,7 +204,11 @@ class Validator:
         self._elements = elements
         self._reply = _reply_model(elements)
         self.policy = choose_policy(
-            policy, policy_source, model=model.name, prompt_version=self.prompt_version
+            policy,
+            policy_source,
+            model=model.name,
+            prompt_version=self.prompt_version,
+            aliases=model_aliases,
         )
         """The policy this validator decides with."""
 
@@ -340,11 +345,13 @@ def make_validator(settings: Settings, model: ChatModel) -> Validator:
         elements=elements,
         policy=policy,
         policy_source=source,
+        model_aliases=settings.repo_file.gate.model_aliases if settings.repo_file else None,
     )
 
 
 def gate_policy_of(settings: Settings) -> tuple[GatePolicy | None, str]:
     """The decision policy the settings name and where from: the ``gate_policy`` file, else the
+    file at ``gate_policy_path`` in the repository (read with the repository file), else the
     repository file's ``gate.policy``, else ``None`` (the validator then takes the policy
     measured for its model, or the default: :func:`bot.gate.policy.choose_policy`).
 
@@ -353,6 +360,8 @@ def gate_policy_of(settings: Settings) -> tuple[GatePolicy | None, str]:
     """
     if settings.gate_policy is not None:
         return load_policy(settings.gate_policy), "setting"
+    if settings.repo_policy is not None:
+        return settings.repo_policy, f"repository path {settings.gate_policy_path}"
     if settings.repo_file is not None and settings.repo_file.gate.policy is not None:
         return settings.repo_file.gate.policy, "repository file"
     return None, "default"

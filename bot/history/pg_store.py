@@ -25,6 +25,7 @@ schema is shared, and holds no decision).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -44,7 +45,9 @@ from bot.history.protocol import (
     AUDIT_KEY,
     AUDITS_SQL,
     GATE_KEY,
+    LAST_AUDIT_SQL,
     LAST_GATE_SQL,
+    LOCK_TIMEOUT_S,
     TABLES,
     AuditRow,
     GateRow,
@@ -55,11 +58,11 @@ from bot.history.protocol import (
     gate_params,
     get_sql,
     insert_sql,
+    schema_state,
 )
-from bot.neutralise import read_url, redact
+from bot.neutralise import NO_SECRETS, Redactor, read_url, redact
 
 __all__ = [
-    "LOCK_TIMEOUT_S",
     "MIGRATIONS_DIR",
     "MIGRATION_LOCK",
     "PostgresStore",
@@ -78,9 +81,6 @@ _SUBJECT_LOCKS = 2
 """Namespaces (first key) of the two-key advisory locks: a write transaction's per-subject lock
 and :meth:`PostgresStore.exclusive`'s; the second key is ``hashtext(subject)``."""
 
-LOCK_TIMEOUT_S = 120
-"""How long a statement waits for a lock (a row, an advisory lock) before failing (s): longer
-than a comment upsert holds :meth:`PostgresStore.exclusive` with GitHub's retries."""
 
 CONNECT_TIMEOUT_S = 10
 
@@ -136,16 +136,37 @@ def _migrations() -> Any:
     return read_migrations(str(MIGRATIONS_DIR))
 
 
+_TABLE_DDL = re.compile(
+    r"\b(create|drop)\s+table\s+(?:if\s+(?:not\s+)?exists\s+)?([a-z_][a-z0-9_]*)", re.IGNORECASE
+)
+"""A ``create table`` or ``drop table`` statement of a migration file, and the table it names."""
+
+
+def _tables_after(migrations: Sequence[Any], done: int) -> frozenset[str]:
+    """The tables the first ``done`` migrations leave: their ``create table`` and ``drop
+    table`` statements in order (comments left out)."""
+    tables: set[str] = set()
+    for migration in migrations[:done]:
+        text = re.sub(r"--[^\n]*", "", Path(migration.path).read_text("utf-8"))
+        for verb, name in _TABLE_DDL.findall(text):
+            if verb.lower() == "create":
+                tables.add(name.lower())
+            else:
+                tables.discard(name.lower())
+    return frozenset(tables)
+
+
 def server_schema(url: str) -> SchemaState:
-    """The server at ``url`` against the migrations this installation ships and
-    :data:`~bot.history.protocol.TABLES` (``triage-bot doctor``): yoyo's record of applied
-    migrations and the tables are read in a read-only session; nothing is created or applied.
+    """The server at ``url`` against the migrations this installation ships and the tables
+    those it records create (:func:`~bot.history.protocol.schema_state`; ``triage-bot
+    doctor``): yoyo's record of applied migrations and the tables are read in a read-only
+    session; nothing is created or applied.
 
     Raises:
         StoreError: the server cannot be reached or read.
     """
     shown = _checked(url)
-    shipped = _migrations()
+    shipped = list(_migrations())
     try:
         with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn:
             conn.execute("set session characteristics as transaction read only")
@@ -162,16 +183,17 @@ def server_schema(url: str) -> SchemaState:
                     )
                 ).fetchall()
                 applied = {str(h): str(i) for h, i in rows}
-            missing_tables = tuple(t for t in TABLES if not exists(t))
+            present = [t for t in TABLES if exists(t)]
     except psycopg.Error as exc:
         _raise(f"cannot read the migrations of {shown}", exc, url)
-    hashes = {m.hash for m in shipped}
-    return SchemaState(
-        shipped=tuple(m.id for m in shipped),
-        missing=tuple(m.id for m in shipped if m.hash not in applied),
-        unknown=tuple(sorted(i for h, i in applied.items() if h not in hashes)),
-        missing_tables=missing_tables,
-    )
+    # yoyo knows a migration by its hash: one recorded under a shipped id with another text
+    # is not that migration
+    ids = [m.id for m in shipped]
+    by_hash = {m.hash: m.id for m in shipped}
+    recorded = [
+        by_hash.get(h) or (f"{i} (another text)" if i in ids else i) for h, i in applied.items()
+    ]
+    return schema_state(ids, recorded, present, lambda done: _tables_after(shipped, done))
 
 
 def _migrate(url: str) -> None:
@@ -225,14 +247,17 @@ class PostgresStore:
             migrated it.
     """
 
-    def __init__(self, url: str, *, read_only: bool = False) -> None:
+    lock_timeout_s: float = LOCK_TIMEOUT_S
+
+    def __init__(self, url: str, *, read_only: bool = False, redact: Redactor = NO_SECRETS) -> None:
         self.path = _checked(url)
         self._url = url
         self.read_only = read_only
+        self.redact = redact
         try:
             _migrate(url)
             self.conn = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
-            self.conn.execute(f"set lock_timeout = '{LOCK_TIMEOUT_S}s'")
+            self.conn.execute(f"set lock_timeout = {int(self.lock_timeout_s * 1000)}")
             if read_only:
                 self.conn.execute("set session characteristics as transaction read only")
         except StoreError:
@@ -270,12 +295,12 @@ class PostgresStore:
         """See :meth:`~bot.history.protocol.HistoryStore.record_audits`."""
         if not rows:
             return 0
-        self._replace("audits", AUDIT_KEY, [audit_params(row) for row in rows])
+        self._replace("audits", AUDIT_KEY, [audit_params(row, self.redact) for row in rows])
         return len(rows)
 
     def record_gate(self, row: GateRow) -> int:
         """See :meth:`~bot.history.protocol.HistoryStore.record_gate`."""
-        return self._replace("gate_decisions", GATE_KEY, [gate_params(row)])
+        return self._replace("gate_decisions", GATE_KEY, [gate_params(row, self.redact)])
 
     def _dicts(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
         try:
@@ -287,6 +312,10 @@ class PostgresStore:
     def audits(self, repo: str, *, limit: int = 10) -> list[dict[str, Any]]:
         """The newest accepted audits of a repository, newest first."""
         return self._dicts(AUDITS_SQL, [repo, limit])
+
+    def last_audit(self, repo: str, pr: int) -> dict[str, Any] | None:
+        """See :meth:`~bot.history.protocol.HistoryStore.last_audit`."""
+        return next(iter(self._dicts(LAST_AUDIT_SQL, [repo, pr])), None)
 
     def last_gate(self, repo: str, issue: int) -> dict[str, Any] | None:
         """The bot's last gate decision on an issue, or ``None``."""
@@ -319,7 +348,7 @@ class PostgresStore:
         on this server takes turns per issue or PR; the server releases it if the runner dies).
 
         Raises:
-            StoreError: the lock was not granted within :data:`LOCK_TIMEOUT_S`.
+            StoreError: the lock was not granted within ``lock_timeout_s``.
         """
         try:
             self.conn.execute(

@@ -23,17 +23,21 @@ delete) count it once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Protocol
 
+from bot.neutralise import NO_SECRETS, Redactor
+
 __all__ = [
     "AUDITS_SQL",
     "AUDIT_KEY",
     "GATE_KEY",
+    "LAST_AUDIT_SQL",
     "LAST_GATE_SQL",
+    "LOCK_TIMEOUT_S",
     "TABLES",
     "AuditRow",
     "GateRow",
@@ -47,6 +51,7 @@ __all__ = [
     "get_sql",
     "insert_sql",
     "key_where",
+    "schema_state",
     "utc_now",
     "week_of",
 ]
@@ -69,15 +74,55 @@ class SchemaState:
     """A store's schema against the migrations the installed triage-bot ships (``triage-bot
     doctor``), each store's migrations named as it names them.
 
-    ``shipped``: this installation's migrations, in order (none: the install lacks its files);
-    ``missing``: shipped but not recorded as applied; ``unknown``: recorded but not shipped (a
-    newer triage-bot migrated the store); ``missing_tables``: :data:`TABLES` the store lacks.
+    ``shipped``: this installation's migrations, in the order they apply (none: the install
+    lacks its files); ``missing``: shipped but not recorded as applied, in that order;
+    ``unknown``: recorded but not shipped (a newer triage-bot migrated the store);
+    ``missing_tables``: :data:`TABLES` that the recorded first part of ``shipped`` creates and
+    the store lacks; ``early_tables``: :data:`TABLES` the store holds that only migrations it
+    does not record create.
     """
 
     shipped: tuple[str, ...]
     missing: tuple[str, ...]
     unknown: tuple[str, ...]
     missing_tables: tuple[str, ...]
+    early_tables: tuple[str, ...] = ()
+
+    @property
+    def behind(self) -> bool:
+        """Whether the store records a first part of ``shipped`` and nothing else, short of the
+        whole: a fresh store (none recorded) or one an older triage-bot migrated. The next job
+        that opens it for writing applies the rest."""
+        pending = self.shipped[len(self.shipped) - len(self.missing) :]
+        return bool(self.missing) and not self.unknown and self.missing == pending
+
+
+def schema_state(
+    shipped: Sequence[str],
+    applied: Collection[str],
+    present: Collection[str],
+    tables_after: Callable[[int], Collection[str]],
+) -> SchemaState:
+    """A store's :class:`SchemaState` from what it records and holds.
+
+    Args:
+        shipped: this installation's migrations, in the order they apply.
+        applied: the migrations the store records.
+        present: the tables the store holds.
+        tables_after: the tables the first ``k`` shipped migrations leave, for ``k`` from 0 to
+            ``len(shipped)`` (the whole ``shipped`` leaves :data:`TABLES`).
+    """
+    done = 0
+    while done < len(shipped) and shipped[done] in applied:
+        done += 1
+    expected = set(tables_after(done))
+    return SchemaState(
+        shipped=tuple(shipped),
+        missing=tuple(m for m in shipped if m not in applied),
+        unknown=tuple(sorted(set(applied) - set(shipped))),
+        missing_tables=tuple(t for t in TABLES if t in expected and t not in present),
+        early_tables=tuple(t for t in TABLES if t not in expected and t in present),
+    )
 
 
 def utc_now() -> str:
@@ -155,20 +200,25 @@ GATE_KEY = ("repo", "issue", "content_sha", "model", "prompt_version", "policy_v
 """The columns of ``gate_decisions``' unique key (see the module doc)."""
 
 
-def audit_params(row: AuditRow) -> dict[str, Any]:
-    """The ``audits`` columns of ``row``: ``retried`` as 0/1, ``created_at`` now when empty,
-    ``week`` from ``created_at``."""
-    data = asdict(row)
+def _redacted(data: dict[str, Any], redact: Redactor) -> dict[str, Any]:
+    return {k: redact(v) if isinstance(v, str) else v for k, v in data.items()}
+
+
+def audit_params(row: AuditRow, redact: Redactor = NO_SECRETS) -> dict[str, Any]:
+    """The ``audits`` columns of ``row``, every text through ``redact``: ``retried`` as 0/1,
+    ``created_at`` now when empty, ``week`` from ``created_at``."""
+    data = _redacted(asdict(row), redact)
     data["retried"] = int(row.retried)
     data["created_at"] = row.created_at or utc_now()
     data["week"] = week_of(data["created_at"])
     return data
 
 
-def gate_params(row: GateRow) -> dict[str, Any]:
-    """The ``gate_decisions`` columns of ``row``: ``created_at`` now when empty, ``week`` from
-    it, an empty ``content_sha`` as ``None`` (a row of unknown text matches no other)."""
-    data = asdict(row)
+def gate_params(row: GateRow, redact: Redactor = NO_SECRETS) -> dict[str, Any]:
+    """The ``gate_decisions`` columns of ``row``, every text through ``redact``:
+    ``created_at`` now when empty, ``week`` from it, an empty ``content_sha`` as ``None`` (a
+    row of unknown text matches no other)."""
+    data = _redacted(asdict(row), redact)
     data["created_at"] = row.created_at or utc_now()
     data["week"] = week_of(data["created_at"])
     data["content_sha"] = row.content_sha or None
@@ -192,6 +242,13 @@ AUDITS_SQL = "select * from audits where repo = ? order by created_at desc, id d
 
 LAST_GATE_SQL = "select * from gate_decisions where repo = ? and issue = ? order by id desc limit 1"
 """The bot's last gate decision on an issue (replay check, backlog)."""
+
+LAST_AUDIT_SQL = "select * from audits where repo = ? and pr = ? order by id desc limit 1"
+"""The last accepted audit row written for a pull request."""
+
+LOCK_TIMEOUT_S = 120.0
+"""How long :meth:`HistoryStore.exclusive` waits for a subject's lock before failing (s): longer
+than a run holds it to write an issue's or a pull request's labels and comments."""
 
 
 def key_where(key: Mapping[str, Any]) -> str:
@@ -282,6 +339,10 @@ class HistoryStore(Protocol):
         """The bot's last gate decision on an issue, or ``None`` (:data:`LAST_GATE_SQL`)."""
         ...
 
+    def last_audit(self, repo: str, pr: int) -> dict[str, Any] | None:
+        """The last audit row written for a pull request, or ``None`` (:data:`LAST_AUDIT_SQL`)."""
+        ...
+
     def get(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
         """The row of ``table`` whose columns equal ``key``'s values, or ``None``
         (:func:`get_sql`).
@@ -309,12 +370,11 @@ class HistoryStore(Protocol):
 
     def exclusive(self, subject: str) -> AbstractContextManager[None]:
         """Hold the lock on ``subject`` (``owner/name#number``) across runners sharing this
-        store while the block runs: a pipeline holds it around an issue's or PR's writes to
-        GitHub and the store, so a second runner on the same issue waits, then finds the first
-        one's comment and edits it instead of posting another.
+        store while the block runs: a pipeline re-reads and writes an issue or pull request
+        under it, so two runs never both write one.
 
         Raises:
-            StoreError: the lock cannot be taken.
+            StoreError: the lock was not granted within :data:`LOCK_TIMEOUT_S`.
         """
         ...
 

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlite_utils import Database
+from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
 from bot.errors import StoreError
 from bot.history.migrations import MIGRATIONS
@@ -49,8 +50,9 @@ from bot.history.protocol import (
     AUDIT_KEY,
     AUDITS_SQL,
     GATE_KEY,
+    LAST_AUDIT_SQL,
     LAST_GATE_SQL,
-    TABLES,
+    LOCK_TIMEOUT_S,
     AuditRow,
     GateRow,
     KeyedTable,
@@ -60,15 +62,18 @@ from bot.history.protocol import (
     gate_params,
     get_sql,
     insert_sql,
+    schema_state,
     utc_now,
     week_of,
 )
+from bot.neutralise import NO_SECRETS, Redactor
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
     "DB_DIR_MODE",
     "DB_FILE_MODE",
     "KNOWN_MIGRATIONS",
+    "SHIPPED_MIGRATIONS",
     "AuditRow",
     "GateRow",
     "Store",
@@ -76,6 +81,9 @@ __all__ = [
     "utc_now",
     "week_of",
 ]
+
+LOCK_POLL_S = 0.05
+"""How often a run waiting for the lock file tries again (s)."""
 
 BUSY_TIMEOUT_MS = 5000
 """How long a writer waits for another process's lock before failing (ms)."""
@@ -100,9 +108,14 @@ class Store:
             triage-bot (its migrations include names this version does not know).
     """
 
-    def __init__(self, path: Path | str, *, read_only: bool = False) -> None:
+    lock_timeout_s: float = LOCK_TIMEOUT_S
+
+    def __init__(
+        self, path: Path | str, *, read_only: bool = False, redact: Redactor = NO_SECRETS
+    ) -> None:
         self.path = path
         self.read_only = read_only
+        self.redact = redact
         try:
             if path == ":memory:":
                 self.db = _migrated(Database(memory=True))
@@ -186,7 +199,7 @@ class Store:
         """
         if not rows:
             return 0
-        self._replace("audits", AUDIT_KEY, [audit_params(row) for row in rows])
+        self._replace("audits", AUDIT_KEY, [audit_params(row, self.redact) for row in rows])
         return len(rows)
 
     def record_gate(self, row: GateRow) -> int:
@@ -196,7 +209,7 @@ class Store:
         Raises:
             StoreError: the write failed (locked past the busy timeout, disk full …).
         """
-        return self._replace("gate_decisions", GATE_KEY, [gate_params(row)])
+        return self._replace("gate_decisions", GATE_KEY, [gate_params(row, self.redact)])
 
     def get(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
         """The row of ``table`` whose columns equal ``key``'s values, or ``None``."""
@@ -225,6 +238,10 @@ class Store:
         """The bot's last gate decision on an issue, or ``None``."""
         return next(iter(self._rows(LAST_GATE_SQL, [repo, issue])), None)
 
+    def last_audit(self, repo: str, pr: int) -> dict[str, Any] | None:
+        """The last audit row written for a pull request, or ``None``."""
+        return next(iter(self._rows(LAST_AUDIT_SQL, [repo, pr])), None)
+
     def fetch(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         """Rows of a read-only query (``?`` parameters) as tuples.
 
@@ -238,23 +255,36 @@ class Store:
 
     @contextmanager
     def exclusive(self, subject: str) -> Iterator[None]:
-        """Hold an exclusive ``flock`` on ``<file>.lock`` while the block runs, so runners
-        sharing this file on one machine take turns on an issue's or PR's writes (one lock for
-        every subject: such runners are few). An in-memory or read-only store needs none.
+        """Hold an exclusive ``flock`` on ``<file>.lock`` while the block runs (one lock for
+        every subject: runners sharing a file are few). An in-memory or read-only store needs
+        none.
 
         Raises:
-            StoreError: the lock file cannot be opened.
+            StoreError: the lock file cannot be opened, or the lock was not granted within
+                ``lock_timeout_s``.
         """
         del subject  # one lock per file
         if self.path == ":memory:" or self.read_only:
             yield
             return
         try:
-            fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, DB_FILE_MODE)
+            flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW
+            fd = os.open(f"{self.path}.lock", flags, DB_FILE_MODE)
         except OSError as exc:
             raise StoreError(f"cannot open the lock file of {self.path}: {exc}") from exc
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                Retrying(
+                    stop=stop_after_delay(self.lock_timeout_s),
+                    wait=wait_fixed(LOCK_POLL_S),
+                    retry=retry_if_exception_type(BlockingIOError),
+                    reraise=True,
+                )(fcntl.flock, fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise StoreError(
+                    f"the store at {self.path} stayed locked by another run for "
+                    f"{self.lock_timeout_s:g} s"
+                ) from None
             yield
         finally:
             os.close(fd)  # closing releases the lock
@@ -264,13 +294,25 @@ class Store:
         self.db.close()
 
 
-def _known_migrations() -> frozenset[str]:
-    """The names of the migrations this version defines (those pending on an empty database)."""
-    return frozenset(m.name for m in MIGRATIONS.pending(Database(memory=True)))
+SHIPPED_MIGRATIONS: tuple[str, ...] = tuple(
+    m.name for m in MIGRATIONS.pending(Database(memory=True))
+)
+"""The migrations this version defines, in the order they apply (those pending on an empty
+database)."""
 
-
-KNOWN_MIGRATIONS = _known_migrations()
+KNOWN_MIGRATIONS = frozenset(SHIPPED_MIGRATIONS)
 """Names of the migrations of this version: a file that records any other name is newer."""
+
+
+def _tables_after(done: int) -> frozenset[str]:
+    """The tables the first ``done`` of :data:`SHIPPED_MIGRATIONS` leave: applied to an empty
+    database in memory."""
+    db = Database(memory=True)
+    stop = SHIPPED_MIGRATIONS[done] if done < len(SHIPPED_MIGRATIONS) else None
+    MIGRATIONS.apply(db, stop_before=stop)
+    tables = frozenset(db.table_names())
+    db.close()
+    return tables
 
 
 def _applied_names(db: Database) -> set[str]:
@@ -297,8 +339,9 @@ def _refuse_newer(db: Database, path: Path) -> None:
 
 
 def file_schema(path: Path | str) -> SchemaState:
-    """The file at ``path`` against this version's migrations and :data:`TABLES` (``triage-bot
-    doctor``); reads only (SQLite's ``mode=ro``).
+    """The file at ``path`` against this version's migrations and the tables those it records
+    create (:func:`~bot.history.protocol.schema_state`; ``triage-bot doctor``); reads only
+    (SQLite's ``mode=ro``).
 
     Raises:
         StoreError: the file cannot be read as a database.
@@ -315,12 +358,7 @@ def file_schema(path: Path | str) -> SchemaState:
         raise StoreError(f"cannot read the store at {path}: {exc}") from exc
     finally:
         conn.close()
-    return SchemaState(
-        shipped=tuple(sorted(KNOWN_MIGRATIONS)),
-        missing=tuple(sorted(KNOWN_MIGRATIONS - applied)),
-        unknown=tuple(sorted(applied - KNOWN_MIGRATIONS)),
-        missing_tables=tuple(t for t in TABLES if t not in tables),
-    )
+    return schema_state(SHIPPED_MIGRATIONS, applied, tables, _tables_after)
 
 
 def _migrated(db: Database) -> Database:

@@ -1,0 +1,162 @@
+"""Record the dataset cassettes of the later rules from the loopback GitHub:
+
+    .venv/bin/python scripts/record_dataset_cassettes.py            # every one below
+    .venv/bin/python scripts/record_dataset_cassettes.py NAME ...   # cassettes/NAME.yaml only
+
+Each cassette is one ``triage-bot dataset`` run (the CLI, in process) against
+tests/dataset_server.py serving a few scenarios of tests/dataset_world.py and its repository
+file, recorded with vcrpy, then made to read as api.github.com's answers: the loopback's
+address replaced by ``https://api.github.com``, a fixed ``Date`` and rate-limit reset, GitHub's
+media-type header, the request headers PyGithub chose (``Authorization`` filtered), and the
+quirk comment on top. The earlier ``dataset_*`` cassettes were made the same way by hand.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import vcr  # noqa: E402
+from click.testing import CliRunner  # noqa: E402
+
+from bot.cli import main  # noqa: E402
+from tests.dataset_server import RESET_IN_S, LoopbackGitHub  # noqa: E402
+from tests.dataset_world import (  # noqa: E402
+    REPO,
+    Builder,
+    bot_login_label,
+    duplicate_question,
+    needs_info_label,
+    needs_info_then_fixed_unanswered,
+    one,
+    question_naming_an_issue,
+    renamed_gate_label,
+    renamed_same_second,
+    renamed_same_second_before,
+    stale_bot_question,
+    transferred,
+    triager_bot_question,
+)
+
+API = "https://api.github.com"
+DATE = "Mon, 04 Mar 2024 09:00:00 GMT"
+RESET = 1796291055
+"""The rate-limit reset every dataset cassette names."""
+
+SHAPES = """\
+# Shapes: GitHub's REST docs ("List repository issues", "List timeline events for an issue",
+# the issue-comment and issue-event objects; "Get an issue": 301 Moved Permanently for a
+# transferred issue; "Best practices": follow redirects) and GraphQL docs
+# (Issue.userContentEdits, nodes(ids:)), and the real objects in @octokit/fixtures 23.1.2
+# (paginate-issues: an issue item) and @octokit/webhooks-examples 7.6.1 (a comment, a label,
+# Codertocat/Hello-World); MIT. Hand-written to those shapes (no GitHub is reachable where
+# this project is built): the scenarios of tests/dataset_world.py served by
+# tests/dataset_server.py with its REPO_FILE, recorded, the host set to api.github.com.
+# Authorization is filtered.
+# Re-record: .venv/bin/python scripts/record_dataset_cassettes.py {name}
+"""
+
+CASSETTES: dict[str, tuple[str, list[tuple[Builder, int]]]] = {
+    "dataset_renamed_gate_labels": (
+        "the repository renamed the gate's needs-refinement label 'status: needs info' (the "
+        "README's example), which reads like a needs-info label: #31 the bot, with an app's "
+        "token, added it; #32 the Actions bot (the default bot-login) added an earlier name "
+        "of it; #33 another app's needs-repro label, which still counts.",
+        [(renamed_gate_label, 31), (bot_login_label, 32), (needs_info_then_fixed_unanswered, 33)],
+    ),
+    "dataset_stale_bot": (
+        "#41 a stale bot asks 'Is this still a problem?' and the reporter says yes; #42 a bot "
+        "the repository file lists in dataset.triager_bots asks for the version.",
+        [(stale_bot_question, 41), (triager_bot_question, 42)],
+    ),
+    "dataset_duplicate_question": (
+        "#51 a maintainer asks 'Is this the same as #101?', the reporter says yes, closed as "
+        "a duplicate; #52 a question that names #101 in passing, answered.",
+        [(duplicate_question, 51), (question_naming_an_issue, 52)],
+    ),
+    "dataset_transferred": (
+        "#61 was transferred after the list was read: its timeline answers 301 Moved "
+        "Permanently to /repositories/{id}/issues/{n}/timeline, which PyGithub follows (without "
+        "the query), and the events there name the other repository; #62 stays.",
+        [(transferred, 61), (needs_info_label, 62)],
+    ),
+    "dataset_same_second_rename": (
+        "the reporter renamed the issue in the same second a maintainer labelled it: #71 "
+        "after the label in GitHub's order (the row keeps the earlier title), #72 before it.",
+        [(renamed_same_second, 71), (renamed_same_second_before, 72)],
+    ),
+}
+"""Cassette → (its quirk, the scenarios and their issue numbers)."""
+
+
+def _requests(base: str) -> Callable[[Any], Any]:
+    def rewrite(request: Any) -> Any:
+        request = copy.deepcopy(request)
+        request.uri = request.uri.replace(base, API)
+        kept = {k: v for k, v in request.headers.items() if k in ("Accept", "Content-Type")}
+        request.headers = {**kept, "User-Agent": "PyGithub/Python"}
+        return request
+
+    return rewrite
+
+
+def _responses(base: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def rewrite(response: dict[str, Any]) -> dict[str, Any]:
+        response = copy.deepcopy(response)
+        body = response["body"]["string"]
+        text = body.decode("utf-8") if isinstance(body, bytes) else body
+        response["body"]["string"] = text.replace(base, API)
+        sent = response["headers"]
+        headers = {
+            k: [v.replace(base, API) for v in values]
+            for k, values in sent.items()
+            if k not in ("Server", "Date", "Content-Length")
+        }
+        response["headers"] = {
+            **headers,
+            "Date": [DATE],
+            "X-GitHub-Media-Type": ["github.v3; format=json"],
+        }
+        return response
+
+    return rewrite
+
+
+def record(name: str) -> Path:
+    """Record ``cassettes/{name}.yaml`` anew."""
+    quirk, chosen = CASSETTES[name]
+    target = ROOT / "cassettes" / f"{name}.yaml"
+    target.unlink(missing_ok=True)
+    scenarios = [one(builder, number) for builder, number in chosen]
+    with tempfile.TemporaryDirectory() as folder:
+        github = LoopbackGitHub(scenarios, pulls_every=0, clock=lambda: RESET - RESET_IN_S)
+        with github:
+            recorder = vcr.VCR(
+                record_mode="all",
+                decode_compressed_response=True,
+                before_record_request=_requests(github.base_url),
+                before_record_response=_responses(github.base_url),
+            )
+            with recorder.use_cassette(str(target)):
+                result = CliRunner().invoke(
+                    main,
+                    ["dataset", "--repo", REPO, "--out", str(Path(folder) / "set.jsonl")],
+                    env={"GITHUB_TOKEN": "recording-token", "GITHUB_API_URL": github.base_url},
+                )
+        if result.exit_code != 0:
+            raise SystemExit(f"{name}: the run failed:\n{result.output}")
+    text = target.read_text("utf-8")
+    target.write_text(f"# Quirk: {quirk}\n" + SHAPES.format(name=name) + text, "utf-8")
+    return target
+
+
+if __name__ == "__main__":
+    for name in sys.argv[1:] or list(CASSETTES):
+        print(record(name).relative_to(ROOT))
