@@ -2,7 +2,7 @@
 checklist elements, with their definition and the issue kinds that require them).
 
 Units: which elements an issue requires (:class:`bot.gate.evidence.Element`), the rule's
-"required" step (:func:`bot.gate.rule.decide`), the prompt and its version
+"required" step (:func:`bot.gate.policy.decide`), the prompt and its version
 (:func:`bot.gate.validator.system_prompt`), the validator's options
 (:func:`bot.gate.validator.make_validator`). Through the runner with the stateful fake GitHub: a
 file that adds a ``version`` element to bug reports sends the model a schema naming it, labels a bug
