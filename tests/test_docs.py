@@ -136,6 +136,22 @@ def test_no_page_points_at_issue_numbers_or_work_stops(page: Path) -> None:
     assert not re.search(r"\b([Ii]ssues?[ -]#?\d+|[Ss]tops? \d+|this stop)\b", text)
 
 
+def test_no_code_points_at_issue_numbers() -> None:
+    """Nor do the code, the tests, the benchmarks and the scripts: a note says what it refers to
+    (a GitHub issue in a fixture is ``#1``)."""
+    files = [ROOT / "pyproject.toml", ROOT / ".ci" / "run", *(ROOT / "scripts").iterdir()]
+    for folder in ("bot", "tests", "benchmarks"):
+        files += [p for p in (ROOT / folder).rglob("*") if p.suffix in {".py", ".json", ".sh"}]
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in sorted(files)
+        if path.is_file() and path != Path(__file__)
+        for number, line in enumerate(path.read_text("utf-8").splitlines(), 1)
+        if re.search(r"\b[Ii]ssues?[ -]#?\d+\b", line)
+    ]
+    assert not found, "\n".join(found)
+
+
 _MD = MarkdownIt("commonmark").enable("table")
 
 
