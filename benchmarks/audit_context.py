@@ -1,4 +1,4 @@
-"""Does the enclosing block help? (issue 17, "hunt before judging": the whole enclosing function
+"""Does the enclosing block help? ("hunt before judging": the whole enclosing function
 as context). `.venv/bin/python benchmarks/audit_context.py [--out R.json] [--limit N]`
 
 Each defect segment of `evals/segments.jsonl` and its fixed twin differ only by the fix, so the

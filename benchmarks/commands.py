@@ -1,6 +1,6 @@
 """Maintainer-command figures: `.venv/bin/python benchmarks/commands.py`.
 
-Prints, first, GitHub requests per gate event with the author comment on (issue 16's goal: ≤ 3
+Prints, first, GitHub requests per gate event with the author comment on (goal: ≤ 3
 when the verdict changes, 0 when it does not), split into reads and writes, for a store kept
 between jobs (a self-hosted runner in its steady state: labels created, the repository file
 read at the default branch's commit `GITHUB_SHA`) and for an empty store (an ephemeral runner,
@@ -10,7 +10,7 @@ recorded traffic that each port call is one request, and the same rows on the fa
 
 Then GitHub requests per `/triage` comment, counted on recorded traffic (goal ≤ 4 for the
 permission, 👀 and the label; the recording's issue needs refinement, so the author comment's
-list and post come on top: issue 16; no `GITHUB_SHA` there, so the repository file is read by
+list and post come on top; no `GITHUB_SHA` there, so the repository file is read by
 branch), and
 `/audit_stats` time over 100,000 synthetic accepted audits by three models (goal ≤ 50 ms), median
 of 20 runs on a file store (WAL): the weekly figures alone (`triage-bot stats`) and the whole

@@ -1,4 +1,4 @@
-"""Fuzzing figures (issue 6, "Fuzzing"; issue 13, the CommonMark oracle):
+"""Fuzzing figures (the CommonMark oracle included):
 `.venv/bin/python benchmarks/fuzz.py [--examples N]`.
 
 Runs ``tests/test_fuzz.py`` and the oracle properties (``tests/test_neutralise.py``,
@@ -35,7 +35,7 @@ TARGETS: dict[str, tuple[str, str | None]] = {
     "test_fuzz_command_parser": ("command parser", "commands"),
     "test_fuzz_selection": ("segment selection", "selection"),
     "test_fuzz_range_and_path_rules": ("range and path rules", "ranges"),
-    # issue 13: every sink and every posting place against the CommonMark oracle
+    # every sink and every posting place against the CommonMark oracle
     "test_inline_text_is_inert_anywhere_in_a_paragraph": ("oracle: inline text inert", None),
     "test_inline_text_shows_the_authors_text_whole": ("oracle: inline text whole", None),
     "test_table_cells_stay_cells": ("oracle: table cells stay cells", None),
@@ -168,7 +168,7 @@ def rows(
 
 def main() -> None:
     """Run the fuzz suite once and print the table."""
-    parser = argparse.ArgumentParser(description="Fuzz the parsers and rules (issue 6).")
+    parser = argparse.ArgumentParser(description="Fuzz the parsers and rules.")
     parser.add_argument("--examples", type=int, default=DEFAULT_EXAMPLES, help="per property")
     args = parser.parse_args()
     results, code, tail = run_fuzz(args.examples)

@@ -1,11 +1,11 @@
-"""Reliability table (issue 6): run with `.venv/bin/python benchmarks/reliability.py`.
+"""Reliability table: run with `.venv/bin/python benchmarks/reliability.py`.
 
 Prints one table whose every row states the expected and the observed outcome:
 
 1. Fault matrix (tests/fault_matrix.py): each model fault through the gate and a whole audit,
    each GitHub fault through PyGithub on recorded answers, crashes between steps, replays.
 2. Hostile input and posting safety (tests/hostile_cases.py), with time and peak memory, and
-   issue 13's findings, one row each (tests/security_cases.py).
+   a security review's findings, one row each (tests/security_cases.py).
 3. Storage under load (benchmarks/store_load.py): two processes × 1,000 audits, kill -9.
 4. Fuzzing (benchmarks/fuzz.py): hypothesis properties at 10,000 examples each, the CommonMark
    oracle over every posting place included.

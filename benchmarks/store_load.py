@@ -1,6 +1,6 @@
-"""Store under load (issue 6): `.venv/bin/python benchmarks/store_load.py [--db postgresql://…]`.
+"""Store under load: `.venv/bin/python benchmarks/store_load.py [--db postgresql://…]`.
 
-With ``--db postgresql://…`` (issue 18): a runner pool on one store, 8 writer processes × 250
+With ``--db postgresql://…``: a runner pool on one store, 8 writer processes × 250
 events (gate decisions and audits, 20% replays and same-event races, ``tests/fleet_load.py``)
 against that server, then the same on a fresh SQLite file: rows against the expected counts
 (0 lost, 0 duplicated), weekly sums against the raw rows, comments per issue or PR on the

@@ -1,4 +1,4 @@
-"""Fault matrix rows (issue 6, "Fault matrix" and "Idempotency"): model faults, GitHub faults,
+"""Fault matrix rows (faults and idempotency): model faults, GitHub faults,
 crashes between steps and replays, each with its defined outcome.
 
 Model faults run the real Ollama client against recorded ``/api/chat`` answers (cassettes) or a
@@ -303,7 +303,7 @@ def _post_fails_after_store() -> str:
 
 
 def _author_comment_fails_after_labels() -> str:
-    """Issue 16: the author comment's POST fails after the label is on the issue. No decision
+    """The author comment's POST fails after the label is on the issue. No decision
     row is written, so the next event judges again: the label is in place, the comment is
     posted, and only once. The run names a policy measured for the fake model
     (:func:`tests.support.policy_file`), so the comment is asked for: without one no comment

@@ -1,4 +1,4 @@
-"""A runner pool on one store (issue 18): writer processes with replays and same-event races.
+"""A runner pool on one store: writer processes with replays and same-event races.
 
 Run one writer process (what :func:`run_fleet` spawns)::
 
@@ -43,7 +43,7 @@ __all__ = ["Board", "check_fleet", "events_of", "run_fleet"]
 ROOT = Path(__file__).resolve().parent.parent
 REPO = "fleet/test"
 ISSUES = 50
-"""Gate events fall on issues 1…50, audit events on PRs 1001…1050."""
+"""Gate events fall on issue numbers 1…50, audit events on PRs 1001…1050."""
 SEGMENTS = 2
 REPEAT_EVERY = 5
 _BASE = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)

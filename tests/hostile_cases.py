@@ -1,4 +1,4 @@
-"""Hostile input and posting safety: rows of the reliability table (issue 6).
+"""Hostile input and posting safety: rows of the reliability table.
 
 Each row runs the real code on one hostile input and returns the outcome in the words of its
 ``expected`` column; ``tests/test_hostile_rows.py`` asserts them all. Groups: ``hostile input``

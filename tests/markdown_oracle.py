@@ -5,7 +5,7 @@ bare URLs via linkify-it-py) and raw HTML on, as github.com renders comments and
 summaries. :func:`render` returns what a reader would get: every HTML element (start tags
 with their attributes), the text outside code, the text inside code, and the top-level
 blocks. Tests and benchmarks/reliability.py assert safety
-on this, never on the bot's own idea of markdown (issue 13, finding 3).
+on this, never on the bot's own idea of markdown.
 
 GitHub-only rules the renderer does not know are checked on its output, in text outside code
 (GitHub links none inside code), because github.com applies them *after* rendering, where

@@ -1,4 +1,4 @@
-"""A fresh PostgreSQL database per test, on the server ``TRIAGE_TEST_PG_URL`` names (issue 18).
+"""A fresh PostgreSQL database per test, on the server ``TRIAGE_TEST_PG_URL`` names.
 
 ``.ci/run`` starts a throw-away server (``scripts/test_postgres.sh``) and sets the URL and
 ``TRIAGE_REQUIRE_PG=1``; locally, without a URL, the PostgreSQL variants of the store tests are

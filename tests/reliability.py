@@ -1,4 +1,4 @@
-"""The shape shared by the reliability tables (issue 6): one row per fault or hostile input.
+"""The shape shared by the reliability tables: one row per fault or hostile input.
 
 A row's ``observe`` runs the scenario and returns what happened as a short outcome string; the
 row's ``expected`` is the defined outcome. ``tests/test_fault_matrix.py``,

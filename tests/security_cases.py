@@ -1,7 +1,7 @@
-"""Issue 13's findings as rows of the reliability table: one row per finding (or per example
-the issue names), each running the real code on the hostile input and returning the outcome in
-the words of its ``expected`` column. ``tests/test_security_rows.py`` asserts them all and
-``benchmarks/reliability.py`` prints them. Markdown is judged by a real CommonMark renderer
+"""A security review's findings as rows of the reliability table: one row per finding (or per
+example the review names), each running the real code on the hostile input and returning the
+outcome in the words of its ``expected`` column. ``tests/test_security_rows.py`` asserts them all
+and ``benchmarks/reliability.py`` prints them. Markdown is judged by a real CommonMark renderer
 (tests/markdown_oracle.py), stdout as a GitHub runner reads it.
 """
 
@@ -44,7 +44,7 @@ from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
 from tests.support import ROOT, FakeChatModel, load_webhook, write_payload
 from tests.workflow_expr import concurrency
 
-SECURITY = "issue 13"
+SECURITY = "security review"
 SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
 _BOT_TAGS = {"h3", "h4", "p", "table", "thead", "tbody", "tr", "th", "td", "code", "details",
              "summary", "ul", "ol", "li", "pre", "strong", "em"}  # fmt: skip

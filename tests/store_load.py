@@ -1,4 +1,4 @@
-"""Store under load (issue 6, "Storage under load"): concurrent writers and a kill -9 mid-run.
+"""Store under load: concurrent writers and a kill -9 mid-run.
 
 Run one writer process (what the helpers below spawn)::
 

@@ -1,4 +1,4 @@
-"""The action's install step and its lock (issue 13, finding 2).
+"""The action's install step and its lock: an upgrade runs the code it pins.
 
 Install: the step in action.yml is run as GitHub runs it (bash -eo pipefail, inputs through its
 env:) on a copy of the action's files, with a fake `python3` first on PATH that records every

@@ -1,4 +1,4 @@
-"""The comment that tells an issue's author what to add (issue 16, "Tell the author").
+"""The comment that tells an issue's author what to add.
 
 Through the runner with the stateful fake GitHub (tests/fake_github.py): posted once on
 NEEDS_REFINEMENT, edited in place when what is missing changes, not written when its text is
@@ -308,7 +308,7 @@ def _safe(body: str) -> None:
 def test_the_comment_renders_only_the_bots_markup(
     why: str, elements: list[tuple[str, str]], label: str
 ) -> None:
-    """Definitions and label names will come from a repository's file (issue 16, item 2)."""
+    """Definitions and label names will come from a repository's file."""
     missing = [Element(key or "x", "ask", text) for key, text in elements]
     body = needs_refinement_comment(why, missing, label=label)
     _safe(body)

@@ -1,4 +1,4 @@
-"""Recovery after an outage: `backlog --retry-errors` and the scheduled run (issue 16, item 4).
+"""Recovery after an outage: `backlog --retry-errors` and the scheduled run.
 
 Each test first has an "outage": the plain backlog judges the open issues while the model is
 unreachable, so each gets `validator-error` and a decision row, as a real outage leaves them.
@@ -52,7 +52,7 @@ def _backlog(tmp_path: Path, github: FakeGitHub, **kw: Any) -> runner.RunReport:
 
 
 def _outage(tmp_path: Path, github: FakeGitHub, model: FakeChatModel) -> None:
-    """Issues #1-#4 are judged while Ollama is down: each gets validator-error and a row."""
+    """Open issues (#1-#4) are judged while Ollama is down: each gets validator-error and a row."""
     model.enqueue(*[DOWN] * len(github.open_issue_list))
     _backlog(tmp_path, github)
     assert {n: github.issue_labels[n] for n in (1, 2, 3, 4)} == {n: [ERROR] for n in (1, 2, 3, 4)}

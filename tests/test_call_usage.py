@@ -1,4 +1,4 @@
-"""Where the time went (issue 19, item 3): every model call's cost, in the dry-run plan and the
+"""Where the time went: every model call's cost, in the dry-run plan and the
 step summary, with the numbers the backend reported.
 
 The fake model returns :class:`~bot.chat.ChatResult` values with known figures; the runs go

@@ -62,14 +62,14 @@ def test_dry_run_prints_the_plan_on_the_ollama_backend(tmp_path: Path) -> None:
     assert "misspelled word" not in out
     assert "changes:  +ready-for-dev" in out
     assert "tokens:   312 prompt / 31 output" in out
-    # Ollama does not say which prompt tokens came from its cache (issue 19): not shown as 0
+    # Ollama does not say which prompt tokens came from its cache: not shown as 0
     assert "312 prompt tokens, evaluated / reused not reported; 31 output tokens" in out
     assert f"model:    {DEFAULT_OLLAMA_MODEL} (validator@" in out  # the default tag
     assert "nothing written to GitHub" in out
 
 
 def test_a_prompt_ollama_cut_shows_its_token_counts_in_the_summary(tmp_path: Path) -> None:
-    """Issue 16: a prompt over num_ctx fails closed like a truncated reply: validator-error,
+    """A prompt over num_ctx fails closed like a truncated reply: validator-error,
     exit 0 with a warning, and the token counts in the step summary."""
     summary, outputs = tmp_path / "summary.md", tmp_path / "output.txt"
     with cassette("ollama_chat_prompt_cut"):

@@ -27,7 +27,7 @@ from bot.report import RunReport
 from tests.fake_github import FakeGitHub
 from tests.support import load_webhook
 
-AUTHOR = "Codertocat"  # the commenter in issue_comment.created.0 (on issue 1)
+AUTHOR = "Codertocat"  # the commenter in issue_comment.created.0 (on #1)
 REACTION = ("reaction", "492700400", "eyes")  # 👀 on that comment
 
 

@@ -148,7 +148,7 @@ def test_history_and_stats_replies(tmp_path: Path) -> None:
     stats = stats_reply(store, "o/r", 8)
     assert "| 2 | 50% | 0% | 50% |" in stats
     assert "xychart-beta" in stats
-    assert "| `m` | 2 | 50% | 0% | 50% | 50% |" in stats  # per model (issue 17)
+    assert "| `m` | 2 | 50% | 0% | 50% | 50% |" in stats  # per model
 
 
 def test_audit_stats_reads_per_model(tmp_path: Path) -> None:

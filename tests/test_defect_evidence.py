@@ -1,4 +1,4 @@
-"""Each verified defect is evidence the bot checks (issue 17, item 1): its line in the segment,
+"""Each verified defect is evidence the bot checks: its line in the segment,
 its quote on that line; what stays unverifiable after the repair is dropped, never stored or
 posted, whatever the model replies."""
 

@@ -136,6 +136,22 @@ def test_no_page_points_at_issue_numbers_or_work_stops(page: Path) -> None:
     assert not re.search(r"\b([Ii]ssues?[ -]#?\d+|[Ss]tops? \d+|this stop)\b", text)
 
 
+def test_no_code_points_at_issue_numbers() -> None:
+    """Nor do the code, the tests, the benchmarks and the scripts: a note says what it refers to
+    (a GitHub issue in a fixture is ``#1``)."""
+    files = [ROOT / "pyproject.toml", ROOT / ".ci" / "run", *(ROOT / "scripts").iterdir()]
+    for folder in ("bot", "tests", "benchmarks"):
+        files += [p for p in (ROOT / folder).rglob("*") if p.suffix in {".py", ".json", ".sh"}]
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in sorted(files)
+        if path.is_file() and path != Path(__file__)
+        for number, line in enumerate(path.read_text("utf-8").splitlines(), 1)
+        if re.search(r"\b[Ii]ssues?[ -]#?\d+\b", line)
+    ]
+    assert not found, "\n".join(found)
+
+
 _MD = MarkdownIt("commonmark").enable("table")
 
 
@@ -207,3 +223,83 @@ def test_the_first_commands_sample_output_is_what_the_bot_prints() -> None:
     assert list(shown) == list(printed)
     for label in ("triage-bot", "model", "policy", "label", "comment", "dry run"):
         assert shown[label] == printed[label]
+
+
+_DOTTED = re.compile(r"(?<![\w./-])bot(?:\.[A-Za-z_]\w*)+")
+"""A dotted name in the package: ``bot.gate.policy.decide``."""
+_PATH = re.compile(r"(?<![\w./-])((?:\.?[A-Za-z_][\w-]*/)+[\w.*{},-]*)")
+"""A path with a folder: ``bot/gate/plan.py``, ``docs/storage.md``, ``gate/stats.py``,
+``evals/results/r-{1,2}.json`` (a shell's braces)."""
+_TOP = {"bot", "docs", "tests", "scripts", "benchmarks", "schema", "evals", "cassettes",
+        "examples", ".ci"}  # fmt: skip
+"""The tree's folders a path from the repository root starts with."""
+_IN_BOT = {p.name for p in (ROOT / "bot").rglob("*") if p.is_dir() and p.name != "__pycache__"}
+"""The folders under bot/ a path written from inside it starts with (``gate/stats.py``)."""
+_PLACEHOLDERS = {"cassettes/NAME.yaml", "evals/results/NAME.json"}
+
+
+def _named_object_exists(dotted: str) -> bool:
+    """Whether ``bot.x.y.Name.attr`` is a module, then attributes (fields of a dataclass or a
+    pydantic model count) of it."""
+    import importlib
+
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        break
+    for name in parts[cut:]:
+        fields = {
+            **getattr(found, "__dataclass_fields__", {}),
+            **getattr(found, "model_fields", {}),
+            **getattr(found, "__annotations__", {}),
+        }
+        if hasattr(found, name):
+            found = getattr(found, name)
+        elif name in fields:
+            found = None
+        else:
+            return False
+    return True
+
+
+def _path_exists(path: str) -> bool:
+    """Whether a path from the repository root, or from a folder under ``bot/`` for one that
+    starts with such a folder's name, names a file or folder of the tree (``*`` as in a glob,
+    ``{a,b}`` as in a shell: each; ``{name}``, an f-string's field: any)."""
+    braces = re.search(r"\{([^{}]*)\}", path)
+    if braces and "," not in braces.group(1):
+        return _path_exists(path[: braces.start()] + "*" + path[braces.end() :])
+    if braces:
+        return all(
+            _path_exists(path[: braces.start()] + choice + path[braces.end() :])
+            for choice in braces.group(1).split(",")
+        )
+    if path.split("/")[0] in _TOP:
+        return (ROOT / path).exists() or any(ROOT.glob(path))
+    return any((ROOT / "bot").glob(path)) or any((ROOT / "bot").glob(f"**/{path}"))
+
+
+def test_every_module_and_file_the_docs_and_docstrings_name_exists() -> None:
+    """A ``bot.x.y`` name or a ``bot/x.py`` path in bot/ (docstrings and comments), docs/, the
+    README, ARCHITECTURE.md or CONTRIBUTING.md points at something the tree has."""
+    sources = [*sorted((ROOT / "bot").rglob("*.py")), *PAGES, ROOT / "ARCHITECTURE.md"]
+    stale = []
+    for source in sources:
+        for number, line in enumerate(source.read_text("utf-8").splitlines(), 1):
+            where = f"{source.relative_to(ROOT)}:{number}"
+            stale += [
+                f"{where}: {match}"
+                for match in _DOTTED.findall(line)
+                if not _named_object_exists(match)
+            ]
+            stale += [
+                f"{where}: {path}"
+                for path in (match.rstrip(".,") for match in _PATH.findall(line))
+                if path.split("/")[0] in _TOP | _IN_BOT
+                and path not in _PLACEHOLDERS
+                and not _path_exists(path)
+            ]
+    assert not stale, "names nothing in the tree:\n" + "\n".join(stale)

@@ -1,4 +1,4 @@
-"""The embedded default model is Qwen2.5-Coder 1.5B, set up by scripts/setup.sh (issue 14)."""
+"""The embedded default model is Qwen2.5-Coder 1.5B, set up by scripts/setup.sh."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def test_setup_fetches_the_default_and_checks_the_same_hash() -> None:
 
 @pytest.mark.model
 def test_the_gguf_is_loaded_without_a_repacked_copy_unless_the_setting_asks() -> None:
-    """Issue 19: the repacked copy cost 1.3 s of every load and sped up nothing measured on
+    """The repacked copy cost 1.3 s of every load and sped up nothing measured on
     the project's runner, so by default the model computes on the mapped file;
     ``TRIAGE_REPACK_WEIGHTS`` brings the copy back. The amended library default is only for
     that one load."""

@@ -201,7 +201,7 @@ def _split_run(tune: tuple[float, float], check: tuple[float, float]) -> dict[st
 
 
 def test_compare_shows_each_half_and_names_a_trade_between_them() -> None:
-    """Issue 14, item 1: both halves are reported every time, and a change that helps one half
+    """Both halves are reported every time, and a change that helps one half
     and hurts the other is not kept, so ``--compare`` of two split runs shows each half and
     names a goal figure that moved in opposite directions on the two halves."""
     old = _split_run(tune=(0.60, 0.60), check=(0.70, 0.70))
@@ -284,7 +284,7 @@ def test_ci_slice_on_the_embedded_model(tmp_path: Path) -> None:
 
 
 def test_the_development_split_is_fixed_and_balanced() -> None:
-    """The split is a salted hash of the id (issue 14): the same item is always in the same
+    """The split is a salted hash of the id: the same item is always in the same
     half, and any set of ids splits roughly in two."""
     from bot.evaluation.sets import dev_half
 

@@ -1,4 +1,4 @@
-"""Issue 17, "measure what matters": the fixed twins of the segment set and the audit figures
+"""The fixed twins of the segment set and the audit figures
 that use them (pair accuracy, defect-line hit rate, GO on clean and on the twins alone)."""
 
 from __future__ import annotations

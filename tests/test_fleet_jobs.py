@@ -1,4 +1,4 @@
-"""Ephemeral runners sharing one PostgreSQL store (issue 18, "Done when"): a sequence of jobs,
+"""Ephemeral runners sharing one PostgreSQL store: a sequence of jobs,
 each on a fresh HOME with a fresh (empty) local store folder, every one pointed at the same
 server by ``TRIAGE_DB``. A replayed event is skipped, ``/audit_history`` lists every job's
 audits, and a gate label a maintainer set by hand is never overwritten.

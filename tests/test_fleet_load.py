@@ -1,4 +1,4 @@
-"""A runner pool on one store (issue 18): writer processes with replays and same-event races
+"""A runner pool on one store: writer processes with replays and same-event races
 lose no row, double none, keep the weekly sums and post one comment per issue or PR.
 
 The writers are real processes (``python -m tests.fleet_load write …``), on each store

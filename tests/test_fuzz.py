@@ -1,4 +1,4 @@
-"""Fuzzing (issue 6): the verdict parser, contract checker, command parser, selection, path rules.
+"""Fuzzing: the verdict parser, contract checker, command parser, selection, path rules.
 
 Each property: the target never raises anything but its own refusal, and whatever it *accepts*
 keeps the rule, checked here independently of the code under test. Profiles: tests/profiles.py

@@ -1,4 +1,4 @@
-"""Gate health (issue 16, item 3): weekly figures over ``gate_decisions``, the CLI's
+"""Gate health: weekly figures over ``gate_decisions``, the CLI's
 ``stats --gate``, the ``/triage_stats`` reply, and who may ask for it (recorded traffic)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Who set a gate label is GitHub's answer, not the store's (issue 13, finding 5).
+"""Who set a gate label is GitHub's answer, not the store's.
 
 A gate label a person added by hand wins on ``edited``/``reopened``; the bot learns who added it
 from the issue's ``labeled`` events (one read, only when the issue carries a gate label), so a

@@ -1,6 +1,6 @@
-"""Replays that must not be skipped, and the head line that decides a skip (issue 6,
-"Idempotency"). The replay-three-times and crash-between-steps cases are rows of the fault
-matrix (tests/fault_matrix.py, tests/test_fault_matrix.py).
+"""Replays that must not be skipped, and the head line that decides a skip. The
+replay-three-times and crash-between-steps cases are rows of the fault matrix
+(tests/fault_matrix.py, tests/test_fault_matrix.py).
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ def _payload(action: str, body: str, labels: list[str]) -> Any:
 
 
 def _labelled(github: FakeGitHub, name: str, who: tuple[str, str] | None) -> None:
-    """``name`` on issue 1, its ``labeled`` events as ``who`` made them (``None``: no event)."""
+    """``name`` on #1, its ``labeled`` events as ``who`` made them (``None``: no event)."""
     github.issue_labels[1].append(name)
     if who is not None:
         github.events[1].append(LabelEvent(name, *who))

@@ -1,6 +1,6 @@
 """The sinks for untrusted text, judged by a real CommonMark renderer (tests/markdown_oracle.py).
 
-Issue 13 (findings 1, 3, 4): each sink must make any string inert by construction. The
+Each sink must make any string inert by construction. The
 properties run every sink on hostile text in the places the bot uses it (a line's start, the
 middle of a paragraph, a table cell, a ``<summary>``, a block between the bot's own HTML) and
 check the rendered result: no element the bot did not write, no attribute, no live mention or

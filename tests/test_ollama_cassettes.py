@@ -146,7 +146,7 @@ def test_credentials_in_the_host_never_reach_messages() -> None:
 
 
 def test_a_prompt_cut_to_num_ctx_fails_the_gate_closed() -> None:
-    """Issue 16: Ollama cut the prompt to num_ctx and answered a well-formed VALID from the
+    """Ollama cut the prompt to num_ctx and answered a well-formed VALID from the
     rest; ``prompt_eval_count == num_ctx`` is the only sign, and the bot must not trust it."""
     with cassette("ollama_chat_prompt_cut") as cass:
         decision = _validator().judge(COMPLETE_TITLE, COMPLETE_BODY)

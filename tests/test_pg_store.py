@@ -1,4 +1,4 @@
-"""The PostgreSQL store's own rules (issue 18): migrations once under a lock when runners start
+"""The PostgreSQL store's own rules: migrations once under a lock when runners start
 together, a server migrated by a newer version refused, no password in a message, and the
 dialect translation. Against a real server (``tests/pg.py``); skipped without one locally."""
 

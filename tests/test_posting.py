@@ -1,4 +1,4 @@
-"""Every place untrusted text is posted or printed, judged by a real renderer (issue 13).
+"""Every place untrusted text is posted or printed, judged by a real renderer.
 
 The PR comment (table, ``<summary>``, sections, coverage line), the ``/audit_history`` reply
 and ``/audit``'s range refusal, the step summaries, and the plan and command replies printed on
@@ -114,7 +114,7 @@ def test_the_history_reply_is_one_code_block(paths: list[str]) -> None:
 
 
 def test_a_50_row_history_of_long_paths_fits_one_comment() -> None:
-    """Issue 13: ``/audit_history 50`` with long paths made a 74,000-character reply."""
+    """``/audit_history 50`` with long paths once made a 74,000-character reply."""
     store = Store(":memory:")
     tail = (False, "markdown", "m", "v", 1, 1, 1.0, "")
     store.record_audits(
@@ -177,7 +177,7 @@ def _command_lines(text: str) -> list[str]:
 def test_the_plan_on_stdout_holds_no_workflow_command(
     reason: str, model: str, path: str, body: str
 ) -> None:
-    """Issue 13, finding 4: a newline in a file name or model text cannot start a line."""
+    """A newline in a file name or model text cannot start a line."""
     gate = render_gate_plan(_gate_plan(reason, model, "x"))
     audit = render_audit_plan(_audit_plan(path, reason, body))
     assert _command_lines(gate) == []
@@ -195,7 +195,7 @@ def test_a_file_name_with_a_newline_cannot_print_a_command() -> None:
     assert "x\\n::set-output name=verdict::VALID" in audit  # the line break shown, not made
 
 
-# --- a second look (issue 13): what a security review found after the first fix ----------------
+# --- a second look: what a security review found after the first fix ----------------------------
 def test_fifty_audits_of_invisible_paths_keep_the_coverage_line() -> None:
     """Each U+E0041 shows as ten characters in a code span: 50 rows of 120 of them once pushed
     the comment past the limit and the final cut took the coverage line."""
@@ -223,8 +223,8 @@ def test_one_oversized_audit_does_not_push_the_others_out() -> None:
     assert "not shown" not in body
 
 
-# --- command replies: on GitHub and on stdout (issue 13, findings 3 and 4) -------------------
-AUTHOR = "Codertocat"  # the commenter in issue_comment.created.0 (on issue 1)
+# --- command replies: on GitHub and on stdout (inert markdown, no workflow commands) --------
+AUTHOR = "Codertocat"  # the commenter in issue_comment.created.0 (on #1)
 
 
 def _job(github: FakeGitHub, paths: list[str]) -> JobContext:

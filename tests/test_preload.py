@@ -1,4 +1,4 @@
-"""The embedded GGUF loads while the pipeline imports (issue 19, a one-shot gate in seconds):
+"""The embedded GGUF loads while the pipeline imports (a one-shot gate in seconds):
 which events start the load, that a call during the load waits for it and the file is loaded
 once, and that a failed load changes nothing the run reports."""
 
@@ -175,7 +175,7 @@ def test_the_run_command_loads_ahead_and_a_failed_load_changes_nothing(
 def test_the_preload_threads_imports_leave_github_and_the_stores_to_the_pipeline() -> None:
     """The thread imports ``bot.factory``; were PyGithub or sqlite-utils imported with it, the
     thread would wait on the same imports as the main thread instead of loading the GGUF
-    meanwhile (the overlap measured nothing when it did, issue 19)."""
+    meanwhile (the overlap measured nothing when it did)."""
     code = (
         "import sys, bot.factory; "
         "print(sorted(m for m in ('github', 'sqlite_utils', 'psycopg', 'ollama', 'llama_cpp')"

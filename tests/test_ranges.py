@@ -22,9 +22,9 @@ CHANGED = ["src/app.py", "docs/guide.md", "weird:name.txt", "café/menu.py", "a:
         ("./src/app.py:5-204", Segment("src/app.py", 5, 204)),
         ("weird:name.txt:3-4", Segment("weird:name.txt", 3, 4)),
         ("cafe\u0301/menu.py:1-2", Segment("café/menu.py", 1, 2)),
-        # issue 13: a colon in the name is not a drive letter; the range is after the last ':'
+        # a colon in the name is not a drive letter; the range is after the last ':'
         ("a:b.py:1-2", Segment("a:b.py", 1, 2)),
-        # issue 13: typed in NFC, the PR's file is NFD: the segment keeps GitHub's spelling
+        # typed in NFC, the PR's file is NFD: the segment keeps GitHub's spelling
         ("résumé.py:1-2", Segment(NFD, 1, 2)),
     ],
 )

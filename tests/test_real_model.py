@@ -2,7 +2,7 @@
 
 The README's main job runs on the embedded default (Qwen2.5-Coder 1.5B, set up by
 scripts/setup.sh), as a user runs it. The other tests use Gemma 3 270M, the fast smoke model
-(issue 14: "Gemma 3 270M stays as the fast model for the slow-test slice only"): they check
+(Gemma 3 270M stays as the fast model for the slow-test slice only): they check
 what must hold whatever a model answers: exactly one gate label afterwards, a non-empty reason,
 real token counts, and a defined outcome for hostile text. Judgment is measured by
 `triage-bot eval` on the development set, not here. Wall times are printed in the test
@@ -168,8 +168,8 @@ def test_chat_template_tokens_in_an_issue_stay_text(validator: Validator) -> Non
 
 
 def test_second_gate_call_evaluates_only_the_issue_tokens() -> None:
-    """Prompt order keeps the stable prefix cacheable (design.md, "Models"; issue 6,
-    "Throughput"): after one call, the next evaluates only the new issue's tokens.
+    """Prompt order keeps the stable prefix cacheable (design.md, "Models"): after one call, the
+    next evaluates only the new issue's tokens.
 
     The replies do not matter here, only what llama.cpp evaluated: each call stops after one
     output token (``num_predict=1``, so always ``ModelTruncated``), which keeps the test off the

@@ -1,8 +1,8 @@
-"""A repository's own checklist elements (issue 16, "Per-repository configuration": the
-checklist elements, with their definition and the issue kinds that require them).
+"""A repository's own checklist elements (with their definition and the
+issue kinds that require them).
 
 Units: which elements an issue requires (:class:`bot.gate.evidence.Element`), the rule's
-"required" step (:func:`bot.gate.rule.decide`), the prompt and its version
+"required" step (:func:`bot.gate.policy.decide`), the prompt and its version
 (:func:`bot.gate.validator.system_prompt`), the validator's options
 (:func:`bot.gate.validator.make_validator`). Through the runner with the stateful fake GitHub: a
 file that adds a ``version`` element to bug reports sends the model a schema naming it, labels a bug
@@ -136,7 +136,7 @@ def test_a_required_element_without_a_found_quote_makes_the_issue_need_refinemen
 
 def test_a_repositorys_element_is_found_from_one_word_the_bots_own_are_not() -> None:
     """A version is one word ("2.3.1"); "Slow" as the problem names a topic and states
-    nothing (issue 14's rule for the bot's own elements stays)."""
+    nothing (the rule for the bot's own elements stays)."""
     issue = prepare_issue("Slow", "Export is slow on 2.3.1. " + COMPLETE_BODY, max_body_chars=6000)
     elements = checklist((replace(VERSION, one_word=True),))
     quotes = {"problem": "Slow", "trigger": "", "expected": "", "version": "2.3.1"}

@@ -1,4 +1,4 @@
-"""The repository's ``.github/triage-bot.yml`` (issue 16, "Per-repository configuration").
+"""The repository's ``.github/triage-bot.yml`` (each repository sets its own criteria).
 
 Parsing (:mod:`bot.repo_file`): a broken file names the key and its line. Precedence
 (:meth:`bot.config.Settings.with_repository_file`): flags > action inputs > file > defaults.

@@ -1,7 +1,7 @@
-"""GitHub requests per gate event (issue 16, "Done when": ≤ 3 when the verdict changes, 0 when
+"""GitHub requests per gate event (≤ 3 when the verdict changes, 0 when
 it does not), and for each request the store spares, the case where sparing it would be wrong
 and the bot asks GitHub instead (bot.gate.writes, bot.history.github_memory,
-bot.context.with_repository_file).
+bot.context.JobContext.with_repository_file).
 
 Counted two ways: through the runner on the fake GitHub (tests/fake_github.py logs every port
 call; each is one request), and through the PyGithub adapter on recorded traffic (cassettes/),

@@ -1,4 +1,4 @@
-"""Verified defects on their lines (issue 17, item 4): one COMMENT review per head SHA, on
+"""Verified defects on their lines: one COMMENT review per head SHA, on
 recorded GitHub traffic (cassettes/github_pr_review_*.yaml), and what the comments may hold."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 13's findings, one reliability row each (tests/security_cases.py), asserted here.
+"""A security review's findings, one reliability row each (tests/security_cases.py), asserted here.
 
 Each row's outcome is asserted; its time and memory bounds are measured and checked by
 ``benchmarks/reliability.py`` (they depend on the machine and its load)."""

@@ -1,5 +1,5 @@
 """How the store is opened: read-only for dry runs and listings, private files, newer files
-refused at open (issue 13, the store's "Low" finding).
+refused at open (a security review's finding on the store).
 
 How these were checked against the code before the fix: the same tests ran against a scratch
 copy of the previous commit's ``bot/``; there a dry run created and migrated the file, a

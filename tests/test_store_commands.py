@@ -81,7 +81,7 @@ def test_backlog_judges_only_ungated_issues_and_resumes(
 def test_backlog_retry_errors_rejudges_the_bots_validator_errors_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 16: after an outage, `--retry-errors` re-judges #3 (validator-error by the bot)
+    """After an outage, `--retry-errors` re-judges #3 (validator-error by the bot)
     and leaves #4 (validator-error by a person) and #1 (a verdict) alone; on an empty store
     (a fresh runner) the labels and who added them decide."""
     import bot.clients.github_client as gc

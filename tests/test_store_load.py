@@ -1,4 +1,4 @@
-"""The store under load (issue 6): concurrent writer processes and a kill -9 mid-run.
+"""The store under load: concurrent writer processes and a kill -9 mid-run.
 
 The writers are real processes (``python -m tests.store_load write …``) on one SQLite file, the
 way two workflow runs on one self-hosted runner share the store. See ``tests/store_load.py``.

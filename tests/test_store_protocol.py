@@ -1,4 +1,4 @@
-"""Both stores, one protocol (issue 18): the same rows, unique keys, sums, read-only rule and
+"""Both stores, one protocol: the same rows, unique keys, sums, read-only rule and
 locks from the SQLite file and from a real PostgreSQL server.
 
 Every test here takes ``store_target`` (``tests/conftest.py``) and so runs twice: on a SQLite
@@ -223,8 +223,8 @@ def test_two_runners_on_one_event_post_one_comment_and_write_one_row(
 
 
 def test_what_the_bot_knows_of_github_is_kept_by_both_stores(store_target: str) -> None:
-    """``github_memory``'s keyed rows through the protocol's ``get``/``change`` (issue 16's
-    tables on both stores; a comment id beyond 32 bits, as GitHub's are)."""
+    """``github_memory``'s keyed rows through the protocol's ``get``/``change`` (what the
+    bot remembers of GitHub, on both stores; a comment id beyond 32 bits, as GitHub's are)."""
     from bot.history import github_memory as memory
 
     store = _open(store_target)

@@ -176,7 +176,7 @@ def test_schema_is_strict() -> None:
 
 
 def test_a_repositorys_elements_are_quote_fields_before_reason_and_all_required() -> None:
-    """A repository's elements (issue 16) join the reply shape: after the bot's quotes, before
+    """A repository's elements join the reply shape: after the bot's quotes, before
     the reason, required and bounded like them; a reply without them is no verdict."""
     shape = verdict_model(("problem", "trigger", "expected", "version", "os"))
     schema = verdict_schema(shape)

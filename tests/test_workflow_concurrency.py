@@ -1,4 +1,4 @@
-"""The example workflow's concurrency groups (issue 13, finding 6).
+"""The example workflow's concurrency groups: no commenter may cancel a queued audit.
 
 GitHub keeps one running and one pending run per concurrency group; a run that queues behind a
 pending one cancels it. The workflow's group and cancel-in-progress expressions are evaluated for
@@ -68,7 +68,7 @@ def test_only_a_newer_event_of_the_same_pr_supersedes_its_audit() -> None:
 
 
 def test_the_scheduled_recovery_run_has_a_group_of_its_own() -> None:
-    """Issue 16: the hourly `backlog --retry-errors` run. Its payload carries the cron line
+    """The hourly `backlog --retry-errors` run. Its payload carries the cron line
     (`github.event.schedule`) and no issue, PR or comment, so it falls through to `'backlog'`:
     one group only the cron starts runs in, which cancels nothing."""
     import yaml

@@ -1,5 +1,5 @@
-"""The example workflow's concurrency, evaluated for a webhook payload (issue 13, finding 6),
-and the action's run-step env, evaluated for its inputs.
+"""The example workflow's concurrency, evaluated for a webhook payload (no commenter may cancel
+a queued audit), and the action's run-step env, evaluated for its inputs.
 
 A small evaluator of the expression forms the workflow uses (`a || b`, `a == 'b'`, context
 paths, literals), shared by tests/test_workflow_concurrency.py and the reliability rows; and

@@ -44,7 +44,7 @@ def needs_refinement_comment(
     """The comment for a NEEDS_REFINEMENT decision (markdown, :data:`AUTHOR_MARKER` first).
 
     Args:
-        why: one sentence saying why the gate asks for more (:func:`bot.gate.rule.finding`).
+        why: one sentence saying why the gate asks for more (:func:`bot.gate.policy.finding`).
         missing: the elements not found in the issue, in checklist order (may be empty: an
             unfilled template or a too-short post with every element found).
         label: the gate label the issue carries until it is ready.

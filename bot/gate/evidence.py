@@ -55,7 +55,7 @@ class Element:
         missing: what an author is asked to add, in plain words.
         required_for: the issue labels (the issue's kind, compared case-insensitively) for
             which a missing quote alone makes the issue NEEDS_REFINEMENT
-            (:func:`bot.gate.rule.decide`, step "required"); :data:`EVERY_ISSUE` for all
+            (:func:`bot.gate.policy.decide`, step "required"); :data:`EVERY_ISSUE` for all
             issues. Empty for the bot's own elements, which the rule weighs together
             (``valid_needs_one_of`` of the decision policy, :mod:`bot.gate_policy`).
         one_word: whether a one-word quote counts (:func:`find_quote`). Not for the bot's own
