@@ -24,6 +24,7 @@ import re2
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from bot.checklist import EVERY_ISSUE, RESERVED_KEYS
 from bot.errors import ConfigError
 from bot.gate_policy import GatePolicy, ModelName
 from bot.setting_spec import github_login
@@ -242,11 +243,6 @@ class DatasetConfig(_Strict):
     )
 
 
-_BOT_KEYS = frozenset({"problem", "trigger", "expected", "reason", "verdict"})
-"""Names an element may not take: the bot's own elements and the reply's other keys
-(:data:`bot.gate.evidence.RESERVED_KEYS`, which a test keeps equal to this)."""
-
-
 def _one_line(text: str) -> str:
     """A definition is one line of plain words: it goes into the validator's system prompt
     and into the comment an author reads (neutralised there)."""
@@ -258,7 +254,7 @@ def _one_line(text: str) -> str:
 
 
 def _element_name(name: str) -> str:
-    if name in _BOT_KEYS:
+    if name in RESERVED_KEYS:
         raise ValueError(f"{name!r} is the bot's own; pick another name")
     return name
 
@@ -283,7 +279,7 @@ class ElementConfig(_Strict):
         "(e.g. the version of the tool you ran)",
     )
     required_for: list[Annotated[str, Field(min_length=1, max_length=50)]] = Field(
-        default_factory=lambda: ["*"],
+        default_factory=lambda: [EVERY_ISSUE],
         min_length=1,
         description="labels of the issue kinds that require it (an issue template sets them, "
         "e.g. bug); * for every issue (the default)",

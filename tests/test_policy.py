@@ -16,9 +16,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from bot.checklist import ELEMENTS
 from bot.config import VALIDATOR_OPTIONS
 from bot.errors import ConfigError
-from bot.gate.evidence import ELEMENTS, Evidence
+from bot.gate.evidence import Evidence
 from bot.gate.facts import IssueFacts
 from bot.gate.policy import (
     DEFAULT_POLICY,
