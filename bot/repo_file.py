@@ -27,7 +27,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from bot.checklist import EVERY_ISSUE, RESERVED_KEYS
 from bot.errors import ConfigError
 from bot.gate_policy import GatePolicy, ModelName
-from bot.setting_spec import github_login
+from bot.setting_spec import IntRange, github_login
+from bot.settings_table import SETTINGS
 
 __all__ = [
     "REPO_FILE_PATH",
@@ -185,13 +186,29 @@ class LabelsConfig(_Strict):
     validator_error: LabelConfig = Field(default_factory=LabelConfig)
 
 
+def _int_rule(setting: str) -> IntRange:
+    """The integer range a setting's row accepts, for the file key that sets it."""
+    rule = next(spec.parse for spec in SETTINGS if spec.name == setting)
+    if not isinstance(rule, IntRange):
+        raise TypeError(f"the {setting} row takes no integer range")
+    return rule
+
+
+_SEGMENTS = _int_rule("max_segments")
+
+
 class AuditConfig(_Strict):
     """``audit:``: the PR audit's file skips and segment cap."""
 
     skip_globs: list[str] = Field(
         default_factory=list, description="globs of files never audited (added to the bot's)"
     )
-    max_segments: int | None = Field(default=None, ge=1, le=50, description="per-PR cap (1-50)")
+    max_segments: int | None = Field(
+        default=None,
+        ge=_SEGMENTS.low,
+        le=_SEGMENTS.high,
+        description=f"per-PR cap ({_SEGMENTS.low}-{_SEGMENTS.high})",
+    )
 
 
 class ModelsConfig(_Strict):
