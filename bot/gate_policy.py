@@ -38,6 +38,7 @@ from bot.regular_file import content_problems, field_names, read_input
 __all__ = [
     "GUARDS",
     "MAX_POLICY_BYTES",
+    "NOT_DECIDING",
     "GatePolicy",
     "Guard",
     "HalfFigures",
@@ -114,6 +115,11 @@ class Measurement(_Strict):
     """Figures on the other half, never used to choose: the ones to trust."""
 
 
+NOT_DECIDING: tuple[str, ...] = ("name", "measured", "same_model_as", "chosen_on")
+"""The :class:`GatePolicy` fields left out of its version: what it is called, how it was
+measured and chosen; every other field decides."""
+
+
 class GatePolicy(_Strict):
     """One decision policy (see the module docstring)."""
 
@@ -143,12 +149,9 @@ class GatePolicy(_Strict):
 
     @property
     def version(self) -> str:
-        """``policy@SHA8`` of the fields that decide (not the name, figures or provenance):
-        stored with every decision beside the prompt version."""
-        decision = self.model_dump(
-            mode="json", include={"verdict_from", "guards", "unfilled_empty_sections",
-                                  "unfilled_placeholders", "short_words", "valid_needs_one_of"},
-        )  # fmt: skip
+        """``policy@SHA8`` of the fields that decide (all but :data:`NOT_DECIDING`), guards in
+        :data:`GUARDS` order: stored with every decision beside the prompt version."""
+        decision = self.model_dump(mode="json", exclude=set(NOT_DECIDING))
         decision["guards"] = [g for g in GUARDS if g in self.guards]
         text = json.dumps(decision, sort_keys=True, separators=(",", ":"))
         return f"policy@{hashlib.sha256(text.encode('utf-8')).hexdigest()[:8]}"

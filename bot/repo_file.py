@@ -24,9 +24,11 @@ import re2
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from bot.checklist import EVERY_ISSUE, RESERVED_KEYS
 from bot.errors import ConfigError
 from bot.gate_policy import GatePolicy, ModelName
-from bot.setting_spec import github_login
+from bot.setting_spec import IntRange, github_login
+from bot.settings_table import SETTINGS
 
 __all__ = [
     "REPO_FILE_PATH",
@@ -184,13 +186,29 @@ class LabelsConfig(_Strict):
     validator_error: LabelConfig = Field(default_factory=LabelConfig)
 
 
+def _int_rule(setting: str) -> IntRange:
+    """The integer range a setting's row accepts, for the file key that sets it."""
+    rule = next(spec.parse for spec in SETTINGS if spec.name == setting)
+    if not isinstance(rule, IntRange):
+        raise TypeError(f"the {setting} row takes no integer range")
+    return rule
+
+
+_SEGMENTS = _int_rule("max_segments")
+
+
 class AuditConfig(_Strict):
     """``audit:``: the PR audit's file skips and segment cap."""
 
     skip_globs: list[str] = Field(
         default_factory=list, description="globs of files never audited (added to the bot's)"
     )
-    max_segments: int | None = Field(default=None, ge=1, le=50, description="per-PR cap (1-50)")
+    max_segments: int | None = Field(
+        default=None,
+        ge=_SEGMENTS.low,
+        le=_SEGMENTS.high,
+        description=f"per-PR cap ({_SEGMENTS.low}-{_SEGMENTS.high})",
+    )
 
 
 class ModelsConfig(_Strict):
@@ -242,11 +260,6 @@ class DatasetConfig(_Strict):
     )
 
 
-_BOT_KEYS = frozenset({"problem", "trigger", "expected", "reason", "verdict"})
-"""Names an element may not take: the bot's own elements and the reply's other keys
-(:data:`bot.gate.evidence.RESERVED_KEYS`, which a test keeps equal to this)."""
-
-
 def _one_line(text: str) -> str:
     """A definition is one line of plain words: it goes into the validator's system prompt
     and into the comment an author reads (neutralised there)."""
@@ -258,7 +271,7 @@ def _one_line(text: str) -> str:
 
 
 def _element_name(name: str) -> str:
-    if name in _BOT_KEYS:
+    if name in RESERVED_KEYS:
         raise ValueError(f"{name!r} is the bot's own; pick another name")
     return name
 
@@ -283,7 +296,7 @@ class ElementConfig(_Strict):
         "(e.g. the version of the tool you ran)",
     )
     required_for: list[Annotated[str, Field(min_length=1, max_length=50)]] = Field(
-        default_factory=lambda: ["*"],
+        default_factory=lambda: [EVERY_ISSUE],
         min_length=1,
         description="labels of the issue kinds that require it (an issue template sets them, "
         "e.g. bug); * for every issue (the default)",

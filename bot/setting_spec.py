@@ -31,6 +31,7 @@ from urllib.parse import parse_qsl, urlsplit
 __all__ = [
     "Columns",
     "Factory",
+    "IntRange",
     "SettingSpec",
     "action_env",
     "api_key",
@@ -238,28 +239,32 @@ def positive_seconds(value: Any) -> float:
     return number
 
 
-def int_at_least(low: int, unit: str) -> Parse:
+@dataclass(frozen=True)
+class IntRange:
+    """A value rule: an integer from ``low`` to ``high`` (no upper bound when ``None``), bounds
+    the repository file's models read."""
+
+    low: int
+    high: int | None = None
+    unit: str = ""
+
+    def __call__(self, value: Any) -> int:
+        count = int(value)
+        if self.high is None and count < self.low:
+            raise ValueError(f"must be ≥ {self.low} {self.unit}")
+        if self.high is not None and not self.low <= count <= self.high:
+            raise ValueError(f"must be between {self.low} and {self.high}")
+        return count
+
+
+def int_at_least(low: int, unit: str) -> IntRange:
     """An integer ≥ ``low``; the message names the ``unit``."""
-
-    def parse(value: Any) -> int:
-        count = int(value)
-        if count < low:
-            raise ValueError(f"must be ≥ {low} {unit}")
-        return count
-
-    return parse
+    return IntRange(low, unit=unit)
 
 
-def int_between(low: int, high: int) -> Parse:
+def int_between(low: int, high: int) -> IntRange:
     """An integer in ``[low, high]``."""
-
-    def parse(value: Any) -> int:
-        count = int(value)
-        if not low <= count <= high:
-            raise ValueError(f"must be between {low} and {high}")
-        return count
-
-    return parse
+    return IntRange(low, high)
 
 
 def share(value: Any) -> float:

@@ -216,8 +216,9 @@ class SettingsTable:
         echo=shown_url,
         help="use the OpenAI-compatible server at this base URL, up to `/v1` (llama.cpp's "
         "`llama-server`, vLLM, LM Studio, Ollama's `/v1`: `docs/model-servers.md`); wins over the "
-        "Ollama host. A query (`?api-version=…`) goes with every request; no `user:pass@` (the "
-        "key goes in `TRIAGE_OPENAI_API_KEY`)",
+        "action's default Ollama host (another Ollama host beside it: exit 2). A query "
+        "(`?api-version=…`) goes with every request; no `user:pass@` (the key goes in "
+        "`TRIAGE_OPENAI_API_KEY`)",
     )
     openai_api_key: str | None = setting(
         None,

@@ -21,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot import runner
+from bot.checklist import ELEMENTS, Element
 from bot.cli import main
 from bot.config import VALIDATOR_OPTIONS, Settings
 from bot.gate.author_comment import (
@@ -29,7 +30,6 @@ from bot.gate.author_comment import (
     ready_comment,
     refinement_comment_for,
 )
-from bot.gate.evidence import ELEMENTS, Element
 from bot.gate.labels import NEEDS_REFINEMENT, READY
 from bot.gate.validator import Validator
 from bot.report import RunReport

@@ -246,6 +246,14 @@ def test_odd_actions_are_malformed_payloads(
         ({"TRIAGE_MODEL_PATH": "/nonexistent.gguf"}, "no such GGUF file"),
         ({"TRIAGE_MODEL_TIMEOUT": "nan"}, "finite number"),
         ({"TRIAGE_MODEL_TIMEOUT": "inf"}, "finite number"),
+        (
+            {
+                "OLLAMA_HOST": "http://ollama.internal:11434",
+                "TRIAGE_OPENAI_BASE_URL": "http://h/v1",
+            },
+            "TRIAGE_OPENAI_BASE_URL / --openai-base-url (action input openai-base-url) and "
+            "OLLAMA_HOST / --ollama-host (action input ollama-host) each choose a model backend",
+        ),
     ],
 )
 def test_bad_model_settings_fail_the_run(env: dict[str, str], needle: str) -> None:

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from bot.checklist import ELEMENTS
 from bot.gate import evidence
-from bot.gate.evidence import ELEMENTS, QUOTE_MIN_CHARS, find_quote, gather_evidence
+from bot.gate.evidence import QUOTE_MIN_CHARS, find_quote, gather_evidence
 from bot.gate.issue_text import IssueText, prepare_issue
 from tests.profiles import FUZZ
 from tests.replies import reply

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from bot.checklist import ELEMENTS
 from bot.config import VALIDATOR_OPTIONS
 from bot.errors import ConfigError
-from bot.gate.evidence import ELEMENTS, Evidence
+from bot.gate.evidence import Evidence
 from bot.gate.facts import IssueFacts
 from bot.gate.policy import (
     DEFAULT_POLICY,
@@ -30,7 +32,7 @@ from bot.gate.policy import (
 from bot.gate.validator import Validator, system_prompt
 from bot.gate.verdict import VerdictValue
 from bot.gate_policy import GUARDS as GUARD_ORDER
-from bot.gate_policy import GatePolicy, load_policy, policy_name
+from bot.gate_policy import NOT_DECIDING, GatePolicy, load_policy, policy_name
 from bot.repo_file import parse_repo_file
 from tests.profiles import FUZZ
 from tests.replies import reply
@@ -130,6 +132,36 @@ def test_the_policy_version_is_what_decides() -> None:
     assert GUARDS.model_copy(update={"verdict_from": "model"}).version != GUARDS.version
     assert MODEL.version != GUARDS.version
     assert GUARDS.version.startswith("policy@")
+
+
+OTHER_VALUE: dict[str, Callable[[GatePolicy], Any]] = {
+    "name": lambda p: f"{p.name}-renamed",
+    "verdict_from": lambda p: "model" if p.verdict_from == "guards" else "guards",
+    "guards": lambda p: p.guards[:-1] or GUARD_ORDER,
+    "unfilled_empty_sections": lambda p: p.unfilled_empty_sections + 1,
+    "unfilled_placeholders": lambda p: p.unfilled_placeholders + 1,
+    "short_words": lambda p: p.short_words + 1,
+    "valid_needs_one_of": lambda p: ("expected",),
+    "measured": lambda p: None,
+    "same_model_as": lambda p: (*p.same_model_as, "another-name"),
+    "chosen_on": lambda p: f"{p.chosen_on} Chosen again.",
+}
+"""Another valid value for every field of a policy (a new field needs one here)."""
+
+
+def test_every_deciding_field_moves_the_version_and_no_other_does() -> None:
+    assert set(OTHER_VALUE) == set(GatePolicy.model_fields)
+    tried = set()
+    for policy in shipped_policies():
+        for name, other in OTHER_VALUE.items():
+            try:
+                changed = GatePolicy.model_validate({**policy.model_dump(), name: other(policy)})
+            except ValidationError:  # e.g. guards alone with no guard left
+                continue
+            assert getattr(changed, name) != getattr(policy, name)
+            assert (changed.version != policy.version) == (name not in NOT_DECIDING), name
+            tried.add(name)
+    assert tried == set(OTHER_VALUE)
 
 
 def test_the_prompt_version_does_not_depend_on_the_policy(fake_model: FakeChatModel) -> None:

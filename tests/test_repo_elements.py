@@ -21,9 +21,11 @@ import pytest
 from click.testing import CliRunner
 
 from bot import runner
+from bot.checklist import ELEMENTS, RESERVED_KEYS, Element, checklist
 from bot.cli import main
 from bot.config import VALIDATOR_OPTIONS, Settings
-from bot.gate.evidence import ELEMENTS, RESERVED_KEYS, Element, checklist, gather_evidence
+from bot.errors import ConfigError
+from bot.gate.evidence import gather_evidence
 from bot.gate.facts import issue_facts
 from bot.gate.issue_text import prepare_issue
 from bot.gate.policy import decide
@@ -35,7 +37,7 @@ from bot.gate.validator import (
     system_prompt,
 )
 from bot.history.store import Store
-from bot.repo_file import _BOT_KEYS, REPO_FILE_PATH, parse_repo_file
+from bot.repo_file import REPO_FILE_PATH, parse_repo_file
 from bot.report import RunReport
 from tests.fake_github import FakeGitHub
 from tests.markdown_oracle import render
@@ -109,7 +111,9 @@ def test_a_checklist_key_is_used_once() -> None:
             checklist((replace(VERSION, key=clash),))
     with pytest.raises(ValueError, match="unique"):
         checklist((VERSION, VERSION))
-    assert RESERVED_KEYS == _BOT_KEYS  # the file refuses the same names the checklist does
+    for key in RESERVED_KEYS:  # the file refuses the names the checklist does
+        with pytest.raises(ConfigError, match="the bot's own"):
+            parse_repo_file(f"elements:\n  - {{name: {key}, definition: anything at all}}\n")
 
 
 def _judged(labels: list[str], version: str) -> Any:

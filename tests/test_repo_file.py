@@ -33,8 +33,17 @@ from bot.cli import main
 from bot.config import Settings
 from bot.errors import ConfigError, ModelUnavailable
 from bot.gate.labels import READY
-from bot.repo_file import REPO_FILE_PATH, RepoFile, SkipRules, json_schema, parse_repo_file
+from bot.repo_file import (
+    REPO_FILE_PATH,
+    SETTING_OF_KEY,
+    RepoFile,
+    SkipRules,
+    json_schema,
+    parse_repo_file,
+)
 from bot.report import RunReport
+from bot.setting_spec import IntRange
+from bot.settings_table import SETTINGS
 from tests.fake_github import CONFIG_READ, FakeGitHub
 from tests.markdown_oracle import render
 from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
@@ -89,6 +98,30 @@ def test_every_key_parses_into_the_settings_it_sets() -> None:
     }
     assert parse_repo_file("") == RepoFile()
     assert parse_repo_file("# only a comment\n").settings() == {}
+
+
+def _range(setting: str) -> IntRange | None:
+    rule = next(spec.parse for spec in SETTINGS if spec.name == setting)
+    return rule if isinstance(rule, IntRange) else None
+
+
+@pytest.mark.parametrize("key", [k for k, n in SETTING_OF_KEY.items() if _range(n)])
+def test_a_file_value_is_bounded_by_its_settings_row(key: str) -> None:
+    """A value the file sets is held to the bounds of the setting's row, not bounds of its own:
+    the file accepts a number exactly when the row does."""
+    rule = _range(SETTING_OF_KEY[key])
+    assert rule is not None
+    section, name = key.split(".")
+    edges = [rule.low - 1, rule.low, *([rule.high, rule.high + 1] if rule.high else [])]
+    for value in edges:
+        text = f"{section}:\n  {name}: {value}\n"
+        try:
+            rule(value)
+        except ValueError:
+            with pytest.raises(ConfigError, match=re.escape(key)):
+                parse_repo_file(text)
+        else:
+            assert parse_repo_file(text).settings()[SETTING_OF_KEY[key]] == value
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from bot.checklist import ELEMENTS
 from bot.config import VALIDATOR_OPTIONS
 from bot.errors import (
     ModelError,
@@ -17,9 +18,10 @@ from bot.errors import (
     ModelTruncated,
     ModelUnavailable,
 )
-from bot.gate.evidence import ELEMENTS
-from bot.gate.validator import Validator, system_prompt
-from bot.gate.verdict import verdict_schema
+from bot.gate.evidence import gather_evidence
+from bot.gate.issue_text import prepare_issue
+from bot.gate.validator import EXAMPLES, Validator, system_prompt
+from bot.gate.verdict import parse_verdict, verdict_schema
 from tests.replies import reply
 from tests.support import GUARDS, FakeChatModel
 
@@ -96,6 +98,21 @@ def test_the_system_prompt_names_every_element_and_carries_the_schema() -> None:
     for element in ELEMENTS:
         assert f"- {element.key}: {element.ask}." in text
     assert json.dumps(verdict_schema(), separators=(",", ":")) in text
+    assert "{examples}" not in text
+
+
+def test_each_example_quotes_every_element_from_its_issue() -> None:
+    """The few-shot replies are written from the elements: each has a quote (or "") for every
+    element of the bot's own, in their order, and each quote is evidence in its issue."""
+    text, _ = system_prompt()
+    for issue, answer in EXAMPLES:
+        verdict = parse_verdict(json.dumps(answer))  # the bot's reply shape holds it
+        assert list(verdict.quotes) == [e.key for e in ELEMENTS]
+        shown = text.split(f"Issue: {issue}\n", 1)[1].split("\n", 1)[0]
+        assert list(json.loads(shown)) == [*verdict.quotes, "reason", "verdict"]
+        judged = prepare_issue(issue, "", max_body_chars=6000)
+        found = gather_evidence(verdict.quotes, judged).found
+        assert found == {key for key, quote in verdict.quotes.items() if quote}
 
 
 def test_system_prompt_is_identical_across_issues(fake_model: FakeChatModel) -> None:

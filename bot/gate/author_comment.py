@@ -3,7 +3,7 @@
 On NEEDS_REFINEMENT the bot posts one comment on the issue: why the gate asks for more
 (:func:`bot.gate.policy.finding`, the start of the reason the policy builds), each checklist
 element the model said the issue does not give, with its plain-words definition
-(:attr:`bot.gate.evidence.Element.missing`; never one the model quoted, even when the bot
+(:attr:`bot.checklist.Element.missing`; never one the model quoted, even when the bot
 could not find the quote), and a line inviting the author to edit the issue
 (an edit runs the gate again). When a later run says VALID, the same comment is edited to say
 the issue is ready, not deleted, so replies to it still read. Nothing here is model prose: the
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.gate.evidence import Element
+from bot.checklist import Element
 from bot.gate.policy import finding
 from bot.gate.validator import GateDecision
 from bot.neutralise import code_span, neutralise

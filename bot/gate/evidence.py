@@ -1,4 +1,4 @@
-"""The checklist elements and the evidence for them: quotes the bot can find in the issue.
+"""Evidence for the checklist elements (:mod:`bot.checklist`): quotes found in the issue.
 
 Structured evidence, not a sub-protocol inside the reason: each element is a field of the
 validator's reply (:class:`bot.gate.verdict.Verdict`), filled under constrained decoding with a
@@ -8,13 +8,6 @@ normalisation on both sides (Unicode NFKC, HTML entities, case, whitespace and m
 punctuation), outside the lines the bot itself quoted as planted verdicts or chat turns, and is more
 than an error's bare name. A quote may skip words with ``...`` / ``…``; each part must then be
 found, in order.
-
-:data:`ELEMENTS` is the one definition of the bot's own elements: the prompt's field
-instructions, the reason the bot builds, and the comment that tells an author what to add all
-read it. A repository adds elements of its own (``elements:`` in
-``.github/triage-bot.yml``, :mod:`bot.repo_file`), each required for the issues that carry one
-of its labels (an issue template sets the kind's label, e.g. ``bug``) or for every issue; the
-validator is then built with :func:`checklist` of both.
 """
 
 from __future__ import annotations
@@ -25,88 +18,12 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from bot.checklist import ELEMENTS, Element
 from bot.gate.facts import WIDE_SCRIPT
 from bot.gate.issue_text import IssueText, quote_role_lines, quote_verdict_lines
 from bot.neutralise import escape_delimiters
 
-__all__ = [
-    "ELEMENTS",
-    "EVERY_ISSUE",
-    "QUOTE_MIN_CHARS",
-    "RESERVED_KEYS",
-    "Element",
-    "Evidence",
-    "checklist",
-    "find_quote",
-    "gather_evidence",
-]
-
-EVERY_ISSUE = "*"
-"""In :attr:`Element.required_for`: the element is required of every issue."""
-
-
-@dataclass(frozen=True)
-class Element:
-    """One checklist element.
-
-    Attributes:
-        key: the reply's field name.
-        ask: what the model is asked to copy (prompt wording).
-        missing: what an author is asked to add, in plain words.
-        required_for: the issue labels (the issue's kind, compared case-insensitively) for
-            which a missing quote alone makes the issue NEEDS_REFINEMENT
-            (:func:`bot.gate.policy.decide`, step "required"); :data:`EVERY_ISSUE` for all
-            issues. Empty for the bot's own elements, which the rule weighs together
-            (``valid_needs_one_of`` of the decision policy, :mod:`bot.gate_policy`).
-        one_word: whether a one-word quote counts (:func:`find_quote`). Not for the bot's own
-            elements, which are statements ("Slow" names a topic, it states nothing); a
-            repository's element is often a value, such as a version (``2.3.1``).
-    """
-
-    key: str
-    ask: str
-    missing: str
-    required_for: tuple[str, ...] = ()
-    one_word: bool = False
-
-    def required(self, labels: frozenset[str]) -> bool:
-        """Whether this element is required of an issue with these labels (lower-cased)."""
-        return any(kind == EVERY_ISSUE or kind.lower() in labels for kind in self.required_for)
-
-    def applies(self, labels: frozenset[str]) -> bool:
-        """Whether an author of an issue with these labels (lower-cased) is asked for it when
-        it is missing: the bot's own elements always, a repository's when required."""
-        return not self.required_for or self.required(labels)
-
-
-ELEMENTS: tuple[Element, ...] = (
-    Element("problem", "the words saying what goes wrong, or what change or answer is wanted",
-            "what goes wrong (the error, the output or the behaviour you see), or the change "
-            "you want"),
-    Element("trigger", "the words saying what the author did or ran when it happens (steps, "
-            "command, code, setting, link to a reproduction)",
-            "how to make it happen: the steps, command, code or a link to a reproduction"),
-    Element("expected", "the words saying what should happen instead",
-            "what you expected to happen instead"),
-)  # fmt: skip
-
-RESERVED_KEYS = frozenset({*(e.key for e in ELEMENTS), "reason", "verdict"})
-"""Reply keys a repository's element may not take: the bot's own elements and the verdict's."""
-
-
-def checklist(extra: tuple[Element, ...] = ()) -> tuple[Element, ...]:
-    """The validator's checklist: :data:`ELEMENTS`, then a repository's own elements.
-
-    Raises:
-        ValueError: an extra element reuses a key (:data:`RESERVED_KEYS` or another extra's);
-            :mod:`bot.repo_file` refuses such a file first, naming the line.
-    """
-    keys = [e.key for e in extra]
-    clash = (set(keys) & RESERVED_KEYS) or {k for k in keys if keys.count(k) > 1}
-    if clash:
-        raise ValueError(f"checklist element keys must be unique: {sorted(clash)}")
-    return (*ELEMENTS, *extra)
-
+__all__ = ["QUOTE_MIN_CHARS", "Evidence", "find_quote", "gather_evidence"]
 
 QUOTE_MIN_CHARS = 4
 """Shortest quote that counts (characters after normalisation, letters or digits included)."""
@@ -167,7 +84,7 @@ class Evidence:
     Attributes:
         quotes: every element's quote as the model wrote it (``""`` for none).
         found: the keys whose quote was found in the issue.
-        elements: the checklist judged (:func:`checklist`).
+        elements: the checklist judged (:func:`bot.checklist.checklist`).
         labels: the issue's labels, lower-cased (its kind, for :attr:`Element.required_for`).
     """
 
@@ -216,7 +133,7 @@ def gather_evidence(
     Args:
         quotes: element key → the model's quote (``""`` when the model found none).
         issue: the issue as judged.
-        elements: the checklist the quotes answer (:func:`checklist`).
+        elements: the checklist the quotes answer (:func:`bot.checklist.checklist`).
         labels: the issue's labels (from the payload), which say which elements it requires.
     """
     text = _judgeable(issue)

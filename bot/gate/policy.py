@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from bot.gate.evidence import Element, Evidence
+from bot.checklist import Element
+from bot.gate.evidence import Evidence
 from bot.gate.facts import IssueFacts
 from bot.gate.verdict import VerdictValue
 from bot.gate_policy import GatePolicy, policy_from_text

@@ -30,9 +30,10 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 
 from bot.chat import CallUsage, ChatMessage, ChatModel, RoleOptions
+from bot.checklist import ELEMENTS, Element, checklist
 from bot.config import VALIDATOR_OPTIONS, Settings
 from bot.errors import ModelCopiedInput, ModelError
-from bot.gate.evidence import ELEMENTS, Element, Evidence, checklist, gather_evidence
+from bot.gate.evidence import Evidence, gather_evidence
 from bot.gate.facts import IssueFacts, issue_facts
 from bot.gate.issue_text import TEXT_RULES_VERSION, IssueText, delimit_issue, prepare_issue
 from bot.gate.labels import GateLabel, label_for
@@ -50,6 +51,7 @@ from bot.prompts import load_prompt, prompt_version
 
 __all__ = [
     "COPY_MIN_CHARS",
+    "EXAMPLES",
     "NUM_PREDICT_CAP",
     "NUM_PREDICT_PER_ELEMENT",
     "GateDecision",
@@ -83,6 +85,43 @@ def reject_copied_reason(reason: str, issue: IssueText) -> None:
         raise ModelCopiedInput("the verdict's reason is copied from the issue text")
 
 
+EXAMPLES: tuple[tuple[str, dict[str, str]], ...] = (
+    (
+        "Export fails. I run `tool export --csv` on 2.1 and get KeyError: 'id'. It should write "
+        "out.csv.",
+        {
+            "problem": "get KeyError: 'id'",
+            "trigger": "I run `tool export --csv` on 2.1",
+            "expected": "It should write out.csv",
+            "reason": "Command, error and expected result are given.",
+            "verdict": "VALID",
+        },
+    ),
+    (
+        "App broken. It does not work anymore, please help.",
+        {
+            "problem": "It does not work anymore",
+            "trigger": "",
+            "expected": "",
+            "reason": "No steps, error or expected result.",
+            "verdict": "NEEDS_REFINEMENT",
+        },
+    ),
+)
+"""The prompt's few-shot examples: an issue and its reply, one quote per element of
+:data:`~bot.checklist.ELEMENTS` (a repository's elements are not shown)."""
+
+
+def _examples() -> str:
+    """:data:`EXAMPLES` as the prompt shows them, each reply read and written by the reply
+    shape of the bot's own elements (their order, compact JSON)."""
+    reply = verdict_model()
+    return "\n".join(
+        f"Issue: {issue}\n{reply.model_validate(answer).model_dump_json()}"
+        for issue, answer in EXAMPLES
+    )
+
+
 @cache
 def system_prompt(elements: tuple[Element, ...] = ELEMENTS) -> tuple[str, str]:
     """The filled validator system prompt and its version (``validator@SHA8``).
@@ -95,11 +134,12 @@ def system_prompt(elements: tuple[Element, ...] = ELEMENTS) -> tuple[str, str]:
     judged under any policy.
 
     Args:
-        elements: the checklist (:func:`bot.gate.evidence.checklist`).
+        elements: the checklist (:func:`bot.checklist.checklist`).
     """
     schema = json.dumps(verdict_schema(_reply_model(elements)), separators=(",", ":"))
     lines = "\n".join(f"- {e.key}: {e.ask}." for e in elements)
-    text = load_prompt("validator").replace("{elements}", lines).replace("{schema}", schema)
+    text = load_prompt("validator").replace("{examples}", _examples())
+    text = text.replace("{elements}", lines).replace("{schema}", schema)
     hashed = f"{text}\n{TEXT_RULES_VERSION}"
     extra = [dataclasses.asdict(e) for e in elements if e not in ELEMENTS]
     if extra:
@@ -179,7 +219,7 @@ class Validator:
         model: the backend (Ollama or embedded).
         options: validator role options (temperature 0, ``num_predict`` ≤ 200).
         max_body_chars: longest body judged (characters); longer bodies are cut visibly.
-        elements: the checklist (:func:`bot.gate.evidence.checklist`: the bot's elements and
+        elements: the checklist (:func:`bot.checklist.checklist`: the bot's elements and
             a repository's own).
         policy: the decision policy the settings or the repository file name, or ``None``
             for the one measured for this model, else the default
@@ -305,7 +345,7 @@ def checklist_of(settings: Settings) -> tuple[Element, ...]:
     """The validator's checklist: the bot's elements, then the repository file's
     ``elements:`` (:class:`bot.repo_file.ElementConfig`), each asking the model for "the
     words giving" its definition, shown to authors as the definition itself, and found from a
-    one-word quote too (:attr:`bot.gate.evidence.Element.one_word`)."""
+    one-word quote too (:attr:`bot.checklist.Element.one_word`)."""
     given = settings.repo_file.elements if settings.repo_file is not None else []
     return checklist(
         tuple(

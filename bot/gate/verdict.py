@@ -29,8 +29,8 @@ from pydantic import (
 )
 
 from bot.chat import structured_output_schema
+from bot.checklist import ELEMENTS, REPLY_KEYS
 from bot.errors import ModelOutputError
-from bot.gate.evidence import ELEMENTS
 
 __all__ = [
     "GATE_OUTCOMES",
@@ -73,7 +73,7 @@ QUOTE_MAX_CHARS = 400
 
 class Verdict(BaseModel):
     """The validator agent's answer about one issue: a short verbatim quote (or ``""``) per
-    checklist element (:func:`bot.gate.evidence.checklist`), then ``reason`` and ``verdict``.
+    checklist element (:func:`bot.checklist.checklist`), then ``reason`` and ``verdict``.
 
     The fields are made per checklist by :func:`verdict_model`, so a repository that adds
     elements (``.github/triage-bot.yml``) sends its model, and holds its reply to, a schema
@@ -93,9 +93,7 @@ class Verdict(BaseModel):
     @property
     def quotes(self) -> dict[str, str]:
         """Element key → quote, for :func:`bot.gate.evidence.gather_evidence`."""
-        return {
-            key: getattr(self, key) for key in type(self).model_fields if key not in _NOT_QUOTES
-        }
+        return {key: getattr(self, key) for key in type(self).model_fields if key not in REPLY_KEYS}
 
     @field_validator("reason", check_fields=False)
     @classmethod
@@ -105,9 +103,6 @@ class Verdict(BaseModel):
         if any(unicodedata.category(ch) in ("Cc", "Cf") and ch not in "\n\t" for ch in value):
             raise ValueError("reason contains control or invisible characters")
         return value
-
-
-_NOT_QUOTES = ("reason", "verdict")
 
 
 @cache
@@ -121,7 +116,7 @@ def verdict_model(keys: tuple[str, ...] | None = None) -> type[Verdict]:
 
     Args:
         keys: the checklist's element keys (``None``: the bot's own, ``problem``, ``trigger``,
-            ``expected``: :data:`bot.gate.evidence.ELEMENTS`).
+            ``expected``: :data:`bot.checklist.ELEMENTS`).
 
     Raises:
         ValueError: a key that is not an identifier, repeats, or is ``reason``/``verdict``.
@@ -129,7 +124,7 @@ def verdict_model(keys: tuple[str, ...] | None = None) -> type[Verdict]:
     if keys is None:
         keys = tuple(e.key for e in ELEMENTS)
     if len(set(keys)) != len(keys) or any(
-        not key.isidentifier() or key in _NOT_QUOTES for key in keys
+        not key.isidentifier() or key in REPLY_KEYS for key in keys
     ):
         raise ValueError(f"{keys!r} cannot be the quote fields of the validator's reply")
     fields: dict[str, Any] = {key: (str, Field(max_length=QUOTE_MAX_CHARS)) for key in keys}
