@@ -1,18 +1,7 @@
 """The enclosing function or class of a changed range: context the model reads, not audits.
 
-Hunt before judging: the whole enclosing function or class is shown as context when the changed
-range sits inside one (the file is already fetched; still ≤ 200 lines audited, the context
-marked as such). A PR usually changes a few lines inside a function; audited alone,
-``return items[start:start + size]`` says nothing about what ``start`` is. The file at the head
-SHA is already read for the segment, so the context costs no request, only prompt tokens.
-
-The block is found by layout, the same way for every language the audit sees (no parser per
-language): from the audited lines, walk up to the nearest line indented less than all of them
-that opens a block (a definition keyword, or a line ending in ``:``, ``{`` or ``=>``; nested
-blocks are climbed while the header found is not a definition, so a changed ``if`` body gets
-its function), then down to the first line after the range indented no deeper than that header
-(its closing brace included). Bounds: at most :data:`MAX_BEFORE` lines before and
-:data:`MAX_AFTER` after; a range at the top level (no enclosing block) gets no context.
+Found by indentation, the same way for every language; bounded by :data:`MAX_BEFORE` and
+:data:`MAX_AFTER`. The file is already read, so context costs prompt tokens, no request.
 """
 
 from __future__ import annotations
@@ -42,13 +31,7 @@ _SIGNATURE = re.compile(
 
 @dataclass(frozen=True)
 class Context:
-    """The lines shown around an audited range.
-
-    Attributes:
-        start / end: first and last file line shown (1-based, inclusive); they contain the
-            audited range.
-        lines: the file's lines ``start``..``end``.
-    """
+    """The lines shown around an audited range: file lines ``start``..``end``, 1-based."""
 
     start: int
     end: int
@@ -63,9 +46,8 @@ def _is_definition(line: str) -> bool:
     return bool(_DEFINITION.match(line) or _SIGNATURE.match(line))
 
 
+# the nearest line above ``first``, indented less than ``depth``, that opens a block
 def _header(lines: Sequence[str], first: int, depth: int) -> int | None:
-    """Index of the nearest line above ``first`` indented less than ``depth`` that opens a
-    block, or ``None``."""
     for i in range(first - 1, max(first - 1 - MAX_BEFORE, -1), -1):
         text = lines[i]
         if not text.strip() or _indent(text) >= depth:
@@ -77,14 +59,10 @@ def _header(lines: Sequence[str], first: int, depth: int) -> int | None:
 
 
 def enclosing_context(file_lines: Sequence[str], start: int, end: int) -> Context | None:
-    """The enclosing function or class of file lines ``start``..``end``, bounded, or ``None``
-    when the range is at the top level or already holds the whole block.
+    """The enclosing block of lines ``start``..``end`` (1-based), bounded, or ``None``.
 
-    Args:
-        file_lines: the whole file at the head SHA (index 0 is line 1).
-        start / end: the audited range (1-based, inclusive, inside the file).
-
-    Never raises on any text; a range outside the file gives ``None``.
+    ``None`` at the top level, for a range that is the whole block, or one outside the file.
+    Never raises on any text.
     """
     if not 1 <= start <= end <= len(file_lines):
         return None
@@ -93,6 +71,7 @@ def enclosing_context(file_lines: Sequence[str], start: int, end: int) -> Contex
         return None
     depth = min(_indent(line) for line in audited)
     top = _header(file_lines, start - 1, depth)
+    # climb nested blocks while the header is no definition: a changed ``if`` gets its function
     while top is not None and not _is_definition(file_lines[top]):
         higher = _header(file_lines, top, _indent(file_lines[top]))
         if higher is None or start - 1 - higher > MAX_BEFORE:
@@ -100,6 +79,7 @@ def enclosing_context(file_lines: Sequence[str], start: int, end: int) -> Contex
         top = higher
     if top is None:
         return None
+    # down to the first line after the range indented no deeper than the header
     head = _indent(file_lines[top])
     bottom = end - 1
     for i in range(end, min(end + MAX_AFTER, len(file_lines))):

@@ -1,18 +1,8 @@
 """The PR comment: one per PR, found again by its hidden marker and edited in place.
 
-The comment holds a summary table (file, lines, verdict, confidence, retried), each accepted audit's
-seven sections in a collapsible block, and a coverage line naming rejected and skipped segments. It
-never holds rejected text. When nothing was accepted, the comment is the coverage line alone. Every
-untrusted string goes through the sink for its place (:mod:`bot.neutralise`): paths in the table as
-code with ``|`` escaped, in the ``<summary>`` (raw HTML, where markdown does not apply)
-HTML-escaped, in the coverage line as code; section bodies as inert markdown under the bot's own
-headings. The whole comment stays under GitHub's 65,536-character limit by dropping detail blocks
-from the end, with a note.
-
-An honest verdict: each row says what its verdict means for this model, "no
-defect found in lines A–B by MODEL" or how many verified defects it lists (:func:`finding`), and
-a line under the table says a GO is not "safe to merge"; the footer names the model and the
-prompt version (:func:`footer`), so a reader knows whose judgement it is.
+It never holds rejected text; every untrusted string goes through the sink for its place
+(:mod:`bot.neutralise`). Detail blocks are dropped from the end, with a note, to stay under
+GitHub's 65,536 characters.
 """
 
 from __future__ import annotations
@@ -49,10 +39,9 @@ def head_marker(head_sha: str) -> str:
 
 
 def audited_head(body: str) -> str | None:
-    """The head SHA a comment of the bot's says it audited, or ``None``.
+    """The head SHA a bot comment says it audited, or ``None``.
 
-    Only the second line is read: model text further down is neutralised (``<`` escaped) and
-    cannot forge it, and a comment without the line (an older bot version) audits nothing.
+    Only the second line is read: model text below cannot forge it (``<`` is escaped).
     """
     lines = body.split("\n", 2)
     if len(lines) < 2 or lines[0] != MARKER:
@@ -92,7 +81,7 @@ def _listing(items: Sequence[str]) -> str:
 
 
 def coverage_line(selection: Selection, outcomes: Sequence[Outcome]) -> str:
-    """One line: how many segments were audited, accepted, rejected (why) and skipped (why)."""
+    """One line: segments audited, accepted, rejected and skipped, with reasons."""
     accepted = [o for o in outcomes if isinstance(o, AuditResult)]
     rejected = [o for o in outcomes if isinstance(o, AuditRejected)]
     parts = [
@@ -119,7 +108,7 @@ def coverage_line(selection: Selection, outcomes: Sequence[Outcome]) -> str:
 
 
 def shown_path(path: str) -> str:
-    """``path`` as shown in a table or summary: its last :data:`PATH_MAX_CHARS` characters."""
+    """``path`` as a table shows it: its last :data:`PATH_MAX_CHARS` characters."""
     return path if len(path) <= PATH_MAX_CHARS else "…" + path[-(PATH_MAX_CHARS - 1) :]
 
 
@@ -128,11 +117,10 @@ def _where(segment: Segment) -> str:
 
 
 def finding(result: AuditResult) -> str:
-    """What the verdict means for this model, e.g. ``no defect found in lines 7–18 by
-    qwen2.5-coder:1.5b`` (GO, GO_WITH_NOTES) or ``2 defect(s) claimed in lines 7–18 by …``
-    (FIX: the bot checked each one's line and quoted code, the model claims the code is wrong),
-    plus how many claimed defects were dropped as unverifiable. Plain text: the caller
-    passes it through its sink."""
+    """What the verdict means for this model, as plain text for the caller's sink.
+
+    ``no defect found in lines 7–18 by MODEL``, or how many defects it claims and dropped.
+    """
     count = len(result.defects)
     found = f"{count} defect(s) claimed" if count else "no defect found"
     where = f"in lines {result.segment.start}–{result.segment.end} by {result.model}"
@@ -149,16 +137,14 @@ MEANING = (
 
 
 def footer(outcomes: Sequence[Outcome], model: str) -> str:
-    """``_Model: `M` · prompt: `audit-json@SHA8`_``: whose judgement the comment holds (the
-    prompt versions of the outcomes, in order of first use)."""
+    """The model and prompt versions whose judgement the comment holds."""
     versions = list(dict.fromkeys(o.prompt_version for o in outcomes)) or ["none"]
     prompts = ", ".join(code_span(v, max_chars=80) for v in versions)
     return f"_Model: {code_span(model, max_chars=80)} · prompt: {prompts}_"
 
 
 def _details(result: AuditResult) -> str:
-    """One collapsible block: the bot's own ``<summary>`` and headings around each section's
-    body, each body inert markdown (an accepted audit has every section: the contract)."""
+    """One collapsible block: the bot's summary and headings around inert section bodies."""
     parts = [
         f"#### {s.number}. {s.title}\n\n"
         f"{neutralise_block(result.sections.get(s.key, ''), max_chars=SECTION_MAX_CHARS)}"
@@ -172,7 +158,7 @@ def _details(result: AuditResult) -> str:
 def render_audit_comment(
     *, head_sha: str, selection: Selection, outcomes: Sequence[Outcome], model: str
 ) -> str:
-    """The full comment body, starting with :data:`MARKER` and at most ``COMMENT_LIMIT`` long."""
+    """The full comment body, starting with :data:`MARKER`, at most ``COMMENT_LIMIT`` long."""
     accepted = [o for o in outcomes if isinstance(o, AuditResult)]
     title = (
         f"### triage-bot audit of {code_span(head_sha[:12])} ({neutralise(model, max_chars=80)})"
