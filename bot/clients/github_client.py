@@ -9,7 +9,7 @@ Request budget (a gate event: ≤ 3 requests when the verdict changes, 0 when no
 docs/requests.md). PyGithub runs with
 ``lazy=True``, so ``get_repo`` / ``get_issue`` / ``get_comment`` cost nothing; the label plan
 is computed from the payload, so the only requests are these, one each
-(tests/test_request_budget.py shows them on recorded traffic):
+(tests/gate/test_request_budget.py shows them on recorded traffic):
 ``POST /repos/{o}/{r}/labels`` (create the gate label with colour and description; 422
 ``already_exists`` is success; skipped once the store has seen the label,
 :mod:`bot.gate.writes`), ``POST /repos/{o}/{r}/issues/{n}/labels`` and, for a stale gate label,

@@ -3,7 +3,8 @@
 Install: the step in action.yml is run as GitHub runs it (bash -eo pipefail, inputs through its
 env:) on a copy of the action's files, with a fake `python3` first on PATH that records every
 venv and pip call instead of installing (the real install takes about 25 s on 2 cores; the
-wheel it builds is built, installed and run in tests/test_wheel.py). The venv key is the name of
+wheel it builds is built, installed and run in tests/action/test_wheel.py). The venv key is the name
+of
 the folder the step reports.
 
 Lock: requirements.lock pins every runtime dependency at a version pyproject.toml accepts, with

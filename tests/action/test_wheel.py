@@ -7,7 +7,7 @@ setuptools and installs it. Here the same build runs once per session on a copy 
 (its dependencies are the locked ones of this environment, reached through a ``.pth`` file:
 offline, and no copy of the checkout's ``bot/``), and every command runs from a folder outside
 the checkout, so ``bot`` can only come from the wheel. The PostgreSQL part uses the server of
-``tests/pg.py`` (``.ci/run`` starts one and requires it).
+``tests/support/pg.py`` (``.ci/run`` starts one and requires it).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
-from tests.pg import fresh_database
 from tests.support import ROOT
+from tests.support.pg import fresh_database
 
 # What scripts/action_venv.sh counts as installed (its installed_files), less the lock.
 BUILD_FILES = ("pyproject.toml", "README.md", "bot")

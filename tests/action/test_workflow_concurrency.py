@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from tests.support import DATA
-from tests.workflow_expr import concurrency
+from tests.support.workflow_expr import concurrency
 
 
 def _payload(name: str) -> dict[str, Any]:
@@ -73,7 +73,7 @@ def test_the_scheduled_recovery_run_has_a_group_of_its_own() -> None:
     one group only the cron starts runs in, which cancels nothing."""
     import yaml
 
-    from tests.workflow_expr import WORKFLOW
+    from tests.support.workflow_expr import WORKFLOW
 
     crons = yaml.safe_load(WORKFLOW.read_text("utf-8"))[True]["schedule"]  # YAML 1.1: on → True
     assert [c["cron"] for c in crons] == ["17 * * * *"]

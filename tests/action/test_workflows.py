@@ -151,7 +151,7 @@ def test_the_action_names_the_bots_login_for_its_own_token(
 ) -> None:
     """With the job's own token the bot's writes appear as ``github-actions[bot]``: the action
     says so, and the bot asks GitHub nothing; any other token leaves it to the bot."""
-    from tests.workflow_expr import evaluate
+    from tests.support.workflow_expr import evaluate
 
     action = yaml.safe_load((ROOT / "action.yml").read_text("utf-8"))
     (step,) = [step for step in action["runs"]["steps"] if step.get("id") == "run"]

@@ -18,8 +18,8 @@ from bot.audit.structured import AuditJSON
 from bot.clients.github_client import PyGithubClient
 from bot.clients.github_port import PullRef
 from bot.config import AUDITOR_OPTIONS
-from tests.profiles import FUZZ
 from tests.support import FakeChatModel, cassette
+from tests.support.profiles import FUZZ
 
 PY = """import time
 

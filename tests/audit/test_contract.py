@@ -113,14 +113,14 @@ def test_each_broken_rule_is_reported(name: str, text: str, rule: str) -> None:
 
 
 def test_every_rule_has_a_case() -> None:
-    """Every code but the auditor's own (tests/test_auditor.py) has a case here."""
+    """Every code but the auditor's own (tests/audit/test_auditor.py) has a case here."""
     assert {rule for _, _, rule in CASES} == set(RULES) - set(AUDITOR_RULES)
     assert set(AUDITOR_RULES) < set(RULES)
 
 
 def test_the_verdict_rules_follow_the_verdicts() -> None:
     """One rule per verdict, in order; section 6's rule lists them (the table in docs/audit.md,
-    checked by tests/test_docs.py)."""
+    checked by tests/docs/test_docs.py)."""
     assert tuple(r.verdict for r in VERDICT_RULES) == VERDICTS
     assert section("verdict").rule == f"exactly {one_of(VERDICTS)}"
     assert section("confidence").rule == f"exactly {one_of(CONFIDENCES)}"

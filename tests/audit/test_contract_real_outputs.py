@@ -13,7 +13,7 @@ from bot.audit.contract import render_sections
 from bot.audit.structured import parse_audit_json
 from bot.errors import ModelOutputError
 
-FOLDER = Path(__file__).parent / "data" / "model_outputs"
+FOLDER = Path(__file__).parents[1] / "data" / "model_outputs"
 INDEX: list[dict[str, Any]] = json.loads((FOLDER / "index.json").read_text("utf-8"))
 
 

@@ -25,9 +25,9 @@ from bot.audit.plan import apply_audit, plan_audit
 from bot.clients.github_port import ChangedFile, PullRef
 from bot.config import AUDITOR_OPTIONS
 from bot.history.store import Store
-from tests.fake_github import FakeGitHub
-from tests.profiles import FUZZ
 from tests.support import FakeChatModel
+from tests.support.fake_github import FakeGitHub
+from tests.support.profiles import FUZZ
 
 FILE = [
     '"""Rate limits for the upload endpoint."""',

@@ -26,11 +26,11 @@ from bot.clients.github_client import PyGithubClient
 from bot.clients.github_port import ChangedFile, PostedReviewComment, PullRef
 from bot.config import AUDITOR_OPTIONS
 from bot.history.store import Store
-from tests.fake_github import FakeGitHub
-from tests.markdown_oracle import render
-from tests.profiles import FUZZ
+from tests.security.test_posting import HOSTILE
 from tests.support import FakeChatModel, cassette
-from tests.test_posting import HOSTILE
+from tests.support.fake_github import FakeGitHub
+from tests.support.markdown_oracle import render
+from tests.support.profiles import FUZZ
 
 SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
 PULL = PullRef("Codertocat/Hello-World", 2, SHA)
@@ -200,7 +200,7 @@ def test_a_failed_review_post_is_posted_once_by_the_next_run() -> None:
     comment unchanged and posts the review; a third run posts nothing."""
     from bot.clients.github_port import ChangedFile
     from bot.errors import GitHubUnavailable
-    from tests.fake_github import FakeGitHub
+    from tests.support.fake_github import FakeGitHub
 
     lines = ["def allowed(history, now):", "    recent = [t for t in history]", "    return 1"]
     patch = "@@ -0,0 +1,3 @@\n" + "\n".join("+" + line for line in lines)
@@ -248,8 +248,8 @@ def test_one_audit_adds_at_most_max_defects_line_comments_in_either_format(
 ) -> None:
     """The JSON schema bounds section 2 at MAX_DEFECTS; a markdown reply has no schema, so the
     review is where the same bound holds. The stored audit keeps the rest."""
-    from tests.test_defect_evidence import FILE, PATCH
-    from tests.test_defect_evidence import PULL as EVIDENCE_PULL
+    from tests.audit.test_defect_evidence import FILE, PATCH
+    from tests.audit.test_defect_evidence import PULL as EVIDENCE_PULL
 
     quotes = {12: "now - t < WINDOW_S", 13: "len(recent) <= MAX_UPLOADS"}
     cited = [(lines[i % len(lines)], f"CLAIM{i}Z breaks") for i in range(count)]

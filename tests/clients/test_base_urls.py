@@ -23,8 +23,8 @@ from bot.config import VALIDATOR_OPTIONS, Settings
 from bot.errors import ConfigError, ModelError
 from bot.neutralise import read_url, shown_url
 from bot.retry import RetryPolicy
-from tests.fake_openai import Answer, FakeOpenAI, Received, fake_openai_server
-from tests.profiles import FUZZ, HTTP_FUZZ
+from tests.support.fake_openai import Answer, FakeOpenAI, Received, fake_openai_server
+from tests.support.profiles import FUZZ, HTTP_FUZZ
 
 MARK = "Qv7"
 """Every generated query value starts with this: nothing else of an output holds it."""

@@ -26,9 +26,9 @@ from bot.clients.github_port import ChangedFile, PullRef
 from bot.config import AUDITOR_OPTIONS, Settings
 from bot.errors import GitHubAuthError, GitHubError
 from bot.gate.author_comment import AUTHOR_MARKER
-from tests.fake_github import FakeGitHub, StoredComment
-from tests.replies import NEEDS_REPLY
 from tests.support import FakeChatModel, cassette, load_webhook, write_payload
+from tests.support.fake_github import FakeGitHub, StoredComment
+from tests.support.replies import NEEDS_REPLY
 
 REPO = "Codertocat/Hello-World"
 HEAD = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"

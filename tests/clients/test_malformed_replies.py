@@ -2,7 +2,7 @@
 raises a ``ModelError`` (an output error saying where the reply departs from the shape), never
 anything else; the gate labels ``validator-error`` with that kind, the audit rejects the
 segment with it, and ``triage-bot run`` exits 0. Served by a loopback fake
-(tests/fake_openai.py) that answers any path, so it stands in for Ollama too."""
+(tests/support/fake_openai.py) that answers any path, so it stands in for Ollama too."""
 
 from __future__ import annotations
 
@@ -27,10 +27,10 @@ from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS
 from bot.errors import ModelError, ModelOutputError
 from bot.gate.validator import Validator
 from bot.retry import RetryPolicy
-from tests.fake_openai import FakeOpenAI, Received, fake_openai_server
-from tests.profiles import HTTP_FUZZ
-from tests.replies import COMPLETE_BODY, COMPLETE_TITLE
 from tests.support import ROOT
+from tests.support.fake_openai import FakeOpenAI, Received, fake_openai_server
+from tests.support.profiles import HTTP_FUZZ
+from tests.support.replies import COMPLETE_BODY, COMPLETE_TITLE
 
 ONCE = RetryPolicy(attempts=1)
 
@@ -86,7 +86,7 @@ class Body:
         self.value: Any = OPENAI_VALID
 
     def answer(self, _request: Received) -> Any:
-        from tests.fake_openai import Answer
+        from tests.support.fake_openai import Answer
 
         value = self.value
         text = value.decode("utf-8", "replace") if isinstance(value, bytes) else json.dumps(value)

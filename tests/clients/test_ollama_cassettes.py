@@ -20,9 +20,9 @@ from bot.errors import ModelNotFound, ModelPromptTooLong, ModelTruncated, ModelU
 from bot.gate.validator import Validator
 from bot.gate.verdict import verdict_schema
 from bot.retry import RetryPolicy
-from tests.fault_matrix import slow_drip_server
-from tests.replies import COMPLETE_BODY, COMPLETE_TITLE
 from tests.support import cassette
+from tests.support.fault_matrix import slow_drip_server
+from tests.support.replies import COMPLETE_BODY, COMPLETE_TITLE
 
 HOST = "http://127.0.0.1:11434"
 FAST = RetryPolicy(attempts=3, wait_initial_s=0.0, wait_max_s=0.0)

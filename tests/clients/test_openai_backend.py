@@ -1,8 +1,9 @@
 """The OpenAI-compatible backend against a real model server: llama-cpp-python's server with
-Gemma 3 270M on loopback (tests/model_server.py; ``.ci/run`` starts it). Real HTTP, real
+Gemma 3 270M on loopback (tests/support/model_server.py; ``.ci/run`` starts it). Real HTTP, real
 structured output (the server refuses the strict ``json_schema`` form, so the fallback is what
 runs), a real truncation, a real ``doctor``, the README's main job through this backend, and a
-server stopped mid-run. Invariants only, as in tests/test_real_model.py: what must hold whatever
+server stopped mid-run. Invariants only, as in tests/clients/test_real_model.py: what must hold
+whatever
 a 270M model answers.
 """
 
@@ -29,9 +30,9 @@ from bot.gate.labels import GATE_LABELS
 from bot.gate.validator import Validator
 from bot.gate.verdict import verdict_schema
 from bot.retry import RetryPolicy
-from tests.model_server import MODEL, private_server, server_url
-from tests.replies import COMPLETE_BODY, COMPLETE_TITLE
 from tests.support import ROOT, TIMINGS
+from tests.support.model_server import MODEL, private_server, server_url
+from tests.support.replies import COMPLETE_BODY, COMPLETE_TITLE
 
 pytestmark = pytest.mark.model
 

@@ -25,8 +25,8 @@ from bot.errors import ModelNotFound, ModelRequestRejected, ModelTruncated, Mode
 from bot.gate.validator import Validator
 from bot.gate.verdict import verdict_schema
 from bot.retry import RetryPolicy
-from tests.replies import COMPLETE_BODY, COMPLETE_TITLE
 from tests.support import CASSETTES, cassette
+from tests.support.replies import COMPLETE_BODY, COMPLETE_TITLE
 
 BASE_URL = "http://127.0.0.1:8080/v1"
 FAST = RetryPolicy(attempts=3, wait_initial_s=0.0, wait_max_s=0.0)

@@ -1,7 +1,7 @@
 """A base URL that points at something other than the API (a web UI, a proxy's login page, the
 server's root instead of ``/v1``) answers 200 with a body that is not a chat completion. The
 gate fails closed with a message that says what to fix, and ``doctor`` reports it; the body
-itself, untrusted, is never shown. Served by a loopback fake (tests/fake_openai.py)."""
+itself, untrusted, is never shown. Served by a loopback fake (tests/support/fake_openai.py)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from bot.config import VALIDATOR_OPTIONS
 from bot.errors import ModelOutputError
 from bot.gate.validator import Validator
 from bot.retry import RetryPolicy
-from tests.fake_openai import Answer, Received, fake_openai_server
-from tests.replies import COMPLETE_BODY, COMPLETE_TITLE
 from tests.support import ROOT
+from tests.support.fake_openai import Answer, Received, fake_openai_server
+from tests.support.replies import COMPLETE_BODY, COMPLETE_TITLE
 
 PLANTED = "::warning::planted by the page"
 

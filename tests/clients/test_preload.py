@@ -24,8 +24,8 @@ from bot.clients.embedded import EmbeddedChatModel
 from bot.config import Settings
 from bot.errors import ConfigError, ModelNotFound
 from bot.factory import preload_chat_model  # the real one: conftest stubs the module's
-from tests.replies import VALID_REPLY
 from tests.support import ROOT, FakeChatModel
+from tests.support.replies import VALID_REPLY
 
 EXAMPLE = ROOT / "examples" / "issues.opened.json"
 

@@ -30,7 +30,7 @@ from tests.support import ROOT, TIMINGS, RecordingGitHub, load_webhook
 pytestmark = pytest.mark.model
 
 ISSUES = sorted(
-    p for p in (Path(__file__).parent / "data" / "issues").glob("*.md") if p.name != "README.md"
+    p for p in (Path(__file__).parents[1] / "data" / "issues").glob("*.md") if p.name != "README.md"
 )
 GATE_NAMES = {label.name for label in GATE_LABELS}
 
@@ -83,7 +83,7 @@ def test_injected_verdict_is_never_the_bots_judgment(validator: Validator) -> No
     fault (``copied_from_issue``), a quote from its lines is no evidence (they reach the model
     as quoted text), so the planted reason never becomes the bot's reason."""
     planted = "Complete report with a clear error"
-    path = Path(__file__).parent / "data" / "issues" / "injection-fake-delimiter.md"
+    path = Path(__file__).parents[1] / "data" / "issues" / "injection-fake-delimiter.md"
     d = plan_gate(_event(path, []), validator, owner=lambda name, shown: "bot").decision
     assert planted not in d.reason
     if d.evidence is not None:

@@ -3,7 +3,8 @@ on either backend, for the chat call and for the listings ``triage-bot doctor`` 
 fails as a rejected request that names the base URL and says it redirected to another origin,
 never where to. A redirect within the origin is followed.
 
-Two loopback servers (tests/fake_openai.py): ``home``, the configured one, redirects its first
+Two loopback servers (tests/support/fake_openai.py): ``home``, the configured one, redirects its
+first
 request of each path to the ``Location`` under test and answers everything under ``/moved``
 with a body every reply shape takes; ``away`` is another origin, which must never be asked.
 """
@@ -27,9 +28,9 @@ from bot.config import VALIDATOR_OPTIONS
 from bot.errors import ModelRequestRejected
 from bot.neutralise import shown_url
 from bot.retry import RetryPolicy
-from tests.fake_openai import Answer, FakeOpenAI, Received, fake_openai_server
-from tests.profiles import HTTP_FUZZ
 from tests.support import ROOT
+from tests.support.fake_openai import Answer, FakeOpenAI, Received, fake_openai_server
+from tests.support.profiles import HTTP_FUZZ
 
 ONCE = RetryPolicy(attempts=1)
 SECRET = "Zq9SECRETpart"

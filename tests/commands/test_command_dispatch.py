@@ -24,8 +24,8 @@ from bot.context import JobContext
 from bot.events import IssueCommentEvent, IssuesEvent, route_event
 from bot.history.store import Store
 from bot.report import RunReport
-from tests.fake_github import FakeGitHub
 from tests.support import load_webhook
+from tests.support.fake_github import FakeGitHub
 
 AUTHOR = "Codertocat"  # the commenter in issue_comment.created.0 (on #1)
 REACTION = ("reaction", "492700400", "eyes")  # 👀 on that comment

@@ -157,8 +157,8 @@ def test_audit_stats_reads_per_model(tmp_path: Path) -> None:
     from bot.audit.stats import model_stats
     from bot.commands.handlers import stats_reply
     from bot.history.store import Store
-    from tests.markdown_oracle import render
     from tests.support import audit_row
+    from tests.support.markdown_oracle import render
 
     store = Store(tmp_path / "t.db")
     hostile = "x | @octocat <b>#1</b>"
@@ -215,7 +215,7 @@ def test_audit_command_on_a_pr_edits_the_bots_comment(tmp_path: Path, env: dict[
         result = CliRunner().invoke(
             main,
             ["run", "--event-name", "issue_comment", "--event-path", str(path)],
-            # the review of verified defects has its own cassettes (tests/test_review.py)
+            # the review of verified defects has its own cassettes (tests/audit/test_review.py)
             env=env
             | {
                 "TRIAGE_DB": str(tmp_path / "t.db"),

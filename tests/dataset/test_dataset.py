@@ -1,5 +1,5 @@
 """``triage-bot dataset`` on recorded GitHub traffic (cassettes/dataset_*.yaml) and on the
-loopback GitHub of tests/dataset_server.py: each labelling rule, the text as first posted,
+loopback GitHub of tests/support/dataset_server.py: each labelling rule, the text as first posted,
 rate-limit waits (the sleep injected: nothing really waits), resume after an interruption,
 a repository with no closed issues, and what a run costs in requests."""
 
@@ -24,9 +24,9 @@ from bot.errors import GitHubRateLimited
 from bot.evaluation.sets import EvalIssue, load_jsonl
 from bot.gate.labels import file_gate_labels
 from bot.repo_file import parse_repo_file
-from tests.dataset_server import RESET_IN_S, LoopbackGitHub
-from tests.dataset_world import FULL_BODY, REPO, REPO_FILE, SHORT_BODY, world
 from tests.support import cassette
+from tests.support.dataset_server import RESET_IN_S, LoopbackGitHub
+from tests.support.dataset_world import FULL_BODY, REPO, REPO_FILE, SHORT_BODY, world
 
 TOKEN = "test-token-not-real"
 

@@ -1,4 +1,5 @@
-"""The dataset's pages on the loopback GitHub (tests/dataset_server.py), every request counted:
+"""The dataset's pages on the loopback GitHub (tests/support/dataset_server.py), every request
+counted:
 ``--limit`` asks nothing beyond what it needs, a list or a timeline whose ``next`` never ends
 stops at a bound, at a page already read or at an empty page, and a ``next`` link off the API's
 scheme, host or port is refused as a GitHubError, never followed."""
@@ -22,8 +23,8 @@ from bot.errors import GitHubError
 from bot.evaluation.sets import EvalIssue, load_jsonl
 from bot.gate.labels import file_gate_labels
 from bot.repo_file import parse_repo_file
-from tests.dataset_server import LoopbackGitHub
-from tests.dataset_world import REPO, REPO_FILE, Scenario, world
+from tests.support.dataset_server import LoopbackGitHub
+from tests.support.dataset_world import REPO, REPO_FILE, Scenario, world
 
 FILE = parse_repo_file(REPO_FILE)
 CONFIG = FILE.dataset

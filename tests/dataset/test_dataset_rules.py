@@ -1,5 +1,5 @@
 """The dataset's labelling rules, the text as first seen and the files a run keeps, on the
-scenarios of tests/dataset_world.py parsed by the adapter's own wire models (no HTTP: an
+scenarios of tests/support/dataset_world.py parsed by the adapter's own wire models (no HTTP: an
 in-memory port), each rule also over variants of its input."""
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ from bot.errors import ConfigError
 from bot.evaluation.sets import EvalIssue, load_jsonl
 from bot.gate.labels import file_gate_labels
 from bot.repo_file import DatasetConfig, parse_repo_file
-from tests.dataset_world import (
+from tests.dataset.test_dataset_signals import DUPLICATE_CHECKS, REQUESTS_NAMING_AN_ISSUE
+from tests.support.dataset_world import (
     BUILDERS,
     REPO,
     REPO_FILE,
@@ -45,7 +46,6 @@ from tests.dataset_world import (
     stamp,
     world,
 )
-from tests.test_dataset_signals import DUPLICATE_CHECKS, REQUESTS_NAMING_AN_ISSUE
 
 FILE = parse_repo_file(REPO_FILE)
 CONFIG = FILE.dataset

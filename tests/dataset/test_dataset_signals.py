@@ -1,5 +1,6 @@
 """Whose actions, and which questions, are a maintainer's signal to ``triage-bot dataset``,
-over variants, end to end: the command against the loopback GitHub of tests/dataset_server.py,
+over variants, end to end: the command against the loopback GitHub of
+tests/support/dataset_server.py,
 each variant's repository file served and its ``bot-login`` set as a person would
 (``TRIAGE_BOT_LOGIN``). The bot's own labels and comments and the gate labels under any name
 are no signal; only a person's question, or a listed triager bot's, asks; a duplicate check
@@ -20,8 +21,8 @@ from bot.dataset.files import state_path
 from bot.dataset.rules import SkipReason
 from bot.evaluation.sets import EvalIssue, load_jsonl
 from bot.report import MARKER_PREFIX
-from tests.dataset_server import LoopbackGitHub
-from tests.dataset_world import (
+from tests.support.dataset_server import LoopbackGitHub
+from tests.support.dataset_world import (
     ANSWER,
     APP_BOT,
     COMMIT,

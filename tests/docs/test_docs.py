@@ -202,7 +202,7 @@ def test_the_first_commands_sample_output_is_what_the_bot_prints() -> None:
 
     from bot.cli import main
     from bot.clients.embedded import DEFAULT_MODEL
-    from tests.fake_openai import fake_openai_server
+    from tests.support.fake_openai import fake_openai_server
 
     sample = re.search(r"### What the first command prints\n\n```\n(.*?)```", README, re.S)
     assert sample is not None

@@ -37,8 +37,8 @@ from bot.evaluation.sets import EvalIssue, dev_half, load_jsonl
 from bot.gate.policy import default_policy
 from bot.gate.validator import make_validator
 from bot.gate_policy import GatePolicy, load_policy
-from tests.replies import reply
 from tests.support import ROOT, FakeChatModel
+from tests.support.replies import reply
 
 SOURCE = {i.id: i for i in load_jsonl(ROOT / "evals" / "issues.jsonl", EvalIssue)}
 _FILLED = SOURCE["tpl-filled"]

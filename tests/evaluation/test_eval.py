@@ -23,8 +23,8 @@ from bot.evaluation.report import (
 from bot.evaluation.run import RecordingModel, eval_audit, eval_gate, percentile
 from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
 from bot.gate.validator import Validator
-from tests.replies import reply
 from tests.support import ROOT, FakeChatModel
+from tests.support.replies import reply
 
 ISSUES = load_jsonl(ROOT / "evals" / "issues.jsonl", EvalIssue)
 SEGMENTS = load_jsonl(ROOT / "evals" / "segments.jsonl", EvalSegment)

@@ -24,8 +24,8 @@ from bot.evaluation import command
 from bot.evaluation.replies import load_replies, replies_jsonl
 from bot.evaluation.sets import EvalIssue, dev_half, load_jsonl
 from bot.gate_policy import load_policy
-from tests.profiles import FUZZ
 from tests.support import ROOT, FakeChatModel
+from tests.support.profiles import FUZZ
 from tests.test_neutralise import STDOUT_TEXT, runner_commands
 
 
@@ -43,7 +43,8 @@ def _few(rows: list[dict[str, Any]]) -> set[str]:
 ALL_ISSUE_ROWS = _rows(ROOT / "evals" / "issues.jsonl")
 _IDS = _few(ALL_ISSUE_ROWS)
 FORCE = "--force"
-"""Calibrate refuses a half this small (tests/test_calibrate.py); the tests here that are about
+"""Calibrate refuses a half this small (tests/evaluation/test_calibrate.py); the tests here that are
+about
 the values and files it reads and writes, not the measurement, pass ``--force``."""
 ISSUE_ROWS = _rows(ROOT / "evals" / "issues.jsonl", _IDS)
 REPLY_ROWS = _rows(ROOT / "evals" / "replies" / "qwen2.5-coder-1.5b.jsonl", _IDS)

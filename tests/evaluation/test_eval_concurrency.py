@@ -28,9 +28,9 @@ from bot.evaluation.run import RecordingModel, eval_audit
 from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
 from bot.factory import model_concurrency
 from bot.gate.issue_text import delimit_issue, prepare_issue
-from tests.fake_openai import Answer, Received, completion, fake_openai_server
-from tests.replies import reply
 from tests.support import ROOT
+from tests.support.fake_openai import Answer, Received, completion, fake_openai_server
+from tests.support.replies import reply
 
 SET = ROOT / "evals" / "issues.jsonl"
 ISSUES = load_jsonl(SET, EvalIssue)

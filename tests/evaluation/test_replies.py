@@ -25,8 +25,8 @@ from bot.gate.policy import default_policy
 from bot.gate.validator import Validator, system_prompt
 from bot.gate_policy import GatePolicy, load_policy
 from bot.repo_file import parse_repo_file
-from tests.replies import reply
 from tests.support import ROOT, FakeChatModel
+from tests.support.replies import reply
 
 ISSUES = load_jsonl(ROOT / "evals" / "issues.jsonl", EvalIssue)[:12]
 
@@ -175,7 +175,8 @@ def test_calibrate_writes_the_best_on_the_tune_half_with_both_halves(tmp_path: P
             for i in items]  # fmt: skip
     replies = _write(tmp_path / "replies.jsonl", rows)
     out = tmp_path / "policy.json"
-    # --force: 12 items and replies to another prompt are refused (tests/test_calibrate.py);
+    # --force: 12 items and replies to another prompt are refused
+    # (tests/evaluation/test_calibrate.py);
     # this test is about what is written and printed
     args = ["calibrate", "--issues", str(issues), "--replies", str(replies), "--out", str(out),
             "--model-name", "llama3.1:70b", "--yaml", "--force"]  # fmt: skip

@@ -1,11 +1,11 @@
 """The comment that tells an issue's author what to add.
 
-Through the runner with the stateful fake GitHub (tests/fake_github.py): posted once on
+Through the runner with the stateful fake GitHub (tests/support/fake_github.py): posted once on
 NEEDS_REFINEMENT, edited in place when what is missing changes, not written when its text is
 the same, edited to "ready" on a later VALID, never posted on a first VALID, on validator-error,
 with the setting off or in a dry run. Through the PyGithub adapter on recorded traffic
 (cassettes/e2e_author_comment_*.yaml): the requests it costs. Its text is judged by a real
-renderer (tests/markdown_oracle.py), whatever the issue or the element definitions hold.
+renderer (tests/support/markdown_oracle.py), whatever the issue or the element definitions hold.
 """
 
 from __future__ import annotations
@@ -34,10 +34,6 @@ from bot.gate.labels import NEEDS_REFINEMENT, READY
 from bot.gate.validator import Validator
 from bot.report import RunReport
 from bot.settings_table import DEFAULT_OLLAMA_MODEL
-from tests.fake_github import CONFIG_READ, FakeGitHub, StoredComment
-from tests.markdown_oracle import render
-from tests.profiles import FUZZ
-from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY, reply
 from tests.support import (
     FakeChatModel,
     cassette,
@@ -46,6 +42,10 @@ from tests.support import (
     user_docs,
     write_payload,
 )
+from tests.support.fake_github import CONFIG_READ, FakeGitHub, StoredComment
+from tests.support.markdown_oracle import render
+from tests.support.profiles import FUZZ
+from tests.support.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY, reply
 
 SHORT_BODY = "The app crashes when I click save."
 """Seven words: too little to act on (the rule's ``short`` step), whatever is quoted."""

@@ -19,10 +19,10 @@ from bot.config import Settings
 from bot.errors import ConfigError, ModelOutputError, ModelUnavailable
 from bot.history.store import Store
 from bot.repo_file import parse_repo_file
-from tests.fake_github import CONFIG_READ_DEFAULT, FakeGitHub
-from tests.markdown_oracle import render
-from tests.replies import COMPLETE_BODY, COMPLETE_TITLE, NEEDS_REPLY, VALID_REPLY
 from tests.support import FakeChatModel, write_payload
+from tests.support.fake_github import CONFIG_READ_DEFAULT, FakeGitHub
+from tests.support.markdown_oracle import render
+from tests.support.replies import COMPLETE_BODY, COMPLETE_TITLE, NEEDS_REPLY, VALID_REPLY
 
 REPO = "Codertocat/Hello-World"
 DOWN = ModelUnavailable("Ollama at http://127.0.0.1:11434 is unreachable: ConnectError")

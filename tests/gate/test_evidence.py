@@ -14,8 +14,8 @@ from bot.checklist import ELEMENTS
 from bot.gate import evidence
 from bot.gate.evidence import QUOTE_MIN_CHARS, find_quote, gather_evidence
 from bot.gate.issue_text import IssueText, prepare_issue
-from tests.profiles import FUZZ
-from tests.replies import reply
+from tests.support.profiles import FUZZ
+from tests.support.replies import reply
 
 normal = evidence._normal  # the module's normaliser: both sides of a match go through it
 

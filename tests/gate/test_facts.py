@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from bot.gate.facts import IssueFacts, issue_facts
 from bot.gate.issue_text import prepare_issue
-from tests.profiles import FUZZ
+from tests.support.profiles import FUZZ
 
 
 def facts(body: str, title: str = "Export is empty") -> IssueFacts:

@@ -19,8 +19,8 @@ from bot.gate.plan import (
 )
 from bot.gate.validator import Validator
 from bot.gate_policy import GatePolicy
-from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY, reply
 from tests.support import GUARDS, FakeChatModel, RecordingGitHub, guards_policy, load_webhook
+from tests.support.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY, reply
 
 
 def _the_bots(name: str, shown: bool) -> LabelOwner:
@@ -30,7 +30,7 @@ def _the_bots(name: str, shown: bool) -> LabelOwner:
 
 def _event(labels: list[str]) -> IssuesEvent:
     """The real issues.opened payload with ``labels``, its body completed so that a model's
-    VALID can stand (:data:`tests.replies.COMPLETE_BODY`)."""
+    VALID can stand (:data:`tests.support.replies.COMPLETE_BODY`)."""
     payload = load_webhook("issues.opened.18")
     payload["issue"]["body"] = COMPLETE_BODY
     payload["issue"]["labels"] = [{"name": name} for name in labels]
@@ -91,7 +91,7 @@ def test_rerun_with_label_in_place_writes_nothing(fake_model: FakeChatModel) -> 
 
 
 def test_example_event_is_the_real_payload() -> None:
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     example = (root / "examples" / "issues.opened.json").read_text("utf-8")
     real = (root / "tests" / "data" / "webhooks" / "issues.opened.18.json").read_text("utf-8")
     assert example == real

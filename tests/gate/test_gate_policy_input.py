@@ -11,9 +11,9 @@ import pytest
 from bot import runner
 from bot.config import Settings
 from bot.errors import ConfigError
-from tests.fake_github import FakeGitHub
-from tests.replies import NEEDS_REPLY
 from tests.support import FakeChatModel, guards_policy, load_webhook, write_payload
+from tests.support.fake_github import FakeGitHub
+from tests.support.replies import NEEDS_REPLY
 
 PATH = "policy/gate.json"
 

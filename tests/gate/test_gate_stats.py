@@ -34,10 +34,10 @@ from bot.gate.stats import (
 )
 from bot.history.migrations import MIGRATIONS
 from bot.history.store import GateRow, Store, utc_now
-from tests.hostile_cases import HOSTILE_TEXT
-from tests.markdown_oracle import render
-from tests.profiles import FUZZ
 from tests.support import cassette, load_webhook, write_payload
+from tests.support.hostile_cases import HOSTILE_TEXT
+from tests.support.markdown_oracle import render
+from tests.support.profiles import FUZZ
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)  # a Monday
 MODEL, PROMPT = "qwen2.5-coder:1.5b", "validator@1a2b3c4d"

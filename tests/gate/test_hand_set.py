@@ -27,12 +27,12 @@ from bot.errors import ConfigError, GitHubNotFound, StoreError
 from bot.events import IssuesEvent, route_event
 from bot.gate.plan import asks_who_labelled, hand_set_gate_label
 from bot.history.store import Store
-from tests.fake_github import CONFIG_READ, FakeGitHub
-from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
 from tests.support import FakeChatModel, cassette, load_webhook, write_payload
+from tests.support.fake_github import CONFIG_READ, FakeGitHub
+from tests.support.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
 
 REPO = "Codertocat/Hello-World"
-VALID, NEEDS = VALID_REPLY, NEEDS_REPLY  # VALID stands on COMPLETE_BODY (tests/replies.py)
+VALID, NEEDS = VALID_REPLY, NEEDS_REPLY  # VALID stands on COMPLETE_BODY (tests/support/replies.py)
 BOT = ("github-actions[bot]", "Bot")
 
 
@@ -154,7 +154,7 @@ def test_triage_judges_over_a_hand_set_label_and_leaves_it(
 
 def _label_reads(github: FakeGitHub) -> list[tuple[str, ...]]:
     """The reads of who labelled the issue (the author comment's lookup is another matter:
-    tests/test_author_comment.py)."""
+    tests/gate/test_author_comment.py)."""
     return [read for read in github.reads if read[0] == "label_events"]
 
 

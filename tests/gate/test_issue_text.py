@@ -17,7 +17,7 @@ from bot.gate.issue_text import (
     quote_verdict_lines,
 )
 from bot.neutralise import escape_delimiters
-from tests.replies import reply
+from tests.support.replies import reply
 
 
 def test_html_comments_are_removed_and_counted() -> None:

@@ -17,9 +17,9 @@ import pytest
 from bot import runner
 from bot.clients.github_port import LabelEvent
 from bot.config import Settings
-from tests.fake_github import FakeGitHub
-from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
 from tests.support import FakeChatModel, load_webhook, write_payload
+from tests.support.fake_github import FakeGitHub
+from tests.support.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
 
 SHORT = "The app crashes when I click save."
 PERSON = ("octocat", "User")

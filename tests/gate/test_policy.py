@@ -34,9 +34,9 @@ from bot.gate.verdict import VerdictValue
 from bot.gate_policy import GUARDS as GUARD_ORDER
 from bot.gate_policy import NOT_DECIDING, GatePolicy, load_policy, policy_name
 from bot.repo_file import parse_repo_file
-from tests.profiles import FUZZ
-from tests.replies import reply
 from tests.support import GUARDS, FakeChatModel, guards_policy
+from tests.support.profiles import FUZZ
+from tests.support.replies import reply
 
 MISSING = {e.key: e.missing for e in ELEMENTS}
 MODEL = default_policy()

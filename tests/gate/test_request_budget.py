@@ -3,7 +3,8 @@ it does not), and for each request the store spares, the case where sparing it w
 and the bot asks GitHub instead (bot.gate.writes, bot.history.github_memory,
 bot.context.JobContext.with_repository_file).
 
-Counted two ways: through the runner on the fake GitHub (tests/fake_github.py logs every port
+Counted two ways: through the runner on the fake GitHub (tests/support/fake_github.py logs every
+port
 call; each is one request), and through the PyGithub adapter on recorded traffic (cassettes/),
 which shows what each port call costs on the wire.
 """
@@ -31,9 +32,9 @@ from bot.history.store import Store
 from bot.repo_file import REPO_FILE_PATH
 from bot.report import RunReport
 from bot.settings_table import DEFAULT_OLLAMA_MODEL
-from tests.fake_github import FakeGitHub
-from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY, reply
 from tests.support import FakeChatModel, cassette, load_webhook, policy_file, write_payload
+from tests.support.fake_github import FakeGitHub
+from tests.support.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY, reply
 
 SHA = "6113728f27ae82c7b1a177c8d03f9e96e0adf246"
 """``GITHUB_SHA`` of an ``issues`` event: the default branch's last commit (the cassettes')."""

@@ -22,8 +22,8 @@ from bot.gate.evidence import gather_evidence
 from bot.gate.issue_text import prepare_issue
 from bot.gate.validator import EXAMPLES, Validator, system_prompt
 from bot.gate.verdict import parse_verdict, verdict_schema
-from tests.replies import reply
 from tests.support import GUARDS, FakeChatModel
+from tests.support.replies import reply
 
 BUG = (
     "Running `tool sync --all` on 2.3.1 (Linux) exits with `KeyError: 'remote'`.\n"

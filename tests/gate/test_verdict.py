@@ -19,7 +19,7 @@ from bot.gate.verdict import (
     verdict_model,
     verdict_schema,
 )
-from tests.replies import reply
+from tests.support.replies import reply
 
 OK = reply(
     "VALID",

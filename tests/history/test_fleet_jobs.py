@@ -3,7 +3,7 @@ each on a fresh HOME with a fresh (empty) local store folder, every one pointed 
 server by ``TRIAGE_DB``. A replayed event is skipped, ``/audit_history`` lists every job's
 audits, and a gate label a maintainer set by hand is never overwritten.
 
-Runs against the test server (``tests/pg.py``); skipped locally without one.
+Runs against the test server (``tests/support/pg.py``); skipped locally without one.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from bot import runner
 from bot.clients.github_port import ChangedFile
 from bot.config import Settings
 from bot.report import RunReport
-from tests.fake_github import FakeGitHub
-from tests.pg import fresh_database
-from tests.replies import COMPLETE_BODY, VALID_REPLY
+from tests.reliability.test_idempotency import GOOD_AUDIT, SOURCE
 from tests.support import FakeChatModel, load_webhook, write_payload
-from tests.test_idempotency import GOOD_AUDIT, SOURCE
+from tests.support.fake_github import FakeGitHub
+from tests.support.pg import fresh_database
+from tests.support.replies import COMPLETE_BODY, VALID_REPLY
 
 REPO = "Codertocat/Hello-World"
 

@@ -1,7 +1,7 @@
 """A runner pool on one store: writer processes with replays and same-event races
 lose no row, double none, keep the weekly sums and post one comment per issue or PR.
 
-The writers are real processes (``python -m tests.fleet_load write …``), on each store
+The writers are real processes (``python -m tests.support.fleet_load write …``), on each store
 (``store_target``: a SQLite file, and a fresh database of the test PostgreSQL server). The full
 8 × 250 run is ``benchmarks/store_load.py --db postgresql://…``.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.fleet_load import REPEAT_EVERY, events_of, expected, run_fleet
+from tests.support.fleet_load import REPEAT_EVERY, events_of, expected, run_fleet
 
 
 def test_the_schedule_has_replays_and_races() -> None:

@@ -1,6 +1,7 @@
 """The PostgreSQL store's own rules: migrations once under a lock when runners start
 together, a server migrated by a newer version refused, no password in a message, and the
-dialect translation. Against a real server (``tests/pg.py``); skipped without one locally."""
+dialect translation. Against a real server (``tests/support/pg.py``); skipped without one
+locally."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ import pytest
 from bot.errors import StoreError
 from bot.history.pg_store import PostgresStore, pg_sql, server_schema
 from bot.neutralise import shown_url
-from tests.pg import fresh_database
 from tests.support import ROOT
+from tests.support.pg import fresh_database
 
 _OPEN = "import sys; from bot.history.pg_store import PostgresStore; PostgresStore(sys.argv[1])"
 

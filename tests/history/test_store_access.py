@@ -38,12 +38,12 @@ from bot.config import Settings
 from bot.errors import StoreError
 from bot.history.migrations import MIGRATIONS
 from bot.history.store import GateRow, Store
-from tests.fake_github import FakeGitHub
-from tests.replies import COMPLETE_BODY, VALID_REPLY
 from tests.support import ROOT, FakeChatModel, audit_row, load_webhook, write_payload
+from tests.support.fake_github import FakeGitHub
+from tests.support.replies import COMPLETE_BODY, VALID_REPLY
 
 REPO = "Codertocat/Hello-World"
-VALID = VALID_REPLY  # stands on COMPLETE_BODY (tests/replies.py)
+VALID = VALID_REPLY  # stands on COMPLETE_BODY (tests/support/replies.py)
 
 
 def gate_row(label: str = "needs-refinement") -> GateRow:
@@ -177,8 +177,8 @@ from bot import gate, runner
 from bot.config import Settings
 from bot.events import route_event
 from tests.support import FakeChatModel, load_webhook
-from tests.replies import COMPLETE_BODY, VALID_REPLY
-from tests.fake_github import FakeGitHub
+from tests.support.replies import COMPLETE_BODY, VALID_REPLY
+from tests.support.fake_github import FakeGitHub
 from bot.clients.github_port import LabelEvent
 model = FakeChatModel().enqueue(VALID_REPLY)
 runner.make_chat_model = lambda *a, **k: model

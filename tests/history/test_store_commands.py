@@ -91,7 +91,7 @@ def test_backlog_retry_errors_rejudges_the_bots_validator_errors_only(
     args = ["backlog", "--repo", "Codertocat/Hello-World", "--db", str(db), "--retry-errors",
             "--ollama-host", "http://127.0.0.1:11434"]  # fmt: skip
     # the login the cassette's bot writes as (with a personal access token from a shell, the
-    # bot would ask GitHub for it once: tests/test_bot_identity.py)
+    # bot would ask GitHub for it once: tests/clients/test_bot_identity.py)
     env = {"GITHUB_TOKEN": "test-token-not-real", "TRIAGE_BOT_LOGIN": "github-actions[bot]"}
     captured: list[Any] = []
     with cassette("e2e_backlog_retry_errors", captured) as cass:

@@ -1,7 +1,9 @@
 """The store under load: concurrent writer processes and a kill -9 mid-run.
 
-The writers are real processes (``python -m tests.store_load write …``) on one SQLite file, the
-way two workflow runs on one self-hosted runner share the store. See ``tests/store_load.py``.
+The writers are real processes (``python -m tests.support.store_load write …``) on one SQLite file,
+the
+way two workflow runs on one self-hosted runner share the store. See
+``tests/support/store_load.py``.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import sqlite3
 from pathlib import Path
 
 from bot.history.store import Store
-from tests.store_load import audit_rows, check_db, kill_mid_run, main, run_writers
+from tests.support.store_load import audit_rows, check_db, kill_mid_run, main, run_writers
 
 
 def test_two_writer_processes_lose_nothing(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 locks from the SQLite file and from a real PostgreSQL server.
 
 Every test here takes ``store_target`` (``tests/conftest.py``) and so runs twice: on a SQLite
-file and on a fresh database of the test server (``tests/pg.py``; skipped without
+file and on a fresh database of the test server (``tests/support/pg.py``; skipped without
 ``TRIAGE_TEST_PG_URL``, a failure under ``TRIAGE_REQUIRE_PG=1`` as in ``.ci/run``).
 """
 
@@ -40,9 +40,9 @@ from bot.history.protocol import (
     audit_params,
     first_week,
 )
-from tests.fake_github import FakeGitHub
-from tests.replies import NEEDS_REPLY
 from tests.support import FakeChatModel, audit_row, load_webhook, write_payload
+from tests.support.fake_github import FakeGitHub
+from tests.support.replies import NEEDS_REPLY
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

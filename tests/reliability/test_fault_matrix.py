@@ -1,4 +1,4 @@
-"""Every row of the fault matrix (tests/fault_matrix.py) has its defined outcome.
+"""Every row of the fault matrix (tests/support/fault_matrix.py) has its defined outcome.
 
 The same rows are printed by ``benchmarks/reliability.py``, which also checks their time and
 memory bounds; here each is one test of its outcome, and once more as the benchmark runs them:
@@ -13,14 +13,14 @@ import sys
 
 import pytest
 
-from tests.fault_matrix import ROWS
-from tests.reliability import Row
 from tests.support import ROOT
+from tests.support.fault_matrix import ROWS
+from tests.support.reliability import Row
 
 OUTSIDE_PYTEST = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from tests.fault_matrix import ROWS
+from tests.support.fault_matrix import ROWS
 groups = set(sys.argv[2:])
 print(json.dumps({r.case: [r.expected, r.observe()] for r in ROWS if r.group in groups}))
 """

@@ -1,7 +1,8 @@
 """Fuzzing: the verdict parser, contract checker, command parser, selection, path rules.
 
 Each property: the target never raises anything but its own refusal, and whatever it *accepts*
-keeps the rule, checked here independently of the code under test. Profiles: tests/profiles.py
+keeps the rule, checked here independently of the code under test. Profiles:
+tests/support/profiles.py
 (``ci``, 200 examples each, by default; ``bench`` with ``TRIAGE_FUZZ_EXAMPLES``). :data:`RUNS` /
 :data:`ACCEPTED` count the examples actually run / accepted; when ``TRIAGE_FUZZ_REPORT`` names a
 file, they are written there as JSON at module teardown.
@@ -32,7 +33,7 @@ from bot.commands.handlers import COMMANDS
 from bot.commands.parser import MAX_LINE_CHARS, Command, Malformed, parse_command
 from bot.errors import InvalidRange, ModelOutputError
 from bot.gate.verdict import QUOTE_MAX_CHARS, REASON_MAX_CHARS, parse_verdict
-from tests.profiles import FUZZ, PROFILE
+from tests.support.profiles import FUZZ, PROFILE
 
 RUNS: Counter[str] = Counter()  # examples each property ran (target name → count)
 ACCEPTED: Counter[str] = Counter()  # of those, inputs the target accepted (the rule checks bite)

@@ -1,6 +1,7 @@
 """The hostile-input and posting-safety rows of the reliability table, asserted one by one.
 
-Each row (``tests/hostile_cases.py``) runs the real code on one hostile input; the test holds
+Each row (``tests/support/hostile_cases.py``) runs the real code on one hostile input; the test
+holds
 the observed outcome to the row's ``expected`` words, so the table a maintainer reads and what
 the suite checks are the same code. The rows' time and memory bounds depend on the machine and
 its load: ``benchmarks/reliability.py`` measures and checks them, not the unit tests.
@@ -10,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.hostile_cases import HOSTILE, POSTING, ROWS
-from tests.reliability import Row, measure
+from tests.support.hostile_cases import HOSTILE, POSTING, ROWS
+from tests.support.reliability import Row, measure
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[f"{row.group}: {row.case}"[:90] for row in ROWS])

@@ -1,6 +1,6 @@
 """Replays that must not be skipped, and the head line that decides a skip. The
 replay-three-times and crash-between-steps cases are rows of the fault matrix
-(tests/fault_matrix.py, tests/test_fault_matrix.py).
+(tests/support/fault_matrix.py, tests/reliability/test_fault_matrix.py).
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from bot.audit.report import MARKER, audited_head
 from bot.clients.github_port import ChangedFile
 from bot.config import Settings
 from bot.history.store import Store
-from tests.fake_github import FakeGitHub
-from tests.replies import COMPLETE_BODY, VALID_REPLY, reply
 from tests.support import FakeChatModel, load_webhook, write_payload
+from tests.support.fake_github import FakeGitHub
+from tests.support.replies import COMPLETE_BODY, VALID_REPLY, reply
 
 REPO = "Codertocat/Hello-World"
-VALID = VALID_REPLY  # stands on COMPLETE_BODY (tests/replies.py)
+VALID = VALID_REPLY  # stands on COMPLETE_BODY (tests/support/replies.py)
 SOURCE = [f"value_{i} = {i}" for i in range(1, 41)]
 GOOD_AUDIT = render_sections(
     {

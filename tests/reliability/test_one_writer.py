@@ -3,7 +3,7 @@
 Two runs on one issue or pull request are interleaved in one process: the first run's model
 call runs the second one to its end, so the second writes while the first is still planning.
 Whichever order, the issue ends with one gate label and the pull request with one comment.
-Real processes on a shared store: tests/test_one_writer_processes.py.
+Real processes on a shared store: tests/reliability/test_one_writer_processes.py.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from bot.errors import ModelUnavailable, StoreError
 from bot.events import IssuesEvent, route_event
 from bot.history.store import Store
 from bot.report import RunReport
-from tests.fake_github import FakeGitHub
-from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
+from tests.reliability.test_idempotency import GOOD_AUDIT, SOURCE
 from tests.support import FakeChatModel, load_webhook
-from tests.test_idempotency import GOOD_AUDIT, SOURCE
+from tests.support.fake_github import FakeGitHub
+from tests.support.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
 
 REPO = "Codertocat/Hello-World"
 GATE = {"ready-for-dev", "needs-refinement", "validator-error"}

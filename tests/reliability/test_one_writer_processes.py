@@ -1,7 +1,7 @@
 """One writer per issue and pull request, with real processes: ``triage-bot run`` started at
 once for an ``issues`` event and a ``/triage`` comment (a pull request event and ``/audit``),
-on one SQLite file and on the real PostgreSQL (tests/pg.py), against a loopback GitHub and a
-loopback model that answers each run differently (tests/concurrent_triggers.py).
+on one SQLite file and on the real PostgreSQL (tests/support/pg.py), against a loopback GitHub and a
+loopback model that answers each run differently (tests/support/concurrent_triggers.py).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.concurrent_triggers import GATE_LABELS, in_turn, new_issue, new_pull, rig
-from tests.pg import fresh_database
-from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
+from tests.support.concurrent_triggers import GATE_LABELS, in_turn, new_issue, new_pull, rig
+from tests.support.pg import fresh_database
+from tests.support.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

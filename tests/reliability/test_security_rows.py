@@ -1,4 +1,5 @@
-"""A security review's findings, one reliability row each (tests/security_cases.py), asserted here.
+"""A security review's findings, one reliability row each (tests/support/security_cases.py),
+asserted here.
 
 Each row's outcome is asserted; its time and memory bounds are measured and checked by
 ``benchmarks/reliability.py`` (they depend on the machine and its load)."""
@@ -7,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.reliability import Row
-from tests.security_cases import ROWS
+from tests.support.reliability import Row
+from tests.support.security_cases import ROWS
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[row.case[:80] for row in ROWS])

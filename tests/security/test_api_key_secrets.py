@@ -29,9 +29,9 @@ from bot.clients.openai_client import OpenAIChatModel
 from bot.config import Settings
 from bot.errors import ConfigError
 from bot.neutralise import command_data
-from tests.fake_github import FakeGitHub
-from tests.fake_openai import Answer, Received, completion, fake_openai_server
 from tests.support import ROOT
+from tests.support.fake_github import FakeGitHub
+from tests.support.fake_openai import Answer, Received, completion, fake_openai_server
 
 MARK = "Ky9q"
 KEYS = st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=4, max_size=40).map(

@@ -23,8 +23,8 @@ from bot.errors import ConfigError, ModelUnavailable
 from bot.evaluation import command
 from bot.gate.stats import gate_columns
 from bot.history.store import AuditRow, GateRow, Store
-from tests.profiles import FUZZ
 from tests.support import FakeChatModel
+from tests.support.profiles import FUZZ
 from tests.test_neutralise import STDOUT_TEXT, runner_commands
 
 ESCAPES = re.compile("%(25|0A|0D)", re.IGNORECASE)

@@ -3,7 +3,8 @@
 The PR comment (table, ``<summary>``, sections, coverage line), the ``/audit_history`` reply
 and ``/audit``'s range refusal, the step summaries, and the plan and command replies printed on
 stdout are built from hostile paths, model text, model names, label names, skip reasons and
-ranges, then rendered with CommonMark + tables + raw HTML (tests/markdown_oracle.py) or read as
+ranges, then rendered with CommonMark + tables + raw HTML (tests/support/markdown_oracle.py) or read
+as
 a GitHub runner reads a step's output.
 """
 
@@ -32,10 +33,10 @@ from bot.gate.validator import GateDecision
 from bot.history.store import AuditRow, Store
 from bot.neutralise import ZWSP
 from bot.report import RunReport
-from tests.fake_github import FakeGitHub
-from tests.markdown_oracle import render
-from tests.profiles import FUZZ
 from tests.support import FakeChatModel, load_webhook
+from tests.support.fake_github import FakeGitHub
+from tests.support.markdown_oracle import render
+from tests.support.profiles import FUZZ
 
 SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
 PIECES = [

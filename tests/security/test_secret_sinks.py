@@ -21,9 +21,9 @@ import pytest
 
 from bot.audit.contract import render_sections
 from bot.neutralise import secret_forms
-from tests.concurrent_triggers import new_issue, new_pull, rig
-from tests.fake_openai import Answer, Received, completion
-from tests.replies import reply
+from tests.support.concurrent_triggers import new_issue, new_pull, rig
+from tests.support.fake_openai import Answer, Received, completion
+from tests.support.replies import reply
 
 KEY = "sk-Test/key+With=odd_chars-0123456789"
 FORMS: dict[str, Callable[[str], str]] = {
@@ -92,7 +92,7 @@ def test_an_echoed_key_reaches_no_eval_file(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
     from bot.cli import main
-    from tests.fake_openai import fake_openai_server
+    from tests.support.fake_openai import fake_openai_server
 
     issue = {"id": "a-1", "kind": "bug", "title": "Crash", "body": "The app crashes.",
              "expected": "NEEDS_REFINEMENT", "rationale": "asked"}  # fmt: skip

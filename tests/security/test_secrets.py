@@ -28,9 +28,9 @@ from bot import runner
 from bot.cli import main
 from bot.config import Settings
 from bot.retry import RetryPolicy
-from tests.fake_github import FakeGitHub
-from tests.replies import COMPLETE_BODY
 from tests.support import CASSETTES, cassette, load_webhook, write_payload
+from tests.support.fake_github import FakeGitHub
+from tests.support.replies import COMPLETE_BODY
 
 TOKEN = "ghp_" + "Zk4Qm8Tr2Vx6Wb1Nc5Hd9Jf3Lp7Gs0Ye4Ua8"  # the shape of a classic PAT
 PASSWORD = "s3cret-Pw-7781"

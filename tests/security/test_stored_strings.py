@@ -28,9 +28,9 @@ from bot.gate.stats import gate_columns, version_columns
 from bot.history.store import Store
 from bot.neutralise import chart_label
 from bot.report import skipped_report
-from tests.markdown_oracle import render
-from tests.profiles import FUZZ
 from tests.support import audit_row, load_webhook, write_payload
+from tests.support.markdown_oracle import render
+from tests.support.profiles import FUZZ
 from tests.test_neutralise import HOSTILE, _squash
 
 BREAKERS = ["```", "~~~", '"', "]", "\n", "%%", "#quot;", "|", "`"]

@@ -30,9 +30,9 @@ from bot.config import Settings
 from bot.errors import ConfigError, ModelUnavailable, StoreError
 from bot.history.pg_store import PostgresStore
 from bot.neutralise import read_url, redact
-from tests.pg import fresh_database
-from tests.profiles import FUZZ
 from tests.support import FakeChatModel, load_webhook, write_payload
+from tests.support.pg import fresh_database
+from tests.support.profiles import FUZZ
 
 MARK = "Pw7q"
 """Every generated password starts with this: no other text of an output holds it."""
@@ -148,7 +148,8 @@ def _cli(
     env: dict[str, str],
     caplog: pytest.LogCaptureFixture,
 ) -> tuple[int, dict[str, str]]:
-    """Run the CLI in process and collect every artefact (as tests/test_secrets.py does)."""
+    """Run the CLI in process and collect every artefact (as tests/security/test_secrets.py
+    does)."""
     caplog.set_level(logging.DEBUG)
     full = {
         "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),

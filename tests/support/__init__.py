@@ -41,8 +41,8 @@ __all__ = [
     "write_payload",
 ]
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = Path(__file__).resolve().parent / "data"
+ROOT = Path(__file__).resolve().parents[2]
+DATA = Path(__file__).resolve().parents[1] / "data"
 CASSETTES = ROOT / "cassettes"
 
 

@@ -1,8 +1,8 @@
 """Several ``triage-bot run`` processes started together on one issue or one pull request, as
 GitHub starts the workflow's runs for an ``issues`` event and a ``/triage`` comment (each in its
-own concurrency group), against a loopback GitHub (:mod:`tests.loopback_github`), a loopback
-OpenAI-compatible model (:mod:`tests.fake_openai`) and one store (a SQLite file or a
-PostgreSQL URL). For tests/test_one_writer_processes.py and benchmarks/one_writer.py.
+own concurrency group), against a loopback GitHub (:mod:`tests.support.loopback_github`), a loopback
+OpenAI-compatible model (:mod:`tests.support.fake_openai`) and one store (a SQLite file or a
+PostgreSQL URL). For tests/reliability/test_one_writer_processes.py and benchmarks/one_writer.py.
 
 The model answers VALID and NEEDS_REFINEMENT in turn, after a delay that lets every process
 plan before any writes, so the runs disagree and race; one writer per issue means the issue ends
@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.fake_openai import Answer, FakeOpenAI, Received, completion, fake_openai_server
-from tests.loopback_github import LoopbackGitHub, loopback_github
-from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
+from tests.reliability.test_idempotency import GOOD_AUDIT, SOURCE
 from tests.support import load_webhook
-from tests.test_idempotency import GOOD_AUDIT, SOURCE
+from tests.support.fake_openai import Answer, FakeOpenAI, Received, completion, fake_openai_server
+from tests.support.loopback_github import LoopbackGitHub, loopback_github
+from tests.support.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
 
 __all__ = ["GATE_LABELS", "REPO", "Rig", "rig"]
 

@@ -1,5 +1,5 @@
 """A loopback GitHub for the dataset: a real HTTP server on 127.0.0.1 (``http.server`` in a
-thread) serving a world of closed issues (:mod:`tests.dataset_world`) the way GitHub does:
+thread) serving a world of closed issues (:mod:`tests.support.dataset_world`) the way GitHub does:
 the closed-issues list (pull requests among the issues, newest first, 100 a page, ``Link``
 and ``ETag`` headers, 304 to a matching ``If-None-Match``), each issue's timeline (404 for a
 deleted one; for a transferred one, 301 to ``/repositories/{id}/issues/{number}/timeline``,
@@ -46,7 +46,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-from tests.dataset_world import REPO, REPO_FILE, T0, Scenario, issue_item, never_edited
+from tests.support.dataset_world import REPO, REPO_FILE, T0, Scenario, issue_item, never_edited
 
 __all__ = ["RESERVE_LEFT", "RESET_IN_S", "LoopbackGitHub"]
 

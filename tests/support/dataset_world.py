@@ -7,8 +7,8 @@ the issue-comment and issue-event objects) and GraphQL docs (``Issue.userContent
 the real objects in @octokit/fixtures 23.1.2 (``paginate-issues``: an issue item) and
 @octokit/webhooks-examples 7.6.1 (a comment, a label, the repository Codertocat/Hello-World),
 MIT. Written to those shapes here: no GitHub is reachable where this project is built.
-``tests/test_dataset.py`` and ``benchmarks/dataset.py`` use them (through the loopback
-server of ``tests/dataset_server.py``); the cassettes ``cassettes/dataset_*.yaml`` hold the
+``tests/dataset/test_dataset.py`` and ``benchmarks/dataset.py`` use them (through the loopback
+server of ``tests/support/dataset_server.py``); the cassettes ``cassettes/dataset_*.yaml`` hold the
 same shapes.
 """
 

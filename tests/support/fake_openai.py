@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.replies import NEEDS_REPLY
+from tests.support.replies import NEEDS_REPLY
 
 __all__ = ["Answer", "FakeOpenAI", "Received", "completion", "fake_openai_server"]
 

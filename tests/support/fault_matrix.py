@@ -5,7 +5,8 @@ Model faults run the real Ollama client against recorded ``/api/chat`` answers (
 real socket, and the embedded backend against a broken GGUF; each goes through the gate (must
 fail closed: ``validator-error``) and through a whole audit (must leave no row and post nothing).
 GitHub faults run PyGithub against recorded answers. Crashes and replays run the whole handler
-against :class:`tests.fake_github.FakeGitHub`, which keeps state between runs like GitHub does.
+against :class:`tests.support.fake_github.FakeGitHub`, which keeps state between runs like GitHub
+does.
 """
 
 from __future__ import annotations
@@ -36,16 +37,16 @@ from bot.gate.plan import apply_gate
 from bot.gate.validator import Validator
 from bot.history.store import Store
 from bot.retry import RetryPolicy
-from tests.fake_github import FakeGitHub
-from tests.reliability import Row
-from tests.replies import COMPLETE_BODY, COMPLETE_TITLE, NEEDS_REPLY, VALID_REPLY
 from tests.support import FakeChatModel, cassette, load_webhook, make_plan, policy_file
+from tests.support.fake_github import FakeGitHub
+from tests.support.reliability import Row
+from tests.support.replies import COMPLETE_BODY, COMPLETE_TITLE, NEEDS_REPLY, VALID_REPLY
 
 REPO = "Codertocat/Hello-World"
 HOST = "http://127.0.0.1:11434"
 HEAD = "a" * 40
 SOURCE = [f"limit_{i} = {i} * WINDOW" for i in range(1, 31)]
-VALID = VALID_REPLY  # stands on COMPLETE_BODY (tests/replies.py)
+VALID = VALID_REPLY  # stands on COMPLETE_BODY (tests/support/replies.py)
 GOOD_AUDIT = (
     "## 1. Bottom line\nlimit_1 to limit_30 scale WINDOW linearly.\n\n## 2. Verified defects\n"
     "None\n\n## 3. Non-blocking risks\nNone\n\n## 4. Assumptions\nWINDOW is positive.\n\n"
@@ -93,7 +94,8 @@ def _ollama(host: str = HOST, *, timeout_s: float = 30, attempts: int = 3) -> Ol
 
 
 def _gate(model: ChatModel) -> str:
-    """Judge the complete issue (tests/replies.py) that the VALID cassettes' replies quote."""
+    """Judge the complete issue (tests/support/replies.py) that the VALID cassettes' replies
+    quote."""
     decision = Validator(model, VALIDATOR_OPTIONS, max_body_chars=6000).judge(
         COMPLETE_TITLE, COMPLETE_BODY
     )

@@ -2,7 +2,7 @@
 
 Run one writer process (what :func:`run_fleet` spawns)::
 
-    python -m tests.fleet_load write DB BOARD WRITER WRITERS EVENTS
+    python -m tests.support.fleet_load write DB BOARD WRITER WRITERS EVENTS
 
 Each writer stands for one ephemeral runner. It handles ``EVENTS`` events the way the runner
 applies a plan (:func:`bot.gate.run`, :func:`bot.audit.run`): under the store's
@@ -40,7 +40,7 @@ from bot.history.protocol import AuditRow, GateRow, HistoryStore
 
 __all__ = ["Board", "check_fleet", "events_of", "run_fleet"]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 REPO = "fleet/test"
 ISSUES = 50
 """Gate events fall on issue numbers 1…50, audit events on PRs 1001…1050."""
@@ -250,7 +250,7 @@ def run_fleet(
             [
                 sys.executable,
                 "-m",
-                "tests.fleet_load",
+                "tests.support.fleet_load",
                 "write",
                 db,
                 str(board),
@@ -281,7 +281,7 @@ def run_fleet(
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``write DB BOARD WRITER WRITERS EVENTS``; exit 0 when all are handled."""
-    parser = argparse.ArgumentParser(prog="python -m tests.fleet_load")
+    parser = argparse.ArgumentParser(prog="python -m tests.support.fleet_load")
     commands = parser.add_subparsers(dest="command", required=True)
     writer = commands.add_parser("write", help="one writer of the pool")
     for name in ("db", "board"):

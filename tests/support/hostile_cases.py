@@ -1,10 +1,11 @@
 """Hostile input and posting safety: rows of the reliability table.
 
 Each row runs the real code on one hostile input and returns the outcome in the words of its
-``expected`` column; ``tests/test_hostile_rows.py`` asserts them all. Groups: ``hostile input``
+``expected`` column; ``tests/reliability/test_hostile_rows.py`` asserts them all. Groups: ``hostile
+input``
 (webhook payloads, issue text, diffs, ``/audit`` paths, command comments) and ``posting`` (what
 reaches GitHub after model or PR-author text went through :mod:`bot.neutralise`, judged by a
-real CommonMark renderer, tests/markdown_oracle.py). Time and
+real CommonMark renderer, tests/support/markdown_oracle.py). Time and
 memory bounds hold under ``tracemalloc``, which slows allocation-heavy code several-fold.
 """
 
@@ -32,10 +33,10 @@ from bot.gate.issue_text import quote_verdict_lines
 from bot.gate.validator import Validator
 from bot.history.store import AuditRow, Store
 from bot.neutralise import escape_delimiters
-from tests.markdown_oracle import render
-from tests.reliability import Row
-from tests.replies import reply
 from tests.support import FakeChatModel, load_webhook
+from tests.support.markdown_oracle import render
+from tests.support.reliability import Row
+from tests.support.replies import reply
 
 HOSTILE, POSTING = "hostile input", "posting"
 MiB, K64 = 1_048_576, 65_536
@@ -333,7 +334,7 @@ def _comment(audits: int, risk_chars: int, skipped: int = 0) -> str:
 
 def _posted(check: str) -> str:
     """One property of the hostile comment as a CommonMark renderer shows it
-    (tests/markdown_oracle.py: tables and raw HTML on, as on github.com)."""
+    (tests/support/markdown_oracle.py: tables and raw HTML on, as on github.com)."""
     body = _comment(audits=2, risk_chars=200)
     rendered = render(body)
     bot_tags = {"h3", "h4", "p", "table", "thead", "tbody", "tr", "th", "td", "code",

@@ -1,8 +1,9 @@
 """The shape shared by the reliability tables: one row per fault or hostile input.
 
 A row's ``observe`` runs the scenario and returns what happened as a short outcome string; the
-row's ``expected`` is the defined outcome. ``tests/test_fault_matrix.py``,
-``tests/test_hostile_rows.py`` and ``tests/test_security_rows.py`` assert every row's outcome
+row's ``expected`` is the defined outcome. ``tests/reliability/test_fault_matrix.py``,
+``tests/reliability/test_hostile_rows.py`` and ``tests/reliability/test_security_rows.py`` assert
+every row's outcome
 (``observed == expected``); ``benchmarks/reliability.py`` prints them all with time and peak
 memory and checks the rows' bounds (they depend on the machine and its load, so no unit test
 asserts them). The table a maintainer reads and the suite are the same code.

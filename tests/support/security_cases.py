@@ -1,8 +1,9 @@
 """A security review's findings as rows of the reliability table: one row per finding (or per
 example the review names), each running the real code on the hostile input and returning the
-outcome in the words of its ``expected`` column. ``tests/test_security_rows.py`` asserts them all
+outcome in the words of its ``expected`` column. ``tests/reliability/test_security_rows.py`` asserts
+them all
 and ``benchmarks/reliability.py`` prints them. Markdown is judged by a real CommonMark renderer
-(tests/markdown_oracle.py), stdout as a GitHub runner reads it.
+(tests/support/markdown_oracle.py), stdout as a GitHub runner reads it.
 """
 
 from __future__ import annotations
@@ -37,12 +38,12 @@ from bot.errors import BotError, InvalidRange, StoreError
 from bot.events import load_payload, route_event
 from bot.history.store import AuditRow, Store
 from bot.neutralise import escape_special_tokens, neutralise, neutralise_block
-from tests.fake_github import FakeGitHub
-from tests.markdown_oracle import render
-from tests.reliability import Row
-from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
 from tests.support import ROOT, FakeChatModel, load_webhook, write_payload
-from tests.workflow_expr import concurrency
+from tests.support.fake_github import FakeGitHub
+from tests.support.markdown_oracle import render
+from tests.support.reliability import Row
+from tests.support.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
+from tests.support.workflow_expr import concurrency
 
 SECURITY = "security review"
 SHA = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
@@ -273,7 +274,7 @@ def _venv_keys() -> str:
 
 
 # --- finding 5: who set a gate label is GitHub's answer -------------------------------------------
-VALID, NEEDS = VALID_REPLY, NEEDS_REPLY  # VALID stands on COMPLETE_BODY (tests/replies.py)
+VALID, NEEDS = VALID_REPLY, NEEDS_REPLY  # VALID stands on COMPLETE_BODY (tests/support/replies.py)
 
 
 def _gate(tmp: Path, github: FakeGitHub, model: FakeChatModel, action: str, labels: list[str],

@@ -2,7 +2,7 @@
 
 Run one writer process (what the helpers below spawn)::
 
-    python -m tests.store_load write DB N PREFIX [--batch K]
+    python -m tests.support.store_load write DB N PREFIX [--batch K]
 
 It opens one :class:`~bot.history.store.Store` and writes ``N`` distinct accepted audits through
 :meth:`Store.record_audits`, ``K`` per call (one transaction each). Every row's key is distinct:
@@ -11,7 +11,7 @@ It opens one :class:`~bot.history.store.Store` and writes ``N`` distinct accepte
 ``size`` rows, never part of them.
 
 :func:`run_writers` and :func:`kill_mid_run` drive those processes and return plain counts, so
-``tests/test_store_load.py`` asserts them and ``benchmarks/store_load.py`` prints them.
+``tests/history/test_store_load.py`` asserts them and ``benchmarks/store_load.py`` prints them.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from bot.history.store import AuditRow, Store
 
 __all__ = ["audit_rows", "check_db", "kill_mid_run", "main", "run_writers"]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 REPO = "load/test"
 HEAD_SHA = "a" * 40
 PREFIX_STEP = 1_000_000
@@ -92,7 +92,7 @@ def write(db: str, count: int, prefix: int, batch: int) -> int:
 
 def _command(db: Path | str, count: int, prefix: int, batch: int) -> list[str]:
     return [
-        sys.executable, "-m", "tests.store_load", "write",
+        sys.executable, "-m", "tests.support.store_load", "write",
         str(db), str(count), str(prefix), "--batch", str(batch),
     ]  # fmt: skip
 
@@ -245,7 +245,7 @@ def kill_mid_run(
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``write DB N PREFIX [--batch K]``; exit 0 when all rows are written."""
-    parser = argparse.ArgumentParser(prog="python -m tests.store_load")
+    parser = argparse.ArgumentParser(prog="python -m tests.support.store_load")
     commands = parser.add_subparsers(dest="command", required=True)
     writer = commands.add_parser("write", help="write N distinct accepted audits")
     writer.add_argument("db")

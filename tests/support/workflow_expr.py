@@ -2,7 +2,7 @@
 a queued audit), and the action's run-step env, evaluated for its inputs.
 
 A small evaluator of the expression forms the workflow uses (`a || b`, `a == 'b'`, context
-paths, literals), shared by tests/test_workflow_concurrency.py and the reliability rows; and
+paths, literals), shared by tests/action/test_workflow_concurrency.py and the reliability rows; and
 :func:`evaluate`, which adds `&&` and parentheses (GitHub's precedence: `==`, then `&&`, then
 `||`; `&&` and `||` return an operand, as in GitHub's expressions) over a flat context.
 """
