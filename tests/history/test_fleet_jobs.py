@@ -18,11 +18,10 @@ from bot import runner
 from bot.clients.github_port import ChangedFile
 from bot.config import Settings
 from bot.report import RunReport
-from tests.reliability.test_idempotency import GOOD_AUDIT, SOURCE
 from tests.support import FakeChatModel, load_webhook, write_payload
 from tests.support.fake_github import FakeGitHub
 from tests.support.pg import fresh_database
-from tests.support.replies import COMPLETE_BODY, VALID_REPLY
+from tests.support.replies import COMPLETE_BODY, GOOD_AUDIT, SOURCE, VALID_REPLY
 
 REPO = "Codertocat/Hello-World"
 

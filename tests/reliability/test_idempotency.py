@@ -12,29 +12,16 @@ from typing import Any
 import pytest
 
 from bot import runner
-from bot.audit.contract import render_sections
 from bot.audit.report import MARKER, audited_head
 from bot.clients.github_port import ChangedFile
 from bot.config import Settings
 from bot.history.store import Store
 from tests.support import FakeChatModel, load_webhook, write_payload
 from tests.support.fake_github import FakeGitHub
-from tests.support.replies import COMPLETE_BODY, VALID_REPLY, reply
+from tests.support.replies import COMPLETE_BODY, GOOD_AUDIT, SOURCE, VALID_REPLY, reply
 
 REPO = "Codertocat/Hello-World"
 VALID = VALID_REPLY  # stands on COMPLETE_BODY (tests/support/replies.py)
-SOURCE = [f"value_{i} = {i}" for i in range(1, 41)]
-GOOD_AUDIT = render_sections(
-    {
-        "bottom_line": "value_1 to value_40 are plain constant assignments.",
-        "verified_defects": "None",
-        "non_blocking_risks": "None",
-        "assumptions": "The names are used elsewhere.",
-        "future_improvements": "None",
-        "verdict": "GO",
-        "confidence": "Medium",
-    }
-)
 
 
 @pytest.fixture

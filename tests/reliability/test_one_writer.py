@@ -26,10 +26,9 @@ from bot.errors import ModelUnavailable, StoreError
 from bot.events import IssuesEvent, route_event
 from bot.history.store import Store
 from bot.report import RunReport
-from tests.reliability.test_idempotency import GOOD_AUDIT, SOURCE
 from tests.support import FakeChatModel, load_webhook
 from tests.support.fake_github import FakeGitHub
-from tests.support.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
+from tests.support.replies import COMPLETE_BODY, GOOD_AUDIT, NEEDS_REPLY, SOURCE, VALID_REPLY
 
 REPO = "Codertocat/Hello-World"
 GATE = {"ready-for-dev", "needs-refinement", "validator-error"}

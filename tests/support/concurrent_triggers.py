@@ -23,11 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.reliability.test_idempotency import GOOD_AUDIT, SOURCE
 from tests.support import load_webhook
 from tests.support.fake_openai import Answer, FakeOpenAI, Received, completion, fake_openai_server
 from tests.support.loopback_github import LoopbackGitHub, loopback_github
-from tests.support.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
+from tests.support.replies import COMPLETE_BODY, GOOD_AUDIT, NEEDS_REPLY, SOURCE, VALID_REPLY
 
 __all__ = ["GATE_LABELS", "REPO", "Rig", "rig"]
 

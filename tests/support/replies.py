@@ -1,4 +1,5 @@
-"""Validator replies in the v13 reply shape, and an issue that passes the bot's own checks.
+"""Validator replies in the v13 reply shape, an issue that passes the bot's own checks, and an
+accepted audit of a plain file.
 
 The reply shape is :class:`bot.gate.verdict.Verdict`: three quotes (``problem``, ``trigger``,
 ``expected``), then ``reason`` and ``verdict``, all required, no other key. Under the shipped
@@ -7,18 +8,23 @@ the model's word: the issue must pass the bot's own checks (no unfilled template
 words of description or code/a log/a reproduction link) and the reply must quote words that are
 in the issue for ``problem`` or ``trigger``.
 :data:`COMPLETE_BODY` is such an issue and :data:`VALID_REPLY` such a reply for it.
+:data:`GOOD_AUDIT` is an auditor's reply that passes the contract for a pull request adding
+:data:`SOURCE`.
 """
 
 from __future__ import annotations
 
 import json
 
+from bot.audit.contract import render_sections
 from bot.gate.verdict import VerdictValue
 
 __all__ = [
     "COMPLETE_BODY",
     "COMPLETE_TITLE",
+    "GOOD_AUDIT",
     "NEEDS_REPLY",
+    "SOURCE",
     "VALID_REPLY",
     "reply",
 ]
@@ -72,3 +78,19 @@ VALID_REPLY = reply(
 
 NEEDS_REPLY = reply("NEEDS_REFINEMENT", "No steps to reproduce are given.")
 """A NEEDS_REFINEMENT reply that quotes nothing (fits any issue)."""
+
+SOURCE = [f"value_{i} = {i}" for i in range(1, 41)]
+"""The lines of a file of 40 plain assignments, added whole by the audit tests' pull request."""
+
+GOOD_AUDIT = render_sections(
+    {
+        "bottom_line": "value_1 to value_40 are plain constant assignments.",
+        "verified_defects": "None",
+        "non_blocking_risks": "None",
+        "assumptions": "The names are used elsewhere.",
+        "future_improvements": "None",
+        "verdict": "GO",
+        "confidence": "Medium",
+    }
+)
+"""An accepted GO audit of :data:`SOURCE`."""
