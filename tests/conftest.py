@@ -1,7 +1,7 @@
 """Pytest's fixtures and hooks: a clean environment, a fake model, the fake GitHub and model
 wired into the runner, the real-model timings.
 
-Helpers shared by test modules live in tests/support/__init__.py (a conftest is not imported)."""
+Helpers shared by test modules live in tests/support/ (a conftest is not imported)."""
 
 from __future__ import annotations
 
