@@ -1,8 +1,8 @@
 """Fuzzing figures (the CommonMark oracle included):
 `.venv/bin/python benchmarks/fuzz.py [--examples N]`.
 
-Runs ``tests/test_fuzz.py`` and the oracle properties (``tests/test_neutralise.py``,
-``tests/test_posting.py``) in a fresh ``python -m pytest`` process with
+Runs ``tests/reliability/test_fuzz.py`` and the oracle properties (``tests/test_neutralise.py``,
+``tests/security/test_posting.py``) in a fresh ``python -m pytest`` process with
 ``TRIAGE_FUZZ_EXAMPLES=N`` (default 10,000 examples per property, the ``bench`` profile) and
 prints, per target: the examples actually run (counted inside each property and written to a
 JSON report at module teardown), how many of those the target accepted, hypothesis's own count
@@ -28,7 +28,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 DEFAULT_EXAMPLES = 10_000
-TEST_FILES = ("tests/test_fuzz.py", "tests/test_neutralise.py", "tests/test_posting.py")
+TEST_FILES = (
+    "tests/reliability/test_fuzz.py",
+    "tests/test_neutralise.py",
+    "tests/security/test_posting.py",
+)
 TARGETS: dict[str, tuple[str, str | None]] = {
     "test_fuzz_verdict_parser": ("verdict parser", "verdict"),
     "test_fuzz_contract_checker": ("contract checker", "contract"),

@@ -44,8 +44,8 @@ from bot.clients.embedded import EmbeddedChatModel  # noqa: E402
 from bot.config import EMBEDDED_N_CTX, Settings  # noqa: E402
 from bot.gate.issue_text import prepare_issue  # noqa: E402
 from bot.gate.validator import Validator, make_validator  # noqa: E402
-from tests.replies import COMPLETE_BODY  # noqa: E402
 from tests.support import cassette  # noqa: E402
+from tests.support.replies import COMPLETE_BODY  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "issues.opened.json"
 ISSUES = sorted(
@@ -210,7 +210,7 @@ def main_() -> None:
 
 
 def requests_section() -> None:
-    # the VALID recordings quote the example's body completed (tests/replies.py): the real
+    # the VALID recordings quote the example's body completed (tests/support/replies.py): the real
     # example's 10 words are too few for the rule, and a NEEDS_REFINEMENT run would not match them
     complete = json.loads(EXAMPLE.read_text("utf-8"))
     complete["issue"]["body"] = COMPLETE_BODY

@@ -20,8 +20,8 @@ from bot.cli import main
 from bot.config import AUDITOR_OPTIONS
 from bot.errors import ModelTruncated, ModelUnavailable
 from bot.report import calls_plan_lines, calls_summary
-from tests.replies import COMPLETE_BODY, VALID_REPLY
 from tests.support import FakeChatModel, cassette, load_webhook, write_payload
+from tests.support.replies import COMPLETE_BODY, VALID_REPLY
 
 GO = render_sections(
     {

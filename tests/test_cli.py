@@ -9,16 +9,16 @@ from click.testing import CliRunner
 
 from bot.cli import main
 from bot.settings_table import DEFAULT_OLLAMA_MODEL
-from tests.markdown_oracle import render
-from tests.replies import COMPLETE_BODY
 from tests.support import ROOT, cassette, load_webhook, write_payload
+from tests.support.markdown_oracle import render
+from tests.support.replies import COMPLETE_BODY
 
 EXAMPLE = str(ROOT / "examples" / "issues.opened.json")
 OLLAMA = "http://127.0.0.1:11434"
 
 
 def _complete_example(tmp_path: Path) -> str:
-    """The example payload with its body completed (tests/replies.py): the VALID cassettes
+    """The example payload with its body completed (tests/support/replies.py): the VALID cassettes
     (ollama_chat_valid, e2e_issues_opened) quote that body, and the bot's own checks pass."""
     payload = load_webhook("issues.opened.18")
     payload["issue"]["body"] = COMPLETE_BODY

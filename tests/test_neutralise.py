@@ -1,4 +1,5 @@
-"""The sinks for untrusted text, judged by a real CommonMark renderer (tests/markdown_oracle.py).
+"""The sinks for untrusted text, judged by a real CommonMark renderer
+(tests/support/markdown_oracle.py).
 
 Each sink must make any string inert by construction. The
 properties run every sink on hostile text in the places the bot uses it (a line's start, the
@@ -29,8 +30,8 @@ from bot.neutralise import (
     neutralise,
     neutralise_block,
 )
-from tests.markdown_oracle import render
-from tests.profiles import FUZZ
+from tests.support.markdown_oracle import render
+from tests.support.profiles import FUZZ
 
 # Markdown/HTML syntax, GitHub's own (mentions, math, autolinks), whitespace and a few letters.
 SYNTAX = [*list("<>!@[]()`\\-*_~|#$:.&;=+/{}\"' \t\n\r"), "\u2028", "\x00", "\x1b", "1."]

@@ -2,7 +2,8 @@
 
 Parsing (:mod:`bot.repo_file`): a broken file names the key and its line. Precedence
 (:meth:`bot.config.Settings.with_repository_file`): flags > action inputs > file > defaults.
-Through the runner with the stateful fake GitHub (tests/fake_github.py, files by branch): the
+Through the runner with the stateful fake GitHub (tests/support/fake_github.py, files by branch):
+the
 file is read once, from the payload's default branch, never from a PR head; a broken file fails
 the run with exit 2 and writes nothing; skip rules skip the event; the author comment is off
 by file. Through the PyGithub adapter on recorded traffic
@@ -44,10 +45,10 @@ from bot.repo_file import (
 from bot.report import RunReport
 from bot.setting_spec import IntRange
 from bot.settings_table import SETTINGS
-from tests.fake_github import CONFIG_READ, FakeGitHub
-from tests.markdown_oracle import render
-from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
 from tests.support import ROOT, FakeChatModel, cassette, load_webhook, write_payload
+from tests.support.fake_github import CONFIG_READ, FakeGitHub
+from tests.support.markdown_oracle import render
+from tests.support.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
 
 SHORT_BODY = "The app crashes when I click save."
 

@@ -1,7 +1,7 @@
 """The PyGithub adapter of the GitHub port, and its one choke point for errors.
 
 Each request a job sends, the retry policy and the rate-limit waits are in docs/requests.md;
-tests/test_request_budget.py counts them on recorded traffic. The dataset's reads and a patient
+tests/gate/test_request_budget.py counts them on recorded traffic. The dataset's reads and a patient
 client's waits are in docs/measure-your-model.md. PyGithub runs lazily, so ``get_repo``,
 ``get_issue`` and ``get_comment`` cost no request.
 """

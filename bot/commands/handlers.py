@@ -2,7 +2,7 @@
 
 The parser,
 the dispatch (``COMMANDS[name].handler(ctx)``, no default branch), the wrong-place reply,
-``/help``, the README table (``tests/test_docs.py``) and the tests all read :data:`COMMANDS`.
+``/help``, the README table (``tests/docs/test_docs.py``) and the tests all read :data:`COMMANDS`.
 A new command is one handler and one entry here, and its README row. A handler
 takes a :class:`~bot.commands.spec.CommandContext` (the command is authorised, used in a place
 it applies to, and reacted to) and returns an :data:`~bot.commands.spec.Answer`: a reply the
