@@ -1,17 +1,7 @@
-"""What both pipelines and the comment commands say to people, defined once: the
-:class:`RunReport` (log text, step summary, step outputs, warnings), the report of a skipped
-event, a posted text quoted in the log, what each model call cost, the public-repository
-warning, the prefix of every hidden marker of the bot's, and how a long list is cut to a size.
+"""What the pipelines and commands say to people, as strings: the CLI decides where they go.
 
-Only strings are built here; the CLI and the Action entry decide where they go. Every
-untrusted value passes the sink for its place (:mod:`bot.neutralise`): :func:`log_value` in
-the log, whose every line starts with the bot's own label (the runner reads workflow commands
-at a line's start), and the markdown sinks in the summary.
-
-A plan and a summary end with what each model call cost, so a maintainer sees where the time
-went: the model's time, the prompt tokens evaluated and those reused from the prompt cache, the
-output tokens, and a total (:func:`calls_plan_lines`, :func:`calls_summary`). A backend that
-does not report what it evaluated (Ollama) shows "not reported", never 0.
+Every untrusted value passes its sink (:mod:`bot.neutralise`). A count a backend did not
+report (Ollama's evaluated prompt tokens) shows "not reported", never 0.
 """
 
 from __future__ import annotations
@@ -36,9 +26,7 @@ __all__ = [
 ]
 
 MARKER_PREFIX = "<!-- triage-bot"
-"""How every hidden marker of the bot's begins (the audit comment's, the author comment's, a
-review comment's): a comment starting with it is the bot's own, and the comment commands
-ignore it."""
+"""How every hidden marker of the bot's begins; the comment commands ignore such comments."""
 
 PUBLIC_WARNING = (
     "\n> [!WARNING]\n> This repository is public. GitHub advises self-hosted runners "
@@ -48,8 +36,7 @@ PUBLIC_WARNING = (
 
 @dataclass
 class RunReport:
-    """What a run has to say: ``text`` (log lines), ``summary`` (markdown), ``outputs`` (step
-    outputs, name → value), ``warnings`` (one line each: annotations in Actions, else stderr)."""
+    """What a run says: log text, markdown summary, step outputs, one-line warnings."""
 
     text: str
     summary: str
@@ -64,14 +51,11 @@ SKIPPED_OUTPUTS = {
     "audits-rejected": "0",
     "skipped": "true",
 }
-"""Outputs of a skipped event: every output is defined, so later steps can test them."""
+"""Outputs of a skipped event: all defined, so later steps can test them."""
 
 
 def skipped_report(reason: str) -> RunReport:
-    """The report of a run that did nothing on purpose. ``reason`` may hold untrusted text (a
-    label name from the issue or from the repository's file, a title pattern, a stored
-    label): the log line passes it through :func:`log_value`, the step summary through
-    :func:`neutralise`."""
+    """The report of a run that did nothing on purpose; ``reason`` may be untrusted."""
     return RunReport(
         f"triage-bot: skipped: {log_value(reason)}",
         f"triage-bot skipped: {neutralise(reason)}\n",
@@ -80,26 +64,21 @@ def skipped_report(reason: str) -> RunReport:
 
 
 def quoted_lines(text: str) -> list[str]:
-    """``text`` (markdown the bot posts, e.g. a comment or a command reply) as log lines, each
-    ``"  | "`` and the line through :func:`log_value`: a line break or ``##[`` in a path or
-    model text cannot start or hold a workflow command."""
+    """Posted markdown as ``"  | "`` log lines, safe from workflow commands."""
     return [f"  | {log_value(line)}" for line in text.rstrip().split("\n")]
 
 
 NOT_REPORTED = "not reported"
-"""What a count the backend did not give shows (Ollama does not split evaluated from reused)."""
+
 
 _NO_CALLS = "none (no model call ran, or a failed one reported no cost)"
 
 CallRow = tuple[str, CallUsage]
-"""A call and where it was made (a segment's ``PATH:START-END``; ``""`` for the gate),
-still raw: each renderer passes it through its sink."""
+"""A call and where it was made (``PATH:START-END``; ``""`` for the gate), not yet neutralised."""
 
 
 def _split(calls: Sequence[CallUsage]) -> tuple[str, str, str]:
-    """Evaluated and reused prompt tokens over ``calls`` as text, and a note: the sums when
-    every call reported them (note ``""``), :data:`NOT_REPORTED` when none did, else the sums
-    over those that did and a note saying how many that is."""
+    # Sums over the calls that reported, and a note when only some did.
     known = [c for c in calls if c.prompt_eval_tokens is not None]
     if not known:
         return NOT_REPORTED, NOT_REPORTED, ""
@@ -114,7 +93,6 @@ def _seconds(calls: Sequence[CallUsage]) -> str:
 
 
 def _cost(calls: Sequence[CallUsage]) -> str:
-    """One plan line's figures for one call or a total: seconds, prompt split, output."""
     evaluated, reused, note = _split(calls)
     prompt = sum(c.prompt_tokens for c in calls)
     if evaluated == NOT_REPORTED:
@@ -126,10 +104,7 @@ def _cost(calls: Sequence[CallUsage]) -> str:
 
 
 def calls_plan_lines(rows: Sequence[CallRow]) -> list[str]:
-    """The plan's lines for the model calls of a run: a head line, one ``  call`` line per call
-    (role, turn, where, model time in s, prompt tokens evaluated / reused, output tokens) and
-    a ``  total``; one line saying so when there were none. Untrusted ``where`` passes
-    :func:`~bot.neutralise.log_value`."""
+    """The plan's lines for a run's model calls: one per call, then a total."""
     if not rows:
         return [f"calls:    {_NO_CALLS}"]
     lines = [
@@ -144,10 +119,7 @@ def calls_plan_lines(rows: Sequence[CallRow]) -> list[str]:
 
 
 def calls_summary(rows: Sequence[CallRow]) -> str:
-    """The step summary's model-call table (markdown): one row per call (role and turn, the
-    segment when any row has one, model s, prompt tokens, evaluated, reused, output tokens),
-    then a total row; a sentence when there were none. ``where`` goes through
-    :func:`~bot.neutralise.code_span`; the numbers are the bot's."""
+    """The step summary's markdown table of model calls: one row per call, then a total."""
     if not rows:
         return f"**Model calls:** {_NO_CALLS}."
     wide = any(where for where, _ in rows)
@@ -176,9 +148,7 @@ def calls_summary(rows: Sequence[CallRow]) -> str:
 
 
 def fit(items: Sequence[str], max_chars: int, *, separator: int) -> tuple[list[str], int]:
-    """The first ``items`` whose lengths, each with ``separator`` characters for what joins
-    it to the next, add up to at most ``max_chars``, and how many are left out: a list a
-    comment shows stays under GitHub's comment limit, and the rest is counted, not named."""
+    """The first ``items`` that fit in ``max_chars``, each plus ``separator``; and how many not."""
     shown: list[str] = []
     size = 0
     for item in items:
