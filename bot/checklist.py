@@ -1,9 +1,4 @@
-"""The gate's checklist: the bot's own elements and the reply keys no other element may take.
-
-The repository file (:mod:`bot.repo_file`) refuses an element named like one of these, and the
-gate (:mod:`bot.gate.evidence`, :mod:`bot.gate.validator`) builds its prompt, reply shape and
-author comment from them.
-"""
+"""The gate's checklist: the bot's own elements and the reply keys they reserve."""
 
 from __future__ import annotations
 
@@ -17,19 +12,9 @@ EVERY_ISSUE = "*"
 
 @dataclass(frozen=True)
 class Element:
-    """One checklist element.
+    """One checklist element; ``ask`` is the prompt's wording, ``missing`` the author's.
 
-    Attributes:
-        key: the reply's field name.
-        ask: what the model is asked to copy (prompt wording).
-        missing: what an author is asked to add, in plain words.
-        required_for: the issue labels (compared case-insensitively) for which a missing quote
-            alone makes the issue NEEDS_REFINEMENT; :data:`EVERY_ISSUE` for all issues. Empty
-            for the bot's own elements, which the decision policy weighs together
-            (``valid_needs_one_of``).
-        one_word: whether a one-word quote counts. Not for the bot's own elements ("Slow"
-            names a topic); a repository's element is often a value (``2.3.1``).
-    """
+    ``required_for`` labels compare case-insensitively; empty for the bot's own elements."""
 
     key: str
     ask: str
@@ -38,12 +23,11 @@ class Element:
     one_word: bool = False
 
     def required(self, labels: frozenset[str]) -> bool:
-        """Whether an issue with these labels (lower-cased) must give this element."""
+        """Whether an issue with these lower-cased labels must give this element."""
         return any(kind == EVERY_ISSUE or kind.lower() in labels for kind in self.required_for)
 
     def applies(self, labels: frozenset[str]) -> bool:
-        """Whether an author of such an issue is asked for it when it is missing: the bot's
-        own elements always, a repository's when required."""
+        """Whether an author is asked for it when missing: the bot's always, else if required."""
         return not self.required_for or self.required(labels)
 
 
@@ -67,11 +51,7 @@ RESERVED_KEYS = frozenset({*(e.key for e in ELEMENTS), *REPLY_KEYS})
 
 
 def checklist(extra: tuple[Element, ...] = ()) -> tuple[Element, ...]:
-    """The validator's checklist: :data:`ELEMENTS`, then a repository's own elements.
-
-    Raises:
-        ValueError: an extra element reuses a key (:data:`RESERVED_KEYS` or another extra's).
-    """
+    """:data:`ELEMENTS`, then ``extra``; ``ValueError`` if a key is reserved or repeated."""
     keys = [e.key for e in extra]
     clash = (set(keys) & RESERVED_KEYS) or {k for k in keys if keys.count(k) > 1}
     if clash:

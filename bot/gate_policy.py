@@ -1,24 +1,7 @@
 """The gate's decision policy as data: which signals decide, and the model it was chosen for.
 
-A policy is a JSON file (``triage-bot calibrate --out``, the ``gate_policy`` setting), a
-``gate.policy`` block of ``.github/triage-bot.yml``, or one of the policies the package ships
-(``bot/gate/policies/``). It says:
-
-- ``verdict_from``: ``model``, the model's own verdict stands unless a guard rules
-  NEEDS_REFINEMENT; or ``guards``, VALID unless a guard rules NEEDS_REFINEMENT, with the
-  model's verdict recorded but not counted (for a model whose own verdict was measured to agree
-  with maintainers less often than the guards do);
-- ``guards``: the checks that may lower a verdict to NEEDS_REFINEMENT, applied in the order of
-  :data:`GUARDS`. A guard never raises a verdict: a quote the bot found in the issue can support
-  the model's VALID, never turn its NEEDS_REFINEMENT into VALID (that is how planted text would
-  win). The elements a repository requires (``elements:`` of the repository file) always apply;
-- the thresholds the guards use;
-- ``measured``: the model and prompt version it was chosen for, the labelled set, and its
-  figures on each half of it. Only a policy measured with the model and prompt version that run
-  has figures that hold for that run.
-
-The decision itself is :func:`bot.gate.policy.decide`; this module is the file format only,
-so the repository file (:mod:`bot.repo_file`) can validate and publish it.
+A JSON file, a ``gate.policy`` block or a shipped policy; docs/models-and-policies.md has
+the fields. This is the format alone, so the repository file can validate and publish it.
 """
 
 from __future__ import annotations
@@ -149,20 +132,18 @@ class GatePolicy(_Strict):
 
     @property
     def version(self) -> str:
-        """``policy@SHA8`` of the fields that decide (all but :data:`NOT_DECIDING`), guards in
-        :data:`GUARDS` order: stored with every decision beside the prompt version."""
+        """``policy@SHA8`` of the fields that decide, with the guards in :data:`GUARDS` order."""
         decision = self.model_dump(mode="json", exclude=set(NOT_DECIDING))
         decision["guards"] = [g for g in GUARDS if g in self.guards]
         text = json.dumps(decision, sort_keys=True, separators=(",", ":"))
         return f"policy@{hashlib.sha256(text.encode('utf-8')).hexdigest()[:8]}"
 
     def counts_model(self) -> bool:
-        """Whether the model's own verdict decides (``verdict_from == "model"``)."""
+        """Whether the model's own verdict decides."""
         return self.verdict_from == "model"
 
     def can_refuse(self) -> bool:
-        """Whether the policy can ever decide NEEDS_REFINEMENT: the model's verdict counts, or
-        a guard can fire (``short`` only with ``short_words`` above 0)."""
+        """Whether the policy can ever decide NEEDS_REFINEMENT."""
         live = [g for g in self.guards if g != "short" or self.short_words > 0]
         return self.counts_model() or bool(live)
 
@@ -178,19 +159,14 @@ class GatePolicy(_Strict):
 
 
 def policy_name(text: str) -> str:
-    """A valid :attr:`GatePolicy.name` from free text (a model's name, ``--name``): a valid
-    name as it is; else each run of characters a name may not hold becomes ``-``, what precedes
-    the first letter or digit goes, and the rest is cut at the longest name; ``calibrated``
-    when nothing is left."""
+    """A valid policy name from free text (``-`` for what a name may not hold) or ``calibrated``."""
     kept = re.sub(rf"[^{_NAME_CHARS}]+", "-", text)
     kept = re.sub(r"^[^A-Za-z0-9]+", "", kept)[:_NAME_MAX]
     return kept or "calibrated"
 
 
 def validation_problems(exc: ValidationError) -> str:
-    """A pydantic error about a policy in one line: each problem's key and message (the first
-    five), naming only the keys a policy has (:func:`~bot.regular_file.content_problems`: a
-    policy file's own text is never quoted)."""
+    """A policy's pydantic error in one line, naming keys but never quoting the file."""
     return content_problems(exc, field_names(GatePolicy))
 
 
@@ -209,11 +185,10 @@ def policy_from_text(text: str, *, source: str) -> GatePolicy:
 
 
 def load_policy(path: Path) -> GatePolicy:
-    """The policy in a JSON file (``gate_policy`` setting, ``calibrate --out``).
+    """The policy in a JSON file.
 
     Raises:
-        ConfigError: the file cannot be read (:func:`~bot.regular_file.read_input`: a regular
-            file, at most :data:`MAX_POLICY_BYTES`, UTF-8), or holds no valid policy.
+        ConfigError: not a regular UTF-8 file of at most 1 MiB, or no valid policy.
     """
     text = read_input(path, what="the gate policy", limit=MAX_POLICY_BYTES)
     return policy_from_text(text, source=str(path))

@@ -1,18 +1,6 @@
-"""The repository's own configuration: ``.github/triage-bot.yml``, parsed and validated.
+"""The repository's own configuration, ``.github/triage-bot.yml``, parsed and validated.
 
-The file is read through the API from the repository's default branch (never from a PR head or an
-issue: :class:`bot.context.JobContext` reads it, ``GitHubPort.repo_file``), parsed with PyYAML's
-safe loader and validated by :class:`RepoFile`, a strict pydantic model (``extra="forbid"``: a
-misspelt key is an error, not silently ignored). A broken file is a :class:`~bot.errors.ConfigError`
-(exit 2) naming the key and its line, taken from the YAML node marks, so nothing is labelled from a
-half-read configuration.
-
-Its values that are also settings (:data:`SETTING_OF_KEY`) enter the one settings table's
-precedence as the layer between action inputs and defaults
-(:meth:`bot.config.Settings.with_repository_file`); the gate labels, the author comment's
-intro, the skip rules and the gate's decision policy are the file's alone (the gate reads
-them from ``Settings.repo_file``).
-The published JSON schema (``schema/triage-bot.schema.json``) is :func:`json_schema`.
+How it is read and checked, and why: docs/repository-file.md.
 """
 
 from __future__ import annotations
@@ -86,11 +74,7 @@ _RE2_OPTIONS.log_errors = False  # a refused pattern is the config error, not a 
 
 
 def compile_pattern(pattern: str) -> Any:
-    """A regular expression from a repository's file, compiled by RE2: its matching time is
-    linear in the text, whatever the pattern (Python's ``re`` backtracks: ``^(a+)+$`` on 30
-    characters of attacker text takes minutes). RE2's syntax is Python's without backreferences
-    and lookarounds; ``\\w``, ``\\d`` and ``\\b`` are ASCII. RE2 keeps the compiled patterns
-    (an LRU cache).
+    """A pattern from the file, compiled by RE2 (linear time; RE2 caches compiled patterns).
 
     Raises:
         ValueError: RE2 cannot run the pattern (the message says why).
@@ -261,8 +245,6 @@ class DatasetConfig(_Strict):
 
 
 def _one_line(text: str) -> str:
-    """A definition is one line of plain words: it goes into the validator's system prompt
-    and into the comment an author reads (neutralised there)."""
     if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in text):
         raise ValueError("must be one line with no control or invisible characters")
     if "<" in text or ">" in text:
@@ -328,8 +310,7 @@ class RepoFile(_Strict):
     dataset: DatasetConfig = Field(default_factory=DatasetConfig)
 
     def settings(self) -> dict[str, Any]:
-        """The file's values that are settings: setting name → value, only those the file
-        sets (:data:`SETTING_OF_KEY`; a list becomes the tuple the settings hold)."""
+        """Setting name → value, for the settings the file sets (lists become tuples)."""
         values: dict[str, Any] = {}
         for key, name in SETTING_OF_KEY.items():
             value: Any = self
@@ -353,15 +334,14 @@ SETTING_OF_KEY = {
 
 
 def _line_of(root: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
-    """The 1-based line of the YAML node at pydantic's ``loc`` (the key's line for a mapping
-    entry, so an unknown key points at itself), or ``None`` when the path leaves the tree."""
+    """The 1-based line of the YAML node at pydantic's ``loc``; ``None`` off the tree."""
     node, line = root, None
     for step in loc:
         if isinstance(node, yaml.MappingNode):
             pair = next((p for p in node.value if p[0].value == step), None)
             if pair is None:
                 return line
-            line = pair[0].start_mark.line + 1
+            line = pair[0].start_mark.line + 1  # the key's: an unknown key points at itself
             node = pair[1]
         elif isinstance(node, yaml.SequenceNode) and isinstance(step, int):
             if step >= len(node.value):
@@ -374,17 +354,10 @@ def _line_of(root: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
 
 
 def parse_repo_file(text: str, *, source: str = REPO_FILE_PATH) -> RepoFile:
-    """The file's text → :class:`RepoFile`. An empty file (or one of comments) is the defaults.
+    """The file's text as a :class:`RepoFile`; an empty file is the defaults.
 
     Raises:
-        ConfigError: not YAML, nested too deeply, not a mapping at the top, too long, or a key
-            that is unknown or has a wrong value; the message names the file, the key
-            (``skip.titles.0``) and the line. Nothing else, whatever the text.
-
-    Args:
-        text: the file's text.
-        source: the file as messages name it: the repository's, or the operator's local
-            ``--repo-file``.
+        ConfigError: anything wrong (never another error); names the file, key and line.
     """
     if len(text) > MAX_FILE_CHARS:
         raise ConfigError(f"{source}: longer than {MAX_FILE_CHARS} characters")
@@ -415,8 +388,7 @@ def parse_repo_file(text: str, *, source: str = REPO_FILE_PATH) -> RepoFile:
 
 
 def json_schema() -> dict[str, Any]:
-    """The file's JSON schema (draft 2020-12, from :class:`RepoFile`), as published in
-    ``schema/triage-bot.schema.json`` for editor completion."""
+    """The file's JSON schema (draft 2020-12), as ``schema/triage-bot.schema.json`` holds it."""
     schema = RepoFile.model_json_schema()
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -1,14 +1,4 @@
-"""Evidence for the checklist elements (:mod:`bot.checklist`): quotes found in the issue.
-
-Structured evidence, not a sub-protocol inside the reason: each element is a field of the
-validator's reply (:class:`bot.gate.verdict.Verdict`), filled under constrained decoding with a
-short verbatim quote from the issue, or ``""``. The bot does not take the model's word for it: an
-element counts as present only when its quote is found in the issue text after the same
-normalisation on both sides (Unicode NFKC, HTML entities, case, whitespace and markdown
-punctuation), outside the lines the bot itself quoted as planted verdicts or chat turns, and is more
-than an error's bare name. A quote may skip words with ``...`` / ``…``; each part must then be
-found, in order.
-"""
+"""The model's quote per checklist element, checked against the issue (docs/gate.md)."""
 
 from __future__ import annotations
 
@@ -39,10 +29,8 @@ def _normal(text: str) -> str:
 
 
 def _judgeable(issue: IssueText) -> str:
-    """The issue's title and body as the author wrote them, without the bot's cut marker and
-    the lines the bot quoted as planted verdicts or chat turns (``> `` added by
-    :func:`quote_verdict_lines` / :func:`quote_role_lines`): a quote of text the author did not
-    write, or of planted text, is no evidence."""
+    # what the author wrote, less the cut marker and the lines the bot quoted as planted:
+    # a quote of text the author did not write is no evidence
     kept = []
     for text in (issue.title, issue.author_body):
         original = escape_delimiters(text).split("\n")
@@ -52,12 +40,9 @@ def _judgeable(issue: IssueText) -> str:
 
 
 def find_quote(quote: str, text: str, *, one_word: bool = False) -> bool:
-    """Whether ``quote`` is a quote of ``text`` (both as :func:`_normal` makes them).
+    """Whether ``quote`` is in ``text``, which must already be normalised.
 
-    ``text`` must already be normalised. A quote shorter than :data:`QUOTE_MIN_CHARS`, with no
-    letter or digit, that is only an error's name (``TypeError``) or, unless ``one_word``
-    (:attr:`Element.one_word`), a single word of a script written with spaces (``Slow``) is
-    not evidence.
+    Too short, a bare error name or, unless ``one_word``, a single word never counts.
     """
     normal = _normal(quote).strip(" .,;:!?")
     if len(normal) < QUOTE_MIN_CHARS or not any(ch.isalnum() for ch in normal):
@@ -79,14 +64,7 @@ def find_quote(quote: str, text: str, *, one_word: bool = False) -> bool:
 
 @dataclass(frozen=True)
 class Evidence:
-    """The elements found in an issue: element key → the model's quote, verified, or ``None``.
-
-    Attributes:
-        quotes: every element's quote as the model wrote it (``""`` for none).
-        found: the keys whose quote was found in the issue.
-        elements: the checklist judged (:func:`bot.checklist.checklist`).
-        labels: the issue's labels, lower-cased (its kind, for :attr:`Element.required_for`).
-    """
+    """The model's quotes (``""`` for none), the keys found, and the lower-cased labels."""
 
     quotes: dict[str, str]
     found: frozenset[str]
@@ -95,27 +73,22 @@ class Evidence:
 
     @property
     def missing(self) -> tuple[Element, ...]:
-        """The elements that apply to this issue (:meth:`Element.applies`) with no verified
-        quote, in checklist order: those the model left empty and those it misquoted."""
+        """The applicable elements with no verified quote, in checklist order."""
         return tuple(e for e in self.elements if e.key not in self.found and e.applies(self.labels))
 
     @property
     def absent(self) -> tuple[Element, ...]:
-        """The elements that apply to this issue and that the model left empty (it said the
-        issue does not give them), in checklist order: what an author may be asked for."""
+        """Missing elements the model left empty: what an author may be asked for."""
         return tuple(e for e in self.missing if not self.quotes.get(e.key, "").strip())
 
     @property
     def unverified(self) -> tuple[Element, ...]:
-        """The elements the model quoted but whose quote does not count (not in the issue, or
-        too little to be evidence: :func:`find_quote`), in checklist order: the model's
-        error, never the author's omission."""
+        """Missing elements the model quoted: its error, never the author's omission."""
         return tuple(e for e in self.missing if self.quotes.get(e.key, "").strip())
 
     @property
     def required_missing(self) -> tuple[Element, ...]:
-        """The elements required of this issue (:meth:`Element.required`) with no verified
-        quote, in checklist order."""
+        """The required elements with no verified quote, in checklist order."""
         return tuple(
             e for e in self.elements if e.key not in self.found and e.required(self.labels)
         )
@@ -128,14 +101,7 @@ def gather_evidence(
     elements: tuple[Element, ...] = ELEMENTS,
     labels: Iterable[str] = (),
 ) -> Evidence:
-    """Check each element's quote against the issue (see the module docstring).
-
-    Args:
-        quotes: element key → the model's quote (``""`` when the model found none).
-        issue: the issue as judged.
-        elements: the checklist the quotes answer (:func:`bot.checklist.checklist`).
-        labels: the issue's labels (from the payload), which say which elements it requires.
-    """
+    """Check each element's quote against the issue; ``labels`` are the payload's."""
     text = _judgeable(issue)
     one_word = {e.key for e in elements if e.one_word}
     found = frozenset(
