@@ -72,7 +72,7 @@ HELPERS = frozenset(
         "config.py",
         "setting_spec.py",
         "settings_table.py",
-        "gate_policy.py",
+        "policy_file.py",
         "repo_file.py",
     )
 )

@@ -24,7 +24,7 @@ from bot.settings_table import (
 )
 
 if TYPE_CHECKING:
-    from bot.gate_policy import GatePolicy
+    from bot.policy_file import GatePolicy
     from bot.repo_file import RepoFile
 
 __all__ = [

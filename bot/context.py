@@ -13,9 +13,9 @@ from bot.chat import ChatModel, ModelRole
 from bot.clients.github_port import GitHubPort
 from bot.config import Settings
 from bot.errors import ConfigError, StoreError
-from bot.gate_policy import GatePolicy, policy_from_text
 from bot.history.github_memory import cached_repo_file, remember_repo_file
 from bot.history.protocol import HistoryStore
+from bot.policy_file import GatePolicy, policy_from_text
 from bot.regular_file import FileTooLarge, NotRegularFile, read_regular, utf8_text
 
 __all__ = [

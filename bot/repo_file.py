@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from bot.checklist import EVERY_ISSUE, RESERVED_KEYS
 from bot.errors import ConfigError
-from bot.gate_policy import GatePolicy, ModelName
+from bot.policy_file import GatePolicy, ModelName
 from bot.setting_spec import IntRange, github_login
 from bot.settings_table import SETTINGS
 

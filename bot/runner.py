@@ -23,7 +23,7 @@ from bot.events import (
 from bot.factory import make_chat_model, make_github, make_store, model_concurrency
 from bot.gate.backlog import BACKLOG_LIMIT, Backlog
 from bot.gate.labels import gate_labels
-from bot.report import RunReport, skipped_report
+from bot.run_report import RunReport, skipped_report
 
 __all__ = ["job_context", "run_backlog", "run_dataset", "run_event", "run_pull"]
 

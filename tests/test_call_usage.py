@@ -19,7 +19,7 @@ from bot.chat import CallUsage, ChatResult
 from bot.cli import main
 from bot.config import AUDITOR_OPTIONS
 from bot.errors import ModelTruncated, ModelUnavailable
-from bot.report import calls_plan_lines, calls_summary
+from bot.run_report import calls_plan_lines, calls_summary
 from tests.support import FakeChatModel, cassette, load_webhook, write_payload
 from tests.support.replies import COMPLETE_BODY, VALID_REPLY
 

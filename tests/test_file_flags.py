@@ -19,7 +19,7 @@ from click.testing import CliRunner, Result
 
 from bot.cli import main
 from bot.dataset.files import state_path
-from bot.gate_policy import MAX_POLICY_BYTES
+from bot.policy_file import MAX_POLICY_BYTES
 from bot.regular_file import MAX_INPUT_BYTES
 from tests.evaluation.test_eval_cli import set_files, write_jsonl
 from tests.support import ROOT, cassette, load_webhook, write_payload

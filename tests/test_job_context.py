@@ -18,7 +18,7 @@ from bot.clients.github_port import ChangedFile
 from bot.config import Settings
 from bot.history.protocol import HistoryStore
 from bot.history.store import Store
-from bot.report import RunReport
+from bot.run_report import RunReport
 from tests.support import FakeChatModel, load_webhook, write_payload
 from tests.support.fake_github import FakeGitHub
 from tests.support.replies import COMPLETE_BODY, COMPLETE_TITLE, GOOD_AUDIT, NEEDS_REPLY

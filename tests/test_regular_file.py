@@ -21,7 +21,7 @@ from bot.errors import ConfigError
 from bot.evaluation.replies import RecordedReply
 from bot.evaluation.report import _ReportShape
 from bot.evaluation.sets import EvalIssue, EvalSegment
-from bot.gate_policy import GatePolicy
+from bot.policy_file import GatePolicy
 from bot.regular_file import (
     FileTooLarge,
     NotRegularFile,

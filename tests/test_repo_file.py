@@ -42,7 +42,7 @@ from bot.repo_file import (
     json_schema,
     parse_repo_file,
 )
-from bot.report import RunReport
+from bot.run_report import RunReport
 from bot.setting_spec import IntRange
 from bot.settings_table import SETTINGS
 from tests.support import ROOT, FakeChatModel, cassette, load_webhook, write_payload

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bot.audit.checker import DEFAULT_FORBIDDEN, SegmentRef, check_response
-from bot.audit.context import Context
 from bot.audit.contract import (
     NONE,
     CheckResult,
@@ -22,6 +21,7 @@ from bot.audit.contract import (
     Violation,
     render_sections,
 )
+from bot.audit.enclosing import Context
 from bot.audit.evidence import Claim, defect_items, keep_verified, parse_claim
 from bot.audit.prompt import AuditFormat, repair_message, segment_message, system_prompt
 from bot.audit.selection import Segment

@@ -13,13 +13,13 @@ from typing import Any
 
 from bot.audit.auditor import AuditRejected, AuditResult, Outcome, make_auditor
 from bot.audit.plan import AuditPlan, apply_audit, plan_audit, superseded
-from bot.audit.report import MARKER, coverage_line
+from bot.audit.pr_comment import MARKER, coverage_line
 from bot.audit.selection import DEFAULT_SKIP_GLOBS
 from bot.clients.github_port import GitHubPort, PullRef
 from bot.context import JobContext
 from bot.history.protocol import HistoryStore
 from bot.neutralise import code_span, log_value, neutralise
-from bot.report import (
+from bot.run_report import (
     PUBLIC_WARNING,
     CallRow,
     RunReport,

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.audit.auditor import Auditor, AuditResult, Outcome
-from bot.audit.context import enclosing_context
+from bot.audit.enclosing import enclosing_context
+from bot.audit.pr_comment import MARKER, audited_head, render_audit_comment
 from bot.audit.ranges import check_range_in_file, parse_range_spec
-from bot.audit.report import MARKER, audited_head, render_audit_comment
 from bot.audit.review import FINDING_PREFIX, line_comments, review_summary, to_post
 from bot.audit.selection import (
     DEFAULT_SKIP_GLOBS,

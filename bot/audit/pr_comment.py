@@ -14,7 +14,7 @@ from bot.audit.auditor import AuditRejected, AuditResult, Outcome
 from bot.audit.contract import SECTIONS
 from bot.audit.selection import Segment, Selection
 from bot.neutralise import code_span, html_text, neutralise, neutralise_block
-from bot.report import MARKER_PREFIX, fit
+from bot.run_report import MARKER_PREFIX, fit
 
 __all__ = [
     "COMMENT_LIMIT",

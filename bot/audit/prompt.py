@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Literal
 
-from bot.audit.context import Context
 from bot.audit.contract import (
     CATEGORIES,
     SECTIONS,
@@ -22,6 +21,7 @@ from bot.audit.contract import (
     one_of,
     verdict_guide,
 )
+from bot.audit.enclosing import Context
 from bot.audit.selection import Segment
 from bot.audit.structured import AuditJSON
 from bot.chat import ChatMessage, structured_output_schema

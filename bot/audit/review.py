@@ -15,7 +15,7 @@ from bot.audit.contract import MAX_DEFECTS
 from bot.audit.evidence import Claim, normalise
 from bot.clients.github_port import PostedReviewComment, ReviewComment
 from bot.neutralise import neutralise, neutralise_block
-from bot.report import MARKER_PREFIX
+from bot.run_report import MARKER_PREFIX
 
 __all__ = [
     "FINDING_PREFIX",

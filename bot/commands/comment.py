@@ -11,7 +11,7 @@ from bot.commands.spec import PLACES, Answer, CommandContext, CommandSpec
 from bot.context import JobContext
 from bot.events import IssueCommentEvent
 from bot.neutralise import log_value
-from bot.report import (
+from bot.run_report import (
     MARKER_PREFIX,
     PUBLIC_WARNING,
     SKIPPED_OUTPUTS,

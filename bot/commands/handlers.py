@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from bot import audit, gate
 from bot.audit.contract import VERDICTS
-from bot.audit.report import shown_path
+from bot.audit.pr_comment import shown_path
 from bot.audit.stats import (
     history_line,
     mermaid_fix_share,
@@ -30,7 +30,7 @@ from bot.gate.stats import (
 )
 from bot.history.protocol import HistoryStore
 from bot.neutralise import code_block, code_span, neutralise
-from bot.report import fit
+from bot.run_report import fit
 
 __all__ = [
     "COMMANDS",

@@ -13,7 +13,7 @@ from bot.clients.github_port import GitHubPort
 from bot.config import Settings
 from bot.context import JobContext
 from bot.events import IssueCommentEvent
-from bot.report import RunReport
+from bot.run_report import RunReport
 
 __all__ = [
     "PLACES",

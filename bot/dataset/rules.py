@@ -16,7 +16,7 @@ from bot.clients.github_port import EditHistory, ListedIssue, TimelineItem
 from bot.dataset.questions import asks_for_information, asks_question
 from bot.gate.labels import DEFAULT_LABELS, GATE_LABELS, GateLabels
 from bot.repo_file import DatasetConfig
-from bot.report import MARKER_PREFIX
+from bot.run_report import MARKER_PREFIX
 
 __all__ = [
     "ACTIONS_BOT_LOGIN",

@@ -19,9 +19,9 @@ from bot.errors import ConfigError
 from bot.evaluation.run import Judged, gate_metrics, label_shares, outcome_of
 from bot.evaluation.sets import EvalIssue, dev_half
 from bot.gate.policy import decide
-from bot.gate_policy import GUARDS, GatePolicy, HalfFigures, Measurement
+from bot.policy_file import GUARDS, GatePolicy, HalfFigures, Measurement
 from bot.prompts import current_name
-from bot.report import fit
+from bot.run_report import fit
 from bot.shares import Share
 
 __all__ = [

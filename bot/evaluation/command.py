@@ -37,8 +37,8 @@ from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
 from bot.factory import make_chat_model, model_concurrency
 from bot.gate.policy import policy_json
 from bot.gate.validator import make_validator
-from bot.gate_policy import ModelName, policy_name, validation_problems
 from bot.neutralise import log_text, log_value
+from bot.policy_file import ModelName, policy_name, validation_problems
 from bot.prompts import current_name
 from bot.regular_file import check_output, read_input, write_output
 

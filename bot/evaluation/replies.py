@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bot.chat import ChatMessage, ChatResult, RoleOptions
 from bot.errors import ConfigError, ModelError, ModelOutputError
 from bot.evaluation.sets import jsonl_lines
-from bot.gate_policy import ModelName, PromptVersion
+from bot.policy_file import ModelName, PromptVersion
 from bot.regular_file import content_problems, field_names
 
 __all__ = ["RecordedReply", "ReplayModel", "Replies", "load_replies", "replies_jsonl"]

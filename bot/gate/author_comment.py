@@ -11,7 +11,7 @@ from bot.checklist import Element
 from bot.gate.policy import finding
 from bot.gate.validator import GateDecision
 from bot.neutralise import code_span, neutralise
-from bot.report import MARKER_PREFIX
+from bot.run_report import MARKER_PREFIX
 
 __all__ = ["AUTHOR_MARKER", "needs_refinement_comment", "ready_comment", "refinement_comment_for"]
 

@@ -40,7 +40,7 @@ from bot.gate.plan import (
 from bot.gate.validator import GateDecision, Validator, make_validator
 from bot.history.protocol import HistoryStore
 from bot.neutralise import code_span, log_value, neutralise
-from bot.report import (
+from bot.run_report import (
     PUBLIC_WARNING,
     RunReport,
     calls_plan_lines,

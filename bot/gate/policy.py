@@ -15,7 +15,7 @@ from bot.checklist import Element
 from bot.gate.evidence import Evidence
 from bot.gate.facts import IssueFacts
 from bot.gate.verdict import VerdictValue
-from bot.gate_policy import GatePolicy, policy_from_text
+from bot.policy_file import GatePolicy, policy_from_text
 from bot.prompts import current_name
 
 __all__ = [

@@ -29,7 +29,7 @@ from bot.gate.verdict import (
     verdict_model,
     verdict_schema,
 )
-from bot.gate_policy import GatePolicy, load_policy
+from bot.policy_file import GatePolicy, load_policy
 from bot.prompts import load_prompt, prompt_version
 
 __all__ = [

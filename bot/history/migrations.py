@@ -306,7 +306,7 @@ def m008_unique_keys(db: Database) -> None:
 @MIGRATIONS()
 def m009_gate_policy(db: Database) -> None:
     """The decision policy's version beside the prompt version (``policy@SHA8``,
-    :attr:`bot.gate_policy.GatePolicy.version`), and in the gate decision's unique key: the
+    :attr:`bot.policy_file.GatePolicy.version`), and in the gate decision's unique key: the
     same text judged by the same model under another policy is another decision. Older rows
     have none (``NULL``: they match no new row)."""
     _table(db, "gate_decisions").add_column("policy_version", str)

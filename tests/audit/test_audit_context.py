@@ -1,4 +1,4 @@
-"""The enclosing block shown around a changed range (bot/audit/context.py), in the prompt and
+"""The enclosing block shown around a changed range (bot/audit/enclosing.py), in the prompt and
 through the audit flow on recorded GitHub traffic."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.audit.auditor import Auditor, AuditResult
-from bot.audit.context import MAX_AFTER, MAX_BEFORE, Context, enclosing_context
+from bot.audit.enclosing import MAX_AFTER, MAX_BEFORE, Context, enclosing_context
 from bot.audit.plan import plan_audit
 from bot.audit.prompt import CODE_TAG, segment_message
 from bot.audit.selection import Segment

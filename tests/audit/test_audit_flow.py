@@ -11,7 +11,7 @@ import pytest
 from bot.audit.auditor import Auditor
 from bot.audit.contract import render_sections
 from bot.audit.plan import apply_audit, plan_audit
-from bot.audit.report import COMMENT_LIMIT, MARKER
+from bot.audit.pr_comment import COMMENT_LIMIT, MARKER
 from bot.clients.github_client import PyGithubClient
 from bot.clients.github_port import PullRef
 from bot.config import AUDITOR_OPTIONS
@@ -132,7 +132,7 @@ def test_explicit_range_audits_only_that_range(fake_model: FakeChatModel) -> Non
 
 def test_comment_never_exceeds_githubs_limit(fake_model: FakeChatModel) -> None:
     from bot.audit.auditor import AuditResult
-    from bot.audit.report import render_audit_comment
+    from bot.audit.pr_comment import render_audit_comment
     from bot.audit.selection import Segment, Selection
 
     sections = {

@@ -19,7 +19,7 @@ import pytest
 from bot import runner
 from bot.audit.auditor import Auditor
 from bot.audit.plan import plan_audit
-from bot.audit.report import MARKER
+from bot.audit.pr_comment import MARKER
 from bot.audit.review import FINDING_PREFIX
 from bot.clients.github_client import PyGithubClient
 from bot.clients.github_port import ChangedFile, PullRef

@@ -10,7 +10,7 @@ import pytest
 from bot.audit.auditor import Auditor, AuditRejected
 from bot.audit.pipeline import render_audit_summary
 from bot.audit.plan import AuditPlan
-from bot.audit.report import render_audit_comment
+from bot.audit.pr_comment import render_audit_comment
 from bot.audit.selection import Segment, Selection
 from bot.chat import ChatMessage, check_prompt_fits
 from bot.clients.github_port import PullRef

@@ -23,7 +23,7 @@ from bot.config import Settings
 from bot.context import JobContext
 from bot.events import IssueCommentEvent, IssuesEvent, route_event
 from bot.history.store import Store
-from bot.report import RunReport
+from bot.run_report import RunReport
 from tests.support import load_webhook
 from tests.support.fake_github import FakeGitHub
 

@@ -20,7 +20,7 @@ from bot.cli import main
 from bot.dataset.files import state_path
 from bot.dataset.rules import SkipReason
 from bot.evaluation.sets import EvalIssue, load_jsonl
-from bot.report import MARKER_PREFIX
+from bot.run_report import MARKER_PREFIX
 from tests.support.dataset_server import LoopbackGitHub
 from tests.support.dataset_world import (
     ANSWER,

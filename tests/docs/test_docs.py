@@ -87,7 +87,7 @@ def test_the_default_model_is_the_best_measured_one() -> None:
 
     import yaml
 
-    from bot.gate_policy import load_policy
+    from bot.policy_file import load_policy
     from bot.settings_table import DEFAULT_OLLAMA_MODEL
 
     inputs = yaml.safe_load((ROOT / "action.yml").read_text("utf-8"))["inputs"]

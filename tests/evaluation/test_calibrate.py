@@ -36,7 +36,7 @@ from bot.evaluation.run import judge_items
 from bot.evaluation.sets import EvalIssue, dev_half, load_jsonl
 from bot.gate.policy import default_policy
 from bot.gate.validator import make_validator
-from bot.gate_policy import GatePolicy, load_policy
+from bot.policy_file import GatePolicy, load_policy
 from tests.support import ROOT, FakeChatModel
 from tests.support.replies import reply
 

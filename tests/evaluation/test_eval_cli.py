@@ -23,7 +23,7 @@ from bot.cli import main
 from bot.evaluation import command
 from bot.evaluation.replies import load_replies, replies_jsonl
 from bot.evaluation.sets import EvalIssue, dev_half, load_jsonl
-from bot.gate_policy import load_policy
+from bot.policy_file import load_policy
 from tests.support import ROOT, FakeChatModel
 from tests.support.profiles import FUZZ
 from tests.test_neutralise import STDOUT_TEXT, runner_commands

@@ -23,7 +23,7 @@ from bot.evaluation.run import RecordingModel, eval_gate, judge_items
 from bot.evaluation.sets import EvalIssue, dev_half, load_jsonl
 from bot.gate.policy import default_policy
 from bot.gate.validator import Validator, system_prompt
-from bot.gate_policy import GatePolicy, load_policy
+from bot.policy_file import GatePolicy, load_policy
 from bot.repo_file import parse_repo_file
 from tests.support import ROOT, FakeChatModel
 from tests.support.replies import reply

@@ -32,7 +32,7 @@ from bot.gate.author_comment import (
 )
 from bot.gate.labels import NEEDS_REFINEMENT, READY
 from bot.gate.validator import Validator
-from bot.report import RunReport
+from bot.run_report import RunReport
 from bot.settings_table import DEFAULT_OLLAMA_MODEL
 from tests.support import (
     FakeChatModel,

@@ -18,7 +18,7 @@ from bot.gate.plan import (
     plan_gate,
 )
 from bot.gate.validator import Validator
-from bot.gate_policy import GatePolicy
+from bot.policy_file import GatePolicy
 from tests.support import GUARDS, FakeChatModel, RecordingGitHub, guards_policy, load_webhook
 from tests.support.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY, reply
 

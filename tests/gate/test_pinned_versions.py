@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from bot.config import Settings
 from bot.gate.validator import checklist_of, system_prompt
-from bot.gate_policy import load_policy
+from bot.policy_file import load_policy
 from bot.repo_file import parse_repo_file
 from tests.support import ROOT
 

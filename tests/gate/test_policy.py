@@ -1,4 +1,4 @@
-"""The gate's decision under a policy (bot/gate/policy.py, bot/gate_policy.py): the guards in
+"""The gate's decision under a policy (bot/gate/policy.py, bot/policy_file.py): the guards in
 order, the model's verdict when the policy counts it, never a raised verdict; the reason people
 read and what an author is asked for; the shipped policies and which one a run uses."""
 
@@ -31,8 +31,8 @@ from bot.gate.policy import (
 )
 from bot.gate.validator import Validator, system_prompt
 from bot.gate.verdict import VerdictValue
-from bot.gate_policy import GUARDS as GUARD_ORDER
-from bot.gate_policy import NOT_DECIDING, GatePolicy, load_policy, policy_name
+from bot.policy_file import GUARDS as GUARD_ORDER
+from bot.policy_file import NOT_DECIDING, GatePolicy, load_policy, policy_name
 from bot.repo_file import parse_repo_file
 from tests.support import GUARDS, FakeChatModel, guards_policy
 from tests.support.profiles import FUZZ

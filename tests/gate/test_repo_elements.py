@@ -38,7 +38,7 @@ from bot.gate.validator import (
 )
 from bot.history.store import Store
 from bot.repo_file import REPO_FILE_PATH, parse_repo_file
-from bot.report import RunReport
+from bot.run_report import RunReport
 from tests.support import GUARDS, ROOT, FakeChatModel, guards_policy, load_webhook, write_payload
 from tests.support.fake_github import FakeGitHub
 from tests.support.markdown_oracle import render

@@ -30,7 +30,7 @@ from bot.gate.writes import write_author_comment
 from bot.history.github_memory import known_comment, remember_comment
 from bot.history.store import Store
 from bot.repo_file import REPO_FILE_PATH
-from bot.report import RunReport
+from bot.run_report import RunReport
 from bot.settings_table import DEFAULT_OLLAMA_MODEL
 from tests.support import FakeChatModel, cassette, load_webhook, policy_file, write_payload
 from tests.support.fake_github import FakeGitHub

@@ -17,7 +17,7 @@ import pytest
 from bot import runner
 from bot.clients.github_port import ChangedFile
 from bot.config import Settings
-from bot.report import RunReport
+from bot.run_report import RunReport
 from tests.support import FakeChatModel, load_webhook, write_payload
 from tests.support.fake_github import FakeGitHub
 from tests.support.pg import fresh_database

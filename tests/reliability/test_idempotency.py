@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from bot import runner
-from bot.audit.report import MARKER, audited_head
+from bot.audit.pr_comment import MARKER, audited_head
 from bot.clients.github_port import ChangedFile
 from bot.config import Settings
 from bot.history.store import Store

@@ -18,14 +18,14 @@ from typing import Any
 import pytest
 
 from bot import audit, gate, runner
-from bot.audit.report import MARKER, audited_head
+from bot.audit.pr_comment import MARKER, audited_head
 from bot.chat import ChatMessage, ChatResult, RoleOptions
 from bot.clients.github_port import ChangedFile, LabelEvent, PullRef
 from bot.config import Settings
 from bot.errors import ModelUnavailable, StoreError
 from bot.events import IssuesEvent, route_event
 from bot.history.store import Store
-from bot.report import RunReport
+from bot.run_report import RunReport
 from tests.support import FakeChatModel, load_webhook
 from tests.support.fake_github import FakeGitHub
 from tests.support.replies import COMPLETE_BODY, GOOD_AUDIT, NEEDS_REPLY, SOURCE, VALID_REPLY

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from bot.audit.auditor import AuditRejected, AuditResult
 from bot.audit.pipeline import render_audit_plan, render_audit_summary
 from bot.audit.plan import AuditPlan
-from bot.audit.report import COMMENT_LIMIT, MARKER, audited_head, render_audit_comment
+from bot.audit.pr_comment import COMMENT_LIMIT, MARKER, audited_head, render_audit_comment
 from bot.audit.selection import Segment, Selection, Skipped
 from bot.chat import CallUsage
 from bot.clients.github_port import ChangedFile, PullRef
@@ -32,7 +32,7 @@ from bot.gate.plan import GatePlan
 from bot.gate.validator import GateDecision
 from bot.history.store import AuditRow, Store
 from bot.neutralise import ZWSP
-from bot.report import RunReport
+from bot.run_report import RunReport
 from tests.support import FakeChatModel, load_webhook
 from tests.support.fake_github import FakeGitHub
 from tests.support.markdown_oracle import render

@@ -27,7 +27,7 @@ from bot.config import Settings
 from bot.gate.stats import gate_columns, version_columns
 from bot.history.store import Store
 from bot.neutralise import chart_label
-from bot.report import skipped_report
+from bot.run_report import skipped_report
 from tests.support import audit_row, load_webhook, write_payload
 from tests.support.markdown_oracle import render
 from tests.support.profiles import FUZZ

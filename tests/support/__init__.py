@@ -20,8 +20,8 @@ from bot.gate.labels import LABEL_FOR_VERDICT, LabelPlan
 from bot.gate.plan import GatePlan
 from bot.gate.policy import shipped_policies
 from bot.gate.validator import GateDecision, system_prompt
-from bot.gate_policy import GatePolicy, HalfFigures, Measurement
 from bot.history.store import AuditRow
+from bot.policy_file import GatePolicy, HalfFigures, Measurement
 
 __all__ = [
     "CASSETTES",

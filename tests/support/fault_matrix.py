@@ -24,7 +24,7 @@ from unittest import mock
 from bot import runner
 from bot.audit.auditor import Auditor
 from bot.audit.plan import apply_audit, plan_audit
-from bot.audit.report import MARKER
+from bot.audit.pr_comment import MARKER
 from bot.chat import ChatModel
 from bot.clients.embedded import EmbeddedChatModel
 from bot.clients.github_client import PyGithubClient

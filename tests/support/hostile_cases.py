@@ -20,8 +20,8 @@ from typing import Any
 
 from bot.audit.auditor import Auditor, AuditRejected
 from bot.audit.contract import render_sections
+from bot.audit.pr_comment import COMMENT_LIMIT, MARKER, audited_head, render_audit_comment
 from bot.audit.ranges import parse_range_spec
-from bot.audit.report import COMMENT_LIMIT, MARKER, audited_head, render_audit_comment
 from bot.audit.selection import Segment, Selection, Skipped, select_segments
 from bot.clients.github_port import ChangedFile
 from bot.commands.handlers import history_reply

@@ -27,8 +27,8 @@ from bot.audit.auditor import AuditRejected, AuditResult
 from bot.audit.contract import render_sections
 from bot.audit.pipeline import render_audit_plan
 from bot.audit.plan import AuditPlan
+from bot.audit.pr_comment import COMMENT_LIMIT, render_audit_comment
 from bot.audit.ranges import parse_range_spec
-from bot.audit.report import COMMENT_LIMIT, render_audit_comment
 from bot.audit.selection import Segment, Selection, Skipped
 from bot.cli import main
 from bot.clients.github_port import PullRef
