@@ -71,13 +71,13 @@ def wrong_place_reply(spec: CommandSpec, event: IssueCommentEvent) -> str | None
     return f"`/{spec.name}` {advice}."
 
 
-def dispatch(ctx: CommandContext) -> Answer:
+def dispatch(call: CommandContext) -> Answer:
     """Run the command's handler, or give its wrong-place reply.
 
-    Raises :exc:`KeyError` for a name not in ``ctx.commands``: there is no fallback handler.
+    Raises :exc:`KeyError` for a name not in ``call.commands``: there is no fallback handler.
     """
-    spec = ctx.commands[ctx.command.name]
-    return wrong_place_reply(spec, ctx.event) or spec.handler(ctx)
+    spec = call.commands[call.command.name]
+    return wrong_place_reply(spec, call.event) or spec.handler(call)
 
 
 def run_comment(event: IssueCommentEvent, job: JobContext) -> RunReport:

@@ -48,52 +48,52 @@ __all__ = [
 ]
 
 
-def rerun_gate(ctx: CommandContext) -> Answer:
+def rerun_gate(call: CommandContext) -> Answer:
     """``/triage``: run the gate on the issue, even over a hand-set label (which stays)."""
-    event = ctx.event.as_issues_event()
+    event = call.event.as_issues_event()
     repo = event.repository
     return gate.run(
-        ctx.job.with_repository_file(repo.full_name, repo.default_branch), event, force=True
+        call.job.with_repository_file(repo.full_name, repo.default_branch), event, force=True
     )
 
 
-def rerun_audit(ctx: CommandContext) -> Answer:
+def rerun_audit(call: CommandContext) -> Answer:
     """``/audit [PATH:START-END]``: audit the open PR now, or one range of a changed file.
 
     A closed PR or a bad range gets a reply, not an error.
     """
-    pull = ctx.github.pull(ctx.repo, ctx.event.issue.number)
+    pull = call.github.pull(call.repo, call.event.issue.number)
     if pull.state != "open":
         return f"This pull request is {pull.state}; only open pull requests are audited."
     try:
-        job = ctx.job.with_repository_file(pull.repo, None)
-        return audit.run(job, pull, requested_range=ctx.command.range)
+        job = call.job.with_repository_file(pull.repo, None)
+        return audit.run(job, pull, requested_range=call.command.range)
     except InvalidRange as exc:
         return f"Cannot audit that range: {neutralise(str(exc), max_chars=300)}."
 
 
-def _from_store(ctx: CommandContext, reply: Callable[[HistoryStore, str, int], str]) -> Answer:
-    return reply(ctx.job.store(read_only=True), ctx.repo, ctx.command.count or 1)
+def _from_store(call: CommandContext, reply: Callable[[HistoryStore, str, int], str]) -> Answer:
+    return reply(call.job.store(read_only=True), call.repo, call.command.count or 1)
 
 
-def list_history(ctx: CommandContext) -> Answer:
+def list_history(call: CommandContext) -> Answer:
     """``/audit_history [N]``: the last N accepted audits; the store is opened read-only."""
-    return _from_store(ctx, history_reply)
+    return _from_store(call, history_reply)
 
 
-def show_stats(ctx: CommandContext) -> Answer:
+def show_stats(call: CommandContext) -> Answer:
     """``/audit_stats [WEEKS]``: weekly statistics; the store is opened read-only."""
-    return _from_store(ctx, stats_reply)
+    return _from_store(call, stats_reply)
 
 
-def show_gate_stats(ctx: CommandContext) -> Answer:
+def show_gate_stats(call: CommandContext) -> Answer:
     """``/triage_stats [WEEKS]``: weekly gate health; the store is opened read-only."""
-    return _from_store(ctx, triage_stats_reply)
+    return _from_store(call, triage_stats_reply)
 
 
-def list_commands(ctx: CommandContext) -> Answer:
+def list_commands(call: CommandContext) -> Answer:
     """``/help``: one line per command."""
-    return "triage-bot commands:\n" + help_text(ctx.commands)
+    return "triage-bot commands:\n" + help_text(call.commands)
 
 
 HISTORY_MAX_CHARS = 60_000

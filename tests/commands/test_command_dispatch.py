@@ -1,4 +1,4 @@
-"""Commands are data: dispatch is ``COMMANDS[name].handler(ctx)`` with no default branch, the
+"""Commands are data: dispatch is ``COMMANDS[name].handler(call)`` with no default branch, the
 wrong-place reply reads ``spec.where``, and the comment flow reaches GitHub and the store only
 through the job's context (built here over the fake GitHub and a counting store) and the
 pipelines only through their entries (:func:`bot.gate.run`, :func:`bot.audit.run`, replaced
@@ -110,7 +110,7 @@ def _recording_table(ran: list[str]) -> dict[str, CommandSpec]:
     """The registry with every handler replaced by one that records its command's name."""
 
     def recorder(name: str) -> Callable[[CommandContext], Answer]:
-        def handler(ctx: CommandContext) -> Answer:
+        def handler(call: CommandContext) -> Answer:
             ran.append(name)
             return f"ran {name}"
 
@@ -165,7 +165,7 @@ def test_an_unknown_command_in_a_comment_gets_the_usage_reply_and_runs_nothing(
     ],
 )
 def test_the_wrong_place_reply_reads_where(where: Where, on_pr: bool, expected: str | None) -> None:
-    spec = CommandSpec("trial", "none", "a trial", lambda ctx: "ran", where=where)
+    spec = CommandSpec("trial", "none", "a trial", lambda call: "ran", where=where)
     assert wrong_place_reply(spec, _event("/trial", on_pr=on_pr)) == expected
 
 
