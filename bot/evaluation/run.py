@@ -22,7 +22,8 @@ from bot.concurrency import map_bounded, results_or_raise
 from bot.errors import ModelError
 from bot.evaluation.replies import ReplayModel
 from bot.evaluation.sets import EvalIssue, EvalSegment, dev_half
-from bot.gate.validator import GateDecision, Validator
+from bot.gate.types import GateDecision
+from bot.gate.validator import Validator
 from bot.gate.verdict import GATE_OUTCOMES, NO_VERDICT, VerdictValue
 from bot.shares import Share
 

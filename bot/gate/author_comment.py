@@ -9,14 +9,10 @@ from collections.abc import Sequence
 
 from bot.checklist import Element
 from bot.gate.policy import finding
-from bot.gate.validator import GateDecision
+from bot.gate.types import AUTHOR_MARKER, GateDecision
 from bot.neutralise import code_span, neutralise
-from bot.run_report import MARKER_PREFIX
 
-__all__ = ["AUTHOR_MARKER", "needs_refinement_comment", "ready_comment", "refinement_comment_for"]
-
-AUTHOR_MARKER = f"{MARKER_PREFIX}:author -->"
-"""Hidden marker at the start of the bot's comment to an issue's author."""
+__all__ = ["needs_refinement_comment", "ready_comment", "refinement_comment_for"]
 
 DEFINITION_MAX_CHARS = 300
 """Longest element name or definition shown (characters of markdown, escapes included)."""

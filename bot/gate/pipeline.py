@@ -37,7 +37,8 @@ from bot.gate.plan import (
     plan_gate,
     superseded,
 )
-from bot.gate.validator import GateDecision, Validator, make_validator
+from bot.gate.types import GateDecision
+from bot.gate.validator import Validator, make_validator
 from bot.history.protocol import HistoryStore
 from bot.neutralise import code_span, log_value, neutralise
 from bot.run_report import (

@@ -11,7 +11,8 @@ from bot.events import IssuesEvent
 from bot.gate.author_comment import ready_comment, refinement_comment_for
 from bot.gate.issue_text import prepare_issue
 from bot.gate.labels import DEFAULT_LABELS, GateLabels, LabelPlan, plan_labels
-from bot.gate.validator import GateDecision, Validator
+from bot.gate.types import GateDecision
+from bot.gate.validator import Validator
 from bot.gate.writes import add_gate_label, write_author_comment
 from bot.history.protocol import GateRow, HistoryStore
 

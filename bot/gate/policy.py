@@ -14,6 +14,7 @@ from importlib import resources
 from bot.checklist import Element
 from bot.gate.evidence import Evidence
 from bot.gate.facts import IssueFacts
+from bot.gate.types import Ruling
 from bot.gate.verdict import VerdictValue
 from bot.policy_file import GatePolicy, policy_from_text
 from bot.prompts import current_name
@@ -21,7 +22,6 @@ from bot.prompts import current_name
 __all__ = [
     "DEFAULT_POLICY",
     "ChosenPolicy",
-    "Ruling",
     "choose_policy",
     "decide",
     "default_policy",
@@ -32,23 +32,6 @@ __all__ = [
 
 DEFAULT_POLICY = "model-verdict"
 """The name of the policy for a model no policy was measured for."""
-
-
-@dataclass(frozen=True)
-class Ruling:
-    """The decision and the reason people read (built from facts, never model prose).
-
-    Attributes:
-        rule: a guard, ``required``, ``model``, or ``guards`` (every guard passed).
-        asks: the elements the model left empty, in checklist order; never a misquoted one.
-        model_fault: the guard ruled only because the model's quotes were not found.
-    """
-
-    verdict: VerdictValue
-    reason: str
-    rule: str
-    asks: tuple[Element, ...] = ()
-    model_fault: bool = False
 
 
 def _has_evidence(facts: IssueFacts) -> bool:

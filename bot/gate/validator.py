@@ -9,7 +9,7 @@ import dataclasses
 import json
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import cache
 
 from bot.chat import CallUsage, ChatMessage, ChatModel, RoleOptions
@@ -19,10 +19,9 @@ from bot.errors import ModelCopiedInput, ModelError
 from bot.gate.evidence import Evidence, gather_evidence
 from bot.gate.facts import IssueFacts, issue_facts
 from bot.gate.issue_text import TEXT_RULES_VERSION, IssueText, delimit_issue, prepare_issue
-from bot.gate.labels import GateLabel, label_for
-from bot.gate.policy import ChosenPolicy, Ruling, choose_policy, decide
+from bot.gate.policy import choose_policy, decide
+from bot.gate.types import GateDecision, Ruling
 from bot.gate.verdict import (
-    NO_VERDICT,
     Verdict,
     VerdictValue,
     parse_verdict,
@@ -37,7 +36,6 @@ __all__ = [
     "EXAMPLES",
     "NUM_PREDICT_CAP",
     "NUM_PREDICT_PER_ELEMENT",
-    "GateDecision",
     "Validator",
     "checklist_of",
     "gate_policy_of",
@@ -121,51 +119,6 @@ def system_prompt(elements: tuple[Element, ...] = ELEMENTS) -> tuple[str, str]:
 
 def _reply_model(elements: tuple[Element, ...]) -> type[Verdict]:
     return verdict_model(tuple(e.key for e in elements))
-
-
-@dataclass(frozen=True)
-class GateDecision:
-    """The gate's outcome for one issue; on a fault the model's fields are empty.
-
-    Attributes:
-        verdict: as :func:`bot.gate.policy.decide` ruled; ``None`` on a fault.
-        reason: the policy's reason, or the fault's message.
-        error_kind: the fault's ``BotError.kind`` (``truncated`` …), else ``None``.
-        prompt_tokens: 0 when the model was never reached.
-        model_ms: the model's own time for the call (ms).
-        wall_ms: the whole judgement, prompt build and parse included (ms).
-        policy: ``None`` only for a decision built outside a validator.
-        calls: empty when no call ran or a failed one reported no cost.
-    """
-
-    verdict: VerdictValue | None
-    reason: str
-    error_kind: str | None
-    model: str
-    prompt_version: str
-    prompt_tokens: int
-    output_tokens: int
-    model_ms: float
-    wall_ms: float
-    issue: IssueText
-    model_verdict: VerdictValue | None = None
-    model_reason: str = ""
-    rule: str = ""
-    evidence: Evidence | None = field(default=None, repr=False)
-    facts: IssueFacts | None = field(default=None, repr=False)
-    calls: tuple[CallUsage, ...] = ()
-    ruling: Ruling | None = field(default=None, repr=False)
-    policy: ChosenPolicy | None = field(default=None, repr=False)
-
-    @property
-    def label(self) -> GateLabel:
-        """The gate label; ``validator-error`` on a fault."""
-        return label_for(self.verdict)
-
-    @property
-    def outcome(self) -> str:
-        """:attr:`verdict`, or ``ERROR`` on a fault: the outcome outputs name."""
-        return self.verdict or NO_VERDICT
 
 
 class Validator:

@@ -43,7 +43,7 @@ VerdictValue = Literal["VALID", "NEEDS_REFINEMENT"]
 NO_VERDICT = "ERROR"
 """How a gate decision without a verdict (a fault; its label is ``validator-error``) is named
 where a verdict is shown: the step output ``verdict`` (action.yml), the run's text and the eval's
-outcomes (:attr:`bot.gate.validator.GateDecision.outcome`)."""
+outcomes (:attr:`bot.gate.types.GateDecision.outcome`)."""
 
 GATE_OUTCOMES: tuple[str, ...] = (*get_args(VerdictValue), NO_VERDICT)
 """Every gate outcome as shown (the eval's confusion columns): the verdicts, then

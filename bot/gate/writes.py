@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from bot.clients.github_port import GitHubPort
 from bot.errors import GitHubError, GitHubNotFound, StoreError
-from bot.gate.author_comment import AUTHOR_MARKER
 from bot.gate.labels import GateLabel
+from bot.gate.types import AUTHOR_MARKER
 from bot.history.github_memory import (
     body_sha,
     created_label,

@@ -25,7 +25,7 @@ from bot.clients.github_client import PyGithubClient
 from bot.clients.github_port import ChangedFile, PullRef
 from bot.config import AUDITOR_OPTIONS, Settings
 from bot.errors import GitHubAuthError, GitHubError
-from bot.gate.author_comment import AUTHOR_MARKER
+from bot.gate.types import AUTHOR_MARKER
 from tests.support import FakeChatModel, cassette, load_webhook, write_payload
 from tests.support.fake_github import FakeGitHub, StoredComment
 from tests.support.replies import NEEDS_REPLY

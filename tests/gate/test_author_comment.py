@@ -25,12 +25,12 @@ from bot.checklist import ELEMENTS, Element
 from bot.cli import main
 from bot.config import VALIDATOR_OPTIONS, Settings
 from bot.gate.author_comment import (
-    AUTHOR_MARKER,
     needs_refinement_comment,
     ready_comment,
     refinement_comment_for,
 )
 from bot.gate.labels import NEEDS_REFINEMENT, READY
+from bot.gate.types import AUTHOR_MARKER
 from bot.gate.validator import Validator
 from bot.run_report import RunReport
 from bot.settings_table import DEFAULT_OLLAMA_MODEL

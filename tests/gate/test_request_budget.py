@@ -24,8 +24,9 @@ from bot.cli import main
 from bot.clients.github_client import PyGithubClient
 from bot.config import Settings
 from bot.errors import GitHubNotFound, GitHubUnavailable
-from bot.gate.author_comment import AUTHOR_MARKER, ready_comment
+from bot.gate.author_comment import ready_comment
 from bot.gate.labels import NEEDS_REFINEMENT, READY
+from bot.gate.types import AUTHOR_MARKER
 from bot.gate.writes import write_author_comment
 from bot.history.github_memory import known_comment, remember_comment
 from bot.history.store import Store

@@ -28,8 +28,8 @@ from bot.audit.stats import ModelStats, WeekStats, model_stats, weekly_stats
 from bot.config import Settings
 from bot.errors import StoreError
 from bot.factory import make_store
-from bot.gate.author_comment import AUTHOR_MARKER
 from bot.gate.stats import gate_weeks
+from bot.gate.types import AUTHOR_MARKER
 from bot.history.protocol import (
     AUDIT_KEY,
     AuditRow,

@@ -29,7 +29,7 @@ from bot.gate.issue_text import prepare_issue
 from bot.gate.labels import READY, plan_labels
 from bot.gate.pipeline import render_gate_plan, render_gate_summary
 from bot.gate.plan import GatePlan
-from bot.gate.validator import GateDecision
+from bot.gate.types import GateDecision
 from bot.history.store import AuditRow, Store
 from bot.neutralise import ZWSP
 from bot.run_report import RunReport

@@ -19,7 +19,8 @@ from bot.gate.issue_text import prepare_issue
 from bot.gate.labels import LABEL_FOR_VERDICT, LabelPlan
 from bot.gate.plan import GatePlan
 from bot.gate.policy import shipped_policies
-from bot.gate.validator import GateDecision, system_prompt
+from bot.gate.types import GateDecision
+from bot.gate.validator import system_prompt
 from bot.history.store import AuditRow
 from bot.policy_file import GatePolicy, HalfFigures, Measurement
 
