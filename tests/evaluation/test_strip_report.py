@@ -15,7 +15,7 @@ from types import ModuleType
 
 from bot.evaluation.report import compare_reports, spread_reports
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _module() -> ModuleType:
