@@ -63,10 +63,10 @@ def _secret_values() -> set[str]:
 
 
 def _url_secrets(flags: dict[str, Any]) -> set[str]:
-    """The secrets (:func:`bot.neutralise.read_url`) of every URL a setting is given, by flag or
+    """The secrets (:func:`bot.urls.read_url`) of every URL a setting is given, by flag or
     variable, whether or not it is the one that wins: the store URL, the Ollama host, the
     OpenAI-compatible base URL, the GitHub API URL."""
-    from bot.neutralise import read_url
+    from bot.urls import read_url
 
     given = [str(v) for v in flags.values() if v is not None]
     given += [os.environ.get(var, "") for spec in SETTINGS for var in spec.env_vars]
@@ -93,9 +93,9 @@ def _register_secrets(flags: dict[str, Any]) -> None:
 
 def _redact(text: str) -> str:
     """Remove the secret settings' values (the GitHub token, the API key) and the secrets of
-    the configured URLs, in every form they may take (:func:`bot.neutralise.secret_forms`), from
+    the configured URLs, in every form they may take (:func:`bot.urls.secret_forms`), from
     text that may echo them."""
-    from bot.neutralise import redact
+    from bot.urls import redact
 
     context = click.get_current_context(silent=True)
     secrets: set[str] = context.meta.get(_URL_SECRETS, set()) if context else set()

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 from bot.chat import RoleOptions
 from bot.errors import ConfigError
-from bot.neutralise import Redactor, read_url, shown_url
 from bot.retry import RetryPolicy
 from bot.settings_table import (
     DEFAULT_OLLAMA_MODEL,
@@ -31,6 +30,7 @@ from bot.settings_table import (
     default_models_dir,
     is_database_url,
 )
+from bot.urls import Redactor, read_url, shown_url
 
 if TYPE_CHECKING:
     from bot.gate_policy import GatePolicy
@@ -99,7 +99,7 @@ class Settings(SettingsTable):
     def redactor(self) -> Redactor:
         """The redaction of this job's secrets: the secret settings' values (8 characters or
         more) and the secrets of its URLs (4 or more), in every form of
-        :func:`~bot.neutralise.secret_forms`."""
+        :func:`~bot.urls.secret_forms`."""
         values = [getattr(self, s.name) for s in SETTINGS if s.secret]
         urls = [getattr(self, s.name) for s in SETTINGS if s.echo is shown_url]
         found = [str(u) for u in urls if u]

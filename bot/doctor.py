@@ -37,7 +37,7 @@ from bot.errors import BotError
 from bot.factory import backend_for, store_target
 from bot.history.protocol import SchemaState
 from bot.history.store import file_schema
-from bot.neutralise import shown_url
+from bot.urls import shown_url
 
 __all__ = ["MIN_PYTHON", "Check", "run_checks"]
 

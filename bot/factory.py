@@ -34,7 +34,7 @@ from bot.clients.prompt_cache import PromptCache
 from bot.config import EMBEDDED_N_CTX, Settings, is_database_url
 from bot.errors import BotError, ConfigError
 from bot.history.protocol import HistoryStore
-from bot.neutralise import shown_url
+from bot.urls import shown_url
 
 if TYPE_CHECKING:
     from bot.clients.github_client import PyGithubClient

@@ -305,10 +305,10 @@ def http_url(value: Any) -> str:
     (scheme, host and port as the HTTP client will read them), without user information (the
     bot sends no credentials from a URL: an HTTP client would send them instead of the API
     key), each query name once (the query goes with every request, name to value), and by
-    :func:`bot.neutralise.read_url` (the bot can print it without a piece of a secret)."""
+    :func:`bot.urls.read_url` (the bot can print it without a piece of a secret)."""
     from pydantic import HttpUrl, TypeAdapter, ValidationError  # here: keeps --help fast
 
-    from bot.neutralise import read_url
+    from bot.urls import read_url
 
     text = str(value).strip().rstrip("/")
     try:

@@ -18,13 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.neutralise import (
-    KEYWORD_STRING_PROBLEM,
-    LIBPQ_SCHEMES,
-    libpq_keywords,
-    read_url,
-    shown_url,
-)
 from bot.setting_spec import (
     Factory,
     SettingSpec,
@@ -43,6 +36,7 @@ from bot.setting_spec import (
     table_of,
     true_or_false,
 )
+from bot.urls import KEYWORD_STRING_PROBLEM, LIBPQ_SCHEMES, libpq_keywords, read_url, shown_url
 
 __all__ = [
     "DATABASE_URL_SCHEMES",
@@ -81,7 +75,7 @@ def store_target(value: Any) -> str:
 
     Raises:
         ValueError: libpq cannot read the URL, or reads it differently from the URL standard
-            (:func:`bot.neutralise.read_url`): its host or database name could then hold a
+            (:func:`bot.urls.read_url`): its host or database name could then hold a
             piece of its password, which a message naming the server would print. Also a URL
             of another scheme (``mysql://``) and a libpq keyword string (``host=… password=…``),
             which would otherwise name a SQLite file.

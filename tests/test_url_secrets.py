@@ -29,7 +29,7 @@ from bot.cli import main
 from bot.config import Settings
 from bot.errors import ConfigError, ModelUnavailable, StoreError
 from bot.history.pg_store import PostgresStore
-from bot.neutralise import read_url, redact
+from bot.urls import read_url, redact
 from tests.pg import fresh_database
 from tests.profiles import FUZZ
 from tests.support import FakeChatModel, load_webhook, write_payload

@@ -17,7 +17,7 @@ or whose token counts or duration are out of range (checked after the call), is 
 :class:`~bot.errors.ModelOutputError` naming the field.
 
 :func:`translate_ollama_error` is the one place where ollama, httpx and pydantic errors become
-:mod:`bot.errors` classes; messages show the host as :func:`bot.neutralise.shown_url` does.
+:mod:`bot.errors` classes; messages show the host as :func:`bot.urls.shown_url` does.
 Each request also runs against a wall-clock deadline of ``timeout_s``
 (:func:`bot.retry.call_with_deadline`; httpx's timeout is per network operation), and transient
 faults (unreachable, timeouts, 5xx) are retried with tenacity (:mod:`bot.retry`) before they
@@ -54,8 +54,9 @@ from bot.errors import (
     ModelTruncated,
     ModelUnavailable,
 )
-from bot.neutralise import log_value, read_url, redact, redacted_excerpt
+from bot.neutralise import log_value
 from bot.retry import DeadlineExceeded, RetryPolicy, call_with_deadline, call_with_retries
+from bot.urls import read_url, redact, redacted_excerpt
 
 __all__ = [
     "OllamaChatModel",

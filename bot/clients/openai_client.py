@@ -27,8 +27,8 @@ with the result; the API reports no model time, so a call's time is the request'
 The API key is optional (a local server usually has none; the client then sends the placeholder
 :data:`NO_API_KEY`, as these servers' documentation does). It goes only into the
 ``Authorization`` header: never into a message, and an error text that echoes it has it
-replaced (:func:`bot.neutralise.redact`). Messages name the server as
-:func:`bot.neutralise.shown_url` shows it.
+replaced (:func:`bot.urls.redact`). Messages name the server as
+:func:`bot.urls.shown_url` shows it.
 
 The client talks through :func:`bot.clients.model_http.httpx2_client`: it sends nothing to
 another origin than the base URL's (a redirect there is refused); a reply may hold
@@ -72,7 +72,7 @@ from bot.errors import (
     ModelTruncated,
     ModelUnavailable,
 )
-from bot.neutralise import log_value, read_url, redact, redacted_excerpt, shown_url
+from bot.neutralise import log_value
 from bot.retry import (
     DeadlineExceeded,
     RetryPolicy,
@@ -80,6 +80,7 @@ from bot.retry import (
     call_with_retries,
     retry_after_s,
 )
+from bot.urls import read_url, redact, redacted_excerpt, shown_url
 
 __all__ = [
     "NO_API_KEY",
@@ -223,7 +224,7 @@ def translate_openai_error(
     exc: BaseException, *, model: str, base_url: str, api_key: str | None = None
 ) -> ModelError:
     """Map an ``openai`` exception to the :mod:`bot.errors` tree (the choke point); the
-    message names the server as :func:`~bot.neutralise.shown_url` shows it and holds no form
+    message names the server as :func:`~bot.urls.shown_url` shows it and holds no form
     of ``api_key`` nor of the base URL's secrets (nor a piece of one: the server's text is
     redacted before it is cut to :data:`DETAIL_MAX_CHARS`)."""
     view = read_url(base_url)

@@ -4,7 +4,7 @@ The other :class:`~bot.history.protocol.HistoryStore` (:mod:`bot.history.store` 
 SQLite file). Chosen when ``TRIAGE_DB`` / ``--db`` / the action's ``db-path`` is a
 ``postgresql://`` (or ``postgres://``) URL (:func:`bot.settings_table.is_database_url`); the URL
 follows libpq's rules, so a password may come from the URL, ``PGPASSWORD`` or ``~/.pgpass``. It
-never appears in a message: the store names the server as :func:`bot.neutralise.shown_url` shows
+never appears in a message: the store names the server as :func:`bot.urls.shown_url` shows
 it, refuses a URL that libpq reads differently from the URL standard (its host or database name
 could hold a piece of the password), and replaces a driver message that repeats the URL or a
 secret of it by the error's kind.
@@ -60,7 +60,7 @@ from bot.history.protocol import (
     insert_sql,
     schema_state,
 )
-from bot.neutralise import NO_SECRETS, Redactor, read_url, redact
+from bot.urls import NO_SECRETS, Redactor, read_url, redact
 
 __all__ = [
     "MIGRATIONS_DIR",
@@ -110,10 +110,10 @@ def _raise(what: str, exc: BaseException, url: str) -> NoReturn:
 
 
 def _checked(url: str) -> str:
-    """``url`` as messages show it (:func:`bot.neutralise.shown_url`).
+    """``url`` as messages show it (:func:`bot.urls.shown_url`).
 
     Raises:
-        StoreError: the URL cannot be used (:attr:`bot.neutralise.UrlView.problem`).
+        StoreError: the URL cannot be used (:attr:`bot.urls.UrlView.problem`).
     """
     view = read_url(url)
     if view.problem:

@@ -66,7 +66,7 @@ from bot.history.protocol import (
     utc_now,
     week_of,
 )
-from bot.neutralise import NO_SECRETS, Redactor
+from bot.urls import NO_SECRETS, Redactor
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
