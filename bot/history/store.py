@@ -338,14 +338,16 @@ def _refuse_newer(db: Database, path: Path) -> None:
         )
 
 
-def file_schema(path: Path | str) -> SchemaState:
+def file_schema(path: Path | str) -> SchemaState | None:
     """The file at ``path`` against this version's migrations and the tables those it records
-    create (:func:`~bot.history.protocol.schema_state`; ``triage-bot doctor``); reads only
-    (SQLite's ``mode=ro``).
+    create (:func:`~bot.history.protocol.schema_state`; ``triage-bot doctor``), ``None`` when
+    there is no file yet; reads only (SQLite's ``mode=ro``).
 
     Raises:
         StoreError: the file cannot be read as a database.
     """
+    if not Path(path).exists():
+        return None
     try:
         conn = _connect(f"{Path(path).resolve().as_uri()}?mode=ro")
     except sqlite3.Error as exc:
