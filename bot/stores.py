@@ -139,7 +139,8 @@ def shown_store(value: Any) -> str:
     return kind.shown(text) if kind else shown_url(text)
 
 
-def store_secrets(target: str) -> tuple[str, ...]:
-    """The secrets of a target its store accepts, to mask and redact."""
-    kind = store_kind(target)
-    return kind.secrets(target) if kind else read_url(target).secrets
+def store_secrets(value: Any) -> tuple[str, ...]:
+    """The secrets of a target, to mask and redact."""
+    text = str(value)
+    kind = store_kind(text)
+    return kind.secrets(text) if kind else read_url(text).secrets

@@ -1,10 +1,9 @@
 """Read-only views of the store: audit history rows and weekly statistics.
 
-Only accepted audits exist in ``audits``, so every
-figure here is about accepted audits. Weeks start on Monday (UTC); each row carries its week
-(migration ``m003_audit_week``), and triggers keep the weekly counts in ``audit_weeks``, one row
-per model, verdict, confidence and retry (``m010_audit_weeks_by_value``), so the queries read a
-few rows per week whatever the number of audits, and count by value: the verdicts and
+Only accepted audits exist in ``audits``, so every figure here is about accepted audits. Weeks
+start on Monday (UTC); each row carries its week, and triggers keep the weekly counts in
+``audit_weeks``, one row per model, verdict, confidence and retry, so the queries read a few
+rows per week whatever the number of audits, and count by value: the verdicts and
 confidences shown are the contract's, and a value the contract adds needs no schema change. A
 verdict is one model's judgement, so the same weeks are also read per model
 (:func:`model_stats`).

@@ -13,7 +13,7 @@ server unreachable) has no model time, and counting it as 0 ms would hide a slow
 an outage. Percentiles are nearest-rank: the value at rank ``ceil(p * n / 100)`` of the week's
 ``n`` timed decisions in ascending order, so each is a time that was measured.
 
-No query reads the decisions themselves (migration ``m006_gate_week``): the counts per week,
+No query reads the decisions themselves: the counts per week,
 verdict, error kind, model and prompt version come from ``gate_weeks`` (a few rows per week,
 kept by triggers); then each week's two percentiles are single ``LIMIT 1 OFFSET k`` reads down
 the covering ``(repo, week, duration_ms)`` index, from its nearer end.

@@ -1,7 +1,13 @@
--- What the bot knows of GitHub (bot/history/github_memory.py): the twin of the SQLite
--- migration m007_github_memory. GitHub's comment ids outgrow a 32-bit integer: bigint.
--- depends: 0001_schema
+"""What the bot knows of GitHub: its author comments, the labels it created, the
+repository file at a commit."""
 
+from yoyo import step  # type: ignore[import-untyped]
+
+from bot.history.migrate import sql
+
+__depends__ = {"0001_schema"}
+
+BOTH = """
 create table author_comments (
     repo text not null,
     issue integer not null,
@@ -26,3 +32,6 @@ create table repo_files (
     read_at text not null,
     primary key (repo, path)
 );
+"""
+
+steps = [step(sql(BOTH))]

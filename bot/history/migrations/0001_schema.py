@@ -1,16 +1,140 @@
--- The store's schema on PostgreSQL, the store a pool of runners shares: the tables, unique
--- keys and indexes the SQLite migrations m001 to m006 and m008_unique_keys build
--- (bot/history/migrations.py), in one yoyo
--- migration (m007's tables are 0002). Never edit an applied migration: add the next file
--- (NNNN_name.sql, "-- depends:" the one before), and its SQLite twin to migrations.py.
---
--- The weekly sums are kept by triggers, as in SQLite, with INSERT ... ON CONFLICT DO UPDATE:
--- PostgreSQL guarantees that statement an insert or an update under concurrency (the
--- conflicting row is locked, and the update sees the committed row), so two writers adding the
--- first audit of a week never lose a count nor fail on the primary key; the delete triggers
--- update one locked row. Computing the sums by query instead would read every row of a week
--- on each /audit_stats (the sums exist to avoid that, benchmarks/commands.py).
+"""The decision tables, their indexes and unique keys, and the weekly sums kept by triggers."""
 
+from yoyo import step  # type: ignore[import-untyped]
+
+from bot.history.migrate import sql
+
+SQLITE = """
+create table audits (
+    "id" integer primary key,
+    "repo" text not null,
+    "pr" integer not null,
+    "head_sha" text not null,
+    "path" text not null,
+    "line_start" integer not null,
+    "line_end" integer not null,
+    "verdict" text not null,
+    "confidence" text not null,
+    "retried" integer not null,
+    "audit_format" text,
+    "model" text not null,
+    "prompt_version" text not null,
+    "created_at" text not null,
+    "prompt_tokens" integer,
+    "output_tokens" integer,
+    "duration_ms" real,
+    "markdown" text,
+    "week" text
+);
+create index idx_audits_repo_created_at on audits (repo, created_at);
+create index idx_audits_repo_pr_head_sha on audits (repo, pr, head_sha);
+create index idx_audits_repo_week_verdict_confidence_retried
+    on audits (repo, week, verdict, confidence, retried);
+create unique index audits_key on audits (repo, pr, head_sha, path, line_start, line_end);
+
+create table gate_decisions (
+    "id" integer primary key,
+    "repo" text not null,
+    "issue" integer not null,
+    "event" text,
+    "verdict" text,
+    "label" text not null,
+    "reason" text,
+    "error_kind" text,
+    "model" text not null,
+    "prompt_version" text not null,
+    "created_at" text not null,
+    "prompt_tokens" integer,
+    "output_tokens" integer,
+    "duration_ms" real,
+    "content_sha" text,
+    "week" text
+);
+create index idx_gate_decisions_repo_issue_created_at on gate_decisions (repo, issue, created_at);
+create index idx_gate_decisions_repo_week_duration_ms on gate_decisions (repo, week, duration_ms);
+create unique index gate_decisions_key
+    on gate_decisions (repo, issue, content_sha, model, prompt_version, label);
+
+create table audit_weeks (
+    repo text not null, week text not null,
+    audits integer not null default 0,
+    go integer not null default 0, go_with_notes integer not null default 0,
+    fix integer not null default 0, retried integer not null default 0,
+    high integer not null default 0, medium integer not null default 0,
+    low integer not null default 0,
+    primary key (repo, week)
+);
+
+create trigger audits_week_insert after insert on audits begin
+    insert into audit_weeks
+        (repo, week, audits, go, go_with_notes, fix, retried, high, medium, low)
+    values (new.repo, new.week, 1, new.verdict = 'GO', new.verdict = 'GO_WITH_NOTES',
+            new.verdict = 'FIX', new.retried, new.confidence = 'High',
+            new.confidence = 'Medium', new.confidence = 'Low')
+    on conflict (repo, week) do update set
+        audits = audits + 1,
+        go = go + excluded.go,
+        go_with_notes = go_with_notes + excluded.go_with_notes,
+        fix = fix + excluded.fix,
+        retried = retried + excluded.retried,
+        high = high + excluded.high,
+        medium = medium + excluded.medium,
+        low = low + excluded.low;
+end;
+
+create trigger audits_week_delete after delete on audits begin
+    update audit_weeks set
+        audits = audits - 1,
+        go = go - (old.verdict = 'GO'),
+        go_with_notes = go_with_notes - (old.verdict = 'GO_WITH_NOTES'),
+        fix = fix - (old.verdict = 'FIX'),
+        retried = retried - old.retried,
+        high = high - (old.confidence = 'High'),
+        medium = medium - (old.confidence = 'Medium'),
+        low = low - (old.confidence = 'Low')
+    where repo = old.repo and week = old.week;
+end;
+
+create table gate_weeks (
+    repo text not null, week text not null,
+    verdict text not null, error_kind text not null,
+    model text not null, prompt_version text not null,
+    decisions integer not null default 0, timed integer not null default 0,
+    primary key (repo, week, verdict, error_kind, model, prompt_version)
+) without rowid;
+
+-- the store writes week; a row inserted otherwise gets it here
+create trigger gate_week_fill after insert on gate_decisions when new.week is null begin
+    update gate_decisions set week = date(new.created_at, 'weekday 0', '-6 days')
+    where id = new.id;
+end;
+
+create trigger gate_week_insert after insert on gate_decisions begin
+    insert into gate_weeks
+        (repo, week, verdict, error_kind, model, prompt_version, decisions, timed)
+    values (new.repo,
+            coalesce(new.week, date(new.created_at, 'weekday 0', '-6 days')),
+            coalesce(new.verdict, ''),
+            coalesce(new.error_kind, ''), new.model, new.prompt_version, 1,
+            coalesce(new.duration_ms, 0) > 0)
+    on conflict (repo, week, verdict, error_kind, model, prompt_version) do update set
+        decisions = decisions + 1,
+        timed = timed + excluded.timed;
+end;
+
+create trigger gate_week_delete after delete on gate_decisions begin
+    update gate_weeks set
+        decisions = decisions - 1,
+        timed = timed - (coalesce(old.duration_ms, 0) > 0)
+    where repo = old.repo
+        and week = coalesce(old.week, date(old.created_at, 'weekday 0', '-6 days'))
+        and verdict = coalesce(old.verdict, '')
+        and error_kind = coalesce(old.error_kind, '')
+        and model = old.model and prompt_version = old.prompt_version;
+end;
+"""
+
+POSTGRESQL = """
 create table audits (
     id bigint generated by default as identity primary key,
     repo text not null,
@@ -166,3 +290,6 @@ $$;
 
 create trigger gate_week_delete after delete on gate_decisions
     for each row execute function triage_gate_week_delete();
+"""
+
+steps = [step(sql(sqlite=SQLITE, postgresql=POSTGRESQL))]
