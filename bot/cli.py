@@ -53,7 +53,7 @@ def _secret_values() -> set[str]:
 
 def _url_secrets(flags: dict[str, Any]) -> set[str]:
     # Every URL a setting is given, by flag or variable, whether or not it wins.
-    from bot.neutralise import read_url
+    from bot.urls import read_url
 
     given = [str(v) for v in flags.values() if v is not None]
     given += [os.environ.get(var, "") for spec in SETTINGS for var in spec.env_vars]
@@ -77,7 +77,7 @@ def _register_secrets(flags: dict[str, Any]) -> None:
 
 def _redact(text: str) -> str:
     """``text`` without the secret settings' values or the configured URLs' secrets."""
-    from bot.neutralise import redact
+    from bot.urls import redact
 
     context = click.get_current_context(silent=True)
     secrets: set[str] = context.meta.get(_URL_SECRETS, set()) if context else set()

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from bot.chat import RoleOptions
 from bot.errors import ConfigError
-from bot.neutralise import Redactor, read_url, shown_url
 from bot.retry import RetryPolicy
 from bot.settings_table import (
     DEFAULT_OLLAMA_MODEL,
@@ -20,8 +19,9 @@ from bot.settings_table import (
     SettingsTable,
     default_db_path,
     default_models_dir,
-    is_database_url,
 )
+from bot.stores import store_secrets
+from bot.urls import Redactor, read_url, shown_url
 
 if TYPE_CHECKING:
     from bot.policy_file import GatePolicy
@@ -38,7 +38,6 @@ __all__ = [
     "Settings",
     "default_db_path",
     "default_models_dir",
-    "is_database_url",
 ]
 
 VALIDATOR_OPTIONS = RoleOptions(temperature=0.0, num_predict=160, num_ctx=4096, seed=42)
@@ -81,9 +80,10 @@ class Settings(SettingsTable):
         """The redaction of this job's secret settings and the secrets in its URLs."""
         values = [getattr(self, s.name) for s in SETTINGS if s.secret]
         urls = [getattr(self, s.name) for s in SETTINGS if s.echo is shown_url]
-        found = [str(u) for u in urls if u]
+        found = [x for u in urls if u for x in read_url(str(u)).secrets]
+        found += store_secrets(self.db_path) if self.db_path else ()
         return Redactor.of([str(v) for v in values if v], min_chars=SECRET_MIN_CHARS) + (
-            Redactor.of([x for u in found for x in read_url(u).secrets], min_chars=4)
+            Redactor.of(found, min_chars=4)
         )
 
     @classmethod

@@ -10,9 +10,9 @@ order: an OpenAI-compatible server when a base URL is set, Ollama when a host is
 embedded llama.cpp backend (``--model-path`` or :data:`bot.clients.embedded.DEFAULT_MODEL`).
 Both servers set is a configuration error, except the Ollama host the action passes by default,
 which yields. A new backend is its module in :mod:`bot.clients` (a :class:`~bot.chat.ChatModel`)
-and one row here: how it is chosen, built, checked and
-preloaded. Heavy imports happen when what needs them is built: llama_cpp at the embedded
-model's first load, PyGithub in :func:`make_github`, the stores' libraries in
+and one row here: how it is chosen, built, checked and preloaded. A store is a row of
+:data:`bot.stores.STORES`. Heavy imports happen when what needs them is built: llama_cpp at
+the embedded model's first load, PyGithub in :func:`make_github`, the stores' libraries in
 :func:`make_store`. So importing this module is quick, which lets the CLI's preload thread
 (:func:`preload_chat_model`) start loading the GGUF while the main thread imports the pipeline,
 instead of waiting for it on the same imports.
@@ -21,6 +21,7 @@ instead of waiting for it on the same imports.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,10 +31,11 @@ from typing import TYPE_CHECKING, Any
 from bot.chat import ChatModel, ModelRole
 from bot.clients.embedded import EmbeddedChatModel, default_model_path
 from bot.clients.prompt_cache import PromptCache
-from bot.config import EMBEDDED_N_CTX, Settings, is_database_url
+from bot.config import EMBEDDED_N_CTX, Settings
 from bot.errors import BotError, ConfigError
 from bot.history.protocol import HistoryStore
-from bot.neutralise import shown_url
+from bot.stores import StoreKind, shown_store, store_kind
+from bot.urls import shown_url
 
 if TYPE_CHECKING:
     from bot.clients.github_client import PyGithubClient
@@ -44,12 +46,13 @@ __all__ = [
     "Backend",
     "ModelRole",
     "backend_for",
+    "load",
     "make_chat_model",
     "make_github",
     "make_store",
     "model_concurrency",
     "preload_chat_model",
-    "store_target",
+    "store_for",
 ]
 
 
@@ -394,27 +397,36 @@ def make_github(
     )
 
 
-def store_target(settings: Settings) -> str:
-    """What ``settings.db_path`` names: a ``postgresql://`` URL, a SQLite file, or
-    ``:memory:`` when unset."""
-    return str(settings.db_path) if settings.db_path else ":memory:"
+def store_for(settings: Settings) -> tuple[StoreKind, str]:
+    """The :data:`bot.stores.STORES` row of ``settings.db_path`` and its target (``:memory:``
+    when unset).
+
+    Raises:
+        ConfigError: no store accepts the target.
+    """
+    target = str(settings.db_path) if settings.db_path else ":memory:"
+    try:
+        kind = store_kind(target)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    if kind is None:
+        raise ConfigError(f"no store accepts {shown_store(target)}")
+    return kind, target
+
+
+def load(ref: str) -> Any:
+    """The object a ``module:name`` reference of a store row names, its module imported."""
+    module, _, name = ref.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def make_store(settings: Settings, *, read_only: bool = False) -> HistoryStore:
-    """Open the store ``settings.db_path`` names: a ``postgresql://`` URL opens the shared
-    PostgreSQL store (:mod:`bot.history.pg_store`), anything else the SQLite file
-    (:mod:`bot.history.store`; ``:memory:`` when unset). For writing (a file is created ``0600``;
-    either is migrated), or ``read_only`` (dry runs, ``history``, ``stats``: nothing written; a
-    missing file reads as empty).
+    """Open the store ``settings.db_path`` names (:func:`store_for`): for writing (created and
+    migrated), or ``read_only`` (dry runs, ``history``, ``stats``: nothing written).
 
     Raises:
         StoreError: the store cannot be opened or migrated, or a newer triage-bot wrote it.
     """
-    target = store_target(settings)
-    if is_database_url(target):
-        from bot.history.pg_store import PostgresStore  # psycopg and yoyo only when used
-
-        return PostgresStore(target, read_only=read_only, redact=settings.redactor())
-    from bot.history.store import Store  # sqlite-utils when used
-
-    return Store(target, read_only=read_only, redact=settings.redactor())
+    kind, target = store_for(settings)
+    store: HistoryStore = load(kind.opens)(target, read_only=read_only, redact=settings.redactor())
+    return store

@@ -283,10 +283,10 @@ def repository_path(value: Any) -> str:
 
 def http_url(value: Any) -> str:
     """A model server's HTTP(S) URL, trailing slash cut: no user information, each query name
-    once, and every part showable without its secrets (:func:`bot.neutralise.read_url`)."""
+    once, and every part showable without its secrets (:func:`bot.urls.read_url`)."""
     from pydantic import HttpUrl, TypeAdapter, ValidationError  # here: keeps --help fast
 
-    from bot.neutralise import read_url
+    from bot.urls import read_url
 
     text = str(value).strip().rstrip("/")
     try:

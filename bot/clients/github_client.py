@@ -56,8 +56,8 @@ from bot.errors import (
     GitHubNotFound,
     GitHubUnavailable,
 )
-from bot.neutralise import NO_SECRETS, Redactor, shown_url
 from bot.retry import RetryPolicy, call_with_retries
+from bot.urls import NO_SECRETS, Redactor, shown_url
 
 __all__ = [
     "MAX_LIST_PAGES",

@@ -37,8 +37,9 @@ from bot.errors import (
     ModelTruncated,
     ModelUnavailable,
 )
-from bot.neutralise import log_value, read_url, redact, redacted_excerpt
+from bot.neutralise import log_value
 from bot.retry import DeadlineExceeded, RetryPolicy, call_with_deadline, call_with_retries
+from bot.urls import read_url, redact, redacted_excerpt
 
 __all__ = [
     "OllamaChatModel",

@@ -38,7 +38,7 @@ from bot.errors import (
     ModelTruncated,
     ModelUnavailable,
 )
-from bot.neutralise import log_value, read_url, redact, redacted_excerpt, shown_url
+from bot.neutralise import log_value
 from bot.retry import (
     DeadlineExceeded,
     RetryPolicy,
@@ -46,6 +46,7 @@ from bot.retry import (
     call_with_retries,
     retry_after_s,
 )
+from bot.urls import read_url, redact, redacted_excerpt, shown_url
 
 __all__ = [
     "NO_API_KEY",

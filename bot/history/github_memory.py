@@ -2,7 +2,7 @@
 
 So a gate event costs at most 3 GitHub requests when the verdict changes and none when it does
 not (docs/requests.md). Three facts, each written only after GitHub confirmed it, each used only
-where being wrong leaves nothing lasting (tables from ``m007_github_memory``):
+where being wrong leaves nothing lasting:
 
 - **The author comment** the bot last wrote on an issue: its id and the SHA-256 of its body.
   An edit PATCHes that id without listing the comments, and a body equal to the one written is

@@ -128,11 +128,11 @@ def _package_data() -> list[str]:
 
 
 def test_the_wheel_holds_every_file_of_the_package(installed: Installed) -> None:
-    """Prompts, the gate rule, the PostgreSQL migrations, py.typed: what the checkout has under
+    """Prompts, the gate rule, the migrations, py.typed: what the checkout has under
     ``bot/`` is what the wheel installs (a data file missing from package-data fails here)."""
     names = set(zipfile.ZipFile(installed.wheel).namelist())
     data = _package_data()
-    assert any(name.startswith("bot/history/pg_migrations/") for name in data)
+    assert any(name.startswith("bot/history/migrations/") for name in names)
     assert [name for name in data if name not in names] == []
     sources = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "bot").rglob("*.py"))
     assert [name for name in sources if name not in names] == []
@@ -141,14 +141,14 @@ def test_the_wheel_holds_every_file_of_the_package(installed: Installed) -> None
 def test_the_installed_package_is_the_wheels(installed: Installed) -> None:
     """``bot`` comes from the venv (not the checkout), and ships its migration files."""
     probe = (
-        "import json, bot; from bot.history.pg_store import MIGRATIONS_DIR;"
-        "print(json.dumps([bot.__file__, sorted(p.name for p in MIGRATIONS_DIR.glob('*.sql'))]))"
+        "import json, bot; from bot.history.migrate import MIGRATIONS_DIR;"
+        "print(json.dumps([bot.__file__, sorted(p.name for p in MIGRATIONS_DIR.glob('*.py'))]))"
     )
     result = installed.run("python", "-c", probe)
     assert result.returncode == 0, result.stderr
     where, migrations = json.loads(result.stdout)
     assert Path(where).is_relative_to(installed.venv)
-    assert migrations == sorted(p.name for p in (ROOT / "bot/history/pg_migrations").glob("*.sql"))
+    assert migrations == sorted(p.name for p in (ROOT / "bot/history/migrations").glob("*.py"))
 
 
 def _store_line(result: subprocess.CompletedProcess[str]) -> str:

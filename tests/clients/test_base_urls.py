@@ -21,8 +21,8 @@ from bot.clients.ollama_client import OllamaChatModel, ollama_models
 from bot.clients.openai_client import OpenAIChatModel, openai_models
 from bot.config import VALIDATOR_OPTIONS, Settings
 from bot.errors import ConfigError, ModelError
-from bot.neutralise import read_url, shown_url
 from bot.retry import RetryPolicy
+from bot.urls import read_url, shown_url
 from tests.support.fake_openai import Answer, FakeOpenAI, Received, fake_openai_server
 from tests.support.profiles import FUZZ, HTTP_FUZZ
 

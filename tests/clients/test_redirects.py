@@ -26,8 +26,8 @@ from bot.clients.ollama_client import OllamaChatModel, ollama_models
 from bot.clients.openai_client import OpenAIChatModel, openai_models
 from bot.config import VALIDATOR_OPTIONS
 from bot.errors import ModelRequestRejected
-from bot.neutralise import shown_url
 from bot.retry import RetryPolicy
+from bot.urls import shown_url
 from tests.support import ROOT
 from tests.support.fake_openai import Answer, FakeOpenAI, Received, fake_openai_server
 from tests.support.profiles import HTTP_FUZZ

@@ -54,10 +54,14 @@ def source_files(root: Path) -> list[str]:
     return sorted(p.relative_to(root).as_posix() for p in (root / "bot").rglob("*.py"))
 
 
-def table_path(file: str) -> str:
+def table_path(file: str, root: Path = ROOT) -> str:
     """How the module table names a source file: a package by its folder (``bot/clients/``,
-    ``bot/``), a module by its file."""
-    return file.removesuffix("__init__.py") if file.endswith("/__init__.py") else file
+    ``bot/``), a module by its file, a file of a folder that is no package (the migrations,
+    which yoyo loads by path) by that folder."""
+    if file.endswith("/__init__.py"):
+        return file.removesuffix("__init__.py")
+    folder = file.rpartition("/")[0]
+    return file if (root / folder / "__init__.py").exists() else f"{folder}/"
 
 
 def module_name(file: str) -> str:

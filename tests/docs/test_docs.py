@@ -187,11 +187,11 @@ def _anchors(page: Path) -> set[str]:
 
 def test_the_doctor_sample_names_the_migrations_the_package_ships() -> None:
     """docs/operations.md shows doctor on a PostgreSQL store: its count is the package's."""
-    from bot.history.pg_store import MIGRATIONS_DIR
+    from bot.history.migrate import shipped
 
     text = (ROOT / "docs" / "operations.md").read_text("utf-8")
     (count,) = re.findall(r"PostgreSQL .* \(\d+ of (\d+) migrations applied", text)
-    assert int(count) == len(list(MIGRATIONS_DIR.glob("*.sql")))
+    assert int(count) == len(shipped())
 
 
 def test_the_first_commands_sample_output_is_what_the_bot_prints() -> None:

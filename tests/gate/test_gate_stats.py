@@ -32,9 +32,8 @@ from bot.gate.stats import (
     version_cells,
     version_columns,
 )
-from bot.history.migrations import MIGRATIONS
 from bot.history.store import GateRow, Store, utc_now
-from tests.support import cassette, load_webhook, write_payload
+from tests.support import cassette, load_webhook, migrate_first, write_payload
 from tests.support.hostile_cases import HOSTILE_TEXT
 from tests.support.markdown_oracle import render
 from tests.support.profiles import FUZZ
@@ -211,20 +210,16 @@ def test_neither_query_reads_a_decision_row(tmp_path: Path) -> None:
 
 
 def test_an_older_store_gets_the_week_of_its_decisions(tmp_path: Path) -> None:
-    """Migration m006 fills ``week`` for decisions written before it, read-only too."""
+    """A decision written without ``week`` gets it, in an older store read-only too."""
     path = tmp_path / "old.db"
-    old = sqlite3.connect(path)
-    from sqlite_utils import Database
-
-    db = Database(old)
-    MIGRATIONS.apply(db, stop_before="m006_gate_week")
-    db["gate_decisions"].insert(  # type: ignore[union-attr]
-        {"repo": "o/r", "issue": 1, "event": "issues.opened", "verdict": "VALID",
-         "label": "ready-for-dev", "reason": "r", "model": MODEL, "prompt_version": PROMPT,
-         "created_at": "2026-11-29T23:00:00+00:00", "duration_ms": 500.0}
-    )  # fmt: skip
-    old.commit()
-    old.close()
+    migrate_first(str(path), 1)
+    with sqlite3.connect(path) as old:
+        old.execute(
+            "insert into gate_decisions (repo, issue, event, verdict, label, reason, model, "
+            "prompt_version, created_at, duration_ms) values ('o/r', 1, 'issues.opened', "
+            "'VALID', 'ready-for-dev', 'r', ?, ?, '2026-11-29T23:00:00+00:00', 500.0)",
+            [MODEL, PROMPT],
+        )
     reader = Store(path, read_only=True)  # through a migrated copy in memory
     assert [(w.week, w.p50_ms) for w in gate_weeks(reader, "o/r", 2, now=NOW)] == [
         ("2026-11-23", 500.0)

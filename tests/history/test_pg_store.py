@@ -14,7 +14,7 @@ import pytest
 
 from bot.errors import StoreError
 from bot.history.pg_store import PostgresStore, pg_sql, server_schema
-from bot.neutralise import shown_url
+from bot.urls import shown_url
 from tests.support import ROOT
 from tests.support.pg import fresh_database
 

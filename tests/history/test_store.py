@@ -9,28 +9,25 @@ import pytest
 
 from bot.config import default_db_path
 from bot.errors import StoreError
-from bot.history.migrations import MIGRATIONS
-from bot.history.store import KNOWN_MIGRATIONS, GateRow, Store
+from bot.history import migrate
+from bot.history.store import GateRow, Store
 from tests.support import audit_row
+
+
+def _recorded(store: Store) -> list[str]:
+    return [r[0] for r in store.db.execute("select migration_id from _yoyo_migration").fetchall()]
 
 
 def test_open_migrates_and_uses_wal(tmp_path: Path) -> None:
     path = tmp_path / "nested" / "triage.db"
     store = Store(path)
-    assert {"audits", "gate_decisions", "_sqlite_migrations"} <= set(store.db.table_names())
+    assert {"audits", "gate_decisions", "_yoyo_migration"} <= set(store.db.table_names())
     assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    applied = [m.name for m in MIGRATIONS.applied(store.db)]
-    assert applied[:5] == [  # released migrations keep their names and order; new ones follow
-        "m001_audits",
-        "m002_gate_decisions",
-        "m003_audit_week",
-        "m004_audit_weeks",
-        "m005_gate_content",
-    ]
-    assert set(applied) == KNOWN_MIGRATIONS  # every migration this version knows
+    applied = _recorded(store)
+    assert applied == list(migrate.shipped())  # every migration this version knows, once
     store.close()
     reopened = Store(path)
-    assert [m.name for m in MIGRATIONS.applied(reopened.db)] == applied  # none runs twice
+    assert _recorded(reopened) == applied  # none runs twice
     reopened.close()
 
 

@@ -29,16 +29,14 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sqlite_utils import Database
 
 from bot import runner
 from bot.cli import main
 from bot.clients.github_port import LabelEvent
 from bot.config import Settings
 from bot.errors import StoreError
-from bot.history.migrations import MIGRATIONS
 from bot.history.store import GateRow, Store
-from tests.support import ROOT, FakeChatModel, audit_row, load_webhook, write_payload
+from tests.support import ROOT, FakeChatModel, audit_row, load_webhook, migrate_first, write_payload
 from tests.support.fake_github import FakeGitHub
 from tests.support.replies import COMPLETE_BODY, VALID_REPLY
 
@@ -97,26 +95,24 @@ def test_a_dry_run_neither_migrates_nor_writes_an_older_store(
     tmp_path: Path, model: FakeChatModel, github: FakeGitHub
 ) -> None:
     db = tmp_path / "triage.db"
-    old = Database(str(db))
-    old.enable_wal()
-    MIGRATIONS.apply(old, stop_before="m005_gate_content")  # as an older version left it
-    old.execute(
-        "insert into gate_decisions (repo, issue, event, verdict, label, reason, model, "
-        "prompt_version, created_at, prompt_tokens, output_tokens, duration_ms) values "
-        "(?, 1, 'issues.opened', 'NEEDS_REFINEMENT', 'needs-refinement', 'r', 'm', 'v', "
-        "'2026-01-01T00:00:00+00:00', 1, 1, 1.0)",
-        [REPO],
-    )
-    old.conn.commit()
-    old.close()
+    migrate_first(str(db), 3)  # as an older version left it
+    with sqlite3.connect(db) as old:
+        old.execute("pragma journal_mode = wal")
+        old.execute(
+            "insert into gate_decisions (repo, issue, event, verdict, label, reason, model, "
+            "prompt_version, created_at, prompt_tokens, output_tokens, duration_ms) values "
+            "(?, 1, 'issues.opened', 'NEEDS_REFINEMENT', 'needs-refinement', 'r', 'm', 'v', "
+            "'2026-01-01T00:00:00+00:00', 1, 1, 1.0)",
+            [REPO],
+        )
     before = _digest(db)
     model.enqueue(VALID)
     github.events[1].append(LabelEvent("needs-refinement", github.bot_login, github.bot_type))
     report = _dry_run(tmp_path, db)
     assert _digest(db) == before
     with sqlite3.connect(db) as conn:
-        names = [r[0] for r in conn.execute("select name from _sqlite_migrations")]
-    assert "m005_gate_content" not in names
+        names = [r[0] for r in conn.execute("select migration_id from _yoyo_migration")]
+    assert "0004_audit_weeks_by_value" not in names
     # the old rows were read (through a migrated copy): the store's last label is planned away
     assert "-needs-refinement" in report.text
     assert "+ready-for-dev" in report.text  # judged VALID, not a fault
@@ -291,8 +287,8 @@ def _newer(db: Path) -> Path:
     _filled(db)
     with sqlite3.connect(db) as conn:
         conn.execute(
-            "insert into _sqlite_migrations (migration_set, name, applied_at) "
-            "values ('triage-bot', 'm099_from_the_future', '2030-01-01')"
+            "insert into _yoyo_migration (migration_hash, migration_id, applied_at_utc) "
+            "values ('f', '0099_from_the_future', '2030-01-01')"
         )
     return db
 
@@ -303,7 +299,7 @@ def test_a_store_from_a_newer_version_is_refused_at_open(tmp_path: Path, read_on
     before = _digest(db)
     with pytest.raises(StoreError, match="created by a newer triage-bot") as info:
         Store(db, read_only=True) if read_only else Store(db)
-    assert "m099_from_the_future" in str(info.value)
+    assert "0099_from_the_future" in str(info.value)
     assert "upgrade triage-bot" in str(info.value)
     assert info.value.exit_code == 5
     assert _digest(db) == before

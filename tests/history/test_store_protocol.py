@@ -40,7 +40,7 @@ from bot.history.protocol import (
     audit_params,
     first_week,
 )
-from tests.support import FakeChatModel, audit_row, load_webhook, write_payload
+from tests.support import FakeChatModel, audit_row, load_webhook, migrate_first, write_payload
 from tests.support.fake_github import FakeGitHub
 from tests.support.replies import NEEDS_REPLY
 
@@ -252,31 +252,6 @@ def test_what_the_bot_knows_of_github_is_kept_by_both_stores(store_target: str) 
         reader.close()
 
 
-def _migrate_until(target: str, *, sqlite: str, pg: str) -> None:
-    """``target`` migrated up to, not including, the SQLite migration named ``sqlite`` or the
-    PostgreSQL migration whose id starts ``pg``."""
-    if target.startswith("postgresql"):
-        from yoyo import get_backend, read_migrations  # type: ignore[import-untyped]
-
-        from bot.history.pg_store import MIGRATIONS_DIR
-
-        backend = get_backend("postgresql+psycopg://" + target.split("://", 1)[1])
-        older = read_migrations(str(MIGRATIONS_DIR)).filter(lambda m: m.id < pg)
-        try:
-            with backend.lock():
-                backend.apply_migrations(backend.to_apply(older))
-        finally:
-            backend.connection.close()
-        return
-    import sqlite_utils
-
-    from bot.history.migrations import MIGRATIONS
-
-    db = sqlite_utils.Database(target)
-    MIGRATIONS.apply(db, stop_before=sqlite)
-    db.close()
-
-
 @contextmanager
 def _raw(target: str) -> Iterator[Execute]:
     """Run the protocol's statements (``?`` parameters) on ``target`` in one transaction,
@@ -299,7 +274,7 @@ def _raw(target: str) -> Iterator[Execute]:
 
 def _migrate_before_policy(target: str) -> None:
     """``target`` migrated up to the last migration before the policy version existed."""
-    _migrate_until(target, sqlite="m009_gate_policy", pg="0003")
+    migrate_first(target, 2)
     with _raw(target) as run:
         KeyedTable("gate_decisions", run).insert(
             {"repo": "o/r", "issue": 3, "event": "issues.opened", "verdict": "VALID",
@@ -430,7 +405,7 @@ def test_audits_from_before_the_counts_by_value_read_the_same(
     from bot.commands import handlers
 
     now = datetime.now(UTC)
-    _migrate_until(store_target, sqlite="m010_audit_weeks_by_value", pg="0004")
+    migrate_first(store_target, 3)
     rows, again = _old_audits(seed, now)
     with _raw(store_target) as run:
         table = KeyedTable("audits", run)

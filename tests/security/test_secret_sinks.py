@@ -4,7 +4,7 @@ A real ``triage-bot run`` process (an ``issues`` event, then a ``pull_request`` 
 to a loopback OpenAI-compatible server that puts the key it was sent, in one form, into its
 gate reply and its audit; the run writes through the real PyGithub client to a loopback GitHub
 and into a real store. Every text that leaves the bot is searched for every form
-:func:`bot.neutralise.secret_forms` covers: the PR comment, the review, the author comment, the
+:func:`bot.urls.secret_forms` covers: the PR comment, the review, the author comment, the
 store's rows, stdout, stderr and the step summary.
 """
 
@@ -20,7 +20,7 @@ from urllib.parse import quote
 import pytest
 
 from bot.audit.contract import render_sections
-from bot.neutralise import secret_forms
+from bot.urls import secret_forms
 from tests.support.concurrent_triggers import new_issue, new_pull, rig
 from tests.support.fake_openai import Answer, Received, completion
 from tests.support.replies import reply

@@ -29,7 +29,7 @@ from bot.cli import main
 from bot.config import Settings
 from bot.errors import ConfigError, ModelUnavailable, StoreError
 from bot.history.pg_store import PostgresStore
-from bot.neutralise import read_url, redact
+from bot.urls import read_url, redact
 from tests.support import FakeChatModel, load_webhook, write_payload
 from tests.support.pg import fresh_database
 from tests.support.profiles import FUZZ
@@ -296,7 +296,7 @@ def test_a_value_that_is_not_a_store_is_refused_and_its_password_never_shown(
 
 @pytest.mark.parametrize("name", ["a=b.db", "x@y.db", "triage.db", "dir=1/state@2.sqlite"])
 def test_a_file_path_with_equals_or_at_signs_is_still_a_sqlite_store(name: str) -> None:
-    from bot.settings_table import store_target
+    from bot.stores import store_target
 
     assert store_target(f"/tmp/{name}") == f"/tmp/{name}"
 

@@ -37,6 +37,7 @@ __all__ = [
     "guards_policy",
     "load_webhook",
     "make_plan",
+    "migrate_first",
     "policy_file",
     "user_docs",
     "write_payload",
@@ -237,3 +238,29 @@ def make_plan(labels: LabelPlan) -> GatePlan:
         issue=prepare_issue("t", "b", max_body_chars=500),
     )
     return GatePlan("issues.opened", "Codertocat/Hello-World", 1, True, decision, labels)
+
+
+def migrate_first(target: str, done: int) -> None:
+    """Apply the first ``done`` shipped migrations to a SQLite file or PostgreSQL URL, as an
+    older release would have left it."""
+    import sqlite3
+
+    from yoyo import get_backend  # type: ignore[import-untyped]
+
+    from bot.history import migrate
+
+    first = migrate.migrations()[:done]
+    if target.startswith("postgresql://"):
+        backend = get_backend("postgresql+psycopg://" + target.split("://", 1)[1])
+        try:
+            with backend.lock():
+                backend.apply_migrations(backend.to_apply(first))
+        finally:
+            backend.connection.close()
+        return
+    conn = sqlite3.connect(target)
+    try:
+        with migrate.sqlite_backend(conn) as backend:
+            backend.apply_migrations(backend.to_apply(first))
+    finally:
+        conn.close()

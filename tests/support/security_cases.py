@@ -355,8 +355,10 @@ def _newer_store() -> str:
         db = Path(tmp) / "t.db"
         Store(db).close()
         conn = sqlite3.connect(db)
-        conn.execute("insert into _sqlite_migrations (migration_set, name, applied_at) "
-                     "values ('triage-bot', 'm999_from_the_future', '2027-01-01')")  # fmt: skip
+        conn.execute(
+            "insert into _yoyo_migration (migration_hash, migration_id, applied_at_utc) "
+            "values ('f', '0999_from_the_future', '2027-01-01')"
+        )
         conn.commit()
         conn.close()
         try:
