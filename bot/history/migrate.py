@@ -99,10 +99,11 @@ class SqliteBackend(SQLiteBackend):  # type: ignore[misc]
     """yoyo's SQLite backend on a connection the store opened (not one of its own), which it
     leaves in autocommit mode, as yoyo needs (:func:`sqlite_backend` restores it)."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, *, held: bool = False) -> None:
         self._given = conn
         conn.isolation_level = None
         super().__init__(parse_uri("sqlite:///"), default_migration_table)
+        self.held = held
         self.init_database()  # as yoyo's get_backend does
 
     def connect(self, dburi: Any) -> sqlite3.Connection:
@@ -134,14 +135,15 @@ def sqlite_backend(conn: sqlite3.Connection, *, locked: bool = False) -> Iterato
     transaction that takes the write lock first (``BEGIN IMMEDIATE``: a second writer waits)."""
     level = conn.isolation_level
     try:
-        backend = SqliteBackend(conn)
         if not locked:
-            yield backend
+            yield SqliteBackend(conn)
             return
+        # the write lock before yoyo reads anything: a deferred transaction that read first
+        # fails at once ("database is locked") when another writer committed meanwhile
+        conn.isolation_level = None
         conn.execute("BEGIN IMMEDIATE")
-        backend.held = True
         try:
-            yield backend
+            yield SqliteBackend(conn, held=True)
         except BaseException:
             conn.execute("ROLLBACK")
             raise

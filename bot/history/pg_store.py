@@ -2,7 +2,7 @@
 
 The other :class:`~bot.history.protocol.HistoryStore` (:mod:`bot.history.store` is the embedded
 SQLite file). Chosen when ``TRIAGE_DB`` / ``--db`` / the action's ``db-path`` is a
-``postgresql://`` (or ``postgres://``) URL (:func:`bot.settings_table.is_database_url`); the URL
+``postgresql://`` (or ``postgres://``) URL (its :data:`bot.stores.STORES` row); the URL
 follows libpq's rules, so a password may come from the URL, ``PGPASSWORD`` or ``~/.pgpass``. It
 never appears in a message: the store names the server as :func:`bot.urls.shown_url` shows
 it, refuses a URL that libpq reads differently from the URL standard (its host or database name

@@ -43,7 +43,13 @@ from pathlib import Path
 from typing import Any
 
 from sqlite_utils import Database
-from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
+from tenacity import (
+    Retrying,
+    retry_if_exception,
+    retry_if_exception_type,
+    stop_after_delay,
+    wait_fixed,
+)
 
 from bot.errors import StoreError
 from bot.history import migrate
@@ -131,7 +137,14 @@ class Store:
         db = Database(str(path))
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         _refuse_newer(db, path)  # before the first write: enabling WAL is one
-        db.enable_wal()
+        # switching a new file to WAL does not wait for the busy timeout: retry while another
+        # opener holds it
+        Retrying(
+            stop=stop_after_delay(BUSY_TIMEOUT_MS / 1000),
+            wait=wait_fixed(LOCK_POLL_S),
+            retry=retry_if_exception(_locked),
+            reraise=True,
+        )(db.enable_wal)
         self.db = db
         if _pending(db.conn):
             _migrate(db.conn, path)
@@ -290,6 +303,10 @@ class Store:
     def close(self) -> None:
         """Close the connection."""
         self.db.close()
+
+
+def _locked(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
 
 
 def _pending(conn: sqlite3.Connection) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -86,3 +87,29 @@ def test_file_opens_in_plain_sqlite3(tmp_path: Path) -> None:
     store.close()
     with sqlite3.connect(path) as conn:
         assert conn.execute("select count(*) from audits").fetchone()[0] == 1
+
+
+def test_writers_opening_a_new_file_at_once_all_open_it(tmp_path: Path) -> None:
+    """Switching a new file to WAL does not wait for SQLite's busy timeout; openers wait anyway."""
+    import threading
+
+    for trial in range(60):
+        path = tmp_path / f"{trial}.db"
+        errors: list[BaseException] = []
+        start = threading.Barrier(3)
+
+        def open_it(
+            path: Path = path, errors: list[BaseException] = errors, start: Any = start
+        ) -> None:
+            start.wait()
+            try:
+                Store(path).close()
+            except BaseException as exc:  # reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=open_it) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert errors == []
