@@ -8,7 +8,7 @@ Prints:
    project's own code: accepted first try, accepted after repair, rejected. Slow: about
    1.5 minutes per segment and format on 2 cores.
 
-4. `--timing [--limit N]` (issue 19): where an audit's time goes on the eval segments
+4. `--timing [--limit N]`: where an audit's time goes on the eval segments
    (`evals/segments.jsonl`, JSON format, embedded default model): per segment wall time p50/p95,
    and per model call the prompt tokens evaluated (prefill), their time, the output tokens and
    their time (generation), first try vs repair turn, read from llama.cpp's perf counters.

@@ -1,4 +1,4 @@
-"""Does the enclosing block help? (issue 17, "hunt before judging": the whole enclosing function
+"""Does the enclosing block help? ("hunt before judging": the whole enclosing function
 as context). `.venv/bin/python benchmarks/audit_context.py [--out R.json] [--limit N]`
 
 Each defect segment of `evals/segments.jsonl` and its fixed twin differ only by the fix, so the
@@ -6,7 +6,7 @@ lines that differ (difflib, on the twin's side and the defect's) are what a PR m
 fixing the defect would change. Each side is audited twice on the embedded default model, JSON
 format: the changed lines alone (what the audit saw before, one hunk's added lines), and the
 same lines with the segment's enclosing block shown as context
-(:func:`bot.audit.context.enclosing_context`). Prints, per condition, the figures of
+(:func:`bot.audit.enclosing.enclosing_context`). Prints, per condition, the figures of
 :func:`bot.evaluation.run.audit_metrics` over those pairs (FIX recall, pair accuracy, line hit,
 GO on twins) and the p50 time. Loads the model; about 25 minutes for the 21 pairs on 2 cores.
 """
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot.audit.auditor import Auditor, AuditResult  # noqa: E402
-from bot.audit.context import enclosing_context  # noqa: E402
+from bot.audit.enclosing import enclosing_context  # noqa: E402
 from bot.audit.selection import Segment  # noqa: E402
 from bot.config import AUDITOR_JSON_OPTIONS, Settings  # noqa: E402
 from bot.evaluation.run import audit_metrics, cited_lines, line_hit  # noqa: E402

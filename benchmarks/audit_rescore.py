@@ -1,5 +1,6 @@
-"""Re-score stored audit evals with issue 17's figures: `.venv/bin/python
-benchmarks/audit_rescore.py evals/results/qwen2.5-coder-1.5b-audit-json-v4.json [...]`.
+"""Re-score stored audit evals with today's audit figures (FIX recall, pair accuracy, defect-line
+hit): `.venv/bin/python benchmarks/audit_rescore.py
+evals/results/qwen2.5-coder-1.5b-audit-json-v4.json [...]`.
 
 No model runs here. Each report is a `triage-bot eval --out` JSON with an ``audit`` part whose
 outcomes kept the model's replies (``replies``, from the second audit report on). The figures
@@ -36,7 +37,7 @@ from bot.evaluation.sets import EvalSegment, load_jsonl  # noqa: E402
 
 
 def rescore(report: Mapping[str, Any], segments: Mapping[str, EvalSegment]) -> dict[str, Any]:
-    """The report's ``audit`` part with issue 17's figures; outcomes gain ``cited_lines`` and
+    """The report's ``audit`` part with today's figures; outcomes gain ``cited_lines`` and
     ``line_hit`` (``None`` when the report kept no replies). Segment ids the set no longer has
     keep the report's own ``defect`` flag and get no lines."""
     outcomes = []

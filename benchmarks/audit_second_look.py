@@ -1,4 +1,5 @@
-"""A method tried for issue 17 ("hunt before judging"): a second look at each verified defect.
+"""A method tried to find more real defects ("hunt before judging"): a second look at each
+verified defect.
 
 `.venv/bin/python benchmarks/audit_second_look.py REPORT.json [--limit N]`
 

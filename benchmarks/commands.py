@@ -1,16 +1,16 @@
 """Maintainer-command figures: `.venv/bin/python benchmarks/commands.py`.
 
-Prints, first, GitHub requests per gate event with the author comment on (issue 16's goal: ≤ 3
-when the verdict changes, 0 when it does not), split into reads and writes, for a store kept
-between jobs (a self-hosted runner in its steady state: labels created, the repository file
-read at the default branch's commit `GITHUB_SHA`) and for an empty store (an ephemeral runner,
-or the first event after the store was lost). They are counted on the project's fake GitHub
-(tests/fake_github.py), one request per port call: tests/test_request_budget.py checks on
-recorded traffic that each port call is one request, and the same rows on the fake.
+Prints, first, GitHub requests per gate event with the author comment on (goal: ≤ 3 when the verdict
+changes, 0 when it does not), split into reads and writes, for a store kept between jobs (a
+self-hosted runner in its steady state: labels created, the repository file read at the default
+branch's commit `GITHUB_SHA`) and for an empty store (an ephemeral runner, or the first event after
+the store was lost). They are counted on the project's fake GitHub (tests/support/fake_github.py),
+one request per port call: tests/gate/test_request_budget.py checks on recorded traffic that each
+port call is one request, and the same rows on the fake.
 
 Then GitHub requests per `/triage` comment, counted on recorded traffic (goal ≤ 4 for the
 permission, 👀 and the label; the recording's issue needs refinement, so the author comment's
-list and post come on top: issue 16; no `GITHUB_SHA` there, so the repository file is read by
+list and post come on top; no `GITHUB_SHA` there, so the repository file is read by
 branch), and
 `/audit_stats` time over 100,000 synthetic accepted audits by three models (goal ≤ 50 ms), median
 of 20 runs on a file store (WAL): the weekly figures alone (`triage-bot stats`) and the whole
@@ -174,8 +174,8 @@ def _gate_event(tmp: Path, github, model, event, *, db, number=1):  # type: igno
 
     from bot import runner
     from bot.config import Settings
-    from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
     from tests.support import load_webhook, policy_file
+    from tests.support.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
 
     action, body, labels = event
     texts = {"short": SHORT, "short+": SHORT.replace("click", "press"), "complete": COMPLETE_BODY}
@@ -239,8 +239,8 @@ GATE_ROWS = (
 
 def gate_requests(*, keep_store: bool) -> list[tuple[str, int, int, int]]:
     """GitHub requests of each row's measured event with the author comment on: (row, reads,
-    writes, goal). Counted on the project's fake GitHub (tests/fake_github.py), one request
-    per port call as the PyGithub adapter makes them (tests/test_request_budget.py checks the
+    writes, goal). Counted on the project's fake GitHub (tests/support/fake_github.py), one request
+    per port call as the PyGithub adapter makes them (tests/gate/test_request_budget.py checks the
     costs on the recordings in cassettes/).
 
     ``keep_store``: one store for every job, as on a self-hosted runner, in the repository's
@@ -248,8 +248,8 @@ def gate_requests(*, keep_store: bool) -> list[tuple[str, int, int, int]]:
     so the gate labels exist and the repository file was read. Else every job starts with an
     empty store (an ephemeral runner, or the first event after the store was lost).
     """
-    from tests.fake_github import WRITE_METHODS, FakeGitHub
     from tests.support import FakeChatModel
+    from tests.support.fake_github import WRITE_METHODS, FakeGitHub
 
     rows = []
     for name, earlier, event, goal in GATE_ROWS:

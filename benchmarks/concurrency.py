@@ -2,14 +2,14 @@
 `.venv/bin/python benchmarks/concurrency.py [--delay S] [--items K] [--levels 1,2,4,8]
 [--only eval,backlog,audit]`.
 
-The model server is a fake OpenAI-compatible server on loopback (tests/fake_openai.py, real
+The model server is a fake OpenAI-compatible server on loopback (tests/support/fake_openai.py, real
 HTTP through the openai client) that answers every request after a fixed delay, as a server
 that batches would: so the figure measures the bot's side (threads, the client, the validator's
 and the auditor's own work, the writes), not this machine's cores.
 
 - **eval**: the regression suite's issues (evals/issues.jsonl) through ``judge_items``
   (``triage-bot eval``'s gate loop).
-- **backlog**: the same issues, open on a fake GitHub (tests/fake_github.py), through
+- **backlog**: the same issues, open on a fake GitHub (tests/support/fake_github.py), through
   ``triage-bot backlog`` (``runner.run_backlog``): the selection, the judging, then each issue's
   labels, author comment and decision row in a SQLite store, one issue at a time.
 - **audit**: pull requests of 8 changed files each (one segment a file), through
@@ -53,9 +53,9 @@ from bot.factory import make_chat_model, model_concurrency  # noqa: E402
 from bot.gate.issue_text import delimit_issue, prepare_issue  # noqa: E402
 from bot.gate.validator import make_validator  # noqa: E402
 from bot.history.store import Store  # noqa: E402
-from tests.fake_github import FakeGitHub  # noqa: E402
-from tests.fake_openai import Answer, Received, completion, fake_openai_server  # noqa: E402
-from tests.replies import reply  # noqa: E402
+from tests.support.fake_github import FakeGitHub  # noqa: E402
+from tests.support.fake_openai import Answer, Received, completion, fake_openai_server  # noqa: E402
+from tests.support.replies import reply  # noqa: E402
 
 GOALS = {4: 3.5, 8: 6.0}
 REPO = "Codertocat/Hello-World"

@@ -1,8 +1,8 @@
 """`triage-bot dataset` against a loopback GitHub: `.venv/bin/python benchmarks/dataset.py`.
 
-A real HTTP server on 127.0.0.1 (tests/dataset_server.py: http.server in a thread) serves
+A real HTTP server on 127.0.0.1 (tests/support/dataset_server.py: http.server in a thread) serves
 200 closed issues, one scenario per labelling rule and per reason to leave one out in turn
-(tests/dataset_world.py), with a closed pull request after every fourth issue, timelines,
+(tests/support/dataset_world.py), with a closed pull request after every fourth issue, timelines,
 GraphQL edit histories and the repository file. The real client (PyGithub, patient, the
 sleep recorded instead of slept) runs the pipeline; the server counts each request.
 
@@ -29,8 +29,8 @@ from bot.dataset.files import row_id, state_path  # noqa: E402
 from bot.evaluation.sets import EvalIssue, load_jsonl  # noqa: E402
 from bot.gate.labels import file_gate_labels  # noqa: E402
 from bot.repo_file import REPO_FILE_PATH, parse_repo_file  # noqa: E402
-from tests.dataset_server import LoopbackGitHub  # noqa: E402
-from tests.dataset_world import REPO, Scenario, world  # noqa: E402
+from tests.support.dataset_server import LoopbackGitHub  # noqa: E402
+from tests.support.dataset_world import REPO, Scenario, world  # noqa: E402
 
 ISSUES = 200
 GOAL_PER_ISSUE = 3

@@ -1,8 +1,8 @@
-"""Fuzzing figures (issue 6, "Fuzzing"; issue 13, the CommonMark oracle):
+"""Fuzzing figures (the CommonMark oracle included):
 `.venv/bin/python benchmarks/fuzz.py [--examples N]`.
 
-Runs ``tests/test_fuzz.py`` and the oracle properties (``tests/test_neutralise.py``,
-``tests/test_posting.py``) in a fresh ``python -m pytest`` process with
+Runs ``tests/reliability/test_fuzz.py`` and the oracle properties (``tests/test_neutralise.py``,
+``tests/security/test_posting.py``) in a fresh ``python -m pytest`` process with
 ``TRIAGE_FUZZ_EXAMPLES=N`` (default 10,000 examples per property, the ``bench`` profile) and
 prints, per target: the examples actually run (counted inside each property and written to a
 JSON report at module teardown), how many of those the target accepted, hypothesis's own count
@@ -28,14 +28,18 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 DEFAULT_EXAMPLES = 10_000
-TEST_FILES = ("tests/test_fuzz.py", "tests/test_neutralise.py", "tests/test_posting.py")
+TEST_FILES = (
+    "tests/reliability/test_fuzz.py",
+    "tests/test_neutralise.py",
+    "tests/security/test_posting.py",
+)
 TARGETS: dict[str, tuple[str, str | None]] = {
     "test_fuzz_verdict_parser": ("verdict parser", "verdict"),
     "test_fuzz_contract_checker": ("contract checker", "contract"),
     "test_fuzz_command_parser": ("command parser", "commands"),
     "test_fuzz_selection": ("segment selection", "selection"),
     "test_fuzz_range_and_path_rules": ("range and path rules", "ranges"),
-    # issue 13: every sink and every posting place against the CommonMark oracle
+    # every sink and every posting place against the CommonMark oracle
     "test_inline_text_is_inert_anywhere_in_a_paragraph": ("oracle: inline text inert", None),
     "test_inline_text_shows_the_authors_text_whole": ("oracle: inline text whole", None),
     "test_table_cells_stay_cells": ("oracle: table cells stay cells", None),
@@ -168,7 +172,7 @@ def rows(
 
 def main() -> None:
     """Run the fuzz suite once and print the table."""
-    parser = argparse.ArgumentParser(description="Fuzz the parsers and rules (issue 6).")
+    parser = argparse.ArgumentParser(description="Fuzz the parsers and rules.")
     parser.add_argument("--examples", type=int, default=DEFAULT_EXAMPLES, help="per property")
     args = parser.parse_args()
     results, code, tail = run_fuzz(args.examples)

@@ -3,7 +3,7 @@
 Prints:
 1. GitHub requests per `issues` event, counted on recorded traffic (cassettes): when the label
    changes to ready-for-dev on a new issue (goal ≤ 2), when it is already in place (goal 0), and
-   with the author comment (issue 16, goal ≤ 3 when the verdict changes): a new issue that needs
+   with the author comment (goal ≤ 3 when the verdict changes): a new issue that needs
    refinement (label + comment posted) and an edit that makes it ready (comment edited).
    Every count includes the one read of the repository's `.github/triage-bot.yml` (a 404 here).
 2. Fixed prompt tokens: the tokens every gate call carries besides the issue's own text
@@ -11,7 +11,7 @@ Prints:
    the most and least over 200 random nonces.
 3. Validator wall time vs the model's own time for the same call (goal ≤ 1.10), embedded model.
 4. Cold `triage-bot --help` time (new process each run).
-5. One-shot gate (issue 19): the README's first command in a fresh process with an empty prompt
+5. One-shot gate: the README's first command in a fresh process with an empty prompt
    cache folder (cold), again with that folder filled (warm disk cache, median of 5), beside
    the same validator call made again inside one process (in-process, median of 3): goals
    warm ≤ 1.3 × in-process and ≤ 0.4 × cold. Wall times of the whole process (start, model
@@ -44,8 +44,8 @@ from bot.clients.embedded import EmbeddedChatModel  # noqa: E402
 from bot.config import EMBEDDED_N_CTX, Settings  # noqa: E402
 from bot.gate.issue_text import prepare_issue  # noqa: E402
 from bot.gate.validator import Validator, make_validator  # noqa: E402
-from tests.replies import COMPLETE_BODY  # noqa: E402
 from tests.support import cassette  # noqa: E402
+from tests.support.replies import COMPLETE_BODY  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "issues.opened.json"
 ISSUES = sorted(
@@ -210,7 +210,7 @@ def main_() -> None:
 
 
 def requests_section() -> None:
-    # the VALID recordings quote the example's body completed (tests/replies.py): the real
+    # the VALID recordings quote the example's body completed (tests/support/replies.py): the real
     # example's 10 words are too few for the rule, and a NEEDS_REFINEMENT run would not match them
     complete = json.loads(EXAMPLE.read_text("utf-8"))
     complete["issue"]["body"] = COMPLETE_BODY

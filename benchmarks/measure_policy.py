@@ -27,7 +27,7 @@ from bot.evaluation.run import judge_items  # noqa: E402
 from bot.evaluation.sets import EvalIssue, load_jsonl  # noqa: E402
 from bot.gate.policy import policy_json  # noqa: E402
 from bot.gate.validator import Validator  # noqa: E402
-from bot.gate_policy import HalfFigures, Measurement, load_policy  # noqa: E402
+from bot.policy_file import HalfFigures, Measurement, load_policy  # noqa: E402
 
 
 def main() -> None:

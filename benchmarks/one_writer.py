@@ -6,7 +6,7 @@ Each trial starts four ``triage-bot run`` processes at once on a new issue (the 
 event, two ``/triage`` comments and the event again, as a redelivery would) and four on a new
 pull request (the ``pull_request`` event twice, two ``/audit`` comments), against a loopback
 GitHub and a loopback model that answers VALID and NEEDS_REFINEMENT in turn
-(``tests/concurrent_triggers.py``), all on one store: a fresh SQLite file, or the PostgreSQL
+(``tests/support/concurrent_triggers.py``), all on one store: a fresh SQLite file, or the PostgreSQL
 database ``--db`` names (its tables must be empty or hold only this benchmark's rows). Then
 two ``triage-bot backlog`` runs at once over 40 new issues.
 
@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.concurrent_triggers import GATE_LABELS, new_issue, new_pull, rig  # noqa: E402
+from tests.support.concurrent_triggers import GATE_LABELS, new_issue, new_pull, rig  # noqa: E402
 
 ISSUE_TRIGGERS = ["issues", "triage", "triage", "issues"]
 PULL_TRIGGERS = ["pull_request", "audit", "audit", "pull_request"]

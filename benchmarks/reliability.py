@@ -1,11 +1,11 @@
-"""Reliability table (issue 6): run with `.venv/bin/python benchmarks/reliability.py`.
+"""Reliability table: run with `.venv/bin/python benchmarks/reliability.py`.
 
 Prints one table whose every row states the expected and the observed outcome:
 
-1. Fault matrix (tests/fault_matrix.py): each model fault through the gate and a whole audit,
-   each GitHub fault through PyGithub on recorded answers, crashes between steps, replays.
-2. Hostile input and posting safety (tests/hostile_cases.py), with time and peak memory, and
-   issue 13's findings, one row each (tests/security_cases.py).
+1. Fault matrix (tests/support/fault_matrix.py): each model fault through the gate and a whole
+   audit, each GitHub fault through PyGithub on recorded answers, crashes between steps, replays.
+2. Hostile input and posting safety (tests/support/hostile_cases.py), with time and peak memory, and
+   a security review's findings, one row each (tests/support/security_cases.py).
 3. Storage under load (benchmarks/store_load.py): two processes × 1,000 audits, kill -9.
 4. Fuzzing (benchmarks/fuzz.py): hypothesis properties at 10,000 examples each, the CommonMark
    oracle over every posting place included.
@@ -16,9 +16,10 @@ Prints one table whose every row states the expected and the observed outcome:
    the ratio look like 0.71 on an idle machine).
 
 The rows of 1 and 2 are the same objects whose outcomes the suite asserts
-(tests/test_fault_matrix.py, tests/test_hostile_rows.py, tests/test_security_rows.py); their
-time and memory bounds are checked here only (a row over its bound is "NO"). Options: `--fast`
-uses 1,000 fuzz examples and 10 backlog issues; `--no-model` skips 5; `--only-model` runs only 5.
+(tests/reliability/test_fault_matrix.py, tests/reliability/test_hostile_rows.py,
+tests/reliability/test_security_rows.py); their time and memory bounds are checked here only (a
+row over its bound is "NO"). Options: `--fast` uses 1,000 fuzz examples and 10 backlog issues;
+`--no-model` skips 5; `--only-model` runs only 5.
 """
 
 from __future__ import annotations
@@ -50,11 +51,11 @@ from bot.gate.issue_text import prepare_issue  # noqa: E402
 from bot.gate.validator import Validator  # noqa: E402
 from bot.gate.verdict import verdict_schema  # noqa: E402
 from bot.runner import run_backlog  # noqa: E402
-from tests.fake_github import FakeGitHub  # noqa: E402
-from tests.fault_matrix import ROWS as FAULT_ROWS  # noqa: E402
-from tests.hostile_cases import ROWS as HOSTILE_ROWS  # noqa: E402
-from tests.reliability import measure  # noqa: E402
-from tests.security_cases import ROWS as SECURITY_ROWS  # noqa: E402
+from tests.support.fake_github import FakeGitHub  # noqa: E402
+from tests.support.fault_matrix import ROWS as FAULT_ROWS  # noqa: E402
+from tests.support.hostile_cases import ROWS as HOSTILE_ROWS  # noqa: E402
+from tests.support.reliability import measure  # noqa: E402
+from tests.support.security_cases import ROWS as SECURITY_ROWS  # noqa: E402
 
 EVAL_ISSUES = ROOT / "evals" / "issues.jsonl"
 

@@ -1,11 +1,11 @@
-"""Store under load (issue 6): `.venv/bin/python benchmarks/store_load.py [--db postgresql://…]`.
+"""Store under load: `.venv/bin/python benchmarks/store_load.py [--db postgresql://…]`.
 
-With ``--db postgresql://…`` (issue 18): a runner pool on one store, 8 writer processes × 250
-events (gate decisions and audits, 20% replays and same-event races, ``tests/fleet_load.py``)
-against that server, then the same on a fresh SQLite file: rows against the expected counts
-(0 lost, 0 duplicated), weekly sums against the raw rows, comments per issue or PR on the
-shared fake GitHub (goal: 1), and each store's throughput (events/s). The server's database
-should be empty or hold only earlier runs of this benchmark: its rows are deleted first.
+With ``--db postgresql://…``: a runner pool on one store, 8 writer processes × 250 events (gate
+decisions and audits, 20% replays and same-event races, ``tests/support/fleet_load.py``) against
+that server, then the same on a fresh SQLite file: rows against the expected counts (0 lost, 0
+duplicated), weekly sums against the raw rows, comments per issue or PR on the shared fake GitHub
+(goal: 1), and each store's throughput (events/s). The server's database should be empty or hold
+only earlier runs of this benchmark: its rows are deleted first.
 
 Without ``--db``:
 
@@ -17,7 +17,8 @@ Prints:
    (goal 0), weekly sums vs raw rows, and whether the reopened store accepts a new write.
 
 :func:`rows` returns the same two results as ``(case, expected, observed)`` strings for the
-reliability table (``benchmarks/reliability.py``). The processes are ``tests/store_load.py``.
+reliability table (``benchmarks/reliability.py``). The processes are
+``tests/support/store_load.py``.
 """
 
 from __future__ import annotations
@@ -31,9 +32,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.fleet_load import REPO as FLEET_REPO  # noqa: E402
-from tests.fleet_load import run_fleet  # noqa: E402
-from tests.store_load import kill_mid_run, run_writers  # noqa: E402
+from tests.support.fleet_load import REPO as FLEET_REPO  # noqa: E402
+from tests.support.fleet_load import run_fleet  # noqa: E402
+from tests.support.store_load import kill_mid_run, run_writers  # noqa: E402
 
 PROCESSES = 2
 PER_PROCESS = 1_000

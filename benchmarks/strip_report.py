@@ -1,4 +1,4 @@
-"""Keep a development-set eval report in the project without the issues' words (issue 14).
+"""Keep a development-set eval report in the project without the issues' words.
 
     .venv/bin/python benchmarks/strip_report.py FULL.json KEPT.json
 

@@ -1,12 +1,13 @@
 """How far one event walks through the code:
 `.venv/bin/python benchmarks/walk.py [--backlog] [--rooms | --pipeline]`.
 
-Runs an ``issues.opened`` event (the real payload in tests/data/webhooks/, a ten-word body the
-gate asks the author about) through :func:`bot.runner.run_event` with the project's fake GitHub
-(tests/fake_github.py) and fake model (tests/support.py), under a policy measured for that
-model so the author comment is written too; ``--backlog`` runs ``backlog`` over two open
-issues instead (:func:`bot.runner.run_backlog`). The event is run once untraced first, so
-imports are done before the traced run; each run has its own SQLite store in a temporary folder.
+Runs an ``issues.opened`` event (the real payload in tests/data/webhooks/, a ten-word body the gate
+asks the author about) through :func:`bot.runner.run_event` with the project's fake GitHub
+(tests/support/fake_github.py) and fake model (``FakeChatModel``, tests/support/__init__.py), under
+a policy measured for that model so the author comment is written too; ``--backlog`` runs
+``backlog`` over two open issues instead (:func:`bot.runner.run_backlog`). The event is run once
+untraced first, so imports are done before the traced run; each run has its own SQLite store in a
+temporary folder.
 
 What is counted, from :func:`sys.setprofile` over the traced run:
 
@@ -53,9 +54,9 @@ sys.path.insert(0, str(ROOT))
 import bot  # noqa: E402
 from bot import runner  # noqa: E402
 from bot.config import Settings  # noqa: E402
-from tests.fake_github import FakeGitHub  # noqa: E402
-from tests.replies import NEEDS_REPLY  # noqa: E402
 from tests.support import FakeChatModel, load_webhook, policy_file, write_payload  # noqa: E402
+from tests.support.fake_github import FakeGitHub  # noqa: E402
+from tests.support.replies import NEEDS_REPLY  # noqa: E402
 
 BOT = ROOT / "bot"
 
@@ -71,7 +72,7 @@ HELPERS = frozenset(
         "config.py",
         "setting_spec.py",
         "settings_table.py",
-        "gate_policy.py",
+        "policy_file.py",
         "repo_file.py",
     )
 )

@@ -1,11 +1,4 @@
-"""GitHub Actions plumbing: step outputs and the step summary.
-
-Formats from GitHub's "Workflow commands" documentation: outputs are ``name=value`` lines appended
-to the file at ``GITHUB_OUTPUT``; the summary is markdown appended to ``GITHUB_STEP_SUMMARY``.
-Values are single-line here; a newline in a value would start a new output, so it is replaced.
-Both files are appended to as regular files only, never through a link
-(:func:`bot.regular_file.append_output`).
-"""
+"""GitHub Actions step outputs and step summary, appended as regular files only."""
 
 from __future__ import annotations
 
@@ -18,11 +11,8 @@ __all__ = ["write_outputs", "write_summary"]
 
 
 def write_outputs(path: Path | None, outputs: Mapping[str, str]) -> None:
-    """Append ``name=value`` lines to ``GITHUB_OUTPUT`` (no-op when ``path`` is ``None``).
-
-    Raises:
-        ConfigError: the file cannot be written (a link, a FIFO, no permission).
-    """
+    """Append ``name=value`` lines to ``GITHUB_OUTPUT``; :exc:`ConfigError` if it cannot."""
+    # A newline in a value would start a new output: whitespace runs become one space.
     if path is None:
         return
     lines = "".join(f"{name}={' '.join(str(value).split())}\n" for name, value in outputs.items())
@@ -30,11 +20,7 @@ def write_outputs(path: Path | None, outputs: Mapping[str, str]) -> None:
 
 
 def write_summary(path: Path | None, markdown: str) -> None:
-    """Append markdown to ``GITHUB_STEP_SUMMARY`` (no-op when ``path`` is ``None``).
-
-    Raises:
-        ConfigError: the file cannot be written (a link, a FIFO, no permission).
-    """
+    """Append markdown to ``GITHUB_STEP_SUMMARY``; :exc:`ConfigError` if it cannot."""
     if path is None:
         return
     append_output(path, markdown, what="GITHUB_STEP_SUMMARY")

@@ -1,14 +1,8 @@
-"""The ``triage-bot`` command line: the only place (with bot/action.py) that talks to people.
+"""The ``triage-bot`` command line: with bot/action.py, the only code that talks to people.
 
-Library code raises :class:`~bot.errors.BotError`; this module turns it into one ``error:`` line on
-stderr and the error's exit code. Exit codes: 0 done or deliberately skipped (a ``validator-error``
-label or a rejected audit is a done run: each is a defined outcome), 1 unexpected bot error,
-2 configuration or a refused ``--range`` (:class:`~bot.errors.ConfigError`,
-:class:`~bot.errors.InvalidRange`, click's usage errors), 3 malformed or missing event payload,
-4 GitHub refused or failed after retries, 5 the store (SQLite or PostgreSQL) cannot be opened
-or written.
-
-Imports of the pipeline happen inside the commands so ``triage-bot --help`` stays fast.
+A :class:`~bot.errors.BotError` becomes one ``error:`` line and its exit code
+(:mod:`bot.errors`); a ``validator-error`` label or a rejected audit is a done run (exit 0).
+Pipeline imports sit inside the commands so ``--help`` stays fast.
 """
 
 from __future__ import annotations
@@ -34,25 +28,20 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 _URL_SECRETS = "triage-bot.url-secrets"
-"""The key of the current click context's ``meta`` that holds the secrets of the configured URLs
-and the secret settings' values already handed to the runner's masking."""
+"""The click context ``meta`` key of the secrets already handed to the runner's masking."""
 
 REDACT_MIN_CHARS = 4
-"""A URL secret shorter than this is not searched for in output (it would turn every such
-piece of text into ``***``); no output holds one: URLs are shown without their secrets and a
-driver message holding one is replaced (:mod:`bot.history.pg_store`)."""
+"""A shorter URL secret is not redacted (it would star out common text); none is ever shown."""
 
 
 def _token_forms(raw: str) -> set[str]:
-    """Every form of a secret setting's value that may be sent or echoed: as set, stripped
-    (what :meth:`Settings.resolve` keeps and the client sends) and each line of it stripped."""
+    # As set, stripped (what is sent), and each line stripped.
     forms = {raw, raw.strip(), *(line.strip() for line in raw.splitlines())}
     return {form for form in forms if len(form) >= 8}
 
 
 def _secret_values() -> set[str]:
-    """The values of the secret settings (the GitHub token, the model server's API key) in
-    every variable they may be given by, whether or not it is the one that wins."""
+    # Every variable a secret may be given by, whether or not it wins.
     return {
         form
         for spec in SETTINGS
@@ -63,10 +52,8 @@ def _secret_values() -> set[str]:
 
 
 def _url_secrets(flags: dict[str, Any]) -> set[str]:
-    """The secrets (:func:`bot.neutralise.read_url`) of every URL a setting is given, by flag or
-    variable, whether or not it is the one that wins: the store URL, the Ollama host, the
-    OpenAI-compatible base URL, the GitHub API URL."""
-    from bot.neutralise import read_url
+    # Every URL a setting is given, by flag or variable, whether or not it wins.
+    from bot.urls import read_url
 
     given = [str(v) for v in flags.values() if v is not None]
     given += [os.environ.get(var, "") for spec in SETTINGS for var in spec.env_vars]
@@ -75,10 +62,7 @@ def _url_secrets(flags: dict[str, Any]) -> set[str]:
 
 
 def _register_secrets(flags: dict[str, Any]) -> None:
-    """Keep the URL secrets for :func:`_redact` and, under GitHub Actions, register each of
-    them and each secret setting's value (the API key) with the runner's masking
-    (``::add-mask::``) before anything is printed, so the runner hides it from the log should
-    any output hold it after all."""
+    """Keep the URL secrets for :func:`_redact`; in Actions, mask every secret before printing."""
     from bot.neutralise import command_data
 
     context = click.get_current_context(silent=True)
@@ -92,10 +76,8 @@ def _register_secrets(flags: dict[str, Any]) -> None:
 
 
 def _redact(text: str) -> str:
-    """Remove the secret settings' values (the GitHub token, the API key) and the secrets of
-    the configured URLs, in every form they may take (:func:`bot.neutralise.secret_forms`), from
-    text that may echo them."""
-    from bot.neutralise import redact
+    """``text`` without the secret settings' values or the configured URLs' secrets."""
+    from bot.urls import redact
 
     context = click.get_current_context(silent=True)
     secrets: set[str] = context.meta.get(_URL_SECRETS, set()) if context else set()
@@ -113,9 +95,7 @@ def _fail(exc: Exception) -> None:
 
 
 def setting_options(command: str) -> Callable[[F], F]:
-    """The flags the settings table (bot/settings_table.py) gives ``command``, in table order;
-    each flag's value reaches :meth:`Settings.resolve` under its setting's name (``None``: not
-    given, so the action input, variable or default applies)."""
+    """The settings table's flags for ``command``; an unset flag passes ``None`` to resolve."""
 
     def add(fn: F) -> F:
         for spec in reversed([s for s in SETTINGS if s.flag and command in s.commands]):
@@ -126,10 +106,7 @@ def setting_options(command: str) -> Callable[[F], F]:
 
 
 def _setting_option(spec: SettingSpec) -> Callable[[F], F]:
-    """One setting's click option. Variables are read by :meth:`Settings.resolve`, not click's
-    ``envvar=``: click would convert a variable's text with the flag's type (a boolean flag
-    takes ``t``; a directory named by ``TRIAGE_DB`` becomes a usage error) and keep blanks and
-    surrounding spaces, where the bot strips a variable and skips a blank one."""
+    # No envvar=: click would type-convert variables and keep blanks; Settings.resolve reads them.
     assert spec.flag is not None  # setting_options passes flags only
     text = spec.help.replace("`", "")
     shown = readme_default(spec).replace("`", "")
@@ -156,7 +133,6 @@ def _click_type(spec: SettingSpec) -> click.ParamType[Any, Any]:
 
 
 def _settings(flags: dict[str, Any]) -> Settings:
-    """Settings from a command's flags (those that are settings) over ``os.environ``."""
     from bot.config import Settings
 
     _register_secrets(flags)
@@ -171,9 +147,7 @@ def main() -> None:
 
 
 def _print_walled(text: str) -> None:
-    """Print ``text`` on stdout without any secret (:func:`_redact`); in Actions, inside
-    ``::stop-commands::`` so no line of it can be read as a workflow command (the text's own
-    lines already escape every untrusted value: this is the second wall)."""
+    # Redacted; in Actions inside ::stop-commands::, a second wall after each line's escaping.
     import secrets
 
     in_actions = os.environ.get("GITHUB_ACTIONS") == "true"
@@ -186,7 +160,6 @@ def _print_walled(text: str) -> None:
 
 
 def _emit(report: Any, settings: Any) -> None:
-    """Print the report (:func:`_print_walled`), then the warnings as annotations."""
     from bot.action import write_outputs, write_summary
     from bot.neutralise import command_data, log_text
 
@@ -274,21 +247,18 @@ def audit(repo: str, number: int, requested_range: str | None, **flags: Any) -> 
 
 
 UNBOUNDED_WIDTH = 100_000
-"""The width a table is measured in when nothing limits it (a pipe, a CI log)."""
+"""The width a table is measured in on a pipe or in a CI log."""
 
 
 def store_options(fn: F) -> F:
-    """``--repo`` and ``--json`` for the read-only store commands (``--db`` is a setting)."""
+    """``--repo`` and ``--json`` for the read-only store commands."""
     fn = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")(fn)
     fn = click.option("--repo", required=True, help="Repository as OWNER/NAME.")(fn)
     return fn
 
 
 def _show(title: str, columns: Sequence[str], cells: Sequence[Sequence[str]]) -> None:
-    """A rich table of store rows: cells are plain text (no rich markup) passed through
-    :func:`~bot.neutralise.log_value` (a stored path may hold a line break or ``##[``). Nothing
-    is cut: in a terminal the table fits its width and cells wrap (a long word folds); on a
-    pipe or in a CI log, which have no width, it is printed at its natural width."""
+    # Cells are plain, log-safe text; nothing is cut: without a terminal, natural width.
     from rich.console import Console
     from rich.measure import Measurement
     from rich.table import Table
@@ -375,9 +345,6 @@ def stats(repo: str, db_path: str | None, as_json: bool, weeks: int, gate: bool)
 
 
 def _gate_stats(repo: str, db_path: str | None, as_json: bool, weeks: int) -> None:
-    """``stats --gate``: JSON through ``json_line`` (per week, each week's versions with their
-    verdict mix), else the weekly table and the table per model and prompt version (stored
-    strings plain: ``_show`` passes every cell through ``log_value``)."""
     from bot.gate.stats import (
         gate_cells,
         gate_columns,
@@ -467,7 +434,6 @@ replies_option = click.option(
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
     help="Judge each issue on its recorded reply (JSONL {id, reply}) instead of calling a model.",
 )
-"""``--replies`` of ``eval`` and ``calibrate``: recorded replies instead of a model."""
 
 
 @main.command(name="eval")

@@ -1,13 +1,5 @@
-"""Calls to a model server, several at once: :func:`iter_bounded` and :func:`map_bounded`.
-
-A server that batches (vLLM, ``llama-server`` with slots, Ollama with ``OLLAMA_NUM_PARALLEL``)
-answers N requests in about the time of one, so a run over many items sends up to N at once.
-The outcomes keep the items' order, each item's failure stays its own, and the caller's
-progress hook runs on the caller's thread. :func:`iter_bounded` hands each outcome over as soon
-as it and every one before it have ended, so a caller can write item by item, in order, while
-later calls run; :func:`map_bounded` is its list. A limit of 1 makes every call on the caller's
-thread, one after another, exactly as a plain loop: the embedded llama.cpp model is one object
-in this process and takes one call at a time.
+"""Model calls, up to N at once, outcomes in the items' order: a batching server answers N in
+about the time of one. A limit of 1 is a plain loop on the caller's thread (the embedded model).
 """
 
 from __future__ import annotations
@@ -25,7 +17,7 @@ R = TypeVar("R")
 
 @dataclass(frozen=True)
 class Failed(Generic[T]):
-    """The outcome of an item whose call raised: the item and what it raised."""
+    """The outcome of an item whose call raised."""
 
     item: T
     error: Exception
@@ -38,11 +30,7 @@ def map_bounded(
     limit: int,
     on_done: Callable[[int], None] | None = None,
 ) -> list[R | Failed[T]]:
-    """Every outcome of :func:`iter_bounded` (same arguments), as a list in the items' order.
-
-    Raises:
-        ValueError: ``limit`` < 1.
-    """
+    """Every outcome of :func:`iter_bounded`, as a list; :exc:`ValueError` if ``limit`` < 1."""
     return list(iter_bounded(fn, items, limit=limit, on_done=on_done))
 
 
@@ -53,29 +41,13 @@ def iter_bounded(
     limit: int,
     on_done: Callable[[int], None] | None = None,
 ) -> Generator[R | Failed[T], None, None]:
-    """``fn`` on every item with at most ``limit`` calls running at once; the outcomes in the
-    items' order, each as soon as it and those before it have ended.
+    """``fn`` on every item, at most ``limit`` at once; outcomes yielded in the items' order.
 
-    Calls start in the items' order, only while the caller asks for the next outcome, and
-    for no item more than ``limit`` past the one it asks for: while the caller works on an
-    outcome, the calls of the next ``limit`` items run. Closing the iterator early
-    (``close()``, or leaving a ``with contextlib.closing(...)`` block) starts no further call;
-    those running (at most ``limit``) end on their own threads.
-
-    Args:
-        fn: the call for one item; it runs on a worker thread when ``limit`` > 1.
-        items: the inputs.
-        limit: most calls in flight (≥ 1); 1 runs each call on the caller's thread in order.
-        on_done: called on the caller's thread with an item's index once its call has ended
-            (in the order calls end), e.g. to advance a progress bar.
-
-    Yields:
-        One outcome per item, in the items' order: what ``fn`` returned, or :class:`Failed`
-        with the exception it raised (an ``Exception``; anything else, such as
-        ``KeyboardInterrupt``, ends the iteration: calls not started are cancelled).
-
-    Raises:
-        ValueError: ``limit`` < 1 (at the first ``next``).
+    Each outcome comes as soon as it and those before it have ended: the result, or
+    :class:`Failed` for an ``Exception`` (anything else ends the iteration). Calls run at most
+    ``limit`` items ahead of the caller; closing the iterator starts no further call.
+    ``on_done(index)`` runs on the caller's thread as each call ends, in the order they end.
+    Raises :exc:`ValueError` at the first ``next`` if ``limit`` < 1.
     """
     if limit < 1:
         raise ValueError(f"limit must be at least 1, got {limit}")
@@ -118,11 +90,7 @@ def iter_bounded(
 
 
 def results_or_raise(outcomes: Sequence[R | Failed[Any]]) -> list[R]:
-    """The results of calls that must all succeed, in their order.
-
-    Raises:
-        The error of the first :class:`Failed` outcome, in the outcomes' order.
-    """
+    """The results of calls that must all succeed; raises the first failure's error."""
     failed = next((o for o in outcomes if isinstance(o, Failed)), None)
     if failed is not None:
         raise failed.error

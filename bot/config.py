@@ -1,15 +1,6 @@
-"""Settings, resolved once: flags > action inputs > environment > repository file > defaults,
-then frozen.
+"""Settings, resolved once (flags > action inputs > environment > repository file > defaults).
 
-Nothing below the CLI reads ``os.environ``: the CLI passes the environment mapping to
-:meth:`Settings.resolve` and hands the frozen result down. The settings, their variables, flags,
-action inputs, defaults and value rules are the rows of :mod:`bot.settings_table` (the README's
-configuration table is printed from it). The Action passes its inputs as ``INPUT_<NAME>``
-variables (GitHub's convention for actions); they rank above the plain variables. A blank
-variable counts as unset (an action input left empty arrives as one). The repository's
-``.github/triage-bot.yml`` (:mod:`bot.repo_file`) is read once per job, when the repository is
-known (:meth:`bot.context.JobContext.with_repository_file`), and joins as a layer through
-:meth:`Settings.with_repository_file`.
+The rows are :mod:`bot.settings_table`'s; nothing below the CLI reads ``os.environ``.
 """
 
 from __future__ import annotations
@@ -20,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from bot.chat import RoleOptions
 from bot.errors import ConfigError
-from bot.neutralise import Redactor, read_url, shown_url
 from bot.retry import RetryPolicy
 from bot.settings_table import (
     DEFAULT_OLLAMA_MODEL,
@@ -29,11 +19,12 @@ from bot.settings_table import (
     SettingsTable,
     default_db_path,
     default_models_dir,
-    is_database_url,
 )
+from bot.stores import store_secrets
+from bot.urls import Redactor, read_url, shown_url
 
 if TYPE_CHECKING:
-    from bot.gate_policy import GatePolicy
+    from bot.policy_file import GatePolicy
     from bot.repo_file import RepoFile
 
 __all__ = [
@@ -47,7 +38,6 @@ __all__ = [
     "Settings",
     "default_db_path",
     "default_models_dir",
-    "is_database_url",
 ]
 
 VALIDATOR_OPTIONS = RoleOptions(temperature=0.0, num_predict=160, num_ctx=4096, seed=42)
@@ -74,49 +64,34 @@ SECRET_MIN_CHARS = 8
 
 @dataclass(frozen=True)
 class Settings(SettingsTable):
-    """Every setting the bot uses, frozen after :meth:`resolve`: the rows of
-    :class:`~bot.settings_table.SettingsTable` (documented there and in the README), and the
-    knobs only code sets:
-
-    Attributes:
-        model_retry: transient retry policy for model calls.
-        github_retries: PyGithub retry count for idempotent requests.
-        github_backoff_s: PyGithub back-off factor (seconds).
-        explicit: the settings a flag, action input or variable set (they outrank the
-            repository file).
-        repo_file: the repository's ``.github/triage-bot.yml`` once read
-            (:meth:`with_repository_file`), ``None`` before.
-        repo_policy: the policy at ``gate_policy_path`` in the repository, once read with it.
-    """
+    """Every setting the bot uses, frozen after :meth:`resolve`."""
 
     model_retry: RetryPolicy = field(default_factory=RetryPolicy)
     github_retries: int = 3
     github_backoff_s: float = 1.0
     explicit: frozenset[str] = frozenset()
+    """The settings a flag, action input or variable set: they outrank the repository file."""
     repo_file: RepoFile | None = None
+    """``.github/triage-bot.yml`` once read (:meth:`with_repository_file`), ``None`` before."""
     repo_policy: GatePolicy | None = None
+    """The policy at ``gate_policy_path`` in the repository, once read with it."""
 
     def redactor(self) -> Redactor:
-        """The redaction of this job's secrets: the secret settings' values (8 characters or
-        more) and the secrets of its URLs (4 or more), in every form of
-        :func:`~bot.neutralise.secret_forms`."""
+        """The redaction of this job's secret settings and the secrets in its URLs."""
         values = [getattr(self, s.name) for s in SETTINGS if s.secret]
         urls = [getattr(self, s.name) for s in SETTINGS if s.echo is shown_url]
-        found = [str(u) for u in urls if u]
+        found = [x for u in urls if u for x in read_url(str(u)).secrets]
+        found += store_secrets(self.db_path) if self.db_path else ()
         return Redactor.of([str(v) for v in values if v], min_chars=SECRET_MIN_CHARS) + (
-            Redactor.of([x for u in found for x in read_url(u).secrets], min_chars=4)
+            Redactor.of(found, min_chars=4)
         )
 
     @classmethod
     def resolve(cls, flags: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
-        """Build settings from CLI flags (setting name → value, ``None`` = not given) over the
-        environment: for each row the first of its :attr:`~bot.setting_spec.SettingSpec.env_vars`
-        that is not blank (stripped), then the flag, else the row's default (or its
-        ``default_from_env``).
+        """Settings from CLI flags (``None``: not given) over the environment.
 
         Raises:
-            ConfigError: a value does not parse (e.g. a non-numeric timeout), or a flag names
-                no setting.
+            ConfigError: a value does not parse, or a flag names no setting.
         """
         raw: dict[str, Any] = {}
         for spec in SETTINGS:
@@ -135,9 +110,7 @@ class Settings(SettingsTable):
         return replace(cls()._with(raw), explicit=explicit)
 
     def with_repository_file(self, repo_file: RepoFile) -> Settings:
-        """These settings with the repository file as the layer below flags, action inputs
-        and variables and above the defaults: each setting the file sets
-        (:meth:`bot.repo_file.RepoFile.settings`) applies unless one of those set it.
+        """These settings with the repository file below flags, inputs and variables.
 
         Raises:
             ConfigError: a file value breaks its row's value rule.

@@ -1,14 +1,4 @@
-"""One job's context: its settings, with the repository's own file read once, and what the job
-works with (the GitHub client, the store, the chat models, how many model calls may run at
-once), each built at most once, when first asked for. The runner builds it with the builders of
-:mod:`bot.factory` and hands it to a pipeline or to the comment commands, so nothing below the
-runner builds a client, a store or a model, and one job's clients come from one place.
-
-The repository file, ``.github/triage-bot.yml``, is read from the default branch through the
-API (never a PR head), at the default branch's commit in Actions (kept per commit in the store:
-:mod:`bot.history.github_memory`), or from a local file the operator names; what it sets is
-layered under flags, inputs and variables (:meth:`bot.config.Settings.with_repository_file`).
-"""
+"""One job's context: its settings, and the clients, store and models it builds on first use."""
 
 from __future__ import annotations
 
@@ -23,9 +13,9 @@ from bot.chat import ChatModel, ModelRole
 from bot.clients.github_port import GitHubPort
 from bot.config import Settings
 from bot.errors import ConfigError, StoreError
-from bot.gate_policy import GatePolicy, policy_from_text
 from bot.history.github_memory import cached_repo_file, remember_repo_file
 from bot.history.protocol import HistoryStore
+from bot.policy_file import GatePolicy, policy_from_text
 from bot.regular_file import FileTooLarge, NotRegularFile, read_regular, utf8_text
 
 __all__ = [
@@ -49,14 +39,11 @@ ModelBuilder = Callable[[Settings, ModelRole], ChatModel]
 """``(settings, role) -> ChatModel``: :func:`bot.factory.make_chat_model`."""
 
 ConcurrencyRule = Callable[[Settings], int]
-"""``(settings) -> N``, the model calls the backend takes at once:
-:func:`bot.factory.model_concurrency`."""
+"""``(settings) -> N`` model calls at once: :func:`bot.factory.model_concurrency`."""
 
 
 @dataclass
 class _Built:
-    """What one job has built so far, shared by every view of its settings."""
-
     make_github: GitHubBuilder
     make_store: StoreBuilder
     make_model: ModelBuilder
@@ -69,14 +56,7 @@ class _Built:
 
 @dataclass(frozen=True)
 class JobContext:
-    """One job's settings and what it works with (module doc).
-
-    Use it as a context manager, or call :meth:`close`: the store is closed when the job ends.
-
-    Attributes:
-        settings: the job's frozen settings; with the repository file once
-            :meth:`with_repository_file` has read it.
-    """
+    """One job's settings and what it works with; close it (or use ``with``) to close the store."""
 
     settings: Settings
     _built: _Built
@@ -91,16 +71,11 @@ class JobContext:
         make_model: ModelBuilder,
         model_concurrency: ConcurrencyRule,
     ) -> JobContext:
-        """A job's context over these settings; nothing is built until it is asked for."""
+        """A job's context; nothing is built until it is asked for."""
         return cls(settings, _Built(make_github, make_store, make_model, model_concurrency))
 
     def github(self) -> GitHubPort:
-        """The GitHub client, built on the first call. A dry run needs no token (public
-        repositories can be read without one, at GitHub's low anonymous rate limit).
-
-        Raises:
-            ConfigError: no token, and the run writes.
-        """
+        """The GitHub client; a dry run needs no token. :exc:`ConfigError`: no token to write."""
         built = self._built
         if built.github is None:
             built.github = built.make_github(
@@ -109,13 +84,11 @@ class JobContext:
         return built.github
 
     def store(self, *, read_only: bool = False) -> HistoryStore:
-        """The store, opened on the first call: read-only on a dry run or when that first
-        caller only reads (a missing file then reads as empty and is not created).
+        """The store, read-only on a dry run or when its first caller only reads.
 
         Raises:
-            StoreError: the store cannot be opened or migrated, or a newer triage-bot wrote it.
-            RuntimeError: a caller that writes asks after the store was opened read-only (a
-                bug: a job that writes opens its store for writing first).
+            StoreError: it cannot be opened or migrated, or a newer triage-bot wrote it.
+            RuntimeError: a writer asks after it was opened read-only (a bug).
         """
         built = self._built
         read_only = read_only or self.settings.dry_run
@@ -127,11 +100,9 @@ class JobContext:
         return built.store
 
     def model(self, role: ModelRole) -> ChatModel:
-        """The chat model for ``role``, built on the first call from these settings (no model
-        I/O until its first chat).
+        """The chat model for ``role``; no model I/O until its first chat.
 
-        Raises:
-            ConfigError: the embedded backend's prompt cache folder is not this user's alone.
+        Raises :exc:`ConfigError` if the embedded prompt cache folder is not this user's alone.
         """
         built = self._built
         if role not in built.models:
@@ -139,28 +110,18 @@ class JobContext:
         return built.models[role]
 
     def model_concurrency(self) -> int:
-        """How many model calls the job may send at once (≥ 1): ``model_concurrency`` for a
-        server backend, 1 for the embedded model (the rule the runner gives)."""
+        """How many model calls the job may send at once (≥ 1; 1 for the embedded model)."""
         return self._built.concurrency(self.settings)
 
     def with_repository_file(self, repo: str, branch: str | None) -> JobContext:
-        """This context with the repository's file as its settings' file layer, read once:
-        none when the settings already carry it. With ``--repo-file`` / ``TRIAGE_REPO_FILE``
-        (``Settings.repo_file_path``) the operator's local file is read, with no request. A dry
-        run without a GitHub token (a maintainer trying the bot locally, perhaps offline) reads
-        no file: it plans with the bot's defaults and the flags and variables given. Otherwise
-        one ``GET .../contents/...`` on ``branch`` (the payload's
-        ``repository.default_branch``; ``None``: the repository's default), or, in Actions, at
-        the default branch's commit (:func:`default_branch_commit`), which the store keeps: what
-        a commit holds never changes, so every later run at that commit reads the store, not
-        GitHub, until the branch moves. No file: the settings as they are, with an empty file,
-        so it is not read again. The new context shares this one's clients.
+        """This context with the repository file read once; it shares this one's clients.
+
+        The operator's ``--repo-file`` wins; a dry run without a token reads none. Else it is
+        read on ``branch`` (``None``: the default), or in Actions at its commit, kept in the store.
 
         Raises:
-            ConfigError: the file is broken (:func:`bot.repo_file.parse_repo_file`: key and
-                line), or no token when the run writes.
-            GitHubError: the read failed.
-            StoreError: the store cannot be opened (only when a commit is read).
+            ConfigError: the file is broken, or no token when the run writes.
+            GitHubError / StoreError: the read failed.
         """
         from bot.repo_file import REPO_FILE_PATH, RepoFile, parse_repo_file
 
@@ -189,8 +150,6 @@ class JobContext:
         return replace(self, settings=settings)
 
     def _file_at_commit(self, github: GitHubPort, repo: str, path: str, commit: str) -> str | None:
-        """The file at ``commit``: from the store when it was read at that commit, else read
-        (``GET .../contents/{path}?ref={commit}``) and kept unless the run is dry."""
         store = self.store()
         cached = cached_repo_file(store, repo, path, commit)
         if cached is not None:
@@ -221,11 +180,6 @@ class JobContext:
 
 
 def _repo_policy(path: str, read: Callable[[str], str | None]) -> GatePolicy:
-    """The policy file at ``path`` in the repository.
-
-    Raises:
-        ConfigError: the default branch holds no such file, or it is not a policy.
-    """
     text = read(path)
     if text is None:
         raise ConfigError(
@@ -236,18 +190,13 @@ def _repo_policy(path: str, read: Callable[[str], str | None]) -> GatePolicy:
 
 
 DEFAULT_BRANCH_EVENTS = frozenset({"issues", "issue_comment", "schedule", "pull_request_target"})
-"""Events for which Actions sets ``GITHUB_SHA`` to the last commit of the branch in
-``GITHUB_REF``: the default branch for the first three, the PR's base branch for
-``pull_request_target`` (docs.github.com, "Events that trigger workflows"); never a PR head."""
+"""Events whose ``GITHUB_SHA`` is the last commit of ``GITHUB_REF``, never a PR head."""
 
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
 def default_branch_commit(settings: Settings, branch: str | None) -> str | None:
-    """``GITHUB_SHA`` when it provably is a commit of the default branch ``branch`` (the
-    payload's), else ``None``: the event is one of :data:`DEFAULT_BRANCH_EVENTS`, ``GITHUB_REF``
-    is ``refs/heads/<branch>`` and the SHA is 40 hex digits. A ``pull_request_target`` run on
-    a PR into another branch, a run outside Actions, or no branch named: ``None``."""
+    """``GITHUB_SHA`` when it provably is a commit of the default branch ``branch``, else None."""
     sha = settings.commit_sha or ""
     if (
         branch
@@ -260,16 +209,10 @@ def default_branch_commit(settings: Settings, branch: str | None) -> str | None:
 
 
 def _read_local_file(path: Path) -> str:
-    """A local repository file's text: a regular file (:mod:`bot.regular_file`), read no
-    further than the longest file :func:`bot.repo_file.parse_repo_file` accepts could be.
-
-    Raises:
-        ConfigError: unreadable, not a regular file, too long, or not UTF-8.
-    """
     from bot.repo_file import MAX_FILE_CHARS
 
     try:
-        data = read_regular(path, limit=4 * MAX_FILE_CHARS)
+        data = read_regular(path, limit=4 * MAX_FILE_CHARS)  # up to 4 bytes a character
     except FileTooLarge:
         raise ConfigError(f"--repo-file {path}: longer than {MAX_FILE_CHARS} characters") from None
     except NotRegularFile as exc:

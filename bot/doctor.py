@@ -29,15 +29,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from bot.clients.probes import token_scopes
-from bot.config import Settings, is_database_url
+from bot.config import Settings
 from bot.errors import BotError
-from bot.factory import backend_for, store_target
+from bot.factory import backend_for, load, store_for
 from bot.history.protocol import SchemaState
-from bot.history.store import file_schema
-from bot.neutralise import shown_url
 
 __all__ = ["MIN_PYTHON", "Check", "run_checks"]
 
@@ -84,18 +81,12 @@ def check_model(settings: Settings) -> Check:
 
 def check_store(settings: Settings) -> Check:
     """The store is reachable and holds exactly the migrations and tables this installation
-    ships (see the module doc)."""
-    target = store_target(settings)
-    if is_database_url(target):
-        from bot.history.pg_store import server_schema  # psycopg and yoyo only when used
-
-        where = f"PostgreSQL {shown_url(target)}"
-        schema = server_schema(target)
-    else:
-        where = f"SQLite {target}"
-        if target != ":memory:" and not Path(target).exists():
-            return Check("store", True, f"{where} does not exist yet (the first job creates it)")
-        schema = file_schema(target)
+    ships (see the module doc), as its :data:`bot.stores.STORES` row reads it."""
+    kind, target = store_for(settings)
+    where = f"{kind.name} {kind.shown(target)}"
+    schema: SchemaState | None = load(kind.schema)(target)
+    if schema is None:
+        return Check("store", True, f"{where} does not exist yet (the first job creates it)")
     problem = _schema_problem(schema)
     if problem:
         return Check("store", False, f"{where} is reachable but {problem}")

@@ -1,10 +1,4 @@
-"""The one exception tree of triage-bot.
-
-Library code raises these; only the CLI (``bot/cli.py``) turns them into messages and exit codes.
-Upstream errors (PyGithub, ollama, httpx, pydantic, llama-cpp) are translated at exactly one choke
-point per client (``clients/ollama_client.py``, ``clients/openai_client.py``,
-``clients/embedded.py``, ``clients/github_client.py``, ``events.py``) with
-``raise ... from exc``::
+"""The one exception tree; only the CLI turns these into messages and exit codes::
 
     BotError                              exit 1 unless a subclass says otherwise
     ├── ConfigError                       exit 2  bad flag, missing env var, unreadable setting
@@ -27,7 +21,7 @@ point per client (``clients/ollama_client.py``, ``clients/openai_client.py``,
         ├── GitHubRateLimited                     403/429 primary or secondary rate limit
         └── GitHubUnavailable                     5xx or transport error after retries
 
-The ``kind`` attribute is a short stable string stored with gate decisions (``error_kind``).
+``kind`` is a stable short string stored with gate decisions (``error_kind``).
 """
 
 from __future__ import annotations
@@ -71,7 +65,7 @@ class ConfigError(BotError):
 
 
 class EventError(BotError):
-    """The webhook event file is missing, unreadable, not JSON, or not the payload shape we need."""
+    """The webhook event file is missing, unreadable, or not the payload we need."""
 
     exit_code = 3
     kind = "event"
@@ -85,13 +79,10 @@ class InvalidRange(BotError):
 
 
 class ModelError(BotError):
-    """The model could not produce a usable answer. The gate maps every one to validator-error.
+    """The model gave no usable answer; the gate labels every one validator-error.
 
-    When the call itself ran (a reply cut at ``num_predict``, a prompt over ``num_ctx`` found
-    after the call), the error carries what it cost, for the decision or audit row: prompt and
-    output tokens, and the model's time (ms); 0 when no call ran or the backend did not say.
-    ``prompt_eval_tokens``: of the prompt, the tokens evaluated rather than reused from the
-    prompt cache, ``None`` when unknown (``bot.chat.CallUsage``).
+    When the call ran, it carries its cost (tokens, ``duration_ms``); 0 when unknown.
+    ``prompt_eval_tokens`` excludes prompt-cache hits; ``None`` when unknown.
     """
 
     kind = "model"
@@ -114,24 +105,19 @@ class ModelUnavailable(ModelError):
 
 
 class ModelNotFound(ModelError):
-    """The server has no such model (Ollama's 404 for a model not pulled, an OpenAI-compatible
-    server's 404), or the GGUF file does not exist."""
+    """The server answered 404 for the model, or the GGUF file does not exist."""
 
     kind = "model_not_found"
 
 
 class ModelRequestRejected(ModelError):
-    """The model server refused the request: a 4xx other than 404 (bad options, a schema it
-    cannot read, a key it refuses), or a redirect to another origin."""
+    """The server answered a 4xx other than 404, or redirected to another origin."""
 
     kind = "model_request_rejected"
 
 
 class ModelPromptTooLong(ModelRequestRejected):
-    """The prompt and the role's ``num_predict`` do not fit in its ``num_ctx``, found from the
-    prompt tokens the backend reports after the call (:func:`bot.chat.check_prompt_fits`, the
-    rule and why). The call ran, so it carries its cost; like a truncated reply it is never a
-    result, but a repair turn would only make the prompt longer, so the audit rejects at once."""
+    """Prompt plus ``num_predict`` exceeded ``num_ctx``, found after the call (carries its cost)."""
 
     kind = "prompt_too_long"
 
@@ -143,8 +129,7 @@ class ModelLoadError(ModelError):
 
 
 class ModelTruncated(ModelError):
-    """Generation stopped at ``num_predict`` (``done_reason == "length"``): never a result.
-    The call ran, so the error carries its cost (see :class:`ModelError`)."""
+    """Generation stopped at ``num_predict``: never a result; carries the call's cost."""
 
     kind = "truncated"
 
@@ -156,15 +141,13 @@ class ModelOutputError(ModelError):
 
 
 class ModelCopiedInput(ModelOutputError):
-    """The reply's reason is a verbatim copy of text inside the issue: a pre-filled verdict was
-    echoed (prompt injection), so the reply is not the model's judgment."""
+    """The reply's reason copies the issue's text: an injected verdict, not a judgment."""
 
     kind = "copied_from_issue"
 
 
 class StoreError(BotError):
-    """The store (a SQLite file or a PostgreSQL server) cannot be opened, migrated or written
-    (locked, disk full, corrupt, unreachable)."""
+    """The store cannot be opened, migrated or written (locked, full, corrupt, unreachable)."""
 
     exit_code = 5
     kind = "store"
@@ -178,7 +161,7 @@ class EvalBelowThreshold(BotError):
 
 
 class GitHubError(BotError):
-    """A GitHub API call failed; ``status`` is the HTTP status or ``None`` for transport errors."""
+    """A GitHub API call failed; ``status`` is ``None`` for a transport error."""
 
     exit_code = 4
     kind = "github"

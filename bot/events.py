@@ -1,22 +1,7 @@
-"""Webhook events: read the payload file, validate the parts we use, route or skip.
+"""Webhook events: read the payload, validate the parts the bot reads, route or skip.
 
-Payload models use ``extra="ignore"`` (GitHub adds fields over time) and only declare what the bot
-reads. Shapes follow the real payloads GitHub writes at ``GITHUB_EVENT_PATH``
-(tests/data/webhooks/, from @octokit/webhooks-examples).
-
-Routing:
-
-* ``issues`` ``opened`` / ``reopened`` → gate;
-* ``issues`` ``edited`` → gate only when ``changes`` has ``title`` or ``body``;
-* ``pull_request_target`` / ``pull_request`` ``opened`` / ``synchronize`` / ``reopened`` /
-  ``ready_for_review`` → audit, unless the PR is a draft or not open;
-* ``issue_comment`` ``created`` → maintainer commands (:mod:`bot.commands`);
-* ``schedule`` (the workflow's cron) → :class:`Scheduled`: re-judge the ``validator-error``
-  issues (``backlog --retry-errors``; the payload is not read);
-* any other event or action → :class:`Skip` with a one-line reason (exit 0).
-
-This module is the choke point where pydantic and JSON errors on payloads become
-:class:`~bot.errors.EventError`.
+Payload models ignore extra fields (GitHub adds them). Payload errors become
+:class:`~bot.errors.EventError` here, and only here.
 """
 
 from __future__ import annotations
@@ -56,28 +41,24 @@ REPO_PATTERN = re.compile(
     r"^[A-Za-z0-9](?:[A-Za-z0-9_]|-(?=[A-Za-z0-9_])){0,38}"  # owner: no leading/double/end '-'
     r"/(?!\.\.?\Z)[A-Za-z0-9_.-]{1,100}\Z"  # name: letters, digits, '_', '.', '-'; never . or ..
 )
-"""``owner/name`` as GitHub allows it; used for payloads and ``--repo`` alike. GitHub's rules:
-an owner (user or organisation) is 1-39 letters, digits or single hyphens, not at either end
-(``_`` appears in managed-user logins such as ``octocat_corp``); a repository name is 1-100
-letters, digits, ``_``, ``.`` or ``-`` and is never ``.`` or ``..``."""
+"""``owner/name`` as GitHub allows it, for payloads and ``--repo`` alike.
+
+``_`` is allowed in owners: managed-user logins such as ``octocat_corp`` hold it.
+"""
 
 MAX_ID = 2**53
-"""Largest issue, pull request or comment number/id accepted (JSON's safe integers; GitHub's
-ids are far below). Bigger values are malformed payloads, never a store overflow."""
+"""Largest number or id accepted (JSON's safe integers): bigger is a malformed payload."""
 
 MAX_PAYLOAD_BYTES = 25 * 2**20
-"""GitHub caps webhook payloads at 25 MB; a bigger event file is refused unread (exit 3)."""
+"""GitHub's cap on webhook payloads; a bigger event file is refused unread."""
 _NAME = re.compile(r"^[a-z_]{1,64}$")
 
 GATE_ACTIONS = frozenset({"opened", "edited", "reopened"})
-"""``issues`` actions that run the gate."""
 
 AUDIT_EVENTS = frozenset({"pull_request_target", "pull_request"})
 AUDIT_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
-"""Pull request actions that run the audit."""
 MODEL_EVENTS = frozenset({"issues", *AUDIT_EVENTS})
-"""Events whose pipelines call a model once routed (the gate, the audit): for these the CLI
-starts loading an embedded model at once (:func:`bot.factory.preload_chat_model`)."""
+"""Events whose pipelines call a model: the CLI preloads an embedded model for them."""
 
 
 class _Payload(BaseModel):
@@ -86,8 +67,6 @@ class _Payload(BaseModel):
 
 
 class Label(_Payload):
-    """A label as embedded in an issue payload."""
-
     name: str
 
 
@@ -99,8 +78,6 @@ class User(_Payload):
 
 
 class Issue(_Payload):
-    """The ``issue`` object of an ``issues`` event."""
-
     number: int = Field(gt=0, le=MAX_ID)
     title: str
     body: str | None = None
@@ -108,17 +85,14 @@ class Issue(_Payload):
     labels: list[Label] = Field(default_factory=list)
     user: User | None = None
     pull_request: dict[str, Any] | None = None
-    """Present (an object) when the issue is a pull request (issue_comment events)."""
+    """Present when the issue is a pull request (issue_comment events)."""
 
     @property
     def label_names(self) -> list[str]:
-        """Names of the labels the issue carries now."""
         return [label.name for label in self.labels]
 
 
 class Repository(_Payload):
-    """The ``repository`` object: ``full_name`` is ``owner/name``."""
-
     full_name: str
 
     @field_validator("full_name")
@@ -130,7 +104,7 @@ class Repository(_Payload):
 
     private: bool = False
     default_branch: str | None = None
-    """The branch the repository's configuration is read from (``.github/triage-bot.yml``)."""
+    """The branch the repository file is read from."""
 
 
 class _Change(_Payload):
@@ -138,15 +112,13 @@ class _Change(_Payload):
 
 
 class IssueChanges(_Payload):
-    """``changes`` of ``issues.edited``: which fields the edit touched."""
+    """``changes`` of ``issues.edited``."""
 
     title: _Change | None = None
     body: _Change | None = None
 
 
 class IssuesEvent(_Payload):
-    """An ``issues`` webhook event (the payload GitHub documents under "issues")."""
-
     action: str
     issue: Issue
     repository: Repository
@@ -159,8 +131,6 @@ class _Head(_Payload):
 
 
 class PullRequest(_Payload):
-    """The ``pull_request`` object: number, draft flag, state and head SHA."""
-
     number: int = Field(gt=0, le=MAX_ID)
     state: str = "open"
     draft: bool = False
@@ -168,8 +138,6 @@ class PullRequest(_Payload):
 
 
 class PullRequestEvent(_Payload):
-    """A ``pull_request`` / ``pull_request_target`` webhook event."""
-
     action: str
     pull_request: PullRequest
     repository: Repository
@@ -189,8 +157,6 @@ class PullRequestEvent(_Payload):
 
 
 class Comment(_Payload):
-    """The ``comment`` object of an ``issue_comment`` event."""
-
     id: int = Field(gt=0, le=MAX_ID)
     body: str | None = None
     user: User
@@ -198,8 +164,6 @@ class Comment(_Payload):
 
 
 class IssueCommentEvent(_Payload):
-    """An ``issue_comment`` webhook event (on an issue or a pull request)."""
-
     action: str
     issue: Issue
     comment: Comment
@@ -208,8 +172,6 @@ class IssueCommentEvent(_Payload):
 
     @property
     def on_pull_request(self) -> bool:
-        """Whether the comment is on a pull request (GitHub marks it with
-        ``issue.pull_request``)."""
         return self.issue.pull_request is not None
 
     def as_issues_event(self) -> IssuesEvent:
@@ -218,14 +180,12 @@ class IssueCommentEvent(_Payload):
 
 
 SCHEDULE_EVENT = "schedule"
-"""The workflow's cron trigger: the recovery run (``backlog --retry-errors``). Its payload
-holds only the cron line, so the repository comes from ``GITHUB_REPOSITORY``."""
+"""The cron trigger; its payload is not read: the repository is ``GITHUB_REPOSITORY``."""
 
 
 @dataclass(frozen=True)
 class Scheduled:
-    """A ``schedule`` event: re-judge the repository's issues whose last decision was
-    ``validator-error`` (:class:`bot.gate.backlog.Backlog` with ``retry_errors``)."""
+    """A ``schedule`` event: re-judge the issues whose last decision was ``validator-error``."""
 
 
 @dataclass(frozen=True)
@@ -238,12 +198,8 @@ class Skip:
 def load_payload(path: Path) -> dict[str, Any]:
     """Read and JSON-decode the payload file.
 
-    Only a regular file is read (:mod:`bot.regular_file`: a FIFO would hang the run, a device
-    never ends), and at most :data:`MAX_PAYLOAD_BYTES` of it, GitHub's largest payload.
-
-    Raises:
-        EventError: the file is missing, unreadable, not a regular file, larger than GitHub's
-            25 MB payload cap, not UTF-8 JSON, or not a JSON object.
+    Raises :exc:`EventError` if it is missing, not a regular file, over
+    :data:`MAX_PAYLOAD_BYTES`, or not a UTF-8 JSON object.
     """
     try:
         text = read_regular(path, limit=MAX_PAYLOAD_BYTES).decode("utf-8")
@@ -299,15 +255,10 @@ def _route_pull_request(event_name: str, payload: dict[str, Any]) -> PullRequest
 def route_event(
     event_name: str, payload: dict[str, Any]
 ) -> IssuesEvent | PullRequestEvent | IssueCommentEvent | Scheduled | Skip:
-    """Decide what to do with one webhook event.
+    """The validated event for the gate, the audit or a command; :class:`Skip` for the rest.
 
-    Returns:
-        The validated :class:`IssuesEvent` (gate), :class:`PullRequestEvent` (audit) or
-        :class:`IssueCommentEvent` (a command), :class:`Scheduled` for the cron trigger, else
-        a :class:`Skip`.
-
-    Raises:
-        EventError: a payload lacks what its pipeline needs.
+    Drafts, closed items and edits that leave title and body alone are skipped.
+    Raises :exc:`EventError` if a payload lacks what its pipeline needs.
     """
     if not _NAME.match(event_name):
         raise EventError("the event name must be lower-case letters and underscores")

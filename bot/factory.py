@@ -5,15 +5,14 @@ runner hands these builders to each job's context (:class:`bot.context.JobContex
 store listings and ``triage-bot eval`` call them, and ``triage-bot doctor`` asks the same
 backend table what a runner lacks.
 
-Model backends are rows of :data:`BACKENDS`, tried in order: an OpenAI-compatible server when
-a base URL is configured (``--openai-base-url`` / ``TRIAGE_OPENAI_BASE_URL``; it wins over the
-Ollama host, which the action always sets), then Ollama when a host is configured
-(``--ollama-host`` / ``OLLAMA_HOST``), else the embedded llama.cpp backend with
-``--model-path`` or the embedded default (Qwen2.5-Coder 1.5B,
-:data:`bot.clients.embedded.DEFAULT_MODEL`). A new backend is its module in :mod:`bot.clients`
-(a :class:`~bot.chat.ChatModel`) and one row here: how it is chosen, built, checked and
-preloaded. Heavy imports happen when what needs them is built: llama_cpp at the embedded
-model's first load, PyGithub in :func:`make_github`, the stores' libraries in
+Model backends are rows of :data:`BACKENDS`, chosen by :func:`backend_for`, whatever their
+order: an OpenAI-compatible server when a base URL is set, Ollama when a host is set, else the
+embedded llama.cpp backend (``--model-path`` or :data:`bot.clients.embedded.DEFAULT_MODEL`).
+Both servers set is a configuration error, except the Ollama host the action passes by default,
+which yields. A new backend is its module in :mod:`bot.clients` (a :class:`~bot.chat.ChatModel`)
+and one row here: how it is chosen, built, checked and preloaded. A store is a row of
+:data:`bot.stores.STORES`. Heavy imports happen when what needs them is built: llama_cpp at
+the embedded model's first load, PyGithub in :func:`make_github`, the stores' libraries in
 :func:`make_store`. So importing this module is quick, which lets the CLI's preload thread
 (:func:`preload_chat_model`) start loading the GGUF while the main thread imports the pipeline,
 instead of waiting for it on the same imports.
@@ -22,6 +21,7 @@ instead of waiting for it on the same imports.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,25 +31,28 @@ from typing import TYPE_CHECKING, Any
 from bot.chat import ChatModel, ModelRole
 from bot.clients.embedded import EmbeddedChatModel, default_model_path
 from bot.clients.prompt_cache import PromptCache
-from bot.config import EMBEDDED_N_CTX, Settings, is_database_url
+from bot.config import EMBEDDED_N_CTX, Settings
 from bot.errors import BotError, ConfigError
 from bot.history.protocol import HistoryStore
-from bot.neutralise import shown_url
+from bot.stores import StoreKind, shown_store, store_kind
+from bot.urls import shown_url
 
 if TYPE_CHECKING:
     from bot.clients.github_client import PyGithubClient
 
 __all__ = [
+    "ACTION_OLLAMA_HOST",
     "BACKENDS",
     "Backend",
     "ModelRole",
     "backend_for",
+    "load",
     "make_chat_model",
     "make_github",
     "make_store",
     "model_concurrency",
     "preload_chat_model",
-    "store_target",
+    "store_for",
 ]
 
 
@@ -59,7 +62,8 @@ class Backend:
 
     Attributes:
         name: the backend's name (``openai``, ``ollama``, ``embedded``).
-        selected: whether these settings choose it; the first row that says yes is used.
+        selected: whether these settings choose it; ``None`` for the one fallback row, used
+            when no other row is selected.
         build: the :class:`~bot.chat.ChatModel` for a role; no I/O until its first call.
         check: ``triage-bot doctor``'s look at it on this runner: whether a job could use it
             now, and what was found (one line, never a secret); a
@@ -70,14 +74,24 @@ class Backend:
             runs on the caller's thread (imports) and returns the load, which
             :func:`preload_chat_model` runs in a thread; ``None`` when the backend has
             nothing to load in this process (a server's model).
+        setting: the setting that selects it, as an error names it.
+        action_default: the setting's value when the action's input is left alone: at it,
+            the row yields to another selected row.
     """
 
     name: str
-    selected: Callable[[Settings], bool]
+    selected: Callable[[Settings], bool] | None
     build: Callable[[Settings, ModelRole], ChatModel]
     check: Callable[[Settings], tuple[bool, str]]
     concurrent: bool = False
     preload: Callable[[Settings], Callable[[], None]] | None = None
+    setting: str = ""
+    action_default: str | None = None
+
+    def by_default(self, settings: Settings) -> bool:
+        """Whether only the action's default value selects this row."""
+        value = getattr(settings, self.setting, None) if self.setting else None
+        return self.action_default is not None and value == self.action_default
 
 
 def _ollama(settings: Settings, role: ModelRole) -> ChatModel:
@@ -218,6 +232,9 @@ def _embedded_preload(settings: Settings) -> Callable[[], None]:
     return model.load
 
 
+ACTION_OLLAMA_HOST = "http://127.0.0.1:11434"
+"""action.yml's ``ollama-host`` default: the action passes it whenever the input is left alone."""
+
 BACKENDS: tuple[Backend, ...] = (
     Backend(
         "openai",
@@ -225,6 +242,7 @@ BACKENDS: tuple[Backend, ...] = (
         build=_openai,
         check=_openai_check,
         concurrent=True,
+        setting="openai_base_url",
     ),
     Backend(
         "ollama",
@@ -232,26 +250,58 @@ BACKENDS: tuple[Backend, ...] = (
         build=_ollama,
         check=_ollama_check,
         concurrent=True,
+        setting="ollama_host",
+        action_default=ACTION_OLLAMA_HOST,
     ),
     Backend(
         "embedded",
-        selected=lambda s: True,
+        selected=None,
         build=_embedded,
         check=_embedded_check,
         preload=_embedded_preload,
     ),
 )
-"""The model backends, in the order they are tried; the last one always applies."""
+"""The model backends; their order decides nothing (:func:`backend_for`)."""
 
 
 def backend_for(settings: Settings) -> Backend:
-    """The first :data:`BACKENDS` row these settings select."""
-    return next(b for b in BACKENDS if b.selected(settings))
+    """The one :data:`BACKENDS` row these settings select, else the fallback row. A row
+    selected only by its action default yields to another selected row.
+
+    Raises:
+        ConfigError: more than one row is selected; the message names their settings.
+    """
+    chosen = [b for b in BACKENDS if b.selected is not None and b.selected(settings)]
+    chosen = [b for b in chosen if not b.by_default(settings)] or chosen
+    if len(chosen) > 1:
+        named = " and ".join(_setting_names(b) for b in chosen)
+        raise ConfigError(
+            f"{named} each choose a model backend ({', '.join(b.name for b in chosen)}): "
+            "set only one"
+        )
+    if chosen:
+        return chosen[0]
+    return next(b for b in BACKENDS if b.selected is None)
+
+
+def _setting_names(backend: Backend) -> str:
+    """A row's setting as people set it (``TRIAGE_OPENAI_BASE_URL / --openai-base-url``)."""
+    from bot.settings_table import SETTINGS
+
+    spec = next((s for s in SETTINGS if s.name == backend.setting), None)
+    if spec is None:
+        return f"the {backend.name} backend's setting"
+    names = " / ".join([spec.env, *([spec.flag] if spec.flag else [])])
+    return f"{names} (action input {spec.action_input})" if spec.action_input else names
 
 
 def model_concurrency(settings: Settings) -> int:
     """How many model calls to send at once: ``model_concurrency`` for a server backend, 1 for
-    the embedded model (one llama.cpp context in this process)."""
+    the embedded model (one llama.cpp context in this process).
+
+    Raises:
+        ConfigError: two backends are selected (:func:`backend_for`).
+    """
     return settings.model_concurrency if backend_for(settings).concurrent else 1
 
 
@@ -260,7 +310,8 @@ def make_chat_model(settings: Settings, role: ModelRole) -> ChatModel:
     (:func:`backend_for`; no model I/O until the first call).
 
     Raises:
-        ConfigError: the embedded backend's prompt cache folder is not this user's alone.
+        ConfigError: two backends are selected, or the embedded backend's prompt cache folder
+            is not this user's alone.
     """
     return backend_for(settings).build(settings, role)
 
@@ -346,27 +397,36 @@ def make_github(
     )
 
 
-def store_target(settings: Settings) -> str:
-    """What ``settings.db_path`` names: a ``postgresql://`` URL, a SQLite file, or
-    ``:memory:`` when unset."""
-    return str(settings.db_path) if settings.db_path else ":memory:"
+def store_for(settings: Settings) -> tuple[StoreKind, str]:
+    """The :data:`bot.stores.STORES` row of ``settings.db_path`` and its target (``:memory:``
+    when unset).
+
+    Raises:
+        ConfigError: no store accepts the target.
+    """
+    target = str(settings.db_path) if settings.db_path else ":memory:"
+    try:
+        kind = store_kind(target)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    if kind is None:
+        raise ConfigError(f"no store accepts {shown_store(target)}")
+    return kind, target
+
+
+def load(ref: str) -> Any:
+    """The object a ``module:name`` reference of a store row names, its module imported."""
+    module, _, name = ref.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def make_store(settings: Settings, *, read_only: bool = False) -> HistoryStore:
-    """Open the store ``settings.db_path`` names: a ``postgresql://`` URL opens the shared
-    PostgreSQL store (:mod:`bot.history.pg_store`), anything else the SQLite file
-    (:mod:`bot.history.store`; ``:memory:`` when unset). For writing (a file is created ``0600``;
-    either is migrated), or ``read_only`` (dry runs, ``history``, ``stats``: nothing written; a
-    missing file reads as empty).
+    """Open the store ``settings.db_path`` names (:func:`store_for`): for writing (created and
+    migrated), or ``read_only`` (dry runs, ``history``, ``stats``: nothing written).
 
     Raises:
         StoreError: the store cannot be opened or migrated, or a newer triage-bot wrote it.
     """
-    target = store_target(settings)
-    if is_database_url(target):
-        from bot.history.pg_store import PostgresStore  # psycopg and yoyo only when used
-
-        return PostgresStore(target, read_only=read_only, redact=settings.redactor())
-    from bot.history.store import Store  # sqlite-utils when used
-
-    return Store(target, read_only=read_only, redact=settings.redactor())
+    kind, target = store_for(settings)
+    store: HistoryStore = load(kind.opens)(target, read_only=read_only, redact=settings.redactor())
+    return store

@@ -1,26 +1,6 @@
-"""Every file the bot reads or writes by a path it is given: regular files only, reads bounded,
-writes atomic and never through a symbolic link, errors that name the file, never its content.
+"""Files the bot reads or writes by a given path: regular files only, bounded reads, atomic writes.
 
-A path (the event payload, an eval set, recorded replies, a report, a policy, a dataset's
-rows) may name something that is not a file: a FIFO blocks the open, then the read, until a
-writer comes; a device such as ``/dev/zero`` never ends; a directory reads as an error only
-after the open. So a file is opened non-blocking (a FIFO's open returns at once), checked with
-``fstat`` on the descriptor it got (no window between a check and the open), refused unless it
-is a regular file, and read up to a bound. ``follow_symlinks=False`` (``O_NOFOLLOW``) also
-refuses a symbolic link as the last component, for files the bot writes and folders whose
-entries must be the folder's own.
-
-A file the bot writes whole (:func:`write_atomic`) is written to a new file in the same folder,
-made with ``O_CREAT | O_EXCL | O_NOFOLLOW`` under a random name (a file or link planted at any
-name is never opened, let alone written through), then renamed over the target with
-``os.replace``: a reader sees the old file or the new one, whole. The target must be a regular
-file or nothing: a symbolic link (``/dev/stdout``), a device or a FIFO is refused, not replaced.
-A file the bot appends to (:func:`open_append`) is opened without following a link.
-
-The ``*_input`` / ``*_output`` functions are for a file a person names (a flag, a setting):
-they raise :class:`~bot.errors.ConfigError` naming it (``what`` and the path) and, for content
-that is not what it should be, the line (:func:`content_problems`), never the content: the
-file may be anything readable (``/proc/self/environ``, a token file).
+Errors name the file and the line, never the content: it may be anything readable.
 """
 
 from __future__ import annotations
@@ -57,18 +37,13 @@ __all__ = [
 ]
 
 MAX_INPUT_BYTES = 256 * 2**20
-"""The most a file a person names may hold (an eval set, recorded replies, a report, a dataset's
-rows and state): 256 MiB, some 100,000 issues of a few KB, or 1,000 at GitHub's longest body
-(65,536 characters of up to 4 bytes)."""
+"""The most a file a person names may hold: 256 MiB, some 100,000 issues."""
 
 _TEMP_TRIES = 16
-"""Random names tried for a temporary file before giving up (each taken one is a collision or a
-planted file)."""
 
 
 class NotRegularFile(OSError):
-    """The path names a FIFO, a device, a socket, a directory or (where links are refused) a
-    symbolic link, not a regular file."""
+    """The path is not a regular file (or is a symbolic link where links are refused)."""
 
 
 class FileTooLarge(OSError):
@@ -92,7 +67,6 @@ def _not_regular(mode: int, path: Path) -> NotRegularFile:
 
 
 def _lstat_mode(path: Path) -> int | None:
-    """The mode of what ``path`` names itself (a link not followed); ``None``: nothing there."""
     try:
         return os.lstat(path).st_mode
     except FileNotFoundError:
@@ -100,13 +74,7 @@ def _lstat_mode(path: Path) -> int | None:
 
 
 def _open_checked(path: Path, flags: int, mode: int = 0o666) -> int:
-    """A descriptor of ``path`` opened with ``flags`` (non-blocking), once ``fstat`` shows a
-    regular file; blocking again.
-
-    Raises:
-        NotRegularFile: not a regular file; a symbolic link where ``O_NOFOLLOW`` is given.
-        OSError: it cannot be opened.
-    """
+    # Non-blocking, so a FIFO's open returns at once; fstat on the descriptor leaves no window.
     flags |= os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     found: int | None = None
     try:
@@ -132,26 +100,19 @@ def _open_checked(path: Path, flags: int, mode: int = 0o666) -> int:
 
 
 def open_regular(path: Path, *, follow_symlinks: bool = True) -> BinaryIO:
-    """Open ``path`` for binary reading when it is a regular file (see the module docstring).
+    """Open ``path`` for binary reading.
 
-    Raises:
-        NotRegularFile: a FIFO, device, socket or directory (the message says which), or with
-            ``follow_symlinks=False`` a symbolic link.
-        OSError: it cannot be opened: missing (``FileNotFoundError``), no permission.
+    Raises :exc:`NotRegularFile` if it is not a regular file (a FIFO would block, a device never
+    ends), or is a symbolic link with ``follow_symlinks=False``.
     """
     flags = os.O_RDONLY | (0 if follow_symlinks else os.O_NOFOLLOW)
     return os.fdopen(_open_checked(path, flags), "rb")
 
 
 def read_regular(path: Path, *, limit: int, follow_symlinks: bool = True) -> bytes:
-    """The whole content of the regular file ``path``, at most ``limit`` bytes.
-
-    Raises:
-        FileTooLarge: it holds more than ``limit`` bytes (its size says so, or ``limit + 1``
-            bytes were read: a file under ``/proc`` gives its size as 0).
-        NotRegularFile / OSError: as :func:`open_regular`.
-    """
+    """The content of the regular file ``path``; :exc:`FileTooLarge` over ``limit`` bytes."""
     with open_regular(path, follow_symlinks=follow_symlinks) as handle:
+        # A file under /proc gives its size as 0: read one byte past the limit too.
         too_large = os.fstat(handle.fileno()).st_size > limit
         data = b"" if too_large else handle.read(limit + 1)
     if too_large or len(data) > limit:
@@ -160,23 +121,12 @@ def read_regular(path: Path, *, limit: int, follow_symlinks: bool = True) -> byt
 
 
 def open_append(path: Path) -> BinaryIO:
-    """Open ``path`` for appending, made when missing (under the umask), never through a
-    symbolic link; a regular file only.
-
-    Raises:
-        NotRegularFile: a symbolic link, a FIFO, a device or a directory.
-        OSError: it cannot be opened or made.
-    """
+    """Open ``path`` for appending, made when missing; :exc:`NotRegularFile` for a link."""
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
     return os.fdopen(_open_checked(path, flags), "ab")
 
 
 def _existing_mode(path: Path) -> int | None:
-    """The permission bits of the regular file at ``path``, ``None`` when nothing is there.
-
-    Raises:
-        NotRegularFile: something else is there (a symbolic link included).
-    """
     found = _lstat_mode(path)
     if found is None:
         return None
@@ -186,8 +136,7 @@ def _existing_mode(path: Path) -> int | None:
 
 
 def _new_temporary(folder: Path, name: str) -> tuple[int, Path]:
-    """A new file beside the target, open for writing: ``O_EXCL | O_NOFOLLOW`` under a random
-    name, so nothing already there is opened."""
+    # A random name with O_EXCL | O_NOFOLLOW: a file or link planted there is never opened.
     for _ in range(_TEMP_TRIES):
         temporary = folder / f".{name}.{secrets.token_hex(8)}.tmp"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
@@ -199,12 +148,10 @@ def _new_temporary(folder: Path, name: str) -> tuple[int, Path]:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with a file holding ``data`` (see the module docstring): flushed to disk
-    before the rename; an existing file's permissions kept, a new file made under the umask.
+    """Replace ``path`` with ``data`` by rename: readers see the old file or the new, whole.
 
-    Raises:
-        NotRegularFile: ``path`` is a symbolic link, a FIFO, a device or a directory.
-        OSError: it cannot be written (nothing is left behind: the temporary file is removed).
+    An existing file keeps its permissions. Raises :exc:`NotRegularFile` if ``path`` is not a
+    regular file (a link included), :exc:`OSError` if it cannot be written (nothing left behind).
     """
     mode = _existing_mode(path)
     fd, temporary = _new_temporary(path.parent, path.name)
@@ -223,13 +170,10 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 
 def check_target(path: Path) -> None:
-    """Check that :func:`write_atomic` can write ``path``: its folder exists and takes a new
-    file, and ``path`` is a regular file or nothing.
+    """Check that :func:`write_atomic` can write ``path``.
 
-    Raises:
-        NotRegularFile: ``path`` is not a regular file (a symbolic link included).
-        OSError: the folder is missing (``FileNotFoundError``, naming the folder) or takes no
-            new file (``PermissionError``), or the name is refused (too long).
+    Raises :exc:`NotRegularFile` as it would, :exc:`FileNotFoundError` naming a missing folder,
+    :exc:`PermissionError` for a folder or file not writable.
     """
     folder = path.parent
     if not folder.is_dir():
@@ -246,13 +190,9 @@ def _reason(exc: OSError) -> str:
 
 
 def read_input(path: Path, *, what: str, limit: int = MAX_INPUT_BYTES) -> str:
-    """The UTF-8 text of a file a person named (:func:`read_regular`; a link to a regular file
-    is read).
+    """The UTF-8 text of a file a person named; a link to a regular file is read.
 
-    Raises:
-        ConfigError: it cannot be read, is not a regular file, holds more than ``limit`` bytes,
-            or is not UTF-8; ``what`` and the path are named, and the line of the first byte
-            that is not UTF-8.
+    Raises :exc:`ConfigError` if unreadable, not regular, over ``limit`` bytes or not UTF-8.
     """
     try:
         data = read_regular(path, limit=limit)
@@ -262,12 +202,7 @@ def read_input(path: Path, *, what: str, limit: int = MAX_INPUT_BYTES) -> str:
 
 
 def utf8_text(data: bytes, *, what: str, path: Path) -> str:
-    """``data``, read from ``path``, as UTF-8 text.
-
-    Raises:
-        ConfigError: it is not UTF-8; ``what``, the path and the line of the first byte that is
-            not are named (the bytes are not: :exc:`UnicodeDecodeError` shows them).
-    """
+    """``data`` as UTF-8; :exc:`ConfigError` names the path and line, not the bytes."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -276,11 +211,7 @@ def utf8_text(data: bytes, *, what: str, path: Path) -> str:
 
 
 def check_output(path: Path, *, what: str) -> None:
-    """Check, before any work, that :func:`write_output` can write ``path``.
-
-    Raises:
-        ConfigError: it cannot (``what``, the path and why are named).
-    """
+    """Check that :func:`write_output` can write ``path``, else raise :exc:`ConfigError`."""
     try:
         check_target(path)
     except FileNotFoundError as exc:
@@ -294,11 +225,7 @@ def check_output(path: Path, *, what: str) -> None:
 
 
 def write_output(path: Path, text: str, *, what: str) -> None:
-    """Write a file a person named, whole and atomically (:func:`write_atomic`), as UTF-8.
-
-    Raises:
-        ConfigError: it cannot be written (``what``, the path and why are named).
-    """
+    """Write a file a person named atomically, as UTF-8; :exc:`ConfigError` if it cannot."""
     try:
         write_atomic(path, text.encode("utf-8"))
     except OSError as exc:
@@ -306,11 +233,7 @@ def write_output(path: Path, text: str, *, what: str) -> None:
 
 
 def append_output(path: Path, text: str, *, what: str) -> None:
-    """Append UTF-8 text to a file a person named (:func:`open_append`).
-
-    Raises:
-        ConfigError: it cannot be written (``what``, the path and why are named).
-    """
+    """Append UTF-8 text to a file a person named; :exc:`ConfigError` if it cannot."""
     try:
         with open_append(path) as out:
             out.write(text.encode("utf-8"))
@@ -319,8 +242,7 @@ def append_output(path: Path, text: str, *, what: str) -> None:
 
 
 def field_names(*models: type[BaseModel]) -> frozenset[str]:
-    """Every property name the models' JSON schemas declare, nested models included: the keys
-    an error about a file's content may name (:func:`content_problems`)."""
+    """Every property name in the models' JSON schemas, nested models included."""
     names: set[str] = set()
     pending: list[Any] = [model.model_json_schema() for model in models]
     while pending:
@@ -335,17 +257,17 @@ def field_names(*models: type[BaseModel]) -> frozenset[str]:
     return frozenset(names)
 
 
+# pydantic error types whose message may quote the input.
 _MAY_QUOTE_INPUT = frozenset(
     {"value_error", "assertion_error", "union_tag_invalid", "union_tag_not_found"}
 )
-"""pydantic error types whose message may hold a piece of the input."""
 
 
 def content_problems(exc: ValidationError, fields: Collection[str], *, most: int = 5) -> str:
-    """A pydantic error about a file's content in one line, without the content: each
-    problem's place and message (the first ``most``). A key is named only when it is one of
-    ``fields`` (else ``(a key)``: the file chose it); pydantic's own text (``str(exc)``) quotes
-    the input, and is never used."""
+    """The first ``most`` problems of ``exc`` in one line, without the file's content.
+
+    A key not in ``fields`` shows as ``(a key)``: the file chose it. ``str(exc)`` quotes input.
+    """
     problems = []
     for error in exc.errors(include_url=False, include_input=False, include_context=False)[:most]:
         where = ".".join(

@@ -1,18 +1,6 @@
-"""The repository's own configuration: ``.github/triage-bot.yml``, parsed and validated.
+"""The repository's own configuration, ``.github/triage-bot.yml``, parsed and validated.
 
-The file is read through the API from the repository's default branch (never from a PR head or an
-issue: :class:`bot.context.JobContext` reads it, ``GitHubPort.repo_file``), parsed with PyYAML's
-safe loader and validated by :class:`RepoFile`, a strict pydantic model (``extra="forbid"``: a
-misspelt key is an error, not silently ignored). A broken file is a :class:`~bot.errors.ConfigError`
-(exit 2) naming the key and its line, taken from the YAML node marks, so nothing is labelled from a
-half-read configuration.
-
-Its values that are also settings (:data:`SETTING_OF_KEY`) enter the one settings table's
-precedence as the layer between action inputs and defaults
-(:meth:`bot.config.Settings.with_repository_file`); the gate labels, the author comment's
-intro, the skip rules and the gate's decision policy are the file's alone (the gate reads
-them from ``Settings.repo_file``).
-The published JSON schema (``schema/triage-bot.schema.json``) is :func:`json_schema`.
+How it is read and checked, and why: docs/repository-file.md.
 """
 
 from __future__ import annotations
@@ -24,9 +12,11 @@ import re2
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from bot.checklist import EVERY_ISSUE, RESERVED_KEYS
 from bot.errors import ConfigError
-from bot.gate_policy import GatePolicy, ModelName
-from bot.setting_spec import github_login
+from bot.policy_file import GatePolicy, ModelName
+from bot.setting_spec import IntRange, github_login
+from bot.settings_table import SETTINGS
 
 __all__ = [
     "REPO_FILE_PATH",
@@ -84,11 +74,7 @@ _RE2_OPTIONS.log_errors = False  # a refused pattern is the config error, not a 
 
 
 def compile_pattern(pattern: str) -> Any:
-    """A regular expression from a repository's file, compiled by RE2: its matching time is
-    linear in the text, whatever the pattern (Python's ``re`` backtracks: ``^(a+)+$`` on 30
-    characters of attacker text takes minutes). RE2's syntax is Python's without backreferences
-    and lookarounds; ``\\w``, ``\\d`` and ``\\b`` are ASCII. RE2 keeps the compiled patterns
-    (an LRU cache).
+    """A pattern from the file, compiled by RE2 (linear time; RE2 caches compiled patterns).
 
     Raises:
         ValueError: RE2 cannot run the pattern (the message says why).
@@ -184,13 +170,29 @@ class LabelsConfig(_Strict):
     validator_error: LabelConfig = Field(default_factory=LabelConfig)
 
 
+def _int_rule(setting: str) -> IntRange:
+    """The integer range a setting's row accepts, for the file key that sets it."""
+    rule = next(spec.parse for spec in SETTINGS if spec.name == setting)
+    if not isinstance(rule, IntRange):
+        raise TypeError(f"the {setting} row takes no integer range")
+    return rule
+
+
+_SEGMENTS = _int_rule("max_segments")
+
+
 class AuditConfig(_Strict):
     """``audit:``: the PR audit's file skips and segment cap."""
 
     skip_globs: list[str] = Field(
         default_factory=list, description="globs of files never audited (added to the bot's)"
     )
-    max_segments: int | None = Field(default=None, ge=1, le=50, description="per-PR cap (1-50)")
+    max_segments: int | None = Field(
+        default=None,
+        ge=_SEGMENTS.low,
+        le=_SEGMENTS.high,
+        description=f"per-PR cap ({_SEGMENTS.low}-{_SEGMENTS.high})",
+    )
 
 
 class ModelsConfig(_Strict):
@@ -242,14 +244,7 @@ class DatasetConfig(_Strict):
     )
 
 
-_BOT_KEYS = frozenset({"problem", "trigger", "expected", "reason", "verdict"})
-"""Names an element may not take: the bot's own elements and the reply's other keys
-(:data:`bot.gate.evidence.RESERVED_KEYS`, which a test keeps equal to this)."""
-
-
 def _one_line(text: str) -> str:
-    """A definition is one line of plain words: it goes into the validator's system prompt
-    and into the comment an author reads (neutralised there)."""
     if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in text):
         raise ValueError("must be one line with no control or invisible characters")
     if "<" in text or ">" in text:
@@ -258,7 +253,7 @@ def _one_line(text: str) -> str:
 
 
 def _element_name(name: str) -> str:
-    if name in _BOT_KEYS:
+    if name in RESERVED_KEYS:
         raise ValueError(f"{name!r} is the bot's own; pick another name")
     return name
 
@@ -283,7 +278,7 @@ class ElementConfig(_Strict):
         "(e.g. the version of the tool you ran)",
     )
     required_for: list[Annotated[str, Field(min_length=1, max_length=50)]] = Field(
-        default_factory=lambda: ["*"],
+        default_factory=lambda: [EVERY_ISSUE],
         min_length=1,
         description="labels of the issue kinds that require it (an issue template sets them, "
         "e.g. bug); * for every issue (the default)",
@@ -315,8 +310,7 @@ class RepoFile(_Strict):
     dataset: DatasetConfig = Field(default_factory=DatasetConfig)
 
     def settings(self) -> dict[str, Any]:
-        """The file's values that are settings: setting name → value, only those the file
-        sets (:data:`SETTING_OF_KEY`; a list becomes the tuple the settings hold)."""
+        """Setting name → value, for the settings the file sets (lists become tuples)."""
         values: dict[str, Any] = {}
         for key, name in SETTING_OF_KEY.items():
             value: Any = self
@@ -340,15 +334,14 @@ SETTING_OF_KEY = {
 
 
 def _line_of(root: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
-    """The 1-based line of the YAML node at pydantic's ``loc`` (the key's line for a mapping
-    entry, so an unknown key points at itself), or ``None`` when the path leaves the tree."""
+    """The 1-based line of the YAML node at pydantic's ``loc``; ``None`` off the tree."""
     node, line = root, None
     for step in loc:
         if isinstance(node, yaml.MappingNode):
             pair = next((p for p in node.value if p[0].value == step), None)
             if pair is None:
                 return line
-            line = pair[0].start_mark.line + 1
+            line = pair[0].start_mark.line + 1  # the key's: an unknown key points at itself
             node = pair[1]
         elif isinstance(node, yaml.SequenceNode) and isinstance(step, int):
             if step >= len(node.value):
@@ -361,17 +354,10 @@ def _line_of(root: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
 
 
 def parse_repo_file(text: str, *, source: str = REPO_FILE_PATH) -> RepoFile:
-    """The file's text → :class:`RepoFile`. An empty file (or one of comments) is the defaults.
+    """The file's text as a :class:`RepoFile`; an empty file is the defaults.
 
     Raises:
-        ConfigError: not YAML, nested too deeply, not a mapping at the top, too long, or a key
-            that is unknown or has a wrong value; the message names the file, the key
-            (``skip.titles.0``) and the line. Nothing else, whatever the text.
-
-    Args:
-        text: the file's text.
-        source: the file as messages name it: the repository's, or the operator's local
-            ``--repo-file``.
+        ConfigError: anything wrong (never another error); names the file, key and line.
     """
     if len(text) > MAX_FILE_CHARS:
         raise ConfigError(f"{source}: longer than {MAX_FILE_CHARS} characters")
@@ -402,8 +388,7 @@ def parse_repo_file(text: str, *, source: str = REPO_FILE_PATH) -> RepoFile:
 
 
 def json_schema() -> dict[str, Any]:
-    """The file's JSON schema (draft 2020-12, from :class:`RepoFile`), as published in
-    ``schema/triage-bot.schema.json`` for editor completion."""
+    """The file's JSON schema (draft 2020-12), as ``schema/triage-bot.schema.json`` holds it."""
     schema = RepoFile.model_json_schema()
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",

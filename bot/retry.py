@@ -1,15 +1,4 @@
-"""Transient-error retries, built on tenacity (never a hand-written loop), and a request's
-wall-clock deadline.
-
-Only transport-level faults that are safe to repeat are retried: a model call has no side effect,
-and GitHub writes get PyGithub's own retry policy limited to idempotent methods
-(:mod:`bot.clients.github_client`). The contract's "repair once" in the audit is pipeline logic,
-not a transport retry, and does not live here.
-
-:func:`call_with_deadline` stops waiting for a request at its deadline but cannot stop the
-thread that makes it; that thread runs in a copy of the caller's context, where
-:func:`past_deadline` tells the code reading the reply (:mod:`bot.clients.model_http`) to stop.
-"""
+"""Retries of transient, safe-to-repeat errors (tenacity), and a request's wall-clock deadline."""
 
 from __future__ import annotations
 
@@ -46,13 +35,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How often and how long to retry a transient failure.
-
-    Attributes:
-        attempts: total tries including the first (≥ 1).
-        wait_initial_s: first back-off (seconds); doubles each try.
-        wait_max_s: longest single back-off (seconds).
-    """
+    """How often to retry: total tries (≥ 1), back-off in seconds doubling up to a cap."""
 
     attempts: int = 3
     wait_initial_s: float = 0.5
@@ -67,20 +50,10 @@ def call_with_retries(
     server_wait_s: Callable[[BaseException], float | None] | None = None,
     sleep: Callable[[float], None] | None = None,
 ) -> T:
-    """Call ``fn`` and retry it while it raises an error ``transient`` accepts.
+    """Call ``fn``, retrying while it raises an error ``transient`` accepts.
 
-    Args:
-        fn: the call.
-        policy: attempts and exponential back-off (seconds).
-        transient: which errors are worth another try.
-        server_wait_s: the wait (seconds) the server asked for in the error (e.g. GitHub's
-            ``Retry-After``), used instead of the back-off when it returns a number; the caller
-            bounds it.
-        sleep: how to wait (seconds); ``time.sleep`` when ``None``. Tests pass a recorder.
-
-    Raises:
-        The last exception ``fn`` raised, unchanged, once attempts are used up or at once when
-        the error is not transient; the caller translates it.
+    ``server_wait_s`` gives the wait (seconds) a server asked for, used instead of the back-off
+    when not ``None``. The last error is re-raised unchanged.
     """
     backoff = wait_exponential(multiplier=policy.wait_initial_s, max=policy.wait_max_s)
 
@@ -105,20 +78,10 @@ _DELTA_SECONDS = re.compile(r"[0-9]+")
 def retry_after_s(
     value: str | None, *, max_s: float = math.inf, now_s: float | None = None
 ) -> float | None:
-    """The wait (seconds, ``0 ≤ wait ≤ max_s``) a ``Retry-After`` header value asks for, read
-    as RFC 9110 (section 10.2.3) defines it: delta-seconds (ASCII digits only), or an
-    HTTP-date (read by :func:`email.utils.parsedate_to_datetime`; the time until it, 0 when
-    it has passed; a date without a zone is UTC, as HTTP dates are).
+    """The wait in seconds (``0 ≤ wait ≤ max_s``) a ``Retry-After`` value asks for.
 
-    Args:
-        value: the header's value (surrounding whitespace ignored), or ``None`` when absent.
-        max_s: the longest wait to return; a longer one is cut to it. Left infinite, a wait
-            too long for a float is ``inf``, for a caller that refuses long waits.
-        now_s: the time now (seconds since the epoch) for a date; ``time.time()`` when ``None``.
-
-    Returns:
-        The wait, or ``None`` when the value is neither form (``1e3``, ``-1``, ``inf``,
-        ``nan``, text): the caller's own back-off applies.
+    Delta-seconds or an HTTP-date (RFC 9110 10.2.3; a zoneless date is UTC); ``now_s`` is epoch
+    seconds. ``None`` when the value is neither (``1e3``, ``-1``): the caller's back-off applies.
     """
     text = (value or "").strip()
     if _DELTA_SECONDS.fullmatch(text):
@@ -136,32 +99,26 @@ def retry_after_s(
 
 
 class DeadlineExceeded(Exception):
-    """A request did not complete within its wall-clock deadline (transient: worth a retry)."""
+    """A request did not end within its wall-clock deadline; transient."""
 
 
+# The time.monotonic() by which the request this context runs must end.
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
     "request_deadline", default=None
 )
-"""The ``time.monotonic()`` by which the request this context runs must end; ``None``: none."""
 
 
 def past_deadline() -> bool:
-    """Whether the request running in this context (:func:`call_with_deadline`) is past its
-    deadline, and so abandoned by its caller."""
+    """Whether this context's request (:func:`call_with_deadline`) is past its deadline."""
     deadline = _DEADLINE.get()
     return deadline is not None and time.monotonic() > deadline
 
 
 def call_with_deadline(fn: Callable[[], T], deadline_s: float) -> T:
-    """Run ``fn`` in a daemon thread and wait at most ``deadline_s`` seconds for it.
+    """Run ``fn`` in a daemon thread; :exc:`DeadlineExceeded` after ``deadline_s`` seconds.
 
-    The thread runs in a copy of the caller's context (context variables set by the caller are
-    seen by ``fn``), in which :func:`past_deadline` turns true at the deadline: code ``fn``
-    calls checks it to stop work nobody waits for.
-
-    Raises:
-        DeadlineExceeded: ``fn`` is still running at the deadline (it is abandoned).
-        Whatever ``fn`` raised.
+    The thread cannot be stopped: it runs in a copy of the caller's context, where
+    :func:`past_deadline` turns true at the deadline so ``fn`` can stop reading.
     """
     box: dict[str, Any] = {}
     context = contextvars.copy_context()

@@ -1,13 +1,4 @@
-"""One job, from settings to a report: build the job's context once, route the work, close it.
-
-The context (:class:`~bot.context.JobContext`) holds the settings, with the repository file
-once read, and builds the GitHub client, the store and the chat models on first use with the
-builders of :mod:`bot.factory`, named here so that tests can replace them. The runner routes a
-webhook event to its pipeline (:func:`bot.gate.run`, :func:`bot.audit.run`) or to the comment
-commands (:func:`bot.commands.comment.run_comment`), and does nothing else: each pipeline owns
-its whole sequence and returns a :class:`~bot.report.RunReport`. Nothing here prints or exits:
-the CLI does.
-"""
+"""One job: build its context, route the work to a pipeline or the commands, close it."""
 
 from __future__ import annotations
 
@@ -32,14 +23,13 @@ from bot.events import (
 from bot.factory import make_chat_model, make_github, make_store, model_concurrency
 from bot.gate.backlog import BACKLOG_LIMIT, Backlog
 from bot.gate.labels import gate_labels
-from bot.report import RunReport, skipped_report
+from bot.run_report import RunReport, skipped_report
 
 __all__ = ["job_context", "run_backlog", "run_dataset", "run_event", "run_pull"]
 
 
 def job_context(settings: Settings) -> JobContext:
-    """The context of one job over ``settings``, with this module's builders (looked up when
-    the job starts, so a test's fakes apply)."""
+    """The context of one job, with this module's builders (looked up now, so fakes apply)."""
     return JobContext.build(
         settings,
         make_github=make_github,
@@ -50,18 +40,10 @@ def job_context(settings: Settings) -> JobContext:
 
 
 def run_event(settings: Settings) -> RunReport:
-    """Handle the webhook event named in the settings (``GITHUB_EVENT_NAME``/``_PATH``).
+    """Handle the webhook event the settings name; ``schedule`` runs the backlog with retries.
 
-    ``issues`` goes to the gate, ``pull_request_target`` (and ``pull_request``) to the audit,
-    both with the repository file read from the payload's default branch; ``issue_comment`` to
-    the comment commands; ``schedule`` runs ``backlog --retry-errors`` on
-    ``GITHUB_REPOSITORY``; anything else is skipped with its reason.
-
-    Raises:
-        ConfigError: no event name or path, no token when writing, or (a ``schedule`` event)
-            no ``GITHUB_REPOSITORY``.
-        EventError: the payload is missing or malformed.
-        GitHubError / StoreError: a read or write failed.
+    Raises :exc:`ConfigError` for a missing event name, path, token or (``schedule``)
+    repository, :exc:`EventError` for a bad payload, GitHub and store errors as they come.
     """
     if not settings.event_name:
         raise ConfigError("no event name: set GITHUB_EVENT_NAME or pass --event-name")
@@ -90,13 +72,9 @@ def run_event(settings: Settings) -> RunReport:
 def run_pull(
     settings: Settings, repo: str, number: int, *, requested_range: str | None = None
 ) -> RunReport:
-    """``triage-bot audit``: audit an open pull request by hand, its selected changed ranges or
-    ``requested_range``, with the settings as given (the repository file is not read).
+    """``triage-bot audit``: audit an open pull request; the repository file is not read.
 
-    Raises:
-        ConfigError: no token when writing, or the pull request is not open.
-        InvalidRange: ``requested_range`` breaks a rule.
-        GitHubError / StoreError: a read or write failed.
+    Raises :exc:`ConfigError` if the pull request is closed, :exc:`InvalidRange` for a bad range.
     """
     with job_context(settings) as ctx:
         pull = ctx.github().pull(repo, number)
@@ -113,15 +91,7 @@ def run_backlog(
     retry_errors: bool = False,
     on_progress: Callable[[int, int], None] = lambda done, total: None,
 ) -> RunReport:
-    """``triage-bot backlog``: the gate over the open issues of ``repo`` that
-    :func:`bot.gate.backlog.select_backlog` chooses, at most ``limit``, with the repository
-    file read from its default branch; ``on_progress(done, total)`` after each issue.
-
-    Raises:
-        ConfigError: no token when writing.
-        GitHubError: the issue list, an issue's events or a label write failed.
-        StoreError: the store cannot be opened, read or written.
-    """
+    """``triage-bot backlog``: the gate over at most ``limit`` open issues of ``repo``."""
     with job_context(settings) as ctx:
         work = Backlog(repo, limit=limit, retry_errors=retry_errors, on_progress=on_progress)
         return gate.run(ctx.with_repository_file(repo, None), work)
@@ -137,16 +107,10 @@ def run_dataset(
     on_progress: Callable[[dataset.DatasetProgress], None] | None = None,
     sleep: Callable[[float], None] | None = None,
 ) -> dataset.DatasetReport:
-    """``triage-bot dataset``: ``repo``'s closed issues labelled by what its maintainers did,
-    appended to ``out`` (:func:`bot.dataset.run_dataset`), through a patient GitHub client
-    that waits through ``sleep`` for a rate limit's reset, with the ``dataset:`` labels and
-    bots and the gate labels of the repository file read from the default branch, and the
-    bot's login (``bot-login``).
+    """``triage-bot dataset``: append ``repo``'s labelled closed issues to ``out``.
 
-    Raises:
-        ConfigError: no token, the repository file is broken, or ``out`` is not the
-            command's or cannot be written (checked before any request).
-        GitHubError: a read failed after the client's retries and waits.
+    The GitHub client waits out rate limits through ``sleep``. Raises :exc:`ConfigError` for a
+    broken repository file or an unusable ``out``, before any request.
     """
     files = dataset.DatasetFiles(out, repo)  # refused before any request to GitHub
     github = make_github(settings, sleep=sleep)

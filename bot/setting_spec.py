@@ -1,13 +1,8 @@
-"""A setting as data: the row type of the settings table, the value rules rows name, and the
-views printed from the table (the README configuration table, the action's inputs as env).
-
-The table itself is :class:`bot.settings_table.SettingsTable`; this module knows no setting by
-name. Only the standard library loads at import (pydantic loads inside :func:`http_url`): the CLI
-builds its flags from the table when it starts, and ``triage-bot --help`` must stay fast.
-"""
+"""A setting as data: the table's row type, the value rules rows name, the views printed."""
 
 from __future__ import annotations
 
+# only the standard library at import: `triage-bot --help` builds its flags from here
 import math
 import re
 import unicodedata
@@ -31,6 +26,7 @@ from urllib.parse import parse_qsl, urlsplit
 __all__ = [
     "Columns",
     "Factory",
+    "IntRange",
     "SettingSpec",
     "action_env",
     "api_key",
@@ -66,24 +62,14 @@ class SettingSpec:
     """One row of the settings table.
 
     Attributes:
-        name: the attribute on ``Settings`` (``dry_run``), also the key of its CLI flag's value.
-        type: the value's type without ``None`` (``bool``, ``int``, ``Path``, ``tuple[str, ...]``).
+        name: the ``Settings`` attribute, also the key of its CLI flag's value.
         default: the value when nothing sets it (``None``: unset).
-        help: one phrase in markdown: the README's meaning cell; the CLI help without backticks.
-        env: the plain environment variable (``TRIAGE_DRY_RUN``).
-        flag: the CLI flag (``--dry-run``; a ``bool`` flag also gets ``--no-dry-run``) or None.
-        commands: the ``triage-bot`` commands that take the flag.
-        action_input: the input in action.yml (``dry-run``) or None.
-        action_value: the expression action.yml's run step passes for the input (inside
-            ``${{ }}``); ``None``: the input as given (``inputs.dry-run``).
-        choices: the allowed values when the setting is one of a few words.
-        parse: a flag value or stripped variable text → the value; raises ``ValueError`` or
-            ``TypeError`` with the reason people read.
-        echo: the rejected value as an error message may show it (without credentials).
-        readme_default: the README's default cell when the default is computed, not a literal.
-        default_from_env: computes the default from the environment mapping at resolve time.
-        secret: the value is a credential: never in ``repr``, never echoed in an error
-            (:attr:`echo` shows ``***``), masked and redacted in every output by the CLI.
+        help: markdown: the README's meaning cell, the CLI help without backticks.
+        flag: a ``bool`` flag also gets its ``--no-`` form.
+        action_value: what action.yml passes for the input, inside ``${{ }}``.
+        parse: text → value; raises ``ValueError`` or ``TypeError`` with the reason.
+        echo: the rejected value as an error message may show it.
+        secret: never in ``repr`` or an error; masked and redacted in every output.
     """
 
     name: str
@@ -104,9 +90,7 @@ class SettingSpec:
 
     @property
     def env_vars(self) -> tuple[str, ...]:
-        """The variables read, highest priority first: the action input as the runner names it
-        for actions (``INPUT_DRY-RUN``), as action.yml passes it (``INPUT_DRY_RUN``), then
-        :attr:`env`. Action inputs rank above the plain variables."""
+        """Variables read, highest first: both forms of ``INPUT_<input>``, then :attr:`env`."""
         names: list[str] = []
         if self.action_input is not None:
             upper = self.action_input.upper()
@@ -117,8 +101,7 @@ class SettingSpec:
         """A flag value or a variable's stripped text → the setting's value.
 
         Raises:
-            ValueError, TypeError: the value is not one of :attr:`choices` or :attr:`parse`
-                rejects it.
+            ValueError, TypeError: not one of :attr:`choices`, or :attr:`parse` refuses it.
         """
         if self.choices and value not in self.choices:
             raise ValueError(f"expected {' or '.join(self.choices)}")
@@ -133,8 +116,7 @@ class Factory(Generic[T]):
 
 
 class Columns(TypedDict, total=False):
-    """The columns a :func:`setting` call declares: those of :class:`SettingSpec` after name,
-    type and default."""
+    """The columns a :func:`setting` call declares beyond name, type and default."""
 
     help: Required[str]
     env: Required[str]
@@ -155,10 +137,7 @@ def setting(default: Factory[T], **columns: Unpack[Columns]) -> T: ...
 @overload
 def setting(default: T, **columns: Unpack[Columns]) -> T: ...
 def setting(default: Any, **columns: Unpack[Columns]) -> Any:
-    """One row of the settings table, declared as a dataclass field: the field's name, type and
-    default are the row's name, type and default (a :class:`Factory` default is made per
-    instance); the other columns travel in the field's ``metadata``, which dataclasses keep for
-    exactly such uses."""
+    """One row of the settings table, declared as a dataclass field (columns in its metadata)."""
     shown = not columns.get("secret", False)
     if not shown:
         columns.setdefault("echo", hidden)
@@ -169,8 +148,7 @@ def setting(default: Any, **columns: Unpack[Columns]) -> Any:
 
 
 def table_of(cls: type[Any]) -> tuple[SettingSpec, ...]:
-    """The rows of a dataclass whose fields are declared with :func:`setting`, in field order
-    (fields declared otherwise are not settings and are left out)."""
+    """The :func:`setting` rows of a dataclass, in field order."""
     hints = get_type_hints(cls)
     rows = []
     for item in fields(cls):
@@ -238,28 +216,31 @@ def positive_seconds(value: Any) -> float:
     return number
 
 
-def int_at_least(low: int, unit: str) -> Parse:
+@dataclass(frozen=True)
+class IntRange:
+    """A value rule: an integer from ``low`` to ``high`` (``None``: no upper bound)."""
+
+    low: int
+    high: int | None = None
+    unit: str = ""
+
+    def __call__(self, value: Any) -> int:
+        count = int(value)
+        if self.high is None and count < self.low:
+            raise ValueError(f"must be ≥ {self.low} {self.unit}")
+        if self.high is not None and not self.low <= count <= self.high:
+            raise ValueError(f"must be between {self.low} and {self.high}")
+        return count
+
+
+def int_at_least(low: int, unit: str) -> IntRange:
     """An integer ≥ ``low``; the message names the ``unit``."""
-
-    def parse(value: Any) -> int:
-        count = int(value)
-        if count < low:
-            raise ValueError(f"must be ≥ {low} {unit}")
-        return count
-
-    return parse
+    return IntRange(low, unit=unit)
 
 
-def int_between(low: int, high: int) -> Parse:
+def int_between(low: int, high: int) -> IntRange:
     """An integer in ``[low, high]``."""
-
-    def parse(value: Any) -> int:
-        count = int(value)
-        if not low <= count <= high:
-            raise ValueError(f"must be between {low} and {high}")
-        return count
-
-    return parse
+    return IntRange(low, high)
 
 
 def share(value: Any) -> float:
@@ -301,14 +282,11 @@ def repository_path(value: Any) -> str:
 
 
 def http_url(value: Any) -> str:
-    """A model server's HTTP(S) URL without its trailing slash, checked by pydantic's URL parser
-    (scheme, host and port as the HTTP client will read them), without user information (the
-    bot sends no credentials from a URL: an HTTP client would send them instead of the API
-    key), each query name once (the query goes with every request, name to value), and by
-    :func:`bot.neutralise.read_url` (the bot can print it without a piece of a secret)."""
+    """A model server's HTTP(S) URL, trailing slash cut: no user information, each query name
+    once, and every part showable without its secrets (:func:`bot.urls.read_url`)."""
     from pydantic import HttpUrl, TypeAdapter, ValidationError  # here: keeps --help fast
 
-    from bot.neutralise import read_url
+    from bot.urls import read_url
 
     text = str(value).strip().rstrip("/")
     try:
@@ -343,8 +321,7 @@ for a shorter one would blank ordinary words."""
 
 
 def api_key(value: Any) -> str:
-    """An API key: at least :data:`API_KEY_MIN_CHARS` visible ASCII characters (what an HTTP
-    ``Authorization`` header can carry), stripped. The message never repeats the value."""
+    """An API key of visible ASCII characters, stripped; the error never shows the value."""
     key = str(value).strip()
     if len(key) < API_KEY_MIN_CHARS or not all("!" <= c <= "~" for c in key):
         raise ValueError(
@@ -354,8 +331,7 @@ def api_key(value: Any) -> str:
 
 
 def github_login(value: Any) -> str:
-    """A GitHub login (letters, digits, inner hyphens, ≤ 39 characters), or an App's
-    ``name[bot]`` account."""
+    """A GitHub login (≤ 39 letters, digits, inner hyphens), or an App's ``name[bot]``."""
     login = str(value).strip()
     core = login.removesuffix("[bot]")
     if not (
@@ -373,8 +349,7 @@ README_HEADER = "| variable | flag | action input | default | meaning |\n|---|--
 
 
 def readme_default(spec: SettingSpec) -> str:
-    """The README's default cell: :attr:`SettingSpec.readme_default`, else the default as it
-    would be written in the variable (``false``, ``120``), or ``–`` when unset."""
+    """The README's default cell: the row's own, else the default as a variable holds it."""
     if spec.readme_default is not None:
         return spec.readme_default
     value = spec.default
@@ -402,9 +377,7 @@ def readme_table(specs: Sequence[SettingSpec]) -> str:
 
 
 def action_env(specs: Sequence[SettingSpec]) -> dict[str, str]:
-    """The ``env:`` of action.yml's run step: each action input passed as the ``INPUT_*``
-    variable :attr:`SettingSpec.env_vars` reads (inputs reach scripts only through env), as
-    given or through the row's :attr:`SettingSpec.action_value`."""
+    """action.yml's run-step ``env:``: each action input as the ``INPUT_*`` variable read."""
     return {
         f"INPUT_{s.action_input.upper().replace('-', '_')}": "${{ "
         + (s.action_value or f"inputs.{s.action_input}")
@@ -415,8 +388,7 @@ def action_env(specs: Sequence[SettingSpec]) -> dict[str, str]:
 
 
 def with_readme_table(readme: str, specs: Sequence[SettingSpec]) -> str:
-    """``readme`` with its configuration table (from :data:`README_HEADER` to the first blank
-    line after it) replaced by :func:`readme_table`; unchanged when already current.
+    """``readme`` with its configuration table replaced by :func:`readme_table`.
 
     Raises:
         ValueError: ``readme`` holds no configuration table header.
@@ -432,10 +404,9 @@ _ENV_LINE = re.compile(r"^(?P<indent>[ \t]+)INPUT_[A-Z0-9_]+:.*\n", re.MULTILINE
 
 
 def with_action_env(action: str, specs: Sequence[SettingSpec]) -> str:
-    """action.yml's text with the run step's ``INPUT_*`` env lines replaced by
-    :func:`action_env`, in table order, where the first of them stood (its indentation kept);
-    every other line as it was. The ``inputs:`` block stays written by hand: its descriptions
-    and defaults are the action's own documentation.
+    """action.yml's text with its ``INPUT_*`` env lines replaced by :func:`action_env`.
+
+    The ``inputs:`` block stays hand-written: it is the action's own documentation.
 
     Raises:
         ValueError: ``action`` holds no ``INPUT_*`` env line to replace.

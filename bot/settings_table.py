@@ -16,15 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from bot.neutralise import (
-    KEYWORD_STRING_PROBLEM,
-    LIBPQ_SCHEMES,
-    libpq_keywords,
-    read_url,
-    shown_url,
-)
 from bot.setting_spec import (
     Factory,
     SettingSpec,
@@ -43,9 +35,10 @@ from bot.setting_spec import (
     table_of,
     true_or_false,
 )
+from bot.stores import shown_store, store_target
+from bot.urls import shown_url
 
 __all__ = [
-    "DATABASE_URL_SCHEMES",
     "DEFAULT_OLLAMA_MODEL",
     "ENV_VARS",
     "SETTINGS",
@@ -53,8 +46,6 @@ __all__ = [
     "default_db_path",
     "default_models_dir",
     "default_prompt_cache_dir",
-    "is_database_url",
-    "store_target",
 ]
 
 DEFAULT_OLLAMA_MODEL = "qwen2.5-coder:1.5b"
@@ -64,39 +55,6 @@ _JOBS = ("run", "audit", "backlog")  # the jobs that gate or audit
 _MODEL = (*_JOBS, "eval", "calibrate", "doctor")  # every job that calls a model, and the doctor
 _AUDIT = ("run", "audit", "eval")  # every job that audits
 _STORE = (*_JOBS, "history", "stats", "doctor")  # every job that opens the store
-
-
-DATABASE_URL_SCHEMES = tuple(f"{scheme}://" for scheme in LIBPQ_SCHEMES)
-"""A ``TRIAGE_DB`` that starts with one of these names a PostgreSQL server, not a file."""
-
-
-def is_database_url(target: str) -> bool:
-    """Whether a store target (``TRIAGE_DB``, ``--db``) names a PostgreSQL server (a
-    store a runner pool shares) rather than a SQLite file."""
-    return target.startswith(DATABASE_URL_SCHEMES)
-
-
-def store_target(value: Any) -> str:
-    """A ``postgresql://`` URL as given, else a SQLite file's path (``~`` expanded).
-
-    Raises:
-        ValueError: libpq cannot read the URL, or reads it differently from the URL standard
-            (:func:`bot.neutralise.read_url`): its host or database name could then hold a
-            piece of its password, which a message naming the server would print. Also a URL
-            of another scheme (``mysql://``) and a libpq keyword string (``host=… password=…``),
-            which would otherwise name a SQLite file.
-    """
-    text = str(value)
-    if not is_database_url(text):
-        if "://" in text:
-            raise ValueError("a store is a SQLite file's path or a postgresql:// URL")
-        if libpq_keywords(text) is not None:
-            raise ValueError(f"not a store the bot can use: {KEYWORD_STRING_PROBLEM}")
-        return str(Path(text).expanduser())
-    problem = read_url(text).problem
-    if problem:
-        raise ValueError(f"not a PostgreSQL URL the bot can use: {problem}")
-    return text
 
 
 def default_store_target(env: Mapping[str, str]) -> str:
@@ -216,8 +174,9 @@ class SettingsTable:
         echo=shown_url,
         help="use the OpenAI-compatible server at this base URL, up to `/v1` (llama.cpp's "
         "`llama-server`, vLLM, LM Studio, Ollama's `/v1`: `docs/model-servers.md`); wins over the "
-        "Ollama host. A query (`?api-version=…`) goes with every request; no `user:pass@` (the "
-        "key goes in `TRIAGE_OPENAI_API_KEY`)",
+        "action's default Ollama host (another Ollama host beside it: exit 2). A query "
+        "(`?api-version=…`) goes with every request; no `user:pass@` (the key goes in "
+        "`TRIAGE_OPENAI_API_KEY`)",
     )
     openai_api_key: str | None = setting(
         None,
@@ -421,7 +380,7 @@ class SettingsTable:
         commands=_STORE,
         action_input="db-path",
         parse=store_target,
-        echo=shown_url,
+        echo=shown_store,
         default_from_env=default_store_target,
         readme_default="`~/.local/share/triage-bot/triage.db`",
         help="the store: a SQLite file (the default follows `$XDG_DATA_HOME`), or a "

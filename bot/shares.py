@@ -1,8 +1,4 @@
-"""A share of a count, with its 95% Wilson interval: how every judgment figure is shown.
-
-"80% of 5" and "80% of 500" differ in what they say; the interval makes it plain. The Wilson
-score interval stays inside 0–1 and behaves at 0 and n, where the normal approximation does not.
-"""
+"""A share of a count with its 95% Wilson interval: "80% of 5" is not "80% of 500"."""
 
 from __future__ import annotations
 
@@ -11,16 +7,11 @@ from dataclasses import dataclass
 
 __all__ = ["Z95", "Share", "wilson"]
 
-Z95 = 1.959963984540054
-"""The standard normal quantile of 0.975: a two-sided 95% interval."""
+Z95 = 1.959963984540054  # the normal quantile of 0.975: a two-sided 95% interval
 
 
 def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval of ``k`` successes in ``n`` trials, as shares (0–1).
-
-    Raises:
-        ValueError: ``n`` is not positive, or ``k`` is outside 0–``n``.
-    """
+    """The Wilson interval of ``k`` in ``n`` (0–1); :exc:`ValueError` unless 0 ≤ k ≤ n > 0."""
     if n <= 0 or not 0 <= k <= n:
         raise ValueError(f"no share of {k} in {n}")
     p = k / n
@@ -48,7 +39,7 @@ class Share:
 
     @property
     def half_width(self) -> float:
-        """Half the interval's width (1.0 with no items: nothing is known)."""
+        """Half the interval's width; 1.0 with no items."""
         low, high = self.interval or (0.0, 1.0)
         return (high - low) / 2
 

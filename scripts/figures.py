@@ -8,7 +8,7 @@
 Every figure is a count ``k`` of ``n`` (or, for a run measured elsewhere, the share as it was
 reported), shown with its 95% Wilson interval (``bot.shares.Share``). A doc shows figures only
 inside a block this script writes, between ``<!-- figures:NAME -->`` and ``<!-- /figures -->``;
-``tests/test_figures.py`` checks every block is current and that every run a block presents
+``tests/docs/test_figures.py`` checks every block is current and that every run a block presents
 was measured with a prompt and a policy the package still ships.
 """
 

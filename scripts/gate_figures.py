@@ -4,7 +4,7 @@
     .venv/bin/python scripts/gate_figures.py --accept   # write them to evals/gate-figures.json
 
 The embedded default's replies to ``evals/issues.jsonl`` are kept in ``evals/replies/`` with
-the prompt version they answer. ``tests/test_gate_figures.py`` feeds them through the decision
+the prompt version they answer. ``tests/gate/test_gate_figures.py`` feeds them through the decision
 layer on every CI run and fails when the figures differ from ``evals/gate-figures.json`` or
 miss its bounds, so a change of the decision policy is seen before it lands. After a change
 meant to move them, look at the new figures and accept them with ``--accept``; after a prompt

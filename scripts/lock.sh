@@ -6,7 +6,7 @@
 #
 # The action (scripts/action_venv.sh) installs exactly these with pip --require-hashes, then
 # triage-bot itself with --no-deps; scripts/setup.sh installs them first too, so CI tests the
-# versions the runner gets. tests/test_action_install.py checks that the lock pins every
+# versions the runner gets. tests/action/test_action_install.py checks that the lock pins every
 # dependency at a version pyproject.toml accepts, with hashes.
 #
 # Usage: scripts/lock.sh             after changing a dependency (keeps the other pins)

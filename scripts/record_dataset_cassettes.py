@@ -4,11 +4,11 @@
     .venv/bin/python scripts/record_dataset_cassettes.py NAME ...   # cassettes/NAME.yaml only
 
 Each cassette is one ``triage-bot dataset`` run (the CLI, in process) against
-tests/dataset_server.py serving a few scenarios of tests/dataset_world.py and its repository
-file, recorded with vcrpy, then made to read as api.github.com's answers: the loopback's
+tests/support/dataset_server.py serving a few scenarios of tests/support/dataset_world.py and its
+repository file, recorded with vcrpy, then made to read as api.github.com's answers: the loopback's
 address replaced by ``https://api.github.com``, a fixed ``Date`` and rate-limit reset, GitHub's
-media-type header, the request headers PyGithub chose (``Authorization`` filtered), and the
-quirk comment on top. The earlier ``dataset_*`` cassettes were made the same way by hand.
+media-type header, the request headers PyGithub chose (``Authorization`` filtered), and the quirk
+comment on top. The earlier ``dataset_*`` cassettes were made the same way by hand.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ import vcr  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 
 from bot.cli import main  # noqa: E402
-from tests.dataset_server import RESET_IN_S, LoopbackGitHub  # noqa: E402
-from tests.dataset_world import (  # noqa: E402
+from tests.support.dataset_server import RESET_IN_S, LoopbackGitHub  # noqa: E402
+from tests.support.dataset_world import (  # noqa: E402
     REPO,
     Builder,
     bot_login_label,
@@ -57,8 +57,8 @@ SHAPES = """\
 # (Issue.userContentEdits, nodes(ids:)), and the real objects in @octokit/fixtures 23.1.2
 # (paginate-issues: an issue item) and @octokit/webhooks-examples 7.6.1 (a comment, a label,
 # Codertocat/Hello-World); MIT. Hand-written to those shapes (no GitHub is reachable where
-# this project is built): the scenarios of tests/dataset_world.py served by
-# tests/dataset_server.py with its REPO_FILE, recorded, the host set to api.github.com.
+# this project is built): the scenarios of tests/support/dataset_world.py served by
+# tests/support/dataset_server.py with its REPO_FILE, recorded, the host set to api.github.com.
 # Authorization is filtered.
 # Re-record: .venv/bin/python scripts/record_dataset_cassettes.py {name}
 """

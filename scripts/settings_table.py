@@ -4,8 +4,8 @@
     .venv/bin/python scripts/settings_table.py           # print README.md's Configuration table
     .venv/bin/python scripts/settings_table.py --action  # print action.yml's run-step env:
 
-tests/test_docs.py and tests/test_workflows.py fail until README.md and action.yml hold it. A
-new action input also needs its entry under action.yml's ``inputs:`` (written by hand: the
+tests/docs/test_docs.py and tests/action/test_workflows.py fail until README.md and action.yml hold
+it. A new action input also needs its entry under action.yml's ``inputs:`` (written by hand: the
 action's own descriptions and defaults).
 """
 

@@ -7,7 +7,7 @@
 # versions the action installs on the runner. Without --no-deps here, pip also resolves their
 # dependencies and refuses any that the lock does not pin with a hash, so an incomplete lock
 # fails CI. The extras go on top and pip check proves the whole set consistent; the suite
-# checks that the locked versions are the ones installed (tests/test_action_install.py).
+# checks that the locked versions are the ones installed (tests/action/test_action_install.py).
 #
 # llama-cpp-python ships as a source package and compiles llama.cpp (about 8-14 minutes on 2
 # cores). The wheel is built once with portable CPU flags into a wheelhouse outside the checkout

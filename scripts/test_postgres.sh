@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A throw-away PostgreSQL on loopback for the store tests (issue 18): a data directory under
+# A throw-away PostgreSQL on loopback for the store tests: a data directory under
 # DIR, its own free port on 127.0.0.1, trust authentication for the local user "triage", and a
 # database "triage_test". No mock database: the tests of the PostgreSQL store need a server.
 #

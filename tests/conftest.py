@@ -1,7 +1,7 @@
 """Pytest's fixtures and hooks: a clean environment, a fake model, the fake GitHub and model
 wired into the runner, the real-model timings.
 
-Helpers shared by test modules live in tests/support.py (a conftest is not imported)."""
+Helpers shared by test modules live in tests/support/ (a conftest is not imported)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from bot import factory, runner
 from bot.audit import prompt as audit_prompt
 from bot.config import ENV_VARS
 from bot.gate import issue_text, policy
-from tests.fake_github import FakeGitHub
-from tests.pg import fresh_database
 from tests.support import FIXED_NONCE, TIMINGS, FakeChatModel, guards_policy
+from tests.support.fake_github import FakeGitHub
+from tests.support.pg import fresh_database
 
 _EXTRA_ENV = ("GITHUB_ACTIONS", "CI", "RUNNER_TEMP", "XDG_DATA_HOME")
 
@@ -66,8 +66,8 @@ def _no_model_preload(request: pytest.FixtureRequest, monkeypatch: pytest.Monkey
 def _fixed_nonce(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Real-model tests (``-m model``) delimit untrusted text with one fixed tag id instead of a
     random one, so a test sends the same prompt on every run: a 270M model's reply is then the
-    same each time on a machine, not a different draw per run (tests/test_prompt_cache.py
-    varies it on purpose). The random id itself is tested in tests/test_issue_text.py."""
+    same each time on a machine, not a different draw per run (tests/clients/test_prompt_cache.py
+    varies it on purpose). The random id itself is tested in tests/gate/test_issue_text.py."""
     if request.node.get_closest_marker("model") is not None:
         fixed = SimpleNamespace(token_hex=lambda nbytes: FIXED_NONCE[: 2 * nbytes])
         monkeypatch.setattr(issue_text, "secrets", fixed)
@@ -100,7 +100,7 @@ def model(monkeypatch: pytest.MonkeyPatch, fake_model: FakeChatModel) -> FakeCha
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A store's ``TRIAGE_DB`` value, once per store: a SQLite file in the test's folder, and a
-    fresh database on the test PostgreSQL server (``tests/pg.py``: skipped without one)."""
+    fresh database on the test PostgreSQL server (``tests/support/pg.py``: skipped without one)."""
     if request.param == "sqlite":
         yield str(tmp_path / "triage.db")
     else:

@@ -7,8 +7,8 @@ from bot.audit.auditor import audit_format, make_auditor
 from bot.audit.selection import Segment
 from bot.config import AUDITOR_JSON_OPTIONS, AUDITOR_OPTIONS, VALIDATOR_OPTIONS, Settings
 from bot.gate.validator import make_validator
-from tests.replies import NEEDS_REPLY
 from tests.support import FakeChatModel
+from tests.support.replies import NEEDS_REPLY
 
 
 def test_the_validator_takes_the_role_options_and_the_body_cut() -> None:

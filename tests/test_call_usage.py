@@ -1,4 +1,4 @@
-"""Where the time went (issue 19, item 3): every model call's cost, in the dry-run plan and the
+"""Where the time went: every model call's cost, in the dry-run plan and the
 step summary, with the numbers the backend reported.
 
 The fake model returns :class:`~bot.chat.ChatResult` values with known figures; the runs go
@@ -19,9 +19,9 @@ from bot.chat import CallUsage, ChatResult
 from bot.cli import main
 from bot.config import AUDITOR_OPTIONS
 from bot.errors import ModelTruncated, ModelUnavailable
-from bot.report import calls_plan_lines, calls_summary
-from tests.replies import COMPLETE_BODY, VALID_REPLY
+from bot.run_report import calls_plan_lines, calls_summary
 from tests.support import FakeChatModel, cassette, load_webhook, write_payload
+from tests.support.replies import COMPLETE_BODY, VALID_REPLY
 
 GO = render_sections(
     {

@@ -9,16 +9,16 @@ from click.testing import CliRunner
 
 from bot.cli import main
 from bot.settings_table import DEFAULT_OLLAMA_MODEL
-from tests.markdown_oracle import render
-from tests.replies import COMPLETE_BODY
 from tests.support import ROOT, cassette, load_webhook, write_payload
+from tests.support.markdown_oracle import render
+from tests.support.replies import COMPLETE_BODY
 
 EXAMPLE = str(ROOT / "examples" / "issues.opened.json")
 OLLAMA = "http://127.0.0.1:11434"
 
 
 def _complete_example(tmp_path: Path) -> str:
-    """The example payload with its body completed (tests/replies.py): the VALID cassettes
+    """The example payload with its body completed (tests/support/replies.py): the VALID cassettes
     (ollama_chat_valid, e2e_issues_opened) quote that body, and the bot's own checks pass."""
     payload = load_webhook("issues.opened.18")
     payload["issue"]["body"] = COMPLETE_BODY
@@ -62,14 +62,14 @@ def test_dry_run_prints_the_plan_on_the_ollama_backend(tmp_path: Path) -> None:
     assert "misspelled word" not in out
     assert "changes:  +ready-for-dev" in out
     assert "tokens:   312 prompt / 31 output" in out
-    # Ollama does not say which prompt tokens came from its cache (issue 19): not shown as 0
+    # Ollama does not say which prompt tokens came from its cache: not shown as 0
     assert "312 prompt tokens, evaluated / reused not reported; 31 output tokens" in out
     assert f"model:    {DEFAULT_OLLAMA_MODEL} (validator@" in out  # the default tag
     assert "nothing written to GitHub" in out
 
 
 def test_a_prompt_ollama_cut_shows_its_token_counts_in_the_summary(tmp_path: Path) -> None:
-    """Issue 16: a prompt over num_ctx fails closed like a truncated reply: validator-error,
+    """A prompt over num_ctx fails closed like a truncated reply: validator-error,
     exit 0 with a warning, and the token counts in the step summary."""
     summary, outputs = tmp_path / "summary.md", tmp_path / "output.txt"
     with cassette("ollama_chat_prompt_cut"):
@@ -246,6 +246,14 @@ def test_odd_actions_are_malformed_payloads(
         ({"TRIAGE_MODEL_PATH": "/nonexistent.gguf"}, "no such GGUF file"),
         ({"TRIAGE_MODEL_TIMEOUT": "nan"}, "finite number"),
         ({"TRIAGE_MODEL_TIMEOUT": "inf"}, "finite number"),
+        (
+            {
+                "OLLAMA_HOST": "http://ollama.internal:11434",
+                "TRIAGE_OPENAI_BASE_URL": "http://h/v1",
+            },
+            "TRIAGE_OPENAI_BASE_URL / --openai-base-url (action input openai-base-url) and "
+            "OLLAMA_HOST / --ollama-host (action input ollama-host) each choose a model backend",
+        ),
     ],
 )
 def test_bad_model_settings_fail_the_run(env: dict[str, str], needle: str) -> None:

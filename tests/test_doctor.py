@@ -9,8 +9,6 @@ from pathlib import Path
 import psycopg
 import pytest
 from click.testing import CliRunner
-from sqlite_utils import Database
-from yoyo import get_backend  # type: ignore[import-untyped]
 
 from bot import factory
 from bot.chat import ChatModel, ModelRole
@@ -18,10 +16,9 @@ from bot.cli import main
 from bot.config import Settings
 from bot.doctor import check_model, check_python, check_store, check_token, run_checks
 from bot.factory import Backend, make_store
-from bot.history import pg_store, store
-from bot.history.migrations import MIGRATIONS
+from bot.history import migrate
 from bot.history.protocol import TABLES
-from tests.support import cassette
+from tests.support import cassette, migrate_first
 
 OLLAMA = "http://127.0.0.1:11434"
 
@@ -159,15 +156,15 @@ def _execute(target: str, sql: str) -> None:
 # (what was done to a migrated store, SQLite statement, PostgreSQL statement, expected detail)
 DAMAGE = [
     ("a migration unrecorded",
-     "delete from _sqlite_migrations where name = 'm008_unique_keys'",
      "delete from _yoyo_migration where migration_id = '0002_github_memory'",
-     "lacks migrations {last}"),
+     "delete from _yoyo_migration where migration_id = '0002_github_memory'",
+     "lacks migrations 0002_github_memory"),
     ("a newer version's migration",
-     "insert into _sqlite_migrations (migration_set, name, applied_at) "
-     "values ('triage-bot', 'm099_future', '2030-01-01')",
+     "insert into _yoyo_migration (migration_hash, migration_id, applied_at_utc) "
+     "values ('f" + "0" * 63 + "', '0099_future', '2030-01-01')",
      "insert into _yoyo_migration (migration_hash, migration_id, applied_at_utc) "
      "values ('f' || repeat('0', 63), '0099_future', now())",
-     "migrations {future} are unknown to this version"),
+     "migrations 0099_future are unknown to this version"),
     ("a table dropped", "drop table repo_files", "drop table repo_files",
      "records every migration yet lacks tables repo_files"),
     ("two tables dropped", "drop table gate_weeks", "drop table gate_weeks; drop table audits",
@@ -192,30 +189,12 @@ def test_a_store_unlike_what_this_version_ships_fails(
     _execute(store_target, pg_sql if postgresql else sqlite_sql)
     check = check_store(settings)
     assert not check.ok, check.detail
-    last, future = ("0002_github_memory", "0099_future") if postgresql else (
-        "m008_unique_keys", "m099_future")  # fmt: skip
-    assert expected.format(last=last, future=future) in check.detail
-
-
-def _migrate_first(target: str, done: int) -> None:
-    """Apply the first ``done`` shipped migrations only, as an older release would have."""
-    if target.startswith("postgresql://"):
-        backend = get_backend(pg_store._yoyo_url(target))
-        try:
-            with backend.lock():
-                backend.apply_migrations(backend.to_apply(pg_store._migrations()[:done]))
-        finally:
-            backend.connection.close()
-    else:
-        db = Database(target)
-        MIGRATIONS.apply(db, stop_before=store.SHIPPED_MIGRATIONS[done])
-        db.close()
+    assert expected in check.detail
 
 
 def _shipped(target: str) -> tuple[str, ...]:
-    if target.startswith("postgresql://"):
-        return tuple(m.id for m in pg_store._migrations())
-    return store.SHIPPED_MIGRATIONS
+    del target  # both stores ship the same migrations
+    return migrate.shipped()
 
 
 NOT_MIGRATED = "is reachable and not migrated yet: the first job migrates it"
@@ -239,7 +218,7 @@ def test_a_fresh_store_is_a_warning(store_target: str) -> None:
 def test_a_store_an_older_release_migrated_is_a_warning(store_target: str, done: int) -> None:
     shipped = _shipped(store_target)
     done %= len(shipped)
-    _migrate_first(store_target, done)
+    migrate_first(store_target, done)
     check = check_store(Settings(db_path=store_target))
     assert check.ok, check.detail
     assert check.warning
@@ -254,11 +233,11 @@ def test_a_store_an_older_release_migrated_is_a_warning(store_target: str, done:
 # statement, expected detail)
 OLDER_DAMAGE = [
     ("a newer version's migration too",
-     "insert into _sqlite_migrations (migration_set, name, applied_at) "
-     "values ('triage-bot', 'm099_future', '2030-01-01')",
+     "insert into _yoyo_migration (migration_hash, migration_id, applied_at_utc) "
+     "values ('f" + "0" * 63 + "', '0099_future', '2030-01-01')",
      "insert into _yoyo_migration (migration_hash, migration_id, applied_at_utc) "
      "values ('f' || repeat('0', 63), '0099_future', now())",
-     "migrations {future} are unknown to this version"),
+     "migrations 0099_future are unknown to this version"),
     ("a table its migrations create dropped", "drop table gate_weeks", "drop table gate_weeks",
      "records its migrations yet lacks tables gate_weeks"),
     ("a table only a later migration creates", "create table repo_files (x text)",
@@ -275,15 +254,13 @@ def test_an_older_store_unlike_an_older_release_fails(
 ) -> None:
     """Only a first part of the shipped migrations, exactly as they leave the store, is an
     older release's store: more (a newer one's), a table gone, or a later table already there
-    fails. The first migration of each store creates ``gate_weeks``, and ``repo_files`` comes
-    later."""
-    _migrate_first(store_target, 1 if store_target.startswith("postgresql://") else 6)
+    fails. The first migration creates ``gate_weeks``, and ``repo_files`` comes later."""
+    migrate_first(store_target, 1)
     postgresql = store_target.startswith("postgresql://")
     _execute(store_target, pg_sql if postgresql else sqlite_sql)
     check = check_store(Settings(db_path=store_target))
     assert not check.ok, check.detail
-    future = "0099_future" if postgresql else "m099_future"
-    assert expected.format(future=future) in check.detail
+    assert expected in check.detail
 
 
 def test_a_fresh_store_holding_a_table_of_the_bots_fails(store_target: str) -> None:
@@ -296,13 +273,10 @@ def test_a_fresh_store_holding_a_table_of_the_bots_fails(store_target: str) -> N
 
 
 def test_the_migrations_leave_every_table_the_bot_uses() -> None:
-    """What the doctor expects of a store migrated to the end is what the bot uses, for both
-    stores' migrations (the PostgreSQL files' statements read, the SQLite ones run)."""
-    migrations = pg_store._migrations()
-    assert set(TABLES) <= pg_store._tables_after(migrations, len(migrations))
-    assert set(TABLES) <= store._tables_after(len(store.SHIPPED_MIGRATIONS))
-    assert not set(TABLES) & pg_store._tables_after(migrations, 0)
-    assert not set(TABLES) & store._tables_after(0)
+    """What the doctor expects of a store migrated to the end is what the bot uses."""
+    shipped = migrate.shipped()
+    assert set(TABLES) <= migrate.tables_after(shipped, len(shipped))
+    assert not set(TABLES) & migrate.tables_after(shipped, 0)
 
 
 def test_an_installation_without_its_migrations_fails(
@@ -314,9 +288,7 @@ def test_an_installation_without_its_migrations_fails(
     make_store(settings).close()
     empty = tmp_path / "no-migrations"
     empty.mkdir()
-    monkeypatch.setattr(pg_store, "MIGRATIONS_DIR", empty)
-    monkeypatch.setattr(store, "KNOWN_MIGRATIONS", frozenset())
-    monkeypatch.setattr(store, "SHIPPED_MIGRATIONS", ())
+    monkeypatch.setattr(migrate, "MIGRATIONS_DIR", empty)
     check = check_store(settings)
     assert not check.ok
     assert "ships no migrations" in check.detail

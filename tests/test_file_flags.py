@@ -19,11 +19,11 @@ from click.testing import CliRunner, Result
 
 from bot.cli import main
 from bot.dataset.files import state_path
-from bot.gate_policy import MAX_POLICY_BYTES
+from bot.policy_file import MAX_POLICY_BYTES
 from bot.regular_file import MAX_INPUT_BYTES
-from tests.hostile_files import OUTPUTS, RELEASE_AFTER_S, SECRET, inputs, secret_lines
+from tests.evaluation.test_eval_cli import set_files, write_jsonl
 from tests.support import ROOT, cassette, load_webhook, write_payload
-from tests.test_eval_cli import set_files, write_jsonl
+from tests.support.hostile_files import OUTPUTS, RELEASE_AFTER_S, SECRET, inputs, secret_lines
 
 TOKEN = "test-token-not-real"
 REPO = "Codertocat/Hello-World"
@@ -72,7 +72,7 @@ def _calibrate(flag: str) -> Args:
         issues, replies = set_files(folder)
         files = {"--issues": issues, "--replies": replies}
         files[flag] = path
-        # --force: a set this small is refused (tests/test_calibrate.py), and these tests
+        # --force: a set this small is refused (tests/evaluation/test_calibrate.py), and these tests
         # are about the files calibrate reads and writes
         line = ["calibrate", "--force", "--out", str(folder / "policy.json")]
         return line + [part for name, value in files.items() for part in (name, str(value))]

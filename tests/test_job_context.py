@@ -18,11 +18,10 @@ from bot.clients.github_port import ChangedFile
 from bot.config import Settings
 from bot.history.protocol import HistoryStore
 from bot.history.store import Store
-from bot.report import RunReport
-from tests.fake_github import FakeGitHub
-from tests.replies import COMPLETE_BODY, COMPLETE_TITLE, NEEDS_REPLY
+from bot.run_report import RunReport
 from tests.support import FakeChatModel, load_webhook, write_payload
-from tests.test_idempotency import GOOD_AUDIT
+from tests.support.fake_github import FakeGitHub
+from tests.support.replies import COMPLETE_BODY, COMPLETE_TITLE, GOOD_AUDIT, NEEDS_REPLY
 
 SHA = "a" * 40
 REPO_FILE = ".github/triage-bot.yml"

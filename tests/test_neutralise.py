@@ -1,6 +1,7 @@
-"""The sinks for untrusted text, judged by a real CommonMark renderer (tests/markdown_oracle.py).
+"""The sinks for untrusted text, judged by a real CommonMark renderer
+(tests/support/markdown_oracle.py).
 
-Issue 13 (findings 1, 3, 4): each sink must make any string inert by construction. The
+Each sink must make any string inert by construction. The
 properties run every sink on hostile text in the places the bot uses it (a line's start, the
 middle of a paragraph, a table cell, a ``<summary>``, a block between the bot's own HTML) and
 check the rendered result: no element the bot did not write, no attribute, no live mention or
@@ -29,8 +30,8 @@ from bot.neutralise import (
     neutralise,
     neutralise_block,
 )
-from tests.markdown_oracle import render
-from tests.profiles import FUZZ
+from tests.support.markdown_oracle import render
+from tests.support.profiles import FUZZ
 
 # Markdown/HTML syntax, GitHub's own (mentions, math, autolinks), whitespace and a few letters.
 SYNTAX = [*list("<>!@[]()`\\-*_~|#$:.&;=+/{}\"' \t\n\r"), "\u2028", "\x00", "\x1b", "1."]

@@ -27,8 +27,8 @@ from bot.config import Settings
 from bot.errors import ModelTruncated, ModelUnavailable
 from bot.history.protocol import GateRow
 from bot.history.store import Store
-from tests.fake_github import FakeGitHub
-from tests.replies import COMPLETE_BODY, COMPLETE_TITLE, NEEDS_REPLY, VALID_REPLY
+from tests.support.fake_github import FakeGitHub
+from tests.support.replies import COMPLETE_BODY, COMPLETE_TITLE, NEEDS_REPLY, VALID_REPLY
 
 REPO = "Codertocat/Hello-World"
 SERVER = "http://127.0.0.1:9/v1"  # an OpenAI-compatible server: a backend that batches

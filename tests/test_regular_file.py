@@ -21,7 +21,7 @@ from bot.errors import ConfigError
 from bot.evaluation.replies import RecordedReply
 from bot.evaluation.report import _ReportShape
 from bot.evaluation.sets import EvalIssue, EvalSegment
-from bot.gate_policy import GatePolicy
+from bot.policy_file import GatePolicy
 from bot.regular_file import (
     FileTooLarge,
     NotRegularFile,
@@ -33,8 +33,8 @@ from bot.regular_file import (
     read_regular,
     write_atomic,
 )
-from tests.hostile_files import OUTPUTS, RELEASE_AFTER_S, SECRET, fifo, inputs
-from tests.profiles import FUZZ
+from tests.support.hostile_files import OUTPUTS, RELEASE_AFTER_S, SECRET, fifo, inputs
+from tests.support.profiles import FUZZ
 
 LIMIT = 1000
 READS = inputs(LIMIT)

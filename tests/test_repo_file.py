@@ -1,8 +1,9 @@
-"""The repository's ``.github/triage-bot.yml`` (issue 16, "Per-repository configuration").
+"""The repository's ``.github/triage-bot.yml`` (each repository sets its own criteria).
 
 Parsing (:mod:`bot.repo_file`): a broken file names the key and its line. Precedence
 (:meth:`bot.config.Settings.with_repository_file`): flags > action inputs > file > defaults.
-Through the runner with the stateful fake GitHub (tests/fake_github.py, files by branch): the
+Through the runner with the stateful fake GitHub (tests/support/fake_github.py, files by branch):
+the
 file is read once, from the payload's default branch, never from a PR head; a broken file fails
 the run with exit 2 and writes nothing; skip rules skip the event; the author comment is off
 by file. Through the PyGithub adapter on recorded traffic
@@ -33,12 +34,21 @@ from bot.cli import main
 from bot.config import Settings
 from bot.errors import ConfigError, ModelUnavailable
 from bot.gate.labels import READY
-from bot.repo_file import REPO_FILE_PATH, RepoFile, SkipRules, json_schema, parse_repo_file
-from bot.report import RunReport
-from tests.fake_github import CONFIG_READ, FakeGitHub
-from tests.markdown_oracle import render
-from tests.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
+from bot.repo_file import (
+    REPO_FILE_PATH,
+    SETTING_OF_KEY,
+    RepoFile,
+    SkipRules,
+    json_schema,
+    parse_repo_file,
+)
+from bot.run_report import RunReport
+from bot.setting_spec import IntRange
+from bot.settings_table import SETTINGS
 from tests.support import ROOT, FakeChatModel, cassette, load_webhook, write_payload
+from tests.support.fake_github import CONFIG_READ, FakeGitHub
+from tests.support.markdown_oracle import render
+from tests.support.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
 
 SHORT_BODY = "The app crashes when I click save."
 
@@ -89,6 +99,30 @@ def test_every_key_parses_into_the_settings_it_sets() -> None:
     }
     assert parse_repo_file("") == RepoFile()
     assert parse_repo_file("# only a comment\n").settings() == {}
+
+
+def _range(setting: str) -> IntRange | None:
+    rule = next(spec.parse for spec in SETTINGS if spec.name == setting)
+    return rule if isinstance(rule, IntRange) else None
+
+
+@pytest.mark.parametrize("key", [k for k, n in SETTING_OF_KEY.items() if _range(n)])
+def test_a_file_value_is_bounded_by_its_settings_row(key: str) -> None:
+    """A value the file sets is held to the bounds of the setting's row, not bounds of its own:
+    the file accepts a number exactly when the row does."""
+    rule = _range(SETTING_OF_KEY[key])
+    assert rule is not None
+    section, name = key.split(".")
+    edges = [rule.low - 1, rule.low, *([rule.high, rule.high + 1] if rule.high else [])]
+    for value in edges:
+        text = f"{section}:\n  {name}: {value}\n"
+        try:
+            rule(value)
+        except ValueError:
+            with pytest.raises(ConfigError, match=re.escape(key)):
+                parse_repo_file(text)
+        else:
+            assert parse_repo_file(text).settings()[SETTING_OF_KEY[key]] == value
 
 
 @pytest.mark.parametrize(

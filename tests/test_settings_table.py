@@ -183,7 +183,8 @@ def test_write_refuses_files_without_the_generated_parts() -> None:
 def test_secret_rows_have_no_flag_no_repr_and_no_echo() -> None:
     """A credential (the GitHub token, the model server's API key) is never a flag (a flag
     shows in the process list), never in ``repr(settings)``, and a rejected one is shown as
-    ``***``; the CLI masks and redacts every secret row's value (tests/test_api_key_secrets.py)."""
+    ``***``; the CLI masks and redacts every secret row's value
+    (tests/security/test_api_key_secrets.py)."""
     secret = [spec for spec in SETTINGS if spec.secret]
     assert {spec.name for spec in secret} == {"github_token", "openai_api_key"}
     shown = {item.name for item in fields(Settings) if item.repr}

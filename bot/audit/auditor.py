@@ -1,26 +1,10 @@
 """The auditor: one segment in, an accepted audit or a rejection out.
 
-Ask for the seven-section response, check it against the
-contract, and on any violation send one repair turn that quotes every violation and asks for the
-whole corrected response (in JSON format a fresh answer: see ``Auditor._repair``); check again.
-Still invalid → :class:`AuditRejected`, whose text is never kept: a rejected audit is never
-stored and never posted. Only the seven-section contract rejects: a defect whose evidence fails
-(its line is not in the segment, its quote not on the line: :mod:`bot.audit.evidence`) is named in
-the repair turn, and one that still fails after it is dropped with a note
-(:func:`~bot.audit.evidence.keep_verified`; a ``FIX`` left with no defect becomes
-``GO_WITH_NOTES``), so every defect an accepted audit holds is verified. When the first reply met
-the contract and failed only on evidence, and the repair breaks the contract, the first reply
-stands with its unverified defects dropped: asking for better evidence never turns an acceptable
-audit into a rejected one (on the eval, Qwen2.5-Coder 1.5B's repair often answered a misquoted
-line with a bottom line naming nothing in the code). The "repair once" is
-pipeline logic, written out plainly here, not a transport retry.
-
-A truncated reply (``num_predict`` reached) counts as an invalid attempt and gets the repair
-turn. Any other model fault (unreachable, 404, 5xx after transport retries, load failure) rejects
-the segment at once with its ``error_kind``: there is nothing to repair.
-
-``fmt="json"``: the model fills :class:`~bot.audit.structured.AuditJSON` under constrained
-decoding, the bot renders the canonical markdown, and the same checker judges it.
+Attempt, check, and on any violation one repair turn quoting them all; check again. Only the
+seven-section contract rejects: a defect whose evidence still fails after the repair is dropped
+with a note, so every defect an accepted audit holds is verified. A repair never turns a reply
+that met the contract into a rejection. A truncated reply gets the repair turn; any other model
+fault rejects the segment at once. A rejected audit's text is never kept.
 """
 
 from __future__ import annotations
@@ -29,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bot.audit.checker import DEFAULT_FORBIDDEN, SegmentRef, check_response
-from bot.audit.context import Context
 from bot.audit.contract import (
     NONE,
     CheckResult,
@@ -38,6 +21,7 @@ from bot.audit.contract import (
     Violation,
     render_sections,
 )
+from bot.audit.enclosing import Context
 from bot.audit.evidence import Claim, defect_items, keep_verified, parse_claim
 from bot.audit.prompt import AuditFormat, repair_message, segment_message, system_prompt
 from bot.audit.selection import Segment
@@ -66,8 +50,6 @@ __all__ = [
 
 @dataclass(frozen=True)
 class _Usage:
-    """The calls made so far for one segment; the outcome's figures are their sums."""
-
     calls: tuple[CallUsage, ...] = ()
 
     @classmethod
@@ -94,17 +76,9 @@ class _Usage:
 
 @dataclass(frozen=True)
 class AuditOutcome:
-    """What every audit outcome records.
+    """What every audit outcome records; tokens and ``duration_ms`` summed over attempts.
 
-    Attributes:
-        segment: the audited range.
-        retried: whether the repair turn was sent.
-        model: model name.
-        prompt_version: ``audit-FORMAT@SHA8``.
-        prompt_tokens / output_tokens: summed over attempts (tokens).
-        duration_ms: the model's time summed over attempts (ms).
-        calls: each model call's cost, first then repair (:class:`~bot.chat.CallUsage`; a
-            failed call only when it reported a cost); keyword-only.
+    ``calls`` holds each call's cost, first then repair, a failed call only if it reported one.
     """
 
     segment: Segment
@@ -119,16 +93,7 @@ class AuditOutcome:
 
 @dataclass(frozen=True)
 class AuditResult(AuditOutcome):
-    """An accepted audit of one segment.
-
-    Attributes:
-        markdown: the canonical seven-section text (passes the checker).
-        sections: section key → body (:data:`~bot.audit.contract.SECTIONS`).
-        verdict: one of :data:`~bot.audit.contract.VERDICTS`.
-        confidence: one of :data:`~bot.audit.contract.CONFIDENCES`.
-        dropped: how many claimed defects were dropped as unverifiable (the note is in
-            section 3).
-    """
+    """An accepted audit of one segment; ``dropped`` counts unverifiable defects removed."""
 
     markdown: str
     sections: dict[str, str]
@@ -138,19 +103,16 @@ class AuditResult(AuditOutcome):
 
     @property
     def defects(self) -> tuple[Claim, ...]:
-        """The verified defects of section 2 (each passed :func:`~bot.audit.evidence.check_claim`
-        against this segment), in order; empty for ``None``."""
+        """The verified defects of section 2, in order; empty for ``None``."""
         body = self.sections.get("verified_defects", "")
         return () if body in ("", NONE) else tuple(parse_claim(i) for i in defect_items(body))
 
 
 @dataclass(frozen=True)
 class AuditRejected(AuditOutcome):
-    """A segment that could not be audited. Holds the violations, never the rejected text.
+    """A segment that could not be audited; holds the violations, never the text.
 
-    Attributes:
-        violations: the last attempt's violations (empty on a model fault).
-        error_kind: the model fault's ``BotError.kind``, or ``None`` for a contract failure.
+    ``error_kind`` is the model fault's ``BotError.kind``, ``None`` for a contract failure.
     """
 
     violations: tuple[Violation, ...]
@@ -169,14 +131,7 @@ class _Attempt:
 
 
 class Auditor:
-    """Audits segments with a :class:`ChatModel`.
-
-    Args:
-        model: the backend.
-        options: auditor role options (low temperature, room for seven sections).
-        fmt: ``markdown`` (the model writes the sections) or ``json`` (constrained decoding).
-        forbidden: phrases that reject a response.
-    """
+    """Audits segments with a :class:`ChatModel`; ``forbidden`` phrases reject a response."""
 
     def __init__(
         self,
@@ -220,12 +175,7 @@ class Auditor:
     ) -> Outcome:
         """Audit one segment: attempt, check, repair once, check again.
 
-        Args:
-            segment: the range to audit.
-            lines: the file's lines ``segment.start``..``segment.end`` (text only).
-            context: the enclosing block shown around it (:mod:`bot.audit.context`), or
-                ``None``; only the segment's own lines are audited and may hold a defect.
-
+        ``lines`` are the segment's; ``context`` is shown around them but never audited.
         Never raises for model faults: they reject the segment.
         """
         system, version = system_prompt(self._fmt)
@@ -271,12 +221,9 @@ class Auditor:
         )
 
     def _repair(self, messages: list[ChatMessage], attempt: _Attempt) -> list[ChatMessage]:
-        """The repair conversation. Markdown: the reply as the assistant's turn, then the
-        violations. JSON: one user turn with the code and the violations, without the earlier
-        reply; under constrained decoding Qwen2.5-Coder 1.5B copied its own earlier JSON word
-        for word (every bottom-line repair on the eval failed that way)."""
+        """The repair turn: markdown continues the chat; JSON asks afresh, code and violations."""
         repair = repair_message(attempt.check.violations, self._fmt)
-        if self._fmt == "json":
+        if self._fmt == "json":  # given its earlier JSON, a small model copied it word for word
             system, code = messages
             return [system, ChatMessage("user", f"{code.content}\n\n{repair.content}")]
         return [*messages, ChatMessage("assistant", attempt.raw), repair]
@@ -284,8 +231,6 @@ class Auditor:
     def _common(
         self, segment: Segment, retried: bool, version: str, usage: _Usage
     ) -> tuple[Segment, bool, str, str, int, int, float]:
-        """The fields every outcome shares, in :class:`AuditOutcome`'s order (the calls go by
-        keyword)."""
         return (
             segment,
             retried,
@@ -314,13 +259,10 @@ class Auditor:
 
 
 def audit_format(settings: Settings) -> AuditFormat:
-    """The settings' audit format: ``json`` when set so, else ``markdown``."""
     return "json" if settings.audit_format == "json" else "markdown"
 
 
 def make_auditor(settings: Settings, model: ChatModel) -> Auditor:
-    """The one place an auditor is built from settings, so a run and an eval audit alike:
-    ``model`` with the auditor role's options for the settings' audit format
-    (:func:`audit_format`; JSON: :data:`~bot.config.AUDITOR_JSON_OPTIONS`)."""
+    """The one place an auditor is built from settings, for a run and an eval alike."""
     fmt = audit_format(settings)
     return Auditor(model, AUDITOR_JSON_OPTIONS if fmt == "json" else AUDITOR_OPTIONS, fmt=fmt)

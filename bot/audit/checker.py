@@ -1,13 +1,7 @@
 """The audit contract's checker: one response in, every violation out.
 
-:func:`check_response`
-judges a response against :mod:`bot.audit.contract` (its sections, verdict rules and codes) and
-returns every violation, never only the first: the repair prompt quotes them all. Each verified
-defect's evidence (its line in the segment, its quote on that line) is checked by
-:mod:`bot.audit.evidence`; those violations (``EVIDENCE_RULES``) drop the defect after the
-repair instead of rejecting the audit (:mod:`bot.audit.auditor`). In
-``--audit-format json`` the bot renders the model's object to the canonical markdown first, so
-"accepted" means the same thing in both formats.
+Every violation, never only the first: the repair turn quotes them all. A JSON reply is
+rendered to the canonical markdown first, so "accepted" means the same in both formats.
 """
 
 from __future__ import annotations
@@ -44,16 +38,10 @@ DEFAULT_FORBIDDEN: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class SegmentRef:
-    """What the response is checked against: the audited file range and its code.
+    """What a response is checked against: the audited range and its code.
 
-    Attributes:
-        path: file path in the PR.
-        start: first audited line (1-based, inclusive).
-        end: last audited line (inclusive).
-        code: the audited lines' text (without line numbers).
-        context: the enclosing block shown around them (:mod:`bot.audit.context`), or ``""``:
-            the bottom line may name something there (the function the lines sit in); a
-            defect may not.
+    ``start`` and ``end`` are 1-based, inclusive; ``code`` has no line numbers. The bottom line
+    may name something in ``context``, the enclosing block; a defect may not.
     """
 
     path: str
@@ -112,9 +100,10 @@ _DEFINED = re.compile(
 
 
 def _example_names(code: str, count: int = 3) -> list[str]:
-    """Up to ``count`` names a bottom line could use: what the segment defines (``def x``,
-    ``func (r) x``, ``class X`` ...), else its most frequent identifiers. For the repair turn:
-    a small model fixes "name something in the code" far more often when shown candidates."""
+    """Up to ``count`` names a bottom line could use, for the repair turn.
+
+    A small model fixes "name something in the code" far more often when shown candidates.
+    """
     defined = list(dict.fromkeys(_DEFINED.findall(code)))
     if len(defined) < count:
         frequent = Counter(
@@ -127,8 +116,6 @@ def _example_names(code: str, count: int = 3) -> list[str]:
 
 
 def _check_defects(body: str, segment: SegmentRef) -> list[Violation]:
-    """Each defect's evidence (:func:`bot.audit.evidence.check_claim`): a failing defect is
-    named, so the repair turn can fix or drop it."""
     lines = segment.code.split("\n")
     claims = (parse_claim(item) for item in defect_items(body))
     found = (check_claim(c, segment.start, segment.end, lines) for c in claims)
@@ -140,12 +127,7 @@ def check_response(
 ) -> CheckResult:
     """Check one audit response against the contract; return every violation.
 
-    Args:
-        text: the model's full response (markdown).
-        segment: the audited range and its code.
-        forbidden: phrases that reject the response (case-insensitive).
-
-    Never raises on any input text.
+    ``forbidden`` phrases match case-insensitively. Never raises on any input text.
     """
     violations: list[Violation] = []
     lowered = text.lower()
@@ -217,7 +199,6 @@ def check_response(
 
 
 def _check_consistency(rule: VerdictRule, *, has_defects: bool) -> list[Violation]:
-    """The verdict against section 2: a defect verdict exactly when defects are listed."""
     if has_defects and not rule.defects:
         wanted = one_of(verdicts_where(defects=True))
         return [

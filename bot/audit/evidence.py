@@ -1,21 +1,12 @@
 """Evidence for each verified defect: the line it cites is audited, the code it quotes is there.
 
-Every defect is evidence the bot can check. A verified defect is one item of section 2 that starts
-with its citation::
+A defect is a section-2 item that starts with its citation::
 
     - Line 13 (off-by-one): `len(recent) <= MAX_UPLOADS` admits MAX_UPLOADS + 1 uploads.
 
-``Line N`` (or ``Lines N-M``) is the file line, the optional ``(category)`` one of
-:data:`~bot.audit.contract.CATEGORIES`, and the first code span right after the citation the
-quote: the exact code on the line, or a part of it. The JSON format always writes this shape
-(:mod:`bot.audit.structured`); in the markdown format the quote is there when the model writes
-it. :func:`check_claim` verifies a defect: every cited line lies in the audited segment (rule
-``defect_citation``), and the quote, whitespace removed, is part of the cited lines' code,
-whitespace removed (rule ``defect_quote``). The checker reports a failing defect by name and the
-auditor sends it to the repair turn; :func:`keep_verified` then drops a defect that still fails,
-with a note in the bot's own words (never the model's text), and gives the verdict the contract
-gives for what remains: a ``FIX`` left with no defect becomes ``GO_WITH_NOTES``, the drop note
-being the note (:func:`verdict_after_drop`).
+``Line N`` or ``Lines N-M``, an optional category, and the first code span after it as quote.
+A defect still failing after the repair is dropped with a note in the bot's words, never the
+model's text (docs/audit.md).
 """
 
 from __future__ import annotations
@@ -64,13 +55,12 @@ off-by-one, a lone ``(`` or ``x`` is on almost any line and proves nothing."""
 
 
 def normalise(code: str) -> str:
-    """``code`` with every whitespace character removed: how quotes and lines are compared
-    (a model re-spaces ``a+b`` as ``a + b`` and drops indentation)."""
+    """``code`` without whitespace: how quotes and lines compare (models re-space code)."""
     return "".join(code.split())
 
 
 def defect_items(body: str) -> list[str]:
-    """Section 2's items: its bullet lines, or the whole body when it has no bullets."""
+    """Section 2's bullet lines, or the whole body when it has none."""
     lines = [line for line in body.splitlines() if line.strip()]
     bullets = [line for line in lines if _BULLET.match(line)]
     return bullets or ([body] if body.strip() else [])
@@ -78,15 +68,7 @@ def defect_items(body: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Claim:
-    """One defect as written in section 2.
-
-    Attributes:
-        text: the item, one line, whitespace collapsed.
-        cited: every ``(first, last)`` line range it cites, in order (file lines).
-        quote: the code span right after the leading citation, or ``None``.
-        category: the ``(category)`` after the leading citation when it is one of
-            :data:`~bot.audit.contract.CATEGORIES`, else ``None``.
-    """
+    """One defect as written in section 2; ``cited`` holds ``(first, last)`` file lines."""
 
     text: str
     cited: tuple[tuple[int, int], ...]
@@ -95,7 +77,6 @@ class Claim:
 
     @property
     def line(self) -> int | None:
-        """The first cited line, or ``None``."""
         return self.cited[0][0] if self.cited else None
 
     @property
@@ -105,8 +86,7 @@ class Claim:
 
 
 def _code_span(text: str) -> str | None:
-    """The content of a code span at the start of ``text`` (CommonMark: a run of N backticks
-    up to the next run of exactly N), or ``None``."""
+    """A CommonMark code span's content at the start of ``text``, or ``None``."""
     opening = re.match(r"`+", text)
     if opening is None:
         return None
@@ -138,17 +118,10 @@ def parse_claim(item: str) -> Claim:
 
 
 def check_claim(claim: Claim, start: int, end: int, lines: Sequence[str]) -> Violation | None:
-    """The defect's evidence against the segment, or ``None`` when it holds.
+    """The defect's ``defect_citation`` or ``defect_quote`` violation, or ``None`` if it holds.
 
-    Args:
-        claim: the parsed defect.
-        start / end: the segment's first and last file line (1-based, inclusive).
-        lines: the segment's lines (``lines[0]`` is line ``start``).
-
-    Returns:
-        a ``defect_citation`` violation (no line cited, or one outside the segment, or a
-        backwards range) or a ``defect_quote`` violation (the quote, whitespace removed, is not
-        part of the cited lines' code or is shorter than :data:`MIN_QUOTE_CHARS`).
+    ``start`` and ``end`` are the segment's file lines, 1-based, inclusive; ``lines[0]`` is
+    ``start``. A quote must be :data:`MIN_QUOTE_CHARS` long, whitespace removed.
     """
     if not claim.cited:
         return Violation(
@@ -175,24 +148,15 @@ def check_claim(claim: Claim, start: int, end: int, lines: Sequence[str]) -> Vio
 
 
 def _quote_key(quote: str) -> str:
-    """The quote as compared: whitespace removed, and the backticks a model wraps code in
-    (`` `x[1]` `` inside the JSON ``quote`` field) taken off both ends."""
+    """The quote as compared: whitespace and wrapping backticks removed."""
     return normalise(quote).strip("`")
 
 
 def quote_line(claim: Claim, start: int, end: int, lines: Sequence[str]) -> int | None:
-    """The file line the claim's quote starts on, near its first citation, or ``None``.
+    """The file line the quote starts on, near the first citation, or ``None``.
 
-    The quote (:func:`_quote_key`) counts when it is at least :data:`MIN_QUOTE_CHARS` long and
-    starts on a cited line (``lo``..``hi`` of the first citation); it may run on into the lines
-    after it (a statement a model quotes across its line breaks). A one-line citation also
-    accepts the line just before or after it when the quote starts there and not on the cited
-    line: the quote is the evidence, the number a count a small model gets wrong by one; the
-    kept defect then cites the line the quote is on (:func:`keep_verified`).
-
-    Args:
-        claim: a parsed defect with a quote and at least one citation inside the segment.
-        start / end / lines: the audited segment (see :func:`check_claim`).
+    A one-line citation also accepts the line just before or after: the quote is the evidence,
+    and small models miscount lines by one. The quote may run on past its first line.
     """
     if claim.quote is None or not claim.cited:
         return None
@@ -213,16 +177,13 @@ def quote_line(claim: Claim, start: int, end: int, lines: Sequence[str]) -> int 
 
 
 def verdict_after_drop(verdict: Verdict, *, defects_left: bool) -> Verdict:
-    """The verdict once unverifiable defects are dropped: unchanged while a defect is left;
-    a defect verdict (``FIX``) left with none becomes the contract's verdict for notes only
-    (``GO_WITH_NOTES``: the drop note is listed under section 3)."""
+    """The verdict once defects are dropped: ``FIX`` with none left becomes ``GO_WITH_NOTES``."""
     if defects_left or verdict not in verdicts_where(defects=True):
         return verdict
     return verdicts_where(defects=False, risks=True)[0]
 
 
 def _drop_note(claim: Claim, violation: Violation) -> str:
-    """The bot's words for a dropped defect: where it pointed and which check failed."""
     where = f"line {claim.line}" if claim.line is not None else "no line"
     why = {
         "defect_citation": "not a line of the audited segment",
@@ -232,8 +193,7 @@ def _drop_note(claim: Claim, violation: Violation) -> str:
 
 
 def _cite_quoted_line(claim: Claim, start: int, end: int, lines: Sequence[str]) -> tuple[str, bool]:
-    """A verified defect as a bullet, and whether its leading one-line citation was moved to
-    the neighbouring line its quote is on (:func:`quote_line`)."""
+    """A verified defect's bullet, and whether its citation moved to its quote's line."""
     text = claim.text
     lead = _LEAD.match(text)
     line = quote_line(claim, start, end, lines)
@@ -246,20 +206,10 @@ def _cite_quoted_line(claim: Claim, start: int, end: int, lines: Sequence[str]) 
 def keep_verified(
     bodies: Mapping[str, str], start: int, end: int, lines: Sequence[str]
 ) -> tuple[dict[str, str], int]:
-    """Drop every defect whose evidence fails (:func:`check_claim`) from accepted sections,
-    and move a one-line citation to the neighbouring line its quote is on (:func:`quote_line`).
+    """Drop defects whose evidence fails and move citations to their quote's line.
 
-    Args:
-        bodies: section key → body, the contract otherwise met.
-        start / end / lines: the audited segment (see :func:`check_claim`).
-
-    Returns:
-        ``(bodies, dropped)``: the new bodies and how many defects were dropped. Without drops
-        or moves the bodies are returned as written. With drops,
-        section 3 gains one bullet naming each dropped defect's line and failed check (never
-        its text: unverified model claims are neither stored nor posted), section 2 keeps the
-        verified ones (``None`` when none is left) and the verdict follows
-        :func:`verdict_after_drop`.
+    Returns ``(bodies, dropped)``. With drops, section 3 gains a note per dropped defect (never
+    its text), section 2 keeps the rest, and the verdict follows :func:`verdict_after_drop`.
     """
     body = bodies.get(_DEFECTS, "")
     if not body or body == NONE:

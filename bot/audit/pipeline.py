@@ -1,12 +1,7 @@
-"""The PR audit's one entry, :func:`run`: the whole sequence for one pull request at its head
-SHA, for a ``pull_request_target`` event, ``/audit`` and ``triage-bot audit`` alike.
+"""The PR audit's one entry, :func:`run`, for an event, ``/audit`` and ``triage-bot audit`` alike.
 
-The plan first (:func:`~bot.audit.plan.plan_audit`: the bot's comment, the changed files, the
-file contents at the head SHA, one audit per segment, up to the job's model concurrency of them
-at once, the comment and the line comments), then,
-unless the run is dry, the writes under the PR's lock (:func:`~bot.audit.plan.apply_audit`: the
-rows, the comment, the review), so two runners never post two comments. A replayed webhook
-event whose head SHA the bot's comment already audits is skipped with no model call.
+The plan first, then, unless the run is dry, the writes under the PR's lock, so two runners
+never post two comments.
 """
 
 from __future__ import annotations
@@ -18,13 +13,13 @@ from typing import Any
 
 from bot.audit.auditor import AuditRejected, AuditResult, Outcome, make_auditor
 from bot.audit.plan import AuditPlan, apply_audit, plan_audit, superseded
-from bot.audit.report import MARKER, coverage_line
+from bot.audit.pr_comment import MARKER, coverage_line
 from bot.audit.selection import DEFAULT_SKIP_GLOBS
 from bot.clients.github_port import GitHubPort, PullRef
 from bot.context import JobContext
 from bot.history.protocol import HistoryStore
 from bot.neutralise import code_span, log_value, neutralise
-from bot.report import (
+from bot.run_report import (
     PUBLIC_WARNING,
     CallRow,
     RunReport,
@@ -44,21 +39,15 @@ def run(
     requested_range: str | None = None,
     skip_if_audited: bool = False,
 ) -> RunReport:
-    """Audit one PR at its head SHA; store the accepted rows and upsert the comment unless the
-    run is dry.
+    """Audit one PR at its head SHA; store accepted rows and upsert the comment unless dry.
 
-    Args:
-        ctx: the job's context.
-        pull: the PR at its head SHA.
-        requested_range: ``PATH:START-END`` to audit instead of the selection (``/audit``,
-            ``--range``).
-        skip_if_audited: webhook events: when the bot's comment already audits this head SHA,
-            report a skip with no model call and no write (``/audit`` forces).
+    ``skip_if_audited`` (webhook events): a comment already auditing this head is a skip, with
+    no model call and no write.
 
     Raises:
         ConfigError: no token when writing.
         InvalidRange: ``requested_range`` breaks a rule.
-        GitHubError / StoreError: a read or write failed.
+        GitHubError, StoreError: a read or write failed.
     """
     settings = ctx.settings
     github = ctx.github()
@@ -126,13 +115,9 @@ def _checked(
     *,
     webhook: bool,
 ) -> tuple[str | None, AuditPlan]:
-    """Under the pull request's lock: why the plan is dropped, or the plan to write.
+    """Under the PR's lock: why the plan is dropped, or the plan to write.
 
-    GitHub is read again only when the store's last audit row differs from ``seen`` (read
-    before planning): another run wrote in between. A webhook run may then be superseded
-    (:func:`~bot.audit.plan.superseded`); otherwise the bot's comment as it is now replaces
-    the one read while planning, so two runs never post two comments (a run posts a new
-    comment only after writing its rows).
+    GitHub is read again only when another run wrote a row since ``seen``.
     """
     pull = plan.pull
     now = store.last_audit(pull.repo, pull.number)
@@ -190,7 +175,7 @@ def render_audit_plan(plan: AuditPlan) -> str:
 
 
 def render_audit_summary(plan: AuditPlan, *, applied: bool) -> str:
-    """The step summary for one audit run (the coverage line, never rejected text)."""
+    """The step summary of an audit run: the coverage line, never rejected text."""
     pull = plan.pull
     state = "" if applied else " (dry run: nothing stored or posted)"
     out = [

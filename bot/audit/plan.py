@@ -1,12 +1,4 @@
-"""The PR audit as a straight-line function: compute a plan, then apply it.
-
-The audit's reads (PR files, file
-contents at the head SHA) and the model calls happen while planning (:func:`plan_audit`: up to
-the job's model concurrency of the segments audited at once, the outcomes in segment order); its
-writes (rows, then the PR comment, then the review of verified defects on their lines:
-:mod:`bot.audit.review`) happen in :func:`apply_audit`. ``--dry-run`` prints the plan instead of
-applying it, and tests assert on plans. The issue gate's plan and apply are :mod:`bot.gate.plan`.
-"""
+"""The PR audit in two steps: :func:`plan_audit` reads and audits, :func:`apply_audit` writes."""
 
 from __future__ import annotations
 
@@ -15,9 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.audit.auditor import Auditor, AuditResult, Outcome
-from bot.audit.context import enclosing_context
+from bot.audit.enclosing import enclosing_context
+from bot.audit.pr_comment import MARKER, audited_head, render_audit_comment
 from bot.audit.ranges import check_range_in_file, parse_range_spec
-from bot.audit.report import MARKER, audited_head, render_audit_comment
 from bot.audit.review import FINDING_PREFIX, line_comments, review_summary, to_post
 from bot.audit.selection import (
     DEFAULT_SKIP_GLOBS,
@@ -43,20 +35,9 @@ __all__ = [
 
 @dataclass(frozen=True)
 class AuditPlan:
-    """The audit's plan for one PR at one head SHA.
+    """The audit's plan for one PR at one head SHA; ``rows`` hold accepted outcomes only.
 
-    Attributes:
-        pull: the PR (repo, number, head SHA).
-        selection: segments audited and everything skipped (with reasons).
-        outcomes: one accepted or rejected outcome per audited segment.
-        rows: store rows for the accepted outcomes only.
-        comment: the PR comment body (marker first).
-        audit_format: ``markdown`` or ``json``.
-        existing: the bot's comment on the PR as read while planning, or ``None``.
-        already_audited: the existing comment already audits this head SHA and the run was a
-            replayed or repeated webhook event: nothing was audited and nothing is to be written.
-        review: the line comments of verified defects on diff lines
-            (:func:`bot.audit.review.line_comments`); empty when review comments are off.
+    ``already_audited``: a replayed event whose comment covers this head; nothing to write.
     """
 
     pull: PullRef
@@ -71,19 +52,16 @@ class AuditPlan:
 
     @property
     def accepted(self) -> int:
-        """Number of accepted audits."""
         return len(self.rows)
 
     @property
     def rejected(self) -> int:
-        """Number of rejected audits."""
         return len(self.outcomes) - len(self.rows)
 
 
 @dataclass(frozen=True)
 class AppliedAudit:
-    """What :func:`apply_audit` did: rows written, the comment (``created``/``edited``/
-    ``unchanged``) and the review (``none``, ``nothing new``, ``N line comment(s) posted``)."""
+    """What :func:`apply_audit` did to the rows, the comment and the review."""
 
     plan: AuditPlan
     rows_written: int
@@ -125,31 +103,15 @@ def plan_audit(
     review_comments: bool = False,
     concurrency: int = 1,
 ) -> AuditPlan:
-    """Select, read and audit a PR's changed lines; plan the rows and the comment.
+    """Select, read and audit a PR's changed lines; plan the rows, comment and review.
 
-    The bot's existing comment is read first. With ``skip_if_audited`` (webhook events, not
-    ``/audit``), a comment whose hidden head line names this head SHA means the work is done:
-    the plan is ``already_audited``, with no model call and nothing to write (idempotent replay).
-
-    Args:
-        pull: the PR at its head SHA.
-        github: reads files and contents (no writes here).
-        auditor: the auditor with its model.
-        audit_format: ``markdown`` or ``json`` (recorded with each row).
-        requested_range: ``PATH:START-END`` from a maintainer, or ``None`` for the selection.
-        max_segments: per-PR segment cap.
-        skip_globs: files never audited.
-        skip_if_audited: return an ``already_audited`` plan when the comment covers the head SHA.
-        review_comments: plan a line comment per verified defect on a diff line
-            (``Settings.review_comments``).
-        concurrency: most segments audited at once (:func:`bot.concurrency.map_bounded`; 1:
-            one after another); the outcomes keep the segments' order either way.
+    With ``skip_if_audited``, a comment naming this head SHA makes the plan ``already_audited``.
+    Up to ``concurrency`` segments are audited at once; outcomes keep segment order.
 
     Raises:
         InvalidRange: the requested range breaks a rule.
-        GitHubError: the PR's files, a requested file or the comments cannot be read.
-        Whatever auditing a segment raised beyond a model fault (which rejects the segment):
-            the first such segment's, once every audit has ended.
+        GitHubError: the files, a requested file or the comments cannot be read.
+        Any non-model error of an audit: the first segment's, once every audit has ended.
     """
     existing = github.find_bot_comment(pull.repo, pull.number, MARKER)
     if skip_if_audited and existing is not None and audited_head(existing.body) == pull.head_sha:
@@ -204,11 +166,9 @@ def plan_audit(
 def superseded(
     pull: PullRef, now: Mapping[str, Any] | None, current_head: Callable[[], str]
 ) -> str | None:
-    """Why an audit planned before the pull request's lock must not be written, or ``None``.
+    """Why an audit planned before the PR's lock must not be written, or ``None``.
 
-    Asked under the lock of a webhook run when the store's last audit row of the pull request
-    is not the one read before planning. ``now`` is that row; ``current_head`` reads the pull
-    request's head SHA from GitHub (called only when ``now`` audits another head).
+    ``current_head`` reads the PR's head from GitHub, only when ``now`` audits another head.
     """
     if now is None:
         return None
@@ -221,18 +181,11 @@ def superseded(
 
 
 def apply_audit(plan: AuditPlan, github: GitHubPort, store: HistoryStore) -> AppliedAudit:
-    """Persist the accepted rows (one transaction), then create or edit the PR comment.
+    """Write the accepted rows, then create or edit the comment, then post the review.
 
-    Nothing accepted and no comment yet: nothing is posted (a rejected or failed audit is never
-    posted; the run's warnings and step summary say why). Nothing accepted but an older comment
-    exists: it is edited to the coverage line, so an audit of an older head SHA never passes for
-    the current one. The comment found by its hidden marker while planning is edited in place;
-    an identical body is not written again. Rows are written first (replacing earlier rows of
-    the same segments at the same head SHA), so a failed post leaves the audits recorded and
-    the next run audits again, replaces them and posts: never a duplicate row or a second
-    comment. Last, when the plan has line comments, the bot's review comments are listed once
-    and one ``COMMENT`` review holds those not posted before (:func:`bot.audit.review.to_post`:
-    none when this head SHA already has the bot's review).
+    Nothing accepted and no comment: nothing is posted; an older comment is edited to the
+    coverage line. An identical body is not written again. Rows go first: after a failed post
+    the next run replaces them and posts, never a second row or comment.
 
     Raises:
         StoreError: the rows could not be written (nothing is posted then).
@@ -251,7 +204,6 @@ def apply_audit(plan: AuditPlan, github: GitHubPort, store: HistoryStore) -> App
 
 
 def _apply_review(plan: AuditPlan, github: GitHubPort) -> str:
-    """Post the plan's new line comments as one ``COMMENT`` review; say what was done."""
     if not plan.review:
         return "none"
     pull = plan.pull

@@ -1,10 +1,7 @@
 """Audit prompts: the stable system prompt per format, the delimited segment, the repair turn.
 
-The system prompt (rules + the seven sections
-from :data:`bot.audit.contract.SECTIONS`, or their JSON schema) is identical for every segment;
-the user message is only the numbered, delimited code, so the stable prefix stays cacheable.
-Code is untrusted data: comments and strings can carry injections, so ``<untrusted-code`` /
-``</untrusted-code`` inside it are escaped and the opening tag carries a per-request nonce.
+The system prompt is the same for every segment, so its prefix stays cached. Code is untrusted:
+its ``<untrusted-code`` tags are escaped, and the opening tag carries a per-request nonce.
 """
 
 from __future__ import annotations
@@ -15,7 +12,6 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Literal
 
-from bot.audit.context import Context
 from bot.audit.contract import (
     CATEGORIES,
     SECTIONS,
@@ -25,6 +21,7 @@ from bot.audit.contract import (
     one_of,
     verdict_guide,
 )
+from bot.audit.enclosing import Context
 from bot.audit.selection import Segment
 from bot.audit.structured import AuditJSON
 from bot.chat import ChatMessage, structured_output_schema
@@ -46,8 +43,7 @@ CODE_TAG = "untrusted-code"
 
 @cache
 def system_prompt(fmt: AuditFormat) -> tuple[str, str]:
-    """The filled audit system prompt for a format and its version (``audit-FORMAT@SHA8``: the
-    hash covers the filled text, so a new defect shape or category list is a new version)."""
+    """The filled system prompt and its version ``audit-FORMAT@SHA8``, a hash of the text."""
     described = "\n".join(f"{heading(s)}\n<{s.rule}>" for s in SECTIONS)
     if fmt == "markdown":
         tail = load_prompt("audit_markdown").replace("{sections}", described)
@@ -79,8 +75,7 @@ CONTEXT_MARK = ":"
 
 
 def _numbered(segment: Segment, lines: Sequence[str], context: Context | None) -> str:
-    """The rows the model reads: the audited lines as ``NUMBER | text``; with ``context``, the
-    enclosing block's other lines as ``NUMBER : text`` around them, numbered alike."""
+    """Audited rows as ``NUMBER | text``; context rows around them as ``NUMBER : text``."""
     if context is None:
         return number_lines(lines, segment.start)
     width = len(str(context.end))
@@ -99,16 +94,8 @@ def segment_message(
 ) -> ChatMessage:
     """The user message: the segment's lines, numbered and delimited as untrusted data.
 
-    With ``context`` (:func:`bot.audit.context.enclosing_context`), the enclosing function or
-    class is shown around the audited rows, its own rows marked as context, and one sentence
-    before the code (the bot's words, outside the untrusted block) says which rows are
-    audited. The system prompt is the same either way, so its cached prefix is too.
-
-    Args:
-        segment: what is audited (path, first and last line).
-        lines: the file's lines ``segment.start``..``segment.end``.
-        nonce: tag id; random when ``None``.
-        context: the lines shown around the segment, or ``None``.
+    With ``context``, the enclosing block is shown around them, marked, and the bot says which
+    rows are audited. ``nonce`` is random when ``None``.
     """
     tag_id = nonce or secrets.token_hex(4)
     body = escape_delimiters(_numbered(segment, lines, context), CODE_TAG)
@@ -131,12 +118,7 @@ def segment_message(
 
 
 def repair_message(violations: Sequence[Violation], fmt: AuditFormat) -> ChatMessage:
-    """The repair turn: quotes every violation and asks for the whole corrected response.
-
-    In JSON format a violation names its section by the field (``"bottom_line"``), not as
-    "Section 1": the model wrote fields, not numbered sections
-    (:meth:`~bot.audit.contract.Violation.worded`).
-    """
+    """The repair turn: quotes every violation and asks for the whole corrected response."""
     messages = [v.message if fmt == "markdown" else v.worded(_field_name) for v in violations]
     listed = "\n".join(f"- {m}" for m in messages)
     name = "repair" if fmt == "markdown" else "repair_json"

@@ -1,16 +1,7 @@
 """Explicit audit ranges: ``PATH:START-END`` from a maintainer, checked before anything is read.
 
-The range is the text after the *last*
-``:`` (a file may be named ``a:b.py``). The path must equal one of the PR's changed files after
-normalisation of both (Unicode NFC, a leading ``./`` dropped, surrounding whitespace trimmed);
-the segment then carries the file's name exactly as GitHub sent it (an NFD name stays NFD, so
-the contents are read under the name GitHub knows). Refused, each with a message naming the
-rule: empty path, NUL or control characters, backslashes, absolute paths (``/x``, ``//host``),
-any ``.`` or ``..`` segment, empty segments (``a//b``), URL-encoded characters (``%2e%2e``), a
-path that is not a changed file, ranges that are not two plain decimal numbers, ``START < 1``,
-``END < START``, more than 200 lines, and — once the file is read — ``END`` past the end of the
-file. A drive letter (``C:/x``) is not special: git paths are POSIX, and ``C:`` is a folder
-name that must match a changed file like any other.
+The range follows the *last* ``:``. The path must match a changed file once both are normalised
+(NFC, no leading ``./``, trimmed); the segment keeps GitHub's spelling. Git paths are POSIX.
 """
 
 from __future__ import annotations
@@ -29,11 +20,7 @@ _ENCODED = re.compile(r"%[0-9A-Fa-f]{2}")
 
 
 def normalise_path(raw: str) -> str:
-    """Normalise a user-supplied repository path or refuse it.
-
-    Raises:
-        InvalidRange: the path breaks a rule (the message names it).
-    """
+    """Normalise a user-supplied repository path; :class:`InvalidRange` names the rule it breaks."""
     path = unicodedata.normalize("NFC", raw.strip())
     if not path:
         raise InvalidRange("the path is empty")
@@ -56,17 +43,9 @@ def normalise_path(raw: str) -> str:
 
 
 def parse_range_spec(spec: str, changed_paths: Iterable[str]) -> Segment:
-    """Parse ``PATH:START-END`` against the PR's changed files.
+    """Parse ``PATH:START-END`` against the changed paths; the file's end is checked later.
 
-    Args:
-        spec: the user's text, e.g. ``src/app.py:10-80``.
-        changed_paths: the PR's changed file paths (``filename`` from the PR files API).
-
-    Returns:
-        The requested segment (its end is checked against the file later).
-
-    Raises:
-        InvalidRange: any rule broken; the message names the rule.
+    Raises :class:`InvalidRange` naming the broken rule.
     """
     if len(spec) > 4096:
         raise InvalidRange("the range is longer than 4096 characters")
@@ -94,11 +73,7 @@ def parse_range_spec(spec: str, changed_paths: Iterable[str]) -> Segment:
 
 
 def check_range_in_file(segment: Segment, file_lines: int) -> None:
-    """Refuse a segment that ends past the file's last line.
-
-    Raises:
-        InvalidRange: ``segment.end > file_lines``.
-    """
+    """Raise :class:`InvalidRange` when the segment ends past the file's last line."""
     if segment.end > file_lines:
         raise InvalidRange(
             f"{segment.path} has {file_lines} lines; the range ends at {segment.end}"

@@ -1,22 +1,7 @@
-"""Verified defects as review comments on their lines: one ``COMMENT`` review per head SHA.
+"""Verified defects as line comments: one ``COMMENT`` review per head SHA (docs/audit.md).
 
-Where reviewers look: besides the summary comment
-(:mod:`bot.audit.report`), each verified defect of an accepted audit
-(:attr:`~bot.audit.auditor.AuditResult.defects`, every one checked against its segment) becomes
-one line comment, when its line is a RIGHT-side line of the PR's diff
-(:func:`~bot.audit.selection.right_side_lines`: GitHub answers 422 for any other line); a
-defect on a line outside the diff stays in the summary comment only.
-
-What was posted is read from GitHub, not from the store: an ephemeral runner starts with an
-empty store, and a review that was posted after a failed row write would be posted twice. Each
-line comment starts with a hidden marker naming its finding (:func:`finding_marker`: a hash of
-path, category and quote, which survive a line shift), so one listing of the bot's review
-comments (:func:`to_post`) tells which head SHAs already have the bot's review (then nothing is
-posted: one review per head SHA, a replay posts nothing) and which findings were posted at an
-earlier head (not posted again: a new head gets a review only for its new findings).
-
-Every comment body is the bot's marker and heading around the model's defect as inert markdown
-(:func:`bot.neutralise.neutralise_block`), like every posted text.
+Only a defect on a RIGHT-side diff line gets one; GitHub answers 422 for any other line. What
+was posted is read from GitHub, not the store: an ephemeral runner's store is empty.
 """
 
 from __future__ import annotations
@@ -30,7 +15,7 @@ from bot.audit.contract import MAX_DEFECTS
 from bot.audit.evidence import Claim, normalise
 from bot.clients.github_port import PostedReviewComment, ReviewComment
 from bot.neutralise import neutralise, neutralise_block
-from bot.report import MARKER_PREFIX
+from bot.run_report import MARKER_PREFIX
 
 __all__ = [
     "FINDING_PREFIX",
@@ -50,10 +35,7 @@ REVIEW_BODY_MAX_CHARS = 2000
 
 
 def finding_marker(path: str, claim: Claim) -> str:
-    """The hidden line naming a finding: ``<!-- triage-bot:finding=HASH16 -->``, HASH16 the
-    first 16 hex digits of the SHA-256 of path, category and quote (whitespace removed; the
-    defect's text when it has no quote). The line number is left out: it moves when lines are
-    added above, the code it names does not."""
+    """The hidden line naming a finding: a hash of path, category and quote, not line."""
     what = normalise(claim.quote) if claim.quote else normalise(claim.text)
     key = "\0".join((path, claim.category or "", what))
     return f"{FINDING_PREFIX}{hashlib.sha256(key.encode('utf-8')).hexdigest()[:16]} -->"
@@ -71,13 +53,9 @@ def _body(path: str, claim: Claim, model: str) -> str:
 def line_comments(
     outcomes: Sequence[Outcome], diff_lines: Mapping[str, frozenset[int]]
 ) -> tuple[ReviewComment, ...]:
-    """One comment per verified defect whose line is in the diff, in outcome order, at most
-    :data:`~bot.audit.contract.MAX_DEFECTS` per audit in either format (the first ones it
-    lists; the summary comment keeps the rest).
+    """One comment per verified defect on a diff line, at most ``MAX_DEFECTS`` an audit.
 
-    Args:
-        outcomes: the plan's audits; only accepted ones (:class:`AuditResult`) have defects.
-        diff_lines: path → its RIGHT-side diff lines (absent: the file has no patch).
+    ``diff_lines`` maps a path to its RIGHT-side lines; a file without a patch is absent.
     """
     out: list[ReviewComment] = []
     seen: set[tuple[str, int, str]] = set()
@@ -109,11 +87,7 @@ def _finding(body: str) -> str | None:
 def to_post(
     candidates: Sequence[ReviewComment], posted: Sequence[PostedReviewComment], head_sha: str
 ) -> tuple[ReviewComment, ...]:
-    """The comments to post at ``head_sha``, given the bot's review comments on the PR.
-
-    Nothing when a posted comment was made at ``head_sha`` (the review of this head exists);
-    else the candidates whose finding no posted comment names.
-    """
+    """To post at ``head_sha``: none if one was posted there, else the new findings."""
     if any(p.commit_id == head_sha for p in posted):
         return ()
     known = {_finding(p.body) for p in posted} - {None}

@@ -1,11 +1,7 @@
 """Which changed lines a PR audit looks at (pure).
 
-From each changed file's unified-diff ``patch``
-(GitHub's "List pull request files"), take the new-side line numbers of added lines, merge
-ranges that are close, split them into segments of at most ``max_lines`` lines, and skip —
-always with a reason the report shows — removed files, files without a ``patch`` (binary, or too
-large for the diff API), files matching the skip globs (lock, vendored, generated, minified), and
-files with no added lines. A per-PR cap keeps the largest segments.
+Added lines, merged when close, split into segments; every file or segment left out is
+:class:`Skipped` with a reason the report shows. A per-PR cap keeps the largest segments.
 """
 
 from __future__ import annotations
@@ -55,7 +51,6 @@ class Segment:
 
     @property
     def lines(self) -> int:
-        """Number of lines in the segment."""
         return self.end - self.start + 1
 
     def __str__(self) -> str:
@@ -73,18 +68,17 @@ class Skipped:
 
 @dataclass(frozen=True)
 class Selection:
-    """The audit plan for one PR: segments to audit (path order) and everything skipped."""
+    """The segments to audit, in path order, and everything skipped."""
 
     segments: tuple[Segment, ...]
     skipped: tuple[Skipped, ...]
 
 
 def _new_side(patch: str) -> Iterator[tuple[int, bool]]:
-    """Each new-side line a unified diff shows, in order: ``(line number, added)``, ``added``
-    false for a context line (CRLF and ``\\ No newline`` safe). Removed lines, lines outside a
-    hunk and malformed lines are passed over, and so is a hunk that claims to start at line 0:
-    GitHub writes ``+0,0`` only for a hunk that adds nothing, and a line 0 would break every
-    range rule."""
+    """Each new-side line of a diff: ``(line number, added)``, malformed lines passed over.
+
+    A hunk claiming to start at line 0 is skipped: GitHub writes ``+0,0`` only for empty ones.
+    """
     new_line = 0
     in_hunk = False
     for raw in patch.split("\n"):
@@ -99,11 +93,7 @@ def _new_side(patch: str) -> Iterator[tuple[int, bool]]:
 
 
 def added_ranges(patch: str) -> list[tuple[int, int]]:
-    """New-side line ranges of added lines in a unified diff.
-
-    Returns:
-        ``[(start, end), ...]`` inclusive, ascending, every line ≥ 1.
-    """
+    """Inclusive, ascending new-side ranges of added lines, every line ≥ 1."""
     ranges: list[tuple[int, int]] = []
     for number, added in _new_side(patch):
         if not added:
@@ -116,14 +106,11 @@ def added_ranges(patch: str) -> list[tuple[int, int]]:
 
 
 def right_side_lines(patch: str) -> frozenset[int]:
-    """The new-side line numbers a unified diff shows: its added and its context lines (GitHub
-    accepts a review comment with ``side: RIGHT`` only on these; docs.github.com, "Create a
-    review for a pull request": "the line of the blob in the pull request diff")."""
+    """The added and context lines: the only ones a RIGHT-side review comment may target."""
     return frozenset(number for number, _ in _new_side(patch))
 
 
 def merge_ranges(ranges: Iterable[tuple[int, int]], gap: int) -> list[tuple[int, int]]:
-    """Merge ranges separated by at most ``gap`` unchanged lines."""
     merged: list[tuple[int, int]] = []
     for start, end in sorted(ranges):
         if merged and start - merged[-1][1] - 1 <= gap:
@@ -134,7 +121,6 @@ def merge_ranges(ranges: Iterable[tuple[int, int]], gap: int) -> list[tuple[int,
 
 
 def split_range(start: int, end: int, max_lines: int = MAX_SEGMENT_LINES) -> list[tuple[int, int]]:
-    """Split ``start``–``end`` into consecutive pieces of at most ``max_lines`` lines."""
     return [(s, min(s + max_lines - 1, end)) for s in range(start, end + 1, max_lines)]
 
 
@@ -157,15 +143,7 @@ def select_segments(
     merge_gap: int = 3,
     max_lines: int = MAX_SEGMENT_LINES,
 ) -> Selection:
-    """Choose the segments to audit for one PR.
-
-    Args:
-        files: the PR's changed files.
-        skip_globs: fnmatch patterns of files never audited.
-        max_segments: per-PR cap; the largest segments are kept (ties: path order).
-        merge_gap: ranges at most this many unchanged lines apart are merged.
-        max_lines: longest segment (≤ :data:`MAX_SEGMENT_LINES`).
-    """
+    """Choose the segments to audit for one PR; ties for the cap go in path order."""
     segments: list[Segment] = []
     skipped: list[Skipped] = []
     for changed in files:

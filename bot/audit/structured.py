@@ -1,10 +1,7 @@
 """``--audit-format json``: the seven sections as a JSON schema, rendered to the contract.
 
-Small local models often cannot hold a long markdown format; with constrained decoding they can
-fill a JSON object. The bot renders the canonical markdown from it
-(:func:`bot.audit.contract.render_sections`) and the same checker judges the result, so
-"accepted" means the same thing in both formats. Field names are the ``key`` of each section in
-:data:`bot.audit.contract.SECTIONS` (a test keeps them equal).
+Small models fill a JSON object under constrained decoding where a long markdown format fails.
+The field names are the sections' keys (a test keeps them equal).
 """
 
 from __future__ import annotations
@@ -24,9 +21,7 @@ list (Qwen2.5-Coder 1.5B does this), so it renders as ``None``, not as one risk 
 
 
 class Defect(BaseModel):
-    """One verified defect as evidence the bot checks: the line, the code on it,
-    the kind of defect and what goes wrong (:mod:`bot.audit.evidence` verifies line and quote).
-    """
+    """One defect as evidence: its line, the code on it, its category and what goes wrong."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -43,8 +38,7 @@ class Defect(BaseModel):
     """What goes wrong, with which input, in one or two sentences."""
 
     def item(self) -> str:
-        """The defect as a section-2 item: ``Line N (category): `quote` — failure`` (the shape
-        :func:`bot.audit.evidence.parse_claim` reads back)."""
+        """The section-2 item :func:`bot.audit.evidence.parse_claim` reads back."""
         return (
             f"Line {self.line} ({self.category}): {_code_span(' '.join(self.quote.split()))} "
             f"— {' '.join(self.failure.split())}"
@@ -52,15 +46,13 @@ class Defect(BaseModel):
 
 
 def _code_span(code: str) -> str:
-    """``code`` as a CommonMark code span whose fence no backtick run inside can close."""
+    """``code`` as a CommonMark code span no backtick run inside can close."""
     fence = "`" * (max((len(r) for r in re.findall(r"`+", code)), default=0) + 1)
     pad = " " if code.startswith("`") or code.endswith("`") else ""
     return f"{fence}{pad}{code}{pad}{fence}"
 
 
 class AuditJSON(BaseModel):
-    """The seven sections as structured output (keys = ``Section.key``)."""
-
     model_config = ConfigDict(extra="forbid", strict=True)
 
     bottom_line: str = Field(min_length=1, max_length=1200)
@@ -79,9 +71,6 @@ class AuditJSON(BaseModel):
     """How sure the audit is (one of :data:`~bot.audit.contract.CONFIDENCES`)."""
 
     def bodies(self) -> dict[str, str]:
-        """Section bodies keyed by section ``key`` (the field names), ready for
-        ``render_sections``."""
-
         def bullets(items: list[str]) -> str:
             kept = [" ".join(i.split()) for i in items if i.strip()]
             kept = [i for i in kept if i.strip(" .").casefold() not in _EMPTY_ITEMS]
@@ -100,11 +89,7 @@ class AuditJSON(BaseModel):
 
 
 def parse_audit_json(text: str) -> AuditJSON:
-    """Parse the model's JSON-mode reply.
-
-    Raises:
-        ModelOutputError: not a JSON object of the :class:`AuditJSON` schema.
-    """
+    """Parse a JSON-mode reply; :class:`ModelOutputError` unless it is an :class:`AuditJSON`."""
     try:
         return AuditJSON.model_validate_json(text.strip() or "{}")
     except ValidationError as exc:

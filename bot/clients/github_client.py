@@ -1,79 +1,9 @@
-"""The PyGithub adapter of the GitHub port.
+"""The PyGithub adapter of the GitHub port, and its one choke point for errors.
 
-The pipeline talks to :class:`~bot.clients.github_port.GitHubPort`; :class:`PyGithubClient`
-implements it with PyGithub and
-is the one place where PyGithub and requests errors become :mod:`bot.errors` classes
-(:func:`translate_github_error`).
-
-Request budget (a gate event: ≤ 3 requests when the verdict changes, 0 when not; the table is
-docs/requests.md). PyGithub runs with
-``lazy=True``, so ``get_repo`` / ``get_issue`` / ``get_comment`` cost nothing; the label plan
-is computed from the payload, so the only requests are these, one each
-(tests/test_request_budget.py shows them on recorded traffic):
-``POST /repos/{o}/{r}/labels`` (create the gate label with colour and description; 422
-``already_exists`` is success; skipped once the store has seen the label,
-:mod:`bot.gate.writes`), ``POST /repos/{o}/{r}/issues/{n}/labels`` and, for a stale gate label,
-``DELETE /repos/{o}/{r}/issues/{n}/labels/{name}``. One read comes first when it matters: an
-``edited``/``reopened`` event whose issue carries a gate label reads
-``GET /repos/{o}/{r}/issues/{n}/events`` (100 per page, so one request up to 100 events) to
-learn who added that label (:meth:`GitHubPort.label_events`; the rule is in
-:func:`bot.gate.plan.hand_set_gate_label`). The author comment is one ``PATCH``
-(:meth:`~PyGithubClient.edit_comment`, by the id the store remembers) or ``POST``
-(:meth:`~PyGithubClient.post_comment`) when its text changes, preceded by
-``GET /repos/{o}/{r}/issues/{n}/comments`` (one page of 100) to find it by its hidden marker
-only when the store does not know it. A run reads the repository's configuration first, once:
-``GET /repos/{o}/{r}/contents/.github/triage-bot.yml`` at the default branch, or at its commit
-``GITHUB_SHA`` in Actions, which the store keeps for later runs at that commit (404: no file;
-:meth:`GitHubPort.repo_file`, :mod:`bot.repo_file`).
-
-PR audit budget (goal ≤ files + 3 requests): ``GET .../pulls/{n}/files`` (100 per page), one
-``GET .../contents/{path}?ref={head_sha}`` per audited file (plus ``GET .../git/blobs/{sha}``
-for files over 1 MB, whose content the contents API leaves empty), ``GET .../issues/{n}/comments``
-to find the bot's comment by its hidden marker, then one ``PATCH`` (edit) or ``POST`` (create).
-PR code is only ever read through the API at the head SHA, never checked out. Verified defects on
-diff lines add, when there are any, ``GET .../pulls/{n}/comments`` (the review
-comments, 100 per page) to see what the bot already posted, and at most one ``POST
-.../pulls/{n}/reviews`` with the ``COMMENT`` event, never retried on 5xx like the comment POST
-(:meth:`GitHubPort.bot_review_comments`, :meth:`GitHubPort.create_review`).
-
-The bot's own login (:meth:`PyGithubClient.login`), which its comments and labels are told
-apart by, costs nothing when it is configured (``bot-login``; the action passes
-``github-actions[bot]`` for its own token); otherwise one GraphQL ``query { viewer { login } }``
-(``POST /graphql``) per job, the first time a comment or label must be matched. ``GET /user``
-refuses installation tokens ("Resource not accessible by integration") and ``GET /app`` needs
-the app's JWT; ``viewer`` answers every token kind: the user for a personal access token,
-``NAME[bot]`` for an app's installation token.
-
-Retry policy, chosen on purpose: PyGithub's default ``GithubRetry`` retries POST on 5xx, which can
-double-post a comment. Here its HTTP-level retries cover only idempotent methods (GET, HEAD, PUT,
-PATCH, DELETE) plus its rate-limit handling of 403/429 (bounded by ``max_rate_limit_wait``). The
-two label POSTs are idempotent in effect (adding a present label or creating an existing one
-changes nothing), so they alone are retried with tenacity on 5xx/transport errors.
-
-Rate limits on POST: GitHub does not process a request it answers with a rate-limit 403/429
-(docs.github.com, "Rate limits for the REST API"), so every POST, the comment included, is sent
-again after the wait the answer names (``Retry-After``, else ``X-RateLimit-Reset``), with
-tenacity, when that wait is at most ``max_rate_limit_wait_s``; a longer wait is a
-:class:`~bot.errors.GitHubRateLimited` error at once. A 5xx on the comment POST is never
-retried: the comment may exist, and the next run finds it by its marker and edits it.
-
-The dataset's reads (:class:`~bot.clients.github_port.IssueHistoryPort`, ``triage-bot dataset``):
-``GET /repos/{o}/{r}/issues?state=closed&sort=created&direction=desc&per_page=100&page=N``
-(pull requests come in the same list and are marked; conditional with the page's ``ETag``: a
-304 costs no rate limit), ``GET .../issues/{n}/timeline`` (100 events a page: comments with
-their author association, labels, closes with their commit, references from pull requests,
-renames; so one request holds what the comments list would), and one GraphQL ``POST /graphql``
-``nodes(ids:)`` for the body's edit history of up to 100 issues. A client built with ``sleep``
-is patient, as a long read must be: PyGithub's own retries leave rate limits alone, and each
-request waits instead of failing, through ``sleep``: before it, until the reset when the last
-answer left :data:`RATE_LIMIT_RESERVE` requests or fewer (room for the bot's own jobs on the
-same token); after a rate-limit answer (403, 429, GraphQL ``RATE_LIMITED``), as long as GitHub
-names (``Retry-After``, else ``X-RateLimit-Reset``, else a minute), up to
-``max_rate_limit_wait_s``. Pages are bounded: at most :data:`MAX_LIST_PAGES` of the list and
-:data:`MAX_TIMELINE_PAGES` of a timeline; a timeline's ``next`` link is followed only on the
-API's own scheme, host and port and never to a page already read, and a list's is checked the
-same way (the list itself is asked by page number): anything else is a
-:class:`~bot.errors.GitHubError`.
+Each request a job sends, the retry policy and the rate-limit waits are in docs/requests.md;
+tests/gate/test_request_budget.py counts them on recorded traffic. The dataset's reads and a patient
+client's waits are in docs/measure-your-model.md. PyGithub runs lazily, so ``get_repo``,
+``get_issue`` and ``get_comment`` cost no request.
 """
 
 from __future__ import annotations
@@ -126,8 +56,8 @@ from bot.errors import (
     GitHubNotFound,
     GitHubUnavailable,
 )
-from bot.neutralise import NO_SECRETS, Redactor, shown_url
 from bot.retry import RetryPolicy, call_with_retries
+from bot.urls import NO_SECRETS, Redactor, shown_url
 
 __all__ = [
     "MAX_LIST_PAGES",
@@ -188,7 +118,6 @@ PATIENT_ATTEMPTS = 8
 
 
 def _issue_payload(issue: Any) -> dict[str, Any]:
-    """A PyGithub issue in the shape of a webhook payload's ``issue`` object."""
     return {
         "number": issue.number,
         "title": issue.title,
@@ -199,24 +128,18 @@ def _issue_payload(issue: Any) -> dict[str, Any]:
 
 
 class PyGithubClient:
-    """:class:`GitHubPort` over PyGithub.
+    """:class:`GitHubPort` and :class:`IssueHistoryPort` over PyGithub.
 
     Args:
-        token: installation or personal token (never logged); ``None`` reads anonymously.
-        base_url: REST base URL (``GITHUB_API_URL``).
-        retries: HTTP-level retries for idempotent methods.
-        backoff_s: urllib3 back-off factor (seconds).
-        timeout_s: per-request timeout (seconds).
-        max_rate_limit_wait_s: longest wait for a rate-limit reset before failing (seconds).
-        seconds_between_writes: PyGithub's pause between mutating requests (seconds); GitHub's
-            best practices for integrations ask for at least 1 s (the default, ``None``).
-        login: the login the token writes as (``Settings.bot_login``), or ``None`` to ask
-            GitHub when it is first needed (:meth:`login`).
-        sleep: makes the client patient (module docstring): how it waits, in seconds
-            (``time.sleep``; tests pass a recorder). ``None``: PyGithub's own rate-limit
-            handling, as every job of the bot uses.
-        clock: epoch seconds now (tests pass a fixed clock), for a patient client's waits.
-        redact: applied to every text the client writes (comment and review bodies).
+        token: never logged; ``None`` reads anonymously.
+        retries: HTTP retries of idempotent methods.
+        backoff_s, timeout_s, max_rate_limit_wait_s: seconds.
+        seconds_between_writes: ``None`` is GitHub's advice for integrations, 1 s.
+        login: the login the token writes as; ``None`` asks GitHub once, when needed.
+        sleep: makes the client patient: a rate limit is waited for, not failed on.
+            ``None`` (every job) keeps PyGithub's own handling.
+        clock: epoch seconds now, for a patient client's waits.
+        redact: applied to every comment and review body it writes.
     """
 
     def __init__(
@@ -286,8 +209,7 @@ class PyGithubClient:
         return rate_limit_wait_s(exc, now_s=self._clock(), max_s=self._max_rate_limit_wait_s)
 
     def _patient_wait(self, exc: BaseException) -> float | None:
-        """A patient client's wait after ``exc``: what a rate-limit answer names (a minute
-        when it names nothing), else ``None`` (the back-off)."""
+        """The wait a rate-limit answer names (a minute if none), else ``None``."""
         if not rate_limit_answer(exc):
             return None
         # the answer's reset is waited for here: _pace must not wait for it again
@@ -302,9 +224,7 @@ class PyGithubClient:
         return transient(exc)
 
     def _call(self, what: str, fn: Callable[[], T], *, safe_to_repeat: bool = False) -> T:
-        """Run one request; ``safe_to_repeat`` retries 5xx/transport faults and rate limits,
-        otherwise only rate limits (which GitHub did not act on) are retried. A patient
-        client's reads (``safe_to_repeat``) also wait for a rate limit's reset."""
+        """Run one request; non-``safe_to_repeat`` ones retry only rate limits."""
         patient = self._sleep is not None and safe_to_repeat
         try:
             return call_with_retries(
@@ -330,8 +250,6 @@ class PyGithubClient:
             raise GitHubError(f"{what}: unexpected response from GitHub: {exc}") from exc
 
     def ensure_label(self, repo: str, name: str, *, color: str, description: str) -> None:
-        """``POST /repos/{repo}/labels``; 422 ``already_exists`` counts as success."""
-
         def create() -> None:
             try:
                 self._gh.get_repo(repo).create_label(name, color, description)
@@ -342,7 +260,6 @@ class PyGithubClient:
         self._call(f"create label {name!r} in {repo}", create, safe_to_repeat=True)
 
     def add_labels(self, repo: str, number: int, names: Sequence[str]) -> None:
-        """``POST /repos/{repo}/issues/{number}/labels``."""
         if not names:
             return
         issue = self._gh.get_repo(repo).get_issue(number)
@@ -353,7 +270,6 @@ class PyGithubClient:
         )
 
     def remove_label(self, repo: str, number: int, name: str) -> None:
-        """``DELETE /repos/{repo}/issues/{number}/labels/{name}``; 404 (already gone) is fine."""
         issue = self._gh.get_repo(repo).get_issue(number)
         try:
             self._call(
@@ -364,15 +280,7 @@ class PyGithubClient:
             return
 
     def label_events(self, repo: str, number: int) -> list[LabelEvent]:
-        """``GET /repos/{repo}/issues/{number}/events`` (all pages, 100 per page): the issue's
-        ``labeled`` and ``unlabeled`` events, oldest first as GitHub lists them.
-
-        Pages are read forward: most issues have fewer than 100 events, so this is one
-        request (PyGithub's ``.reversed`` always costs two).
-
-        Raises:
-            GitHubError: the events cannot be read (404 for a deleted issue, 5xx after retries).
-        """
+        """Pages are read forward: one request below 100 events (``.reversed`` costs two)."""
 
         def fetch() -> list[LabelEvent]:
             found = []
@@ -394,8 +302,6 @@ class PyGithubClient:
         return self._call(f"list events of {repo}#{number}", fetch, safe_to_repeat=True)
 
     def issue(self, repo: str, number: int) -> dict[str, Any]:
-        """``GET /repos/{repo}/issues/{number}``."""
-
         def fetch() -> dict[str, Any]:
             issue = self._gh.get_repo(repo).get_issue(number)
             return _issue_payload(issue)
@@ -403,8 +309,6 @@ class PyGithubClient:
         return self._call(f"read {repo}#{number}", fetch, safe_to_repeat=True)
 
     def pull(self, repo: str, number: int) -> PullRef:
-        """``GET /repos/{repo}/pulls/{number}``."""
-
         def fetch() -> PullRef:
             pr = self._gh.get_repo(repo).get_pull(number)
             return PullRef(
@@ -419,8 +323,6 @@ class PyGithubClient:
         return self._call(f"read pull request {repo}#{number}", fetch, safe_to_repeat=True)
 
     def pull_files(self, repo: str, number: int) -> list[ChangedFile]:
-        """``GET /repos/{repo}/pulls/{number}/files`` (all pages, 100 per page)."""
-
         def fetch() -> list[ChangedFile]:
             files = self._gh.get_repo(repo).get_pull(number).get_files()
             return [
@@ -431,11 +333,11 @@ class PyGithubClient:
         return self._call(f"list files of {repo}#{number}", fetch, safe_to_repeat=True)
 
     def file_lines(self, repo: str, path: str, ref: str) -> list[str]:
-        """``GET /repos/{repo}/contents/{path}?ref={ref}``; the blob endpoint past 1 MB.
+        """``GET .../contents/{path}?ref=``; the blob endpoint past 1 MB.
 
         Raises:
             GitHubNotFound: no such file at ``ref``.
-            GitHubError: the path is a folder or a submodule, not a file.
+            GitHubError: the path is a folder or a submodule.
         """
 
         def fetch() -> list[str]:
@@ -452,15 +354,6 @@ class PyGithubClient:
         return self._call(f"read {path} at {ref[:12]} in {repo}", fetch, safe_to_repeat=True)
 
     def repo_file(self, repo: str, path: str, ref: str | None) -> str | None:
-        """``GET /repos/{repo}/contents/{path}?ref={ref}`` (the repository's configuration, on
-        its default branch): the decoded text, or ``None`` on 404 (no file).
-
-        Raises:
-            GitHubError: the path is a folder, or the read failed after retries.
-            ConfigError: the file is over the 1 MB the contents API serves (GitHub then
-                answers ``encoding: none`` with no content).
-        """
-
         def fetch() -> str | None:
             handle = self._gh.get_repo(repo)
             try:
@@ -482,12 +375,9 @@ class PyGithubClient:
         return self._call(f"read {path}{where} in {repo}", fetch, safe_to_repeat=True)
 
     def login(self) -> str | None:
-        """The login given at construction, else GraphQL ``query { viewer { login } }`` (one
-        ``POST /graphql``, the first time only; kept for the client's life, one job). ``None``
-        for a client without a token: GitHub names no viewer then.
+        """The given login, else one GraphQL ``viewer`` query, kept for the client's life.
 
-        Raises:
-            GitHubError: the query failed after retries, or its answer names no login.
+        ``GET /user`` refuses installation tokens; ``viewer`` answers every token kind.
         """
         if self._login is None and not self._anonymous:
             self._login = self._call(VIEWER_WHAT, self._viewer_login, safe_to_repeat=True)
@@ -502,15 +392,11 @@ class PyGithubClient:
         return login
 
     def _is_mine(self, login: str | None) -> bool:
-        """Whether ``login`` (a comment's author) is the bot's own, case-insensitively."""
         own = self.login()
         return own is not None and login is not None and login.lower() == own.lower()
 
     def find_bot_comment(self, repo: str, number: int, marker: str) -> BotComment | None:
-        """``GET /repos/{repo}/issues/{number}/comments``: the first comment whose body starts
-        with ``marker`` and whose author is the bot's own :meth:`login` (asked only when a
-        comment carries the marker). A person quoting the marker, and another app's comment
-        that forges it (``renovate[bot]``), are ignored."""
+        """``GET .../comments``; a marker quoted by a person or another app is ignored."""
 
         def fetch() -> BotComment | None:
             for comment in self._gh.get_repo(repo).get_issue(number).get_comments():
@@ -521,7 +407,6 @@ class PyGithubClient:
         return self._call(f"list comments of {repo}#{number}", fetch, safe_to_repeat=True)
 
     def upsert_comment(self, repo: str, number: int, existing: BotComment | None, body: str) -> str:
-        """:meth:`edit_comment` when ``existing``, else :meth:`post_comment`."""
         if existing is not None:
             self.edit_comment(repo, number, existing.id, body)
             return "edited"
@@ -529,29 +414,18 @@ class PyGithubClient:
         return "created"
 
     def post_comment(self, repo: str, number: int, body: str) -> int:
-        """``POST /repos/{repo}/issues/{number}/comments``, never retried (no double post);
-        the new comment's id (from the answer)."""
+        """Never retried on 5xx: the comment may exist, and the next run edits it."""
         issue = self._gh.get_repo(repo).get_issue(number)
         text = self._redact(body)
         comment = self._call(f"comment on {repo}#{number}", lambda: issue.create_comment(text))
         return int(comment.id)
 
     def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> None:
-        """``PATCH /repos/{repo}/issues/comments/{comment_id}`` (the comment is not read first:
-        PyGithub's lazy objects cost no request).
-
-        Raises:
-            GitHubNotFound: the comment is gone (deleted) or not in ``repo``.
-        """
         comment = self._gh.get_repo(repo).get_issue(number).get_comment(comment_id)
         text = self._redact(body)
         self._call(f"edit comment {comment_id} in {repo}", lambda: comment.edit(text))
 
     def bot_review_comments(self, repo: str, number: int, marker: str) -> list[PostedReviewComment]:
-        """``GET /repos/{repo}/pulls/{number}/comments`` (all pages, 100 per page): the review
-        comments starting with ``marker`` by the bot's own :meth:`login`, as
-        :meth:`find_bot_comment` chooses the bot's issue comment."""
-
         def fetch() -> list[PostedReviewComment]:
             found = []
             for comment in self._gh.get_repo(repo).get_pull(number).get_review_comments():
@@ -564,10 +438,7 @@ class PyGithubClient:
     def create_review(
         self, repo: str, number: int, head_sha: str, body: str, comments: Sequence[ReviewComment]
     ) -> None:
-        """``POST /repos/{repo}/pulls/{number}/reviews`` with ``commit_id`` = ``head_sha``,
-        ``event`` ``COMMENT`` and ``comments[]`` of ``{path, line, side: "RIGHT", body}``.
-        Like the comment POST it is retried only on a rate limit, never on 5xx (no double
-        review); the next run lists the review comments and posts only what is missing."""
+        """Retried on a rate limit only, never on 5xx (no double review)."""
         handle = self._gh.get_repo(repo)
         pull = handle.get_pull(number)
         commit = handle.get_commit(head_sha)  # lazy: names the SHA, no request
@@ -582,8 +453,7 @@ class PyGithubClient:
         )
 
     def collaborator_permission(self, repo: str, login: str) -> str:
-        """``GET /repos/{repo}/collaborators/{login}/permission``; a 404 (no such user, or not
-        visible to the token) reads as ``none``."""
+        """A 404 (no such user, or hidden from the token) reads as ``none``."""
         try:
             permission = self._call(
                 f"read the permission of {login} in {repo}",
@@ -595,8 +465,6 @@ class PyGithubClient:
         return str(permission)
 
     def add_reaction(self, repo: str, number: int, comment_id: int, content: str) -> None:
-        """``POST /repos/{repo}/issues/comments/{id}/reactions`` (idempotent: GitHub answers 200
-        with the existing reaction when it is already there)."""
         comment = self._gh.get_repo(repo).get_issue(number).get_comment(comment_id)
         self._call(
             f"react to comment {comment_id} in {repo}",
@@ -605,9 +473,6 @@ class PyGithubClient:
         )
 
     def open_issues(self, repo: str) -> list[dict[str, Any]]:
-        """``GET /repos/{repo}/issues?state=open`` (all pages, 100 per page), pull requests
-        left out; each issue in the shape of a webhook payload's ``issue`` object."""
-
         def fetch() -> list[dict[str, Any]]:
             return [
                 _issue_payload(issue)
@@ -619,16 +484,13 @@ class PyGithubClient:
         return self._call(f"list open issues of {repo}", fetch, safe_to_repeat=True)
 
     def rate_limit(self) -> RateLimit | None:
-        """The rate limit GitHub's last answer named (``X-RateLimit-*``, kept by PyGithub's
-        requester; no request), or ``None`` before any answer named one."""
         remaining, limit = self._gh.requester.rate_limiting
         if remaining < 0:
             return None
         return RateLimit(remaining, limit, int(self._gh.requester.rate_limiting_resettime))
 
     def _pace(self) -> None:
-        """A patient client's wait before a request: until the reset, when the last answer
-        left :data:`RATE_LIMIT_RESERVE` requests or fewer (once per reset)."""
+        """Wait for the reset once a reset, when the last answer left the reserve or fewer."""
         known = self.rate_limit()
         if self._sleep is None or known is None or known.remaining > RATE_LIMIT_RESERVE:
             return
@@ -642,10 +504,6 @@ class PyGithubClient:
     def closed_issues_page(
         self, repo: str, page: int, *, since: datetime | None = None, etag: str | None = None
     ) -> IssuePage:
-        """``GET /repos/{repo}/issues?state=closed&sort=created&direction=desc&per_page=100
-        &page={page}`` (``since``: updated at or after it), with ``If-None-Match: {etag}``
-        when given: a 304 answer is ``issues=None`` and costs no rate limit (docs.github.com,
-        "Best practices for using the REST API", conditional requests)."""
         parameters: dict[str, Any] = {
             "state": "closed",
             "sort": "created",
@@ -680,12 +538,10 @@ class PyGithubClient:
         return self._call(what, fetch, safe_to_repeat=True)
 
     def _next_link(self, headers: dict[str, Any], current: str, what: str) -> str | None:
-        """The ``next`` URL of an answer's ``Link`` header (``requests`` parses it; a relative
-        one is resolved against ``current``), or ``None``.
+        """The ``Link`` header's ``next`` URL, resolved against ``current``, or ``None``.
 
         Raises:
-            GitHubError: it leaves the API: another scheme, host or port, or a path outside
-                the API's base URL (where the token would be sent, or PyGithub would refuse it).
+            GitHubError: it leaves the API's origin or base path (the token would go there).
         """
         value = headers.get("link")
         links = parse_header_links(value) if isinstance(value, str) and value else []
@@ -705,18 +561,9 @@ class PyGithubClient:
         return url
 
     def issue_timeline(self, repo: str, number: int) -> list[TimelineItem] | None:
-        """``GET /repos/{repo}/issues/{number}/timeline`` (all pages, 100 events a page, by the
-        ``Link`` header's ``next``), oldest first; ``None`` when the issue is gone (404
-        deleted, 410 moved or disabled). An empty page ends the timeline. A transferred issue
-        is answered 301 to ``/repositories/{id}/issues/{n}/timeline``, which PyGithub follows:
-        its events then name the other repository (:attr:`TimelineItem.repository`).
+        """Pages read here, not by PyGithub, whose pagination follows any ``next``.
 
-        PyGithub's own pagination follows ``next`` with no bound and no look at where it
-        points first, so the pages are read here, each with PyGithub's requester.
-
-        Raises:
-            GitHubError: a ``next`` link off the API (:meth:`_next_link`), back to a page
-                already read, or past :data:`MAX_TIMELINE_PAGES` pages.
+        A transferred issue is answered 301, which PyGithub follows to the other repository.
         """
         what = f"read the timeline of {repo}#{number}"
 
@@ -754,14 +601,11 @@ class PyGithubClient:
         return self._call(what, fetch, safe_to_repeat=True)
 
     def edit_histories(self, node_ids: Sequence[str]) -> dict[str, EditHistory]:
-        """One GraphQL ``POST /graphql`` (:data:`~bot.clients.issue_history.EDIT_HISTORY_QUERY`)
-        for the body's edit history of up to 100 issues by node id. An id GitHub no longer
-        knows is answered ``null`` with a ``NOT_FOUND`` error beside the others' data: it is
-        left out. A ``RATE_LIMITED`` error is a rate limit like a REST one (waited for).
+        """A GraphQL ``RATE_LIMITED`` error is waited for like a REST rate limit.
 
         Raises:
             ValueError: more than 100 ids.
-            GitHubError: the query failed, or its answer holds no data.
+            GitHubError: the query failed or its answer holds no data.
         """
         if len(node_ids) > MAX_NODES:
             raise ValueError(f"at most {MAX_NODES} issues a query, got {len(node_ids)}")
@@ -789,7 +633,6 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:
-    """A URL's scheme, host and port (the scheme's default when none is given)."""
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme)

@@ -1,10 +1,4 @@
-"""GitHub error classification: PyGithub/requests exceptions → :mod:`bot.errors`, which of
-them are worth another try, and how long GitHub asks us to wait.
-
-Per docs.github.com, "Rate limits for the REST API" (a rate-limited request was not acted on;
-``Retry-After`` wins over ``X-RateLimit-Reset``) and "Troubleshooting the REST API". The retry
-policy that uses these lives in :mod:`bot.clients.github_client`.
-"""
+"""PyGithub and requests errors mapped to :mod:`bot.errors`, with retry and wait rules."""
 
 from __future__ import annotations
 
@@ -41,7 +35,7 @@ __all__ = [
 
 
 def is_already_exists(exc: GithubException) -> bool:
-    """A 422 whose errors say ``already_exists`` (e.g. creating a label another run created)."""
+    """A 422 whose errors say ``already_exists`` (a label another run created)."""
     data = exc.data if isinstance(exc.data, dict) else {}
     errors = data.get("errors") or []
     return exc.status == 422 and any(
@@ -50,12 +44,7 @@ def is_already_exists(exc: GithubException) -> bool:
 
 
 def translate_github_error(exc: Exception, *, what: str) -> GitHubError:
-    """Map a PyGithub/requests exception to the :mod:`bot.errors` tree (the choke point).
-
-    Args:
-        exc: the upstream exception.
-        what: the operation, for the message (e.g. ``"add labels to o/r#3"``).
-    """
+    """Map a PyGithub or requests error into the :mod:`bot.errors` tree; ``what`` names the call."""
     if isinstance(exc, GitHubError):
         return exc
     if isinstance(exc, RateLimitExceededException):
@@ -78,23 +67,21 @@ def translate_github_error(exc: Exception, *, what: str) -> GitHubError:
 
 
 def rate_limited(exc: BaseException) -> bool:
-    """A rate-limit answer GitHub did not act on, with a wait we are willing to make."""
+    """A rate-limit answer (not acted on by GitHub) whose wait PyGithub accepts."""
     return isinstance(exc, RateLimitExceededException) and not isinstance(
         exc, RateLimitExceededExceedsMaxWait
     )
 
 
 def rate_limit_answer(exc: BaseException) -> bool:
-    """Any rate-limit answer, however long its wait: PyGithub's rate-limit error (a 403 whose
-    message says so) or a 429, which PyGithub leaves a plain error."""
+    """Any rate-limit answer, however long its wait: PyGithub's error or a 429."""
     if isinstance(exc, RateLimitExceededException):
         return True
     return isinstance(exc, GithubException) and exc.status == 429
 
 
 def transient(exc: BaseException) -> bool:
-    """Worth another try when the request is safe to repeat: a rate limit we may wait for, a
-    5xx, or a connection error or timeout."""
+    """A rate limit, a 5xx, a connection error or a timeout: safe requests retry."""
     if rate_limited(exc):
         return True
     if isinstance(exc, GithubException):
@@ -108,13 +95,10 @@ _EPOCH_SECONDS = re.compile(r"[0-9]+")
 def rate_limit_wait_s(
     exc: BaseException, *, now_s: float | None = None, max_s: float = math.inf
 ) -> float | None:
-    """Seconds (at most ``max_s``) GitHub asks us to wait before repeating a rate-limited
-    request, or ``None``.
+    """Seconds GitHub asks to wait, at most ``max_s``, or ``None``.
 
-    ``Retry-After`` wins (:func:`bot.retry.retry_after_s`: seconds or an HTTP date); else
-    ``X-RateLimit-Reset`` (epoch seconds, ASCII digits) minus now, plus one second as PyGithub
-    does (docs.github.com, "Rate limits for the REST API"). Left infinite, ``max_s`` lets a
-    caller see a wait longer than it will make (``inf`` for one too long for a float).
+    ``Retry-After`` wins; else ``X-RateLimit-Reset`` minus now, plus one second as PyGithub does.
+    The default ``max_s`` lets a caller see a wait longer than it will make.
     """
     headers = {k.lower(): v for k, v in (getattr(exc, "headers", None) or {}).items()}
     now = time.time() if now_s is None else now_s

@@ -1,12 +1,4 @@
-"""What the pipelines need from GitHub: the :class:`GitHubPort` protocol and the data it trades in.
-
-The pipelines (:mod:`bot.gate.plan`, :mod:`bot.audit.plan`, :mod:`bot.commands`) and the tests'
-fakes see only this; :class:`bot.clients.github_client.PyGithubClient` implements it with
-PyGithub, and its module docstring lists the requests each method costs.
-
-:class:`IssueHistoryPort` is what ``triage-bot dataset`` (:mod:`bot.dataset`) reads: a
-repository's closed issues, each one's timeline and the edit history of its body.
-"""
+"""The GitHub port the pipelines see, and the data it trades in."""
 
 from __future__ import annotations
 
@@ -35,24 +27,13 @@ __all__ = [
 
 @dataclass(frozen=True)
 class BotComment:
-    """An existing comment of the bot's, found by its hidden marker."""
-
     id: int
     body: str
 
 
 @dataclass(frozen=True)
 class LabelEvent:
-    """One ``labeled`` or ``unlabeled`` event of an issue (REST "List issue events").
-
-    Attributes:
-        label: the label's name at the time.
-        actor_login: who acted (``github-actions[bot]`` for the Actions token); ``None`` when
-            GitHub gives no actor.
-        actor_type: ``User``, ``Bot`` or ``Organization``; ``None`` when GitHub gives no actor.
-        created_at: when, as GitHub wrote it (ISO 8601, UTC).
-        removed: an ``unlabeled`` event.
-    """
+    """One ``labeled`` or ``unlabeled`` event; actor fields ``None`` when GitHub gives none."""
 
     label: str
     actor_login: str | None
@@ -63,14 +44,7 @@ class LabelEvent:
 
 @dataclass(frozen=True)
 class ChangedFile:
-    """One entry of "List pull request files" (what the audit selects its lines from).
-
-    Attributes:
-        path: ``filename`` (new path for renames).
-        status: ``added``, ``removed``, ``modified``, ``renamed``, ``copied``, ``changed`` …
-        patch: the unified diff, or ``None`` for binary/too-large files.
-        previous_path: ``previous_filename`` for renames.
-    """
+    """One changed file of a PR; ``patch`` is ``None`` for binary or too-large files."""
 
     path: str
     status: str
@@ -80,8 +54,6 @@ class ChangedFile:
 
 @dataclass(frozen=True)
 class PullRef:
-    """What an audit needs to know about a PR: where, which head SHA, and its state."""
-
     repo: str
     number: int
     head_sha: str
@@ -92,15 +64,7 @@ class PullRef:
 
 @dataclass(frozen=True)
 class ReviewComment:
-    """One line comment of a pull-request review (REST "Create a review for a pull request",
-    ``comments[]``): always on the RIGHT side, the new file.
-
-    Attributes:
-        path: the file, relative to the repository root.
-        line: the new-side line number; it must be a line of the PR's diff (GitHub answers 422
-            otherwise).
-        body: the comment's markdown.
-    """
+    """A review comment on a new-side line, which must be in the PR's diff (else 422)."""
 
     path: str
     line: int
@@ -109,140 +73,94 @@ class ReviewComment:
 
 @dataclass(frozen=True)
 class PostedReviewComment:
-    """A review comment of the bot's already on the PR (REST "List review comments on a pull
-    request"): ``commit_id`` is its ``original_commit_id``, the head SHA it was posted at."""
+    """A review comment of the bot's; ``commit_id`` is the head SHA it was posted at."""
 
     commit_id: str
     body: str
 
 
 class GitHubPort(Protocol):
-    """What the pipelines need from GitHub. ``repo`` is ``owner/name``; numbers are issue numbers.
-
-    Every method raises :class:`~bot.errors.GitHubError` subclasses only.
-    """
+    """What the pipelines need from GitHub; methods raise only ``GitHubError`` subclasses."""
 
     def ensure_label(self, repo: str, name: str, *, color: str, description: str) -> None:
-        """Create the label ``name`` with ``color`` (six hex digits, no ``#``) and
-        ``description`` unless a label of that name already exists."""
+        """``POST .../labels`` unless it exists; ``color`` is six hex digits, no ``#``."""
         ...
 
     def add_labels(self, repo: str, number: int, names: Sequence[str]) -> None:
-        """Add labels to an issue (labels already present are left as they are)."""
+        """``POST .../issues/{n}/labels``; labels already present stay."""
         ...
 
     def remove_label(self, repo: str, number: int, name: str) -> None:
-        """Remove one label from an issue; a label that is already gone is not an error."""
+        """``DELETE .../issues/{n}/labels/{name}``; a label already gone is no error."""
         ...
 
     def label_events(self, repo: str, number: int) -> list[LabelEvent]:
-        """The issue's ``labeled`` and ``unlabeled`` events, oldest first (``GET
-        .../issues/{n}/events``)."""
+        """The issue's label events, oldest first (``GET .../issues/{n}/events``)."""
         ...
 
     def issue(self, repo: str, number: int) -> dict[str, Any]:
-        """The issue as it is now (``GET .../issues/{n}``), shaped like a webhook payload's
-        ``issue``: number, title, body, state, labels."""
+        """``GET .../issues/{n}``, shaped like a webhook payload's ``issue``."""
         ...
 
     def pull(self, repo: str, number: int) -> PullRef:
-        """The PR's head SHA and state (``GET .../pulls/{n}``); used by manual runs."""
+        """The PR's head SHA and state (``GET .../pulls/{n}``)."""
         ...
 
     def pull_files(self, repo: str, number: int) -> list[ChangedFile]:
-        """The PR's changed files with their patches (``GET .../pulls/{n}/files``)."""
+        """The changed files with their patches (``GET .../pulls/{n}/files``)."""
         ...
 
     def file_lines(self, repo: str, path: str, ref: str) -> list[str]:
-        """The file's lines at ``ref`` (a head SHA), read through the API, never checked out."""
+        """The file's lines at ``ref``, read through the API, never checked out."""
         ...
 
     def repo_file(self, repo: str, path: str, ref: str | None) -> str | None:
-        """The text of the file at ``path`` on ``ref`` (the default branch; ``None`` lets
-        GitHub pick it), or ``None`` when there is no such file (404).
-
-        Raises:
-            ConfigError: the file is larger than the API serves (1 MB).
-        """
+        """Text at ``ref`` (``None``: default branch); ``None`` on 404; ConfigError past 1 MB."""
         ...
 
     def login(self) -> str | None:
-        """The login the bot's writes appear as (``github-actions[bot]`` for the Actions
-        token, ``NAME[bot]`` for a GitHub App, the user for a personal access token): the one
-        the client was given, else asked of GitHub once and kept; ``None`` when it cannot be
-        known (no token). A comment or label counts as the bot's only when this login wrote
-        it, so another app's, or a person's, is never taken for its own."""
+        """The login the bot writes as; ``None`` without a token. At most one request a job."""
         ...
 
     def find_bot_comment(self, repo: str, number: int, marker: str) -> BotComment | None:
-        """The bot's comment whose body starts with ``marker``, or ``None``: written by
-        :meth:`login` (case-insensitively; no login known: ``None``)."""
+        """The comment starting with ``marker`` written by :meth:`login`, or ``None``."""
         ...
 
     def upsert_comment(self, repo: str, number: int, existing: BotComment | None, body: str) -> str:
-        """Edit ``existing`` (PATCH) or create a comment (POST); returns ``edited``/``created``."""
+        """Edit ``existing`` (PATCH) or create (POST); returns ``edited`` or ``created``."""
         ...
 
     def post_comment(self, repo: str, number: int, body: str) -> int:
-        """Create a comment on issue/PR ``number`` (POST); returns its id."""
+        """Create a comment (POST, never retried on 5xx); returns its id."""
         ...
 
     def edit_comment(self, repo: str, number: int, comment_id: int, body: str) -> None:
-        """Replace the body of comment ``comment_id`` (PATCH); :class:`GitHubNotFound` when it
-        is gone."""
+        """Replace a comment's body (PATCH); :class:`GitHubNotFound` when it is gone."""
         ...
 
     def bot_review_comments(self, repo: str, number: int, marker: str) -> list[PostedReviewComment]:
-        """The PR's review comments whose body starts with ``marker``, written by
-        :meth:`login` (``GET .../pulls/{n}/comments``; no login known: none)."""
+        """The PR's review comments starting with ``marker`` written by :meth:`login`."""
         ...
 
     def create_review(
         self, repo: str, number: int, head_sha: str, body: str, comments: Sequence[ReviewComment]
     ) -> None:
-        """One review at ``head_sha`` with the ``COMMENT`` event (never approve, never request
-        changes) holding ``comments`` (``POST .../pulls/{n}/reviews``)."""
+        """One ``COMMENT`` review at ``head_sha``: never approves or requests changes."""
         ...
 
     def collaborator_permission(self, repo: str, login: str) -> str:
-        """``admin``, ``write``, ``read`` or ``none`` (GitHub's legacy ``permission`` field:
-        maintain reads as write, triage as read)."""
+        """``admin``, ``write``, ``read`` or ``none``; maintain reads as write."""
         ...
 
-    def add_reaction(self, repo: str, number: int, comment_id: int, content: str) -> None:
-        """React to a comment on issue/PR ``number`` (e.g. ``eyes``)."""
-        ...
+    def add_reaction(self, repo: str, number: int, comment_id: int, content: str) -> None: ...
 
     def open_issues(self, repo: str) -> list[dict[str, Any]]:
-        """Open issues (not PRs) as payload-shaped dicts: number, title, body, labels, state."""
+        """Open issues, not PRs, as payload-shaped dicts."""
         ...
 
 
 @dataclass(frozen=True)
 class ListedIssue:
-    """One item of "List repository issues" (``state=closed``), as the dataset needs it.
-
-    Attributes:
-        number: the issue number.
-        node_id: its GraphQL id (the edit history is read by it).
-        title: the title now (its earlier titles are in the timeline's ``renamed`` events).
-        body: the body now; ``""`` for none.
-        author: the reporter's login (``None`` for a deleted account: GitHub's ``ghost``
-            has a login, so this is rare).
-        author_type: ``User``, ``Bot`` or ``Organization``.
-        author_association: the reporter's relation to the repository (``OWNER``,
-            ``MEMBER``, ``COLLABORATOR``, ``CONTRIBUTOR``, ``NONE`` …).
-        labels: the label names it carries now.
-        created_at: when it was opened (UTC).
-        state_reason: why it was closed: ``completed``, ``not_planned``, ``duplicate`` or
-            ``None`` (closed before GitHub recorded reasons).
-        locked: whether its conversation is locked; ``lock_reason`` says why
-            (``resolved``, ``off-topic``, ``too heated``, ``spam`` or ``None``).
-        pull_request: the item is a pull request (the issues list holds both).
-        repository: the ``OWNER/NAME`` its ``repository_url`` names (the repository GitHub
-            listed it in); ``None`` when the answer names none.
-    """
-
     number: int
     node_id: str
     title: str
@@ -256,19 +174,12 @@ class ListedIssue:
     locked: bool = False
     lock_reason: str | None = None
     pull_request: bool = False
-    repository: str | None = None
+    repository: str | None = None  # OWNER/NAME its repository_url names
 
 
 @dataclass(frozen=True)
 class IssuePage:
-    """One page of closed issues, newest first.
-
-    Attributes:
-        issues: the page's items (pull requests among them, marked); ``None`` when GitHub
-            answered 304 Not Modified to the page's ``etag`` (nothing on it changed).
-        etag: the page's ``ETag``, to ask again conditionally.
-        has_next: GitHub's ``Link`` header names a next page (unknown, ``False``, on a 304).
-    """
+    """One page of closed issues, newest first; ``issues`` is ``None`` on a 304."""
 
     issues: tuple[ListedIssue, ...] | None
     etag: str | None
@@ -277,30 +188,6 @@ class IssuePage:
 
 @dataclass(frozen=True)
 class TimelineItem:
-    """One event of an issue's timeline (REST "List timeline events for an issue"), with
-    only what the dataset's rules read.
-
-    Attributes:
-        event: GitHub's name: ``commented``, ``labeled``, ``unlabeled``, ``closed``,
-            ``reopened``, ``referenced``, ``cross-referenced``, ``renamed`` …
-        created_at: when (UTC); ``None`` when GitHub gives no time.
-        actor: who did it (a comment's author for ``commented``); ``None`` when unknown.
-        actor_type: ``User``, ``Bot`` or ``Organization``; ``None`` when unknown.
-        author_association: a comment author's relation to the repository (``commented``
-            only: GitHub gives it for no other event).
-        body: a comment's text (``commented``).
-        label: the label's name (``labeled``, ``unlabeled``).
-        commit_id: the commit that closed or referenced the issue (``closed``, ``referenced``).
-        state_reason: why it was closed (``closed``).
-        source_pull: the number of the pull request that referenced the issue, when the
-            reference is a pull request of the same repository (``cross-referenced``).
-        source_merged: that pull request is merged.
-        rename_from: the title before a ``renamed`` event.
-        repository: the ``OWNER/NAME`` the event's own API URL names (``url``; a comment's
-            ``issue_url``): the repository the issue is in now. ``None`` when it names none
-            (a ``cross-referenced`` event has no URL of its own).
-    """
-
     event: str
     created_at: datetime | None
     actor: str | None = None
@@ -310,17 +197,15 @@ class TimelineItem:
     label: str | None = None
     commit_id: str | None = None
     state_reason: str | None = None
-    source_pull: int | None = None
+    source_pull: int | None = None  # a same-repository PR that cross-referenced the issue
     source_merged: bool = False
     rename_from: str | None = None
-    repository: str | None = None
+    repository: str | None = None  # where the issue is now (a transfer moves it); from its URL
 
 
 @dataclass(frozen=True)
 class BodyRevision:
-    """One revision of an issue's body (GraphQL ``UserContentEdit``): the whole text as it
-    stood after the edit made at ``edited_at`` (the creation itself when GitHub kept it).
-    ``text`` is ``None`` when the author deleted the revision from the history."""
+    """An issue body after one edit; ``text`` is ``None`` when the author deleted it."""
 
     edited_at: datetime
     text: str | None
@@ -329,15 +214,7 @@ class BodyRevision:
 
 @dataclass(frozen=True)
 class EditHistory:
-    """An issue body's edit history (GraphQL ``Issue.lastEditedAt``, ``includesCreatedEdit``,
-    ``userContentEdits``).
-
-    Attributes:
-        last_edited_at: the last edit (UTC); ``None``: never edited, the body is as posted.
-        includes_created_edit: the revisions hold the text as first posted.
-        total: how many revisions GitHub holds (``revisions`` may be fewer: the newest 100).
-        revisions: the revisions read, in any order.
-    """
+    """An issue body's edit history; ``revisions`` holds at most the newest 100."""
 
     last_edited_at: datetime | None
     includes_created_edit: bool = False
@@ -347,8 +224,7 @@ class EditHistory:
 
 @dataclass(frozen=True)
 class RateLimit:
-    """What GitHub's last answer said of the rate limit (``X-RateLimit-*``): requests left of
-    ``limit`` until ``reset`` (epoch seconds)."""
+    """GitHub's last ``X-RateLimit-*``: ``remaining`` of ``limit`` until ``reset`` (epoch s)."""
 
     remaining: int
     limit: int
@@ -356,41 +232,27 @@ class RateLimit:
 
 
 class IssueHistoryPort(Protocol):
-    """What ``triage-bot dataset`` reads from GitHub; every method raises
-    :class:`~bot.errors.GitHubError` subclasses only."""
+    """What ``triage-bot dataset`` reads; raises :class:`~bot.errors.GitHubError` only."""
 
     def closed_issues_page(
         self, repo: str, page: int, *, since: datetime | None = None, etag: str | None = None
     ) -> IssuePage:
-        """Page ``page`` (from 1) of the closed issues and pull requests, newest first,
-        100 a page; ``since`` keeps those updated at or after it; with ``etag`` the request
-        is conditional (a 304 costs no rate limit and gives ``issues=None``).
+        """Closed issues and PRs, 100 a page; a 304 to ``etag`` is free, ``issues=None``.
 
-        Raises:
-            GitHubError: past the list's page bound, or its ``next`` link leaves the API.
+        Raises GitHubError past the page bound or on a ``next`` link off the API.
         """
         ...
 
     def issue_timeline(self, repo: str, number: int) -> list[TimelineItem] | None:
-        """The issue's timeline in GitHub's order (oldest first; events of one second as
-        GitHub lists them); ``None`` when the issue is gone (404, 410). A transferred issue's
-        is the other repository's (its items name it).
-
-        Raises:
-            GitHubError: its pages do not end (past a bound, or back to a page already read),
-                or a ``next`` link leaves the API.
-        """
+        """The timeline, oldest first; ``None`` if gone; GitHubError on endless pages or links."""
         ...
 
     def edit_histories(self, node_ids: Sequence[str]) -> dict[str, EditHistory]:
-        """The body's edit history of each issue named by GraphQL node id (at most 100); an
-        issue GitHub no longer has is left out."""
+        """Edit histories by node id (at most 100); issues GitHub lost are left out."""
         ...
 
     def rate_limit(self) -> RateLimit | None:
-        """The rate limit as GitHub's last answer gave it (no request); ``None`` before any."""
+        """The last answer's rate limit (no request); ``None`` before any."""
         ...
 
-    def repo_file(self, repo: str, path: str, ref: str | None) -> str | None:
-        """As :meth:`GitHubPort.repo_file` (the repository's configuration)."""
-        ...
+    def repo_file(self, repo: str, path: str, ref: str | None) -> str | None: ...

@@ -1,29 +1,8 @@
-"""Grammar-constrained sampling that checks the grammar on a shortlist first (embedded backend).
+"""Grammar-constrained sampling that asks the grammar about a shortlist first (embedded backend).
 
-llama-cpp-python's grammar sampler checks every token of the vocabulary (151,936 for Qwen2.5-Coder)
-against the JSON schema's grammar before the greedy or top-k step picks among them, which made it a
-large share of every generated token's time (docs/performance.md). Those steps only ever look at the
-best ``k`` tokens the grammar allows (``k`` = 1 for greedy decoding, ``top_k`` otherwise).
-
-The shortlist step (:func:`install_shortlist`) goes in the sampler chain just before the grammar
-sampler. On each token it takes the :data:`SHORTLIST` highest-scoring tokens (``k`` of them at
-least), asks the grammar about those only, and when at least ``k`` of them are allowed it hands
-the chain just those allowed tokens: every token left out scores no higher than the ``k``
-allowed ones kept, so the greedy or top-k step picks from the same ``k`` tokens as it would
-after checking the whole vocabulary. Greedy decoding (the gate) picks the same token always:
-among tied scores the earlier token, as llama.cpp's greedy step does. Top-k sampling (the
-audit) keeps the same ``k`` tokens; only where scores tie exactly can llama.cpp's unstable
-sort order them differently, and a sampled token differ. When fewer than ``k`` are allowed,
-or a score among the best is NaN or infinite, the chain runs as before, on every token. This
-is llama.cpp's own remedy (``common_sampler_sample`` samples first and checks the grammar on
-the pick), made exact for greedy decoding.
-
-The audit samples with ``top_k`` 40: where the JSON grammar allows fewer than 40 tokens
-(between keys and values) the full pass still runs.
-
-Not used (the chain left as llama-cpp-python built it) when a logits processor or mirostat is
-in the chain, or when sampling is untruncated (``temp < 0``, or ``top_k <= 0`` with a positive
-temperature): then every token can matter.
+The grammar checks the :data:`SHORTLIST` best tokens; when ``k`` or more are allowed (``k`` is 1
+greedy, else ``top_k``), the chain gets only those and picks as a full pass would. Otherwise,
+and for chains where that cannot hold, the full pass runs. Measured in docs/performance.md.
 """
 
 from __future__ import annotations
@@ -49,8 +28,7 @@ _TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float3
 
 
 def shortlist_width(*, temp: float, top_k: int, mirostat_mode: int, logits_processor: Any) -> int:
-    """How many allowed tokens the steps after the grammar look at (``k``), or 0 when the
-    shortlist cannot be exact for this chain (see the module docstring)."""
+    """The ``k`` the steps after the grammar look at; 0 when a shortlist cannot be exact."""
     if logits_processor is not None or mirostat_mode != 0:
         return 0
     if temp == 0.0:
@@ -61,15 +39,9 @@ def shortlist_width(*, temp: float, top_k: int, mirostat_mode: int, logits_proce
 
 
 class ShortlistLlama(Llama):
-    """``llama_cpp.Llama`` whose grammar-constrained sampler chains get the shortlist step.
+    """``Llama`` whose grammar-constrained sampler chains get the shortlist step."""
 
-    Overrides ``Llama._init_sampler``, a private method (llama-cpp-python 0.3.x, hence the
-    extra's ``<0.4``, builds a new chain there for every completion): the chain is built as
-    the library builds it, then :func:`install_shortlist` puts the step before its grammar
-    sampler when :func:`shortlist_width` allows. A chain without a grammar sampler is left
-    alone.
-    """
-
+    # a private method: llama-cpp-python 0.3.x (the extra's <0.4) builds a chain per completion
     def _init_sampler(self, *args: Any, **kwargs: Any) -> Any:
         chain = super()._init_sampler(*args, **kwargs)
         bound = inspect.signature(super()._init_sampler).bind(*args, **kwargs)
@@ -91,9 +63,8 @@ class ShortlistLlama(Llama):
         return chain
 
 
+# llama.cpp names the grammar sampler "grammar"; a chain with custom samplers has no names
 def _grammar_index(chain: Any) -> int | None:
-    """The position of the chain's grammar sampler (llama.cpp names it ``grammar``). Only for
-    chains without custom samplers: llama-cpp-python gives those no name function."""
     native = chain.sampler
     for i in range(llama_cpp.llama_sampler_chain_n(native)):
         name = llama_cpp.llama_sampler_name(llama_cpp.llama_sampler_chain_get(native, i))
@@ -103,18 +74,7 @@ def _grammar_index(chain: Any) -> int | None:
 
 
 def install_shortlist(chain: Any, grammar_index: int, k: int) -> None:
-    """Put the shortlist step before the grammar sampler of a llama-cpp-python sampler chain.
-
-    Args:
-        chain: a ``llama_cpp._internals.LlamaSampler`` whose ``grammar_index``-th sampler is
-            the grammar, as ``Llama._init_sampler`` builds it.
-        grammar_index: the grammar sampler's position in the chain.
-        k: :func:`shortlist_width` for the chain (≥ 1).
-
-    The step is llama-cpp-python's ``CustomSampler``: ``chain.custom_samplers`` keeps it alive
-    while llama.cpp holds its C pointer, and takes it out of the chain before the chain is
-    freed.
-    """
+    """Put the shortlist step before the chain's grammar sampler; ``k`` is at least 1."""
     native = chain.sampler
     grammar = llama_cpp.llama_sampler_chain_get(native, grammar_index)
     width = max(SHORTLIST, k)
@@ -126,6 +86,8 @@ def install_shortlist(chain: Any, grammar_index: int, k: int) -> None:
         shortlist(cur_p.contents, check, width=width, k=k)
 
     step = CustomSampler(apply)  # made before the chain is taken apart: nothing below raises
+    # chain.custom_samplers keeps the step alive while llama.cpp holds its pointer, and takes
+    # it out of the chain before the chain is freed
     # llama.cpp's chain has no insert: take the grammar and what follows off, add the
     # shortlist step, put them back in order (ownership goes back to the chain).
     tail = [
@@ -139,20 +101,10 @@ def install_shortlist(chain: Any, grammar_index: int, k: int) -> None:
 
 
 def shortlist(cur: Any, check: Callable[[Any], None], *, width: int, k: int) -> bool:
-    """Shrink ``cur`` to the allowed tokens among its ``width`` best when at least ``k`` are
-    allowed; otherwise leave it as it is.
+    """Shrink ``cur`` to the allowed tokens of its ``width`` best if ``k`` or more are allowed.
 
-    Args:
-        cur: a ``llama_token_data_array`` (the chain's candidates: token id, logit, p).
-        check: the grammar: sets the logit of each token it does not allow to -inf in the
-            ``llama_token_data_array`` it is given (``llama_sampler_apply`` of the grammar
-            sampler, which reads the grammar's state and does not advance it).
-        width: how many of the best tokens to check (≥ ``k``).
-        k: how many allowed tokens the chain's next steps look at.
-
-    Returns:
-        Whether ``cur`` was shrunk. When shrunk it holds the allowed tokens of the shortlist,
-        best logit first (among equal logits, in their order in ``cur``).
+    ``check`` sets disallowed logits to -inf without advancing the grammar. Returns whether
+    ``cur`` shrank; it then holds them best logit first, ties in their order.
     """
     size = int(cur.size)
     if size <= width:
@@ -176,6 +128,8 @@ def shortlist(cur: Any, check: Callable[[Any], None], *, width: int, k: int) -> 
     checked[:] = view[best]
     check(llama_cpp.llama_token_data_array(data=candidates, size=width, selected=-1, sorted=False))
     allowed = checked[np.isfinite(checked["logit"])]
+    # every token left out scores no higher than the k allowed ones kept, so greedy picks the
+    # same token and top-k keeps the same k (sampling differs only where scores tie exactly)
     if len(allowed) < k:
         return False
     view[: len(allowed)] = allowed

@@ -1,35 +1,10 @@
-"""What the model-server backends (:mod:`bot.clients.ollama_client`,
-:mod:`bot.clients.openai_client`) share on the wire: the guards on the HTTP client each talks
-through, and a reply read through its pydantic shape.
+"""What the model-server backends share on the wire: guarded HTTP clients and typed replies.
 
-**The clients.** :func:`httpx_guards` (the ``ollama`` package's httpx client) and
-:func:`httpx2_client` (the ``openai`` client, httpx2) give an ordinary client of its library two
-hooks. The request hook runs on every request the client is about to send, a redirect's
-included, and raises :class:`RedirectRefused` for one to another origin (scheme, host, port)
-than the base URL's: nothing is sent there. A redirect within the origin is followed. The
-response hook runs on every response before its body is read:
-
-- a reply that says it is compressed (``Content-Encoding``) raises :class:`ReplyCompressed`:
-  the clients ask for none (``Accept-Encoding: identity``), and the bytes of a compressed body
-  bound nothing of what it decodes to;
-- the reply's byte stream is wrapped so that reading raises :class:`ReplyTooLarge` once the
-  body passes the request's byte limit, and :class:`~bot.retry.DeadlineExceeded` once the
-  request is past its deadline (:func:`bot.retry.past_deadline`): a request its caller
-  abandoned stops reading at the next chunk. httpx closes a response whose reading raises,
-  which releases its connection.
-
-The byte limit travels in a context variable: :func:`reply_limit` sets it around a call
-(:func:`reply_max_bytes` of the role's ``num_predict``), and
-:func:`bot.retry.call_with_deadline` runs the request in a copy of the caller's context.
-Without one, a reply may hold :data:`LISTING_MAX_BYTES` (the model listings ``doctor`` reads).
-The hooks leave the client's own transport in place, so its proxy settings from the
-environment, and the test cassettes' patch of it, still apply.
-
-**The replies.** :func:`read_reply` reads a reply body into the backend's pydantic model
-(``model_validate_json``) before the bot looks at a field of it; a body of another shape raises
-:class:`ReplyShapeError`. Each backend's error translator turns these exceptions into
-:mod:`bot.errors` classes naming its server. A token count is a :data:`TokenCount`: what a
-server reports is stored with the decision, in a column that holds 32-bit integers.
+Why each guard exists is in docs/design.md, "A model server is untrusted too". A client's
+request hook raises :class:`RedirectRefused` before anything goes to another origin; its
+response hook raises :class:`ReplyCompressed`, and its body raises :class:`ReplyTooLarge` or
+:class:`~bot.retry.DeadlineExceeded` while read. Each backend maps them with
+:func:`transport_fault`.
 """
 
 from __future__ import annotations
@@ -93,9 +68,7 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def server_address(url: str) -> tuple[str, dict[str, str]]:
-    """A model server's base URL as its client takes it: the address requests go to (scheme,
-    host, port and path; no user information, query or fragment), and the URL's query, which
-    every request carries (a gateway's ``?api-version=``), name to value."""
+    """The URL without user info, query or fragment, and its query, which every request carries."""
     parts = urlsplit(url)
     host = parts.netloc.rpartition("@")[2]
     address = urlunsplit((parts.scheme, host, parts.path, "", ""))
@@ -103,15 +76,12 @@ def server_address(url: str) -> tuple[str, dict[str, str]]:
 
 
 def reply_max_bytes(num_predict: int) -> int:
-    """The most bytes a chat reply of ``num_predict`` tokens may hold."""
     return REPLY_FLOOR_BYTES + REPLY_BYTES_PER_TOKEN * max(0, num_predict)
 
 
 @contextmanager
 def reply_limit(max_bytes: int) -> Iterator[None]:
-    """Within the block, a reply (each one: a redirect, an error, the answer) may hold at
-    most ``max_bytes`` bytes; requests made in a copy of this context
-    (:func:`bot.retry.call_with_deadline`) keep the limit."""
+    """Bound every reply in the block, and in copies of its context, to ``max_bytes``."""
     token = _MAX_BYTES.set(max_bytes)
     try:
         yield
@@ -132,17 +102,10 @@ class ReplyCompressed(Exception):
 
 
 class RedirectRefused(Exception):
-    """A reply redirected the request to another origin than the base URL's; nothing was sent
-    there. The message holds nothing of where it pointed."""
+    """A redirect to another origin; nothing was sent there, and the message names none."""
 
 
 def _bounded(chunks: Iterable[bytes], max_bytes: int) -> Iterator[bytes]:
-    """``chunks`` as they come, until they pass ``max_bytes`` or the request its deadline.
-
-    Raises:
-        ReplyTooLarge: the chunks passed ``max_bytes`` bytes.
-        DeadlineExceeded: the request is past its deadline (its caller stopped waiting).
-    """
     read = 0
     for chunk in chunks:
         read += len(chunk)
@@ -154,8 +117,6 @@ def _bounded(chunks: Iterable[bytes], max_bytes: int) -> Iterator[bytes]:
 
 
 class _BoundedBody:
-    """A response's byte stream, bounded (:func:`_bounded`)."""
-
     def __init__(self, stream: Any, max_bytes: int) -> None:
         self._stream = stream
         self._max_bytes = max_bytes
@@ -176,9 +137,7 @@ class _Httpx2Body(_BoundedBody, httpx2.SyncByteStream):
 
 
 def transport_fault(exc: BaseException, *, server: str, fix: str) -> ModelError | None:
-    """The model error for a fault of this module's clients (deadline, redirect, size,
-    compression), ``None`` for any other. ``server`` names the server ("Ollama at URL"),
-    ``fix`` says what to set right after a redirect."""
+    """The model error for a guard's fault, else ``None``; ``fix`` is told after a redirect."""
     if isinstance(exc, DeadlineExceeded):
         return ModelUnavailable(f"{server} timed out: {exc}")
     if isinstance(exc, RedirectRefused):
@@ -203,8 +162,6 @@ _IDENTITY = {"accept-encoding": "identity"}
 
 
 def _check_encoding(encoding: str | None) -> None:
-    """Raises :class:`ReplyCompressed` unless ``encoding`` (the ``Content-Encoding`` header)
-    says the body is as sent."""
     if encoding is not None and encoding.strip().lower() not in ("", "identity"):
         raise ReplyCompressed("a compressed reply")
 
@@ -218,8 +175,6 @@ def _origin(url: httpx.URL | httpx2.URL) -> Origin:
 
 
 def _staying_at(origin: Origin) -> Callable[[httpx.Request | httpx2.Request], None]:
-    """A request hook that raises :class:`RedirectRefused` for a request to another origin."""
-
     def hook(request: httpx.Request | httpx2.Request) -> None:
         if _origin(request.url) != origin:
             raise RedirectRefused("a redirect to another origin")
@@ -240,7 +195,7 @@ def _guard_httpx2(response: httpx2.Response) -> None:
 
 
 class HttpxGuards(TypedDict):
-    """Keyword arguments of ``httpx.Client`` (``ollama.Client`` passes them on)."""
+    """Keyword arguments of ``httpx.Client``; ``ollama.Client`` passes them on."""
 
     headers: dict[str, str]
     follow_redirects: bool
@@ -248,9 +203,7 @@ class HttpxGuards(TypedDict):
 
 
 def httpx_guards(base_url: str) -> HttpxGuards:
-    """What keeps an httpx client's requests to ``base_url``'s origin and guards every reply
-    (see the module doc): its ``headers``, ``follow_redirects`` and ``event_hooks``, fresh
-    lists a caller may add hooks to."""
+    """An httpx client's guard arguments for ``base_url``; the hook lists are fresh."""
     return {
         "headers": dict(_IDENTITY),
         "follow_redirects": True,
@@ -262,9 +215,7 @@ def httpx_guards(base_url: str) -> HttpxGuards:
 
 
 def httpx2_client(base_url: str, *, timeout_s: float) -> httpx2.Client:
-    """An httpx2 client for the ``openai`` client at ``base_url`` (which builds every URL
-    itself), its requests kept to that origin and every reply guarded (see the module doc);
-    ``timeout_s`` per network operation."""
+    """A guarded httpx2 client for the ``openai`` client; ``timeout_s`` per network operation."""
     return httpx2.Client(
         timeout=timeout_s,
         headers=_IDENTITY,
@@ -277,15 +228,12 @@ def httpx2_client(base_url: str, *, timeout_s: float) -> httpx2.Client:
 
 
 class ReplyShapeError(Exception):
-    """A model server's reply body is not of the shape the backend reads.
+    """A reply body not of the backend's shape.
 
     Attributes:
-        api_json: whether the body is a JSON object at all (``False``: a web page, text, a
-            JSON list: the base URL points elsewhere than the API).
-        content_type: the reply's media type as sent (untrusted text).
-        detail: where the body first departs from the shape and how, in pydantic's words
-            (field names and list positions, never the body's values); empty when
-            ``api_json`` is ``False``.
+        api_json: ``False`` when the body is no JSON object (the URL points past the API).
+        content_type: the reply's media type, untrusted.
+        detail: where the body departs from the shape, in pydantic's words, never its values.
     """
 
     def __init__(self, *, api_json: bool, content_type: str, detail: str = "") -> None:
@@ -296,12 +244,7 @@ class ReplyShapeError(Exception):
 
 
 def read_reply(body: bytes, content_type: str, shape: type[M]) -> M:
-    """``body`` (a reply whose ``Content-Type`` header is ``content_type``) read as ``shape``.
-
-    Raises:
-        ReplyShapeError: the content type is not JSON, or the body is not JSON, not an object,
-            or not of the shape.
-    """
+    """``body`` read as ``shape``; :class:`ReplyShapeError` for anything else, JSON or not."""
     media = content_type.partition(";")[0].strip()
     if "json" not in media.lower():
         raise ReplyShapeError(api_json=False, content_type=media)

@@ -1,27 +1,10 @@
-"""The Ollama backend of :class:`~bot.chat.ChatModel`: the ``ollama`` package's client.
+"""The Ollama backend of :class:`~bot.chat.ChatModel`, over the ``ollama`` package.
 
-:class:`OllamaChatModel` talks to Ollama's native ``/api/chat``; it is chosen when an Ollama host
-is configured (:data:`bot.factory.BACKENDS`). Every call sends ``stream=False``, ``think=False``,
-the role's ``options`` (``temperature``, ``num_predict``, ``num_ctx``, ``seed``) and, when given,
-a JSON schema as ``format`` (structured output). ``done_reason == "length"`` raises
-:class:`~bot.errors.ModelTruncated`; a prompt plus ``num_predict`` over ``num_ctx`` raises
-:class:`~bot.errors.ModelPromptTooLong` (Ollama cuts such a prompt without saying so:
-:func:`bot.chat.check_prompt_fits`).
-
-The package's httpx client carries :func:`bot.clients.model_http.httpx_guards`: no request to
-another origin than the host's, a reply read no further than
-:func:`~bot.clients.model_http.reply_max_bytes` of the role's ``num_predict`` nor past the
-request's deadline, none read compressed; and no ``Authorization`` (the package adds one from
-``OLLAMA_API_KEY``). A reply the package's models (``ChatResponse``, ``ListResponse``) refuse,
-or whose token counts or duration are out of range (checked after the call), is a
-:class:`~bot.errors.ModelOutputError` naming the field.
-
-:func:`translate_ollama_error` is the one place where ollama, httpx and pydantic errors become
-:mod:`bot.errors` classes; messages show the host as :func:`bot.neutralise.shown_url` does.
-Each request also runs against a wall-clock deadline of ``timeout_s``
-(:func:`bot.retry.call_with_deadline`; httpx's timeout is per network operation), and transient
-faults (unreachable, timeouts, 5xx) are retried with tenacity (:mod:`bot.retry`) before they
-are translated.
+Calls ``/api/chat`` with ``stream=False``, ``think=False``, the role's options and the schema
+as ``format``. The client carries :func:`~bot.clients.model_http.httpx_guards` and sends no
+``Authorization``; why is in docs/design.md, "A model server is untrusted too". Each request
+has a wall-clock deadline of ``timeout_s``, and transient faults are retried before
+:func:`translate_ollama_error` maps them.
 """
 
 from __future__ import annotations
@@ -54,8 +37,9 @@ from bot.errors import (
     ModelTruncated,
     ModelUnavailable,
 )
-from bot.neutralise import log_value, read_url, redact, redacted_excerpt
+from bot.neutralise import log_value
 from bot.retry import DeadlineExceeded, RetryPolicy, call_with_deadline, call_with_retries
+from bot.urls import read_url, redact, redacted_excerpt
 
 __all__ = [
     "OllamaChatModel",
@@ -67,8 +51,7 @@ __all__ = [
 
 
 class _ReplyNumbers(BaseModel):
-    """The numbers of a ``ChatResponse`` the bot stores, in range (the package takes any
-    integer)."""
+    """The ``ChatResponse`` numbers the bot stores, checked in range (the package takes any)."""
 
     model_config = ConfigDict(from_attributes=True)
 
@@ -79,13 +62,10 @@ class _ReplyNumbers(BaseModel):
 
 
 class OllamaErrorReply(BaseModel):
-    """Ollama's error body (4xx, 5xx)."""
-
     error: str
 
 
 def ollama_options(options: RoleOptions) -> dict[str, Any]:
-    """The ``options`` object of Ollama's ``/api/chat`` for a role (names as Ollama spells them)."""
     return {
         "temperature": options.temperature,
         "num_predict": options.num_predict,
@@ -95,9 +75,7 @@ def ollama_options(options: RoleOptions) -> dict[str, Any]:
 
 
 def _answered(exc: BaseException) -> BaseException:
-    """httpx's status error under an ollama one, when there is one: the package raises
-    ``ResponseError`` while handling it, and ``AttributeError`` when an error body is JSON but
-    not an object (its ``ResponseError`` calls ``.get`` on it)."""
+    """The httpx status error under an ollama ``ResponseError`` or ``AttributeError``, if any."""
     if isinstance(exc, ollama.ResponseError | AttributeError) and isinstance(
         exc.__context__, httpx.HTTPStatusError
     ):
@@ -106,7 +84,7 @@ def _answered(exc: BaseException) -> BaseException:
 
 
 def is_transient_ollama_error(exc: BaseException) -> bool:
-    """Whether an ollama/httpx error is worth retrying: unreachable, timeout, 5xx."""
+    """Worth retrying: unreachable, a timeout or a 5xx."""
     exc = _answered(exc)
     if isinstance(exc, httpx.HTTPStatusError):
         return exc.response.status_code >= 500
@@ -120,10 +98,10 @@ DETAIL_MAX_CHARS = 200
 
 
 def translate_ollama_error(exc: BaseException, *, model: str, host: str) -> ModelError:
-    """Map an ollama, httpx or pydantic exception (a reply the bot does not read) to the
-    :mod:`bot.errors` tree (the choke point). The message holds no form of the host URL's
-    secrets (its password, secret query values), nor a piece of one: Ollama's text is redacted
-    before it is cut to :data:`DETAIL_MAX_CHARS`."""
+    """Map an ollama, httpx or pydantic error into :mod:`bot.errors` (the choke point).
+
+    The message holds no piece of the host URL's secrets: Ollama's text is redacted, then cut.
+    """
     view = read_url(host)
     mapped = _translated(exc, model=model, host=view.text, secrets=view.secrets)
     if view.secrets:
@@ -132,7 +110,6 @@ def translate_ollama_error(exc: BaseException, *, model: str, host: str) -> Mode
 
 
 def _error_text(response: httpx.Response) -> str:
-    """What an error reply says: its ``error`` field, else its text."""
     try:
         return OllamaErrorReply.model_validate_json(response.content).error
     except ValidationError:
@@ -148,8 +125,7 @@ def _by_status(status: int, detail: str, *, model: str, host: str) -> ModelError
 
 
 def _where(exc: ValidationError) -> str:
-    """Where a reply departs from its model, in pydantic's words (field names and list
-    positions, never the reply's values), up to three places."""
+    """Up to three places a reply departs from its model, never its values."""
     errors = exc.errors(include_url=False, include_input=False, include_context=False)
     return "; ".join(
         f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}" for error in errors[:3]
@@ -214,13 +190,11 @@ def _translated(exc: BaseException, *, model: str, host: str, secrets: Sequence[
 
 
 def _no_credential(request: httpx.Request) -> None:
-    """A request hook: no ``Authorization`` (the package adds one from ``OLLAMA_API_KEY``)."""
     request.headers.pop("authorization", None)
 
 
 def _client(host: str, timeout_s: float) -> ollama.Client:
-    """The ``ollama`` client of a host, guarded (see the module doc); the host's query goes
-    with every request (user information in it is never sent: the settings refuse it)."""
+    """The guarded client of ``host``; the host's query goes with every request."""
     address, query = server_address(host)  # the scheme lower-cased, as the package reads it
     guards = httpx_guards(address)
     guards["event_hooks"]["request"].append(_no_credential)
@@ -228,15 +202,11 @@ def _client(host: str, timeout_s: float) -> ollama.Client:
 
 
 class OllamaChatModel:
-    """:class:`~bot.chat.ChatModel` over an Ollama server (``ollama.Client``, native ``/api/chat``).
+    """:class:`~bot.chat.ChatModel` over an Ollama server.
 
     Args:
-        host: Ollama base URL, e.g. ``http://127.0.0.1:11434``.
-        model: model tag, e.g. ``qwen2.5-coder:1.5b``.
-        timeout_s: limit for one request (seconds): httpx's per-operation timeout and a
-            wall-clock deadline for the whole request.
-        keep_alive: how long Ollama keeps the model loaded after the call (e.g. ``"30m"``).
-        retry: transient-error retry policy.
+        timeout_s: seconds, per network operation and for the whole request.
+        keep_alive: how long Ollama keeps the model loaded after a call (``"30m"``).
     """
 
     def __init__(
@@ -258,13 +228,11 @@ class OllamaChatModel:
 
     @property
     def name(self) -> str:
-        """The Ollama model tag."""
         return self._model
 
     def _chat_once(
         self, messages: list[dict[str, str]], options: RoleOptions, schema: dict[str, Any] | None
     ) -> ollama.ChatResponse:
-        """One ``POST /api/chat``, its numbers checked (:class:`_ReplyNumbers`)."""
         response = self._client.chat(
             model=self._model,
             messages=messages,
@@ -284,16 +252,14 @@ class OllamaChatModel:
         options: RoleOptions,
         schema: dict[str, Any] | None = None,
     ) -> ChatResult:
-        """Call ``/api/chat`` once (plus transient retries). See :class:`~bot.chat.ChatModel`.
+        """Call ``/api/chat`` once, plus transient retries.
 
         Raises:
-            ModelPromptTooLong: the reply's ``prompt_eval_count`` plus ``num_predict`` exceeds
-                ``num_ctx`` (checked before ``done_reason``: a cut prompt explains a cut reply).
+            ModelPromptTooLong: prompt tokens plus ``num_predict`` exceed ``num_ctx`` (Ollama cuts
+                such a prompt silently); checked first, since a cut prompt explains a cut reply.
             ModelTruncated: ``done_reason == "length"``.
-            ModelOutputError: the reply is not of Ollama's shape, is larger than any reply of
-                ``num_predict`` tokens (:func:`~bot.clients.model_http.reply_max_bytes`) or
-                came compressed.
-            ModelError: the other faults (:func:`translate_ollama_error`).
+            ModelOutputError: a reply not of Ollama's shape, out of range, too large or compressed.
+            ModelError: any other fault.
         """
         wire = [{"role": m.role, "content": m.content} for m in messages]
         started = time.perf_counter()
@@ -342,13 +308,10 @@ class OllamaChatModel:
 
 
 def ollama_models(host: str, *, timeout_s: float = 10.0) -> list[str]:
-    """``GET {host}/api/tags``: the tags of the models pulled there (``qwen2.5-coder:1.5b``).
-    One request, no retry: ``triage-bot doctor`` reports what it finds now.
+    """The tags pulled at ``host`` (``GET /api/tags``): one request, no retry.
 
     Raises:
-        ModelError: Ollama is unreachable, answered an error
-            (:class:`~bot.errors.ModelUnavailable` when it is down) or a reply of another
-            shape than Ollama's.
+        ModelError: unreachable (``ModelUnavailable``), an error answer, or another shape.
     """
 
     def tags() -> ollama.ListResponse:

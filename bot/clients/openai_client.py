@@ -1,45 +1,11 @@
-"""The OpenAI-compatible backend of :class:`~bot.chat.ChatModel`: any server that speaks the
-chat-completions API (llama.cpp's ``llama-server``, llama-cpp-python's server, vLLM, LM Studio,
-LocalAI, Ollama's ``/v1``), over the official ``openai`` client.
+"""The OpenAI-compatible backend of :class:`~bot.chat.ChatModel`, over the ``openai`` client.
 
-Every call is one non-streaming ``POST {base_url}/chat/completions`` with the role's options as
-that API names them (``temperature``, ``max_tokens`` = ``num_predict``, ``seed``). The context
-window is the server's, set where the server starts; the role's ``num_ctx`` still bounds what
-the bot sends (:func:`bot.chat.check_prompt_fits`, one rule for every backend).
-
-Structured output goes as ``response_format`` ``{"type": "json_schema", "json_schema":
-{"name", "schema", "strict": true}}``, the API's own form. A server that refuses that form
-(:func:`rejects_schema_form`) gets the same schema in the form llama.cpp's servers read,
-``{"type": "json_object", "schema": …}``, at once and for the rest of the model object's life:
-llama-cpp-python's ``llama_cpp.server`` accepts only that one (its request model allows
-``text`` and ``json_object``; it answers ``json_schema`` with a 500 naming the field), while
-``llama-server``, vLLM, LM Studio and Ollama take the strict form.
-
-Every reply is read through this module's own pydantic shape (:class:`CompletionReply`,
-:class:`ModelsReply`, :func:`bot.clients.model_http.read_reply`), never the client's lenient
-parse: a reply of another shape is a :class:`~bot.errors.ModelOutputError` that says where it
-departs from the shape. ``finish_reason == "length"`` raises
-:class:`~bot.errors.ModelTruncated`: a truncated reply is an error, never a result. The usage
-the server reports (``prompt_tokens``, ``completion_tokens``, and
-``prompt_tokens_details.cached_tokens`` where it says what came from its prompt cache) travels
-with the result; the API reports no model time, so a call's time is the request's wall time.
-
-The API key is optional (a local server usually has none; the client then sends the placeholder
-:data:`NO_API_KEY`, as these servers' documentation does). It goes only into the
-``Authorization`` header: never into a message, and an error text that echoes it has it
-replaced (:func:`bot.neutralise.redact`). Messages name the server as
-:func:`bot.neutralise.shown_url` shows it.
-
-The client talks through :func:`bot.clients.model_http.httpx2_client`: it sends nothing to
-another origin than the base URL's (a redirect there is refused); a reply may hold
-:func:`~bot.clients.model_http.reply_max_bytes` of the role's ``num_predict`` and is read no
-further than that, nor past the request's deadline; a compressed one is not read.
-
-This module is the one place where ``openai`` errors become :mod:`bot.errors` classes
-(:func:`translate_openai_error`). Transient faults (unreachable, timeouts, 408, 429, 5xx) are
-retried with tenacity (:mod:`bot.retry`), waiting what a ``Retry-After`` header asks (bounded
-by the policy's longest wait); the client's own retries are off. Each request also runs against
-a wall-clock deadline of ``timeout_s`` (:func:`bot.retry.call_with_deadline`).
+One non-streaming ``POST {base_url}/chat/completions`` a call; what it sends and reads is in
+docs/model-servers.md. A server that refuses the strict ``json_schema`` form gets the
+``json_object`` form from then on. Replies are read through this module's pydantic shapes,
+never the client's lenient parse (docs/design.md). The API key goes only into the
+``Authorization`` header and is redacted from error text. Transient faults are retried here
+(the client's own retries are off), each request under a wall-clock deadline of ``timeout_s``.
 """
 
 from __future__ import annotations
@@ -72,7 +38,7 @@ from bot.errors import (
     ModelTruncated,
     ModelUnavailable,
 )
-from bot.neutralise import log_value, read_url, redact, redacted_excerpt, shown_url
+from bot.neutralise import log_value
 from bot.retry import (
     DeadlineExceeded,
     RetryPolicy,
@@ -80,6 +46,7 @@ from bot.retry import (
     call_with_retries,
     retry_after_s,
 )
+from bot.urls import read_url, redact, redacted_excerpt, shown_url
 
 __all__ = [
     "NO_API_KEY",
@@ -115,62 +82,51 @@ _NO_RETRY = RetryPolicy(attempts=1)
 
 
 class _Shape(BaseModel):
-    """A reply's shape: the fields the bot reads; servers add others, which are ignored."""
+    """Fields the bot reads; servers add others, which are ignored."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
 
 class ReplyMessage(_Shape):
-    """A choice's message."""
-
     content: str | None = None
     """The reply's text; ``None`` when the server sent none."""
 
 
 class ReplyChoice(_Shape):
-    """One choice of a chat completion."""
-
     message: ReplyMessage
     finish_reason: str | None = None
     """Why generation stopped: ``stop``, ``length`` (cut at ``max_tokens``) …"""
 
 
 class PromptTokensDetails(_Shape):
-    """What the server says of the prompt's tokens."""
-
     cached_tokens: TokenCount | None = None
     """Of the prompt, the tokens taken from the server's prompt cache."""
 
 
 class ReplyUsage(_Shape):
-    """The tokens a call cost, as the server reports them."""
-
     prompt_tokens: TokenCount = 0
     completion_tokens: TokenCount = 0
     prompt_tokens_details: PromptTokensDetails | None = None
 
 
 class CompletionReply(_Shape):
-    """The body of a 2xx answer to ``POST /chat/completions``."""
+    """A 2xx body of ``POST /chat/completions``."""
 
     choices: list[ReplyChoice]
     usage: ReplyUsage | None = None
 
 
 class ServedModel(_Shape):
-    """One entry of ``GET /models``."""
-
     id: str
 
 
 class ModelsReply(_Shape):
-    """The body of a 2xx answer to ``GET /models``."""
+    """A 2xx body of ``GET /models``."""
 
     data: list[ServedModel]
 
 
 def openai_options(options: RoleOptions) -> dict[str, Any]:
-    """The role's options as chat-completions request fields."""
     return {
         "temperature": options.temperature,
         "max_tokens": options.num_predict,
@@ -179,8 +135,7 @@ def openai_options(options: RoleOptions) -> dict[str, Any]:
 
 
 def response_formats(schema: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The ``response_format`` for a JSON schema: the strict ``json_schema`` form first, and the
-    ``json_object`` form with the schema that llama.cpp's servers read (the fallback)."""
+    """The strict ``json_schema`` form, then the ``json_object`` form llama.cpp's servers read."""
     strict = {
         "type": "json_schema",
         "json_schema": {"name": SCHEMA_NAME, "schema": schema, "strict": True},
@@ -193,7 +148,7 @@ def _status(exc: BaseException) -> int | None:
 
 
 def is_transient_openai_error(exc: BaseException) -> bool:
-    """Whether an error is worth another try: unreachable, a timeout, 408, 429 or 5xx."""
+    """Worth another try: unreachable, a timeout, 408, 429 or 5xx."""
     if isinstance(exc, openai.APIConnectionError | DeadlineExceeded):
         return True
     status = _status(exc)
@@ -201,18 +156,14 @@ def is_transient_openai_error(exc: BaseException) -> bool:
 
 
 def server_wait_s(exc: BaseException, *, max_s: float, now_s: float | None = None) -> float | None:
-    """The wait (seconds, at most ``max_s``) the ``Retry-After`` header of the error's
-    response asks for (:func:`bot.retry.retry_after_s`, ``now_s`` for a date); ``None`` when
-    the error has no response or the header is neither form (the back-off applies)."""
+    """The wait ``Retry-After`` asks for (seconds, at most ``max_s``), or ``None``."""
     if not isinstance(exc, openai.APIStatusError):
         return None
     return retry_after_s(exc.response.headers.get("retry-after"), max_s=max_s, now_s=now_s)
 
 
 def rejects_schema_form(exc: BaseException) -> bool:
-    """Whether an answer to a request in the strict ``json_schema`` form refuses that form: a
-    400, 422 or 500 (llama-cpp-python's server turns its request validation errors into 500)
-    whose text names the response format."""
+    """A 400, 422 or 500 whose text names the response format (llama-cpp-python's 500s)."""
     if _status(exc) not in (400, 422, 500):
         return False
     text = str(exc).lower()
@@ -222,10 +173,10 @@ def rejects_schema_form(exc: BaseException) -> bool:
 def translate_openai_error(
     exc: BaseException, *, model: str, base_url: str, api_key: str | None = None
 ) -> ModelError:
-    """Map an ``openai`` exception to the :mod:`bot.errors` tree (the choke point); the
-    message names the server as :func:`~bot.neutralise.shown_url` shows it and holds no form
-    of ``api_key`` nor of the base URL's secrets (nor a piece of one: the server's text is
-    redacted before it is cut to :data:`DETAIL_MAX_CHARS`)."""
+    """Map an ``openai`` error into :mod:`bot.errors` (the choke point).
+
+    The message holds no piece of ``api_key`` or the URL's secrets: text is redacted, then cut.
+    """
     view = read_url(base_url)
     secrets = [*([api_key] if api_key else []), *view.secrets]
     mapped = _translated(exc, model=model, where=view.text, secrets=secrets)
@@ -289,17 +240,13 @@ def _translated(
 
 
 class OpenAIChatModel:
-    """:class:`~bot.chat.ChatModel` over an OpenAI-compatible server (``openai.OpenAI``).
+    """:class:`~bot.chat.ChatModel` over an OpenAI-compatible server.
 
     Args:
-        base_url: the API's base URL, up to and including ``/v1``
-            (``http://127.0.0.1:8080/v1``); its query, if any, goes with every request, and
-            user information in it is never sent (the settings refuse it).
-        model: the model name the server serves (its ``/v1/models`` id).
-        api_key: the server's API key, or ``None`` when it has none.
-        timeout_s: limit for one request (seconds): the client's timeout and a wall-clock
-            deadline for the whole request.
-        retry: transient-error retry policy.
+        base_url: up to and including ``/v1``; its query goes with every request.
+        model: the id the server serves the model under.
+        api_key: ``None`` when the server has none.
+        timeout_s: seconds, per network operation and for the whole request.
     """
 
     def __init__(
@@ -330,16 +277,10 @@ class OpenAIChatModel:
 
     @property
     def name(self) -> str:
-        """The model name as the server serves it."""
         return self._model
 
     def models(self) -> list[str]:
-        """``GET {base_url}/models``: the ids of the models the server serves (one request, no
-        retry: the doctor reports what it finds now).
-
-        Raises:
-            ModelError: the server is unreachable or answered an error.
-        """
+        """The ids the server serves (``GET /models``): one request, no retry; raises ModelError."""
         try:
             raw = call_with_deadline(self._client.models.with_raw_response.list, self._timeout_s)
             return [m.id for m in _read(raw, ModelsReply).data]
@@ -354,8 +295,7 @@ class OpenAIChatModel:
     def _create(
         self, wire: Any, options: RoleOptions, fmt: Any, *, strict: bool
     ) -> CompletionReply:
-        """One request (``fmt``: a ``response_format`` or ``None``) with retries and deadline;
-        a refusal of the ``strict`` form is not retried."""
+        """One request with retries and deadline; a refused ``strict`` form is not retried."""
         fields = openai_options(options)
 
         def transient(exc: BaseException) -> bool:
@@ -387,18 +327,13 @@ class OpenAIChatModel:
         options: RoleOptions,
         schema: dict[str, Any] | None = None,
     ) -> ChatResult:
-        """One chat completion (plus transient retries, and the schema fallback once). See
-        :class:`~bot.chat.ChatModel`.
+        """One chat completion, plus transient retries and the schema fallback once.
 
         Raises:
-            ModelPromptTooLong: the reported prompt tokens plus ``num_predict`` exceed
-                ``num_ctx`` (checked before ``finish_reason``).
+            ModelPromptTooLong: prompt plus ``num_predict`` exceeds ``num_ctx`` (checked first).
             ModelTruncated: ``finish_reason == "length"``.
-            ModelOutputError: the server sent no choice, a 2xx body that is not the API's
-                JSON (the base URL points at a web page), one of another shape than
-                :class:`CompletionReply`, a reply larger than any of ``num_predict`` tokens
-                (:func:`~bot.clients.model_http.reply_max_bytes`) or a compressed one.
-            ModelError: the other faults (:func:`translate_openai_error`).
+            ModelOutputError: no choice; a body not the API's JSON shape, too large or compressed.
+            ModelError: any other fault.
         """
         wire = [{"role": m.role, "content": m.content} for m in messages]
         forms = response_formats(schema) if schema is not None else None
@@ -462,23 +397,13 @@ class OpenAIChatModel:
 
 
 def _read(raw: Any, shape: type[_M]) -> _M:
-    """A 2xx ``with_raw_response`` answer (the client's ``LegacyAPIResponse``, which it does not
-    export) with its body read as ``shape``.
-
-    Raises:
-        ReplyShapeError: the body is not the API's JSON of that shape.
-    """
+    """A raw 2xx answer's body read as ``shape``; raises :class:`ReplyShapeError`."""
     reply = raw.http_response
     return read_reply(reply.content, reply.headers.get("content-type", ""), shape)
 
 
 def openai_models(base_url: str, api_key: str | None, *, timeout_s: float = 10.0) -> list[str]:
-    """``GET {base_url}/models``: the ids of the models an OpenAI-compatible server serves. One
-    request, no retry: ``triage-bot doctor`` reports what it finds now.
-
-    Raises:
-        ModelError: the server is unreachable, refuses the key or answered an error.
-    """
+    """The ids a server serves: one request, no retry; raises ModelError."""
     server = OpenAIChatModel(base_url=base_url, model="(list)", api_key=api_key,
                              timeout_s=timeout_s, retry=_NO_RETRY)  # fmt: skip
     return server.models()
@@ -487,14 +412,10 @@ def openai_models(base_url: str, api_key: str | None, *, timeout_s: float = 10.0
 def openai_one_token(
     base_url: str, api_key: str | None, model: str, *, timeout_s: float = 60.0
 ) -> float:
-    """One chat call that asks ``model`` for one token (the server loads it and generates),
-    no retry; a reply cut at that token is the expected outcome.
-
-    Returns:
-        The call's wall time in ms.
+    """Ask ``model`` for one token, no retry; returns the wall time in ms.
 
     Raises:
-        ModelError: the call failed (the model is not served, the server errs or times out).
+        ModelError: the model is not served, or the server errs or times out.
     """
     server = OpenAIChatModel(base_url=base_url, model=model, api_key=api_key,
                              timeout_s=timeout_s, retry=_NO_RETRY)  # fmt: skip

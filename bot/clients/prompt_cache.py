@@ -1,39 +1,10 @@
-"""A prompt cache for the embedded backend that outlives the process.
+"""llama.cpp states on disk, so a new process evaluates only what follows the system prompt.
 
-Each event is a fresh process, so without it every run evaluates the whole system prompt again
-(Ollama keeps its cache between requests; llama-cpp-python keeps it only between calls of one
-process).
-
-What is kept: after the first call of a process with a given system prompt, llama.cpp's state
-(its KV cache and the tokens it holds, ``llama_state_save_file``) is written to the cache folder
-under a key of everything that makes that state valid: the GGUF (resolved path, size, mtime),
-llama-cpp-python's version, the context size and the system message's text. The next process
-with the same key loads it (``llama_state_load_file``) before its first call; llama-cpp-python
-then finds the longest token prefix the new prompt shares with the loaded tokens (the system
-prompt and the turn markers) and evaluates only the rest, exactly as it does between two calls
-of one process. Only a token-exact prefix is ever reused, so a loaded state can only save work.
-
-Whose folder: llama.cpp loads whatever state the folder holds under the real system prompt,
-and the key can be computed by anyone who can read the GGUF's metadata, so the folder must be
-writable by this runner's user alone. It is created ``0700``; an existing one must belong to
-the process's user and not be writable by its group or others, else every use is a
-:class:`~bot.errors.ConfigError` (exit 2: a misplaced folder is fixed by the maintainer, never
-used quietly); one that others can only read (what ``mkdir`` makes under umask 022) is
-tightened to ``0700``. Another process of the same user can still write there: only a user of
-its own protects the cache from other jobs.
-
-Never trusted: each entry is a state file named by its SHA-256 and a small JSON record (a
-pydantic model) naming the file, its size, hash and token count, written last and atomically
-(``os.replace``). Both are opened as regular files only, never through a symbolic link, and read
-no further than their bound (:mod:`bot.regular_file`: the record :data:`MAX_RECORD_BYTES`, the
-state the size its record gives, itself at most the folder's bound), so a FIFO, a device or a
-link planted in the folder is dropped, never waited on or read without end. An entry whose
-record does not parse, whose file is missing or has another hash or size, or that llama.cpp
-refuses, is deleted and rebuilt from a full evaluation; llama.cpp is handed the descriptor that
-was verified (``/dev/fd/N``), not the name, which may have changed since. Two processes writing
-the same key at once each write their own file and the last record wins. The folder is kept
-under a size bound (oldest files removed first; links and other entries the cache never writes
-are removed, directories left alone).
+A state is keyed by all that makes it valid: the GGUF (path, size, mtime), llama-cpp-python's
+version, the context size and the system message. Only a token-exact prefix is reused, so a
+loaded state can only save work. The folder must be this user's alone (docs/security.md); an
+entry is opened as a regular file, never a link, within its bound, and used only if its record,
+size and SHA-256 match. A bad entry is deleted and rebuilt from a full evaluation.
 """
 
 from __future__ import annotations
@@ -66,16 +37,7 @@ _STATE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}\.state")
 
 
 class CacheEntry(BaseModel):
-    """The JSON record of one cached state (``<key>.json``).
-
-    Attributes:
-        format: this module's record format (:data:`_FORMAT`).
-        key: the entry's key (:meth:`PromptCache.key`).
-        state: the state file's name in the folder.
-        sha256: the state file's SHA-256 (hex).
-        size: the state file's size (bytes).
-        n_tokens: the tokens the state holds.
-    """
+    """The JSON record of one cached state (``<key>.json``); ``size`` in bytes."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -88,8 +50,7 @@ class CacheEntry(BaseModel):
 
 
 def _digest(handle: BinaryIO, limit: int) -> tuple[str, int] | None:
-    """SHA-256 (hex) and size of what ``handle`` holds from where it is; ``None`` when it
-    holds more than ``limit`` bytes (no more than ``limit + 1`` are read)."""
+    """SHA-256 and size from where ``handle`` is; ``None`` past ``limit`` bytes."""
     digest, size = hashlib.sha256(), 0
     while block := handle.read(min(1 << 20, limit + 1 - size)):
         size += len(block)
@@ -100,11 +61,10 @@ def _digest(handle: BinaryIO, limit: int) -> tuple[str, int] | None:
 
 
 def _private_folder(folder: Path) -> None:
-    """Create ``folder`` ``0700`` when missing; check an existing one (module docstring).
+    """Create ``folder`` ``0700``, or check it and tighten a group- or world-readable one.
 
     Raises:
-        ConfigError: it cannot be created, is not a folder, belongs to another user, or its
-            group or others may write to it.
+        ConfigError: not a folder, another user's, or writable by its group or others.
     """
     fix = (
         "point TRIAGE_PROMPT_CACHE at a folder only this runner's user can write, "
@@ -136,18 +96,15 @@ def _private_folder(folder: Path) -> None:
 
 
 def _fd_path(handle: BinaryIO, path: Path) -> str:
-    """A name that opens the very file ``handle`` has open (``/dev/fd/N``), where the system
-    has one; else ``path``."""
+    """``/dev/fd/N`` for ``handle``'s very file where the system has it, else ``path``."""
     return f"/dev/fd/{handle.fileno()}" if os.path.isdir("/dev/fd") else str(path)
 
 
 class PromptCache:
-    """llama.cpp states on disk, one per key (see the module docstring).
+    """llama.cpp states on disk, one per key.
 
     Args:
-        directory: the cache folder (created ``0700`` and checked at first use).
-        max_bytes: the folder's size bound (bytes); after a write, the oldest state files are
-            removed until the rest fit. A state larger than this is never written nor read.
+        max_bytes: the folder's bound; the oldest states go first, and none larger is kept.
     """
 
     def __init__(self, directory: Path, *, max_bytes: int) -> None:
@@ -156,11 +113,7 @@ class PromptCache:
         self._checked = False
 
     def folder(self) -> Path:
-        """The cache folder, created or checked once per instance (module docstring).
-
-        Raises:
-            ConfigError: the folder is not this user's alone.
-        """
+        """The folder, created or checked once; raises ConfigError if not this user's alone."""
         if not self._checked:
             _private_folder(self.directory)
             self._checked = True
@@ -168,9 +121,7 @@ class PromptCache:
 
     @staticmethod
     def key(model_path: Path, n_ctx: int, prefix: str) -> str:
-        """The key of a state: SHA-256 (hex) over the GGUF's resolved path, size and mtime
-        (ns), llama-cpp-python's version, the context size (tokens) and ``prefix`` (the
-        system message's text).
+        """SHA-256 (hex) of a state's validity: GGUF, library version, ``n_ctx``, ``prefix``.
 
         Raises:
             OSError: the GGUF cannot be stat'ed.
@@ -195,13 +146,7 @@ class PromptCache:
                 (self.directory / entry.state).unlink()
 
     def _verified(self, key: str) -> tuple[CacheEntry, BinaryIO] | None:
-        """The key's entry and its state file open at the start, when the record parses and
-        the file matches it (a bare name, a regular file, the recorded size and SHA-256);
-        otherwise ``None``, and what was there is deleted.
-
-        Raises:
-            ConfigError: the folder is not this user's alone.
-        """
+        """The entry and its state file opened at the start, if they match; else deleted."""
         record = self.folder() / f"{key}.json"
         try:
             raw = read_regular(record, limit=MAX_RECORD_BYTES, follow_symlinks=False)
@@ -234,12 +179,7 @@ class PromptCache:
         return None
 
     def entry(self, key: str) -> CacheEntry | None:
-        """The key's entry when its record parses and its state file matches it (name, regular
-        file, size, SHA-256); otherwise ``None``, and what was there is deleted.
-
-        Raises:
-            ConfigError: the folder is not this user's alone.
-        """
+        """The key's entry if valid, else ``None`` (a bad one deleted); raises as :meth:`folder`."""
         found = self._verified(key)
         if found is None:
             return None
@@ -248,8 +188,7 @@ class PromptCache:
         return entry
 
     def restore(self, llm: Any, key: str) -> int:
-        """Load the key's state into ``llm`` (a ``llama_cpp.Llama``); the tokens restored, or 0
-        when there is no valid entry (a bad one is deleted and ``llm`` left empty).
+        """Load the key's state into ``llm``; the tokens restored, 0 (``llm`` left empty) if none.
 
         Raises:
             ConfigError: the folder is not this user's alone.
@@ -281,8 +220,7 @@ class PromptCache:
         return n
 
     def store(self, llm: Any, key: str) -> bool:
-        """Write ``llm``'s current state under ``key`` (see the module docstring); whether it
-        was written. A failure to write is not an error: the run goes on without the cache."""
+        """Write ``llm``'s state under ``key``; whether it was written (a failure is no error)."""
         import llama_cpp
 
         n = int(llm.n_tokens)
@@ -307,6 +245,7 @@ class PromptCache:
             handle, tmp = tempfile.mkstemp(dir=folder, prefix=".record-", suffix=".tmp")
             with os.fdopen(handle, "w", encoding="utf-8") as out:
                 out.write(entry.model_dump_json())
+            # two processes storing one key each write their own state: the last record wins
             os.replace(tmp, self._record(key))
         except (OSError, ConfigError):
             return False
@@ -314,10 +253,7 @@ class PromptCache:
         return True
 
     def evict(self) -> None:
-        """Remove the oldest state files (by mtime) until the folder's states fit
-        :attr:`max_bytes`; a record left without its state is dropped when next read. An
-        entry named ``*.state`` that is not a regular file (a link, dangling or not, a FIFO)
-        is removed too, a folder left alone; an entry that vanishes meanwhile is skipped."""
+        """Remove the oldest states until they fit, and any ``*.state`` not a file or folder."""
         try:
             with os.scandir(self.folder()) as found:
                 names = [item for item in found if item.name.endswith(".state")]

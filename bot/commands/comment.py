@@ -1,18 +1,4 @@
-"""One issue comment, start to end: parse, authorise, react, dispatch, reply.
-
-Authorisation is decided in code, from the collaborator-permission endpoint: ``admin`` and
-``write`` (GitHub's legacy ``permission`` field reports maintain as write) may command; ``read``
-(also triage) and ``none`` may not, whatever their ``author_association`` says. Comments by bots
-(``type == "Bot"``, which includes ``github-actions[bot]``) and the bot's own comments (they
-start with its hidden marker) are ignored before any request is made. A refused command does
-nothing on GitHub: no reaction, no reply; the step summary says why.
-
-An accepted command gets a 👀 reaction first, then runs: :func:`dispatch` is
-``COMMANDS[name].handler(ctx)`` with no default branch, so a name that is not in the registry
-reaches no handler. Its answer is a short new comment (``/help``, ``/audit_history``,
-``/audit_stats``, ``/triage_stats``, usage and wrong-place replies) or the pipeline's own
-writes (``/triage`` labels, ``/audit`` comment).
-"""
+"""One issue comment, start to end: parse, authorise, react, dispatch, reply."""
 
 from __future__ import annotations
 
@@ -25,7 +11,7 @@ from bot.commands.spec import PLACES, Answer, CommandContext, CommandSpec
 from bot.context import JobContext
 from bot.events import IssueCommentEvent
 from bot.neutralise import log_value
-from bot.report import (
+from bot.run_report import (
     MARKER_PREFIX,
     PUBLIC_WARNING,
     SKIPPED_OUTPUTS,
@@ -44,12 +30,12 @@ __all__ = [
 ]
 
 ALLOWED_PERMISSIONS = frozenset({"admin", "write"})
-"""Collaborator permissions that may command the bot (maintain reads as write)."""
+"""Collaborator permissions that may command the bot; GitHub reports maintain as write."""
 
 
 @dataclass(frozen=True)
 class Authorisation:
-    """Whether the commenter may command the bot, and why (for the summary)."""
+    """Whether the commenter may command the bot, and why."""
 
     allowed: bool
     reason: str
@@ -57,13 +43,9 @@ class Authorisation:
 
 
 def authorise(event: IssueCommentEvent, github: GitHubPort) -> Authorisation:
-    """Decide whether the comment's author may command the bot.
+    """Whether the comment's author may command the bot; bots are refused without a request.
 
-    Bots and the bot's own comments are refused without a request; everyone else costs one
-    ``GET .../collaborators/{login}/permission``.
-
-    Raises:
-        GitHubError: the permission could not be read (a refusal is not an error).
+    Raises :exc:`GitHubError` if the permission cannot be read; a refusal is no error.
     """
     author = event.comment.user
     if author.type == "Bot" or event.sender.type == "Bot":
@@ -81,8 +63,7 @@ def authorise(event: IssueCommentEvent, github: GitHubPort) -> Authorisation:
 
 
 def wrong_place_reply(spec: CommandSpec, event: IssueCommentEvent) -> str | None:
-    """A short reply when ``spec.where`` excludes the comment's place (issue or PR), else
-    ``None``. The text is ``/name`` and ``spec.wrong_place`` (default: where it runs)."""
+    """A short reply when the command does not apply where the comment is, else ``None``."""
     here = "pr" if event.on_pull_request else "issue"
     if spec.where in ("any", here):
         return None
@@ -90,34 +71,20 @@ def wrong_place_reply(spec: CommandSpec, event: IssueCommentEvent) -> str | None
     return f"`/{spec.name}` {advice}."
 
 
-def dispatch(ctx: CommandContext) -> Answer:
-    """Run the command in ``ctx``: its wrong-place reply, else its registry entry's handler.
+def dispatch(call: CommandContext) -> Answer:
+    """Run the command's handler, or give its wrong-place reply.
 
-    Raises:
-        KeyError: ``ctx.command.name`` is not in ``ctx.commands`` (the parser never makes one;
-            there is no fallback handler).
-        GitHubError / StoreError / ConfigError: what the handler's pipeline raises.
+    Raises :exc:`KeyError` for a name not in ``call.commands``: there is no fallback handler.
     """
-    spec = ctx.commands[ctx.command.name]
-    return wrong_place_reply(spec, ctx.event) or spec.handler(ctx)
+    spec = call.commands[call.command.name]
+    return wrong_place_reply(spec, call.event) or spec.handler(call)
 
 
 def run_comment(event: IssueCommentEvent, job: JobContext) -> RunReport:
-    """Handle an ``issue_comment.created`` event: parse, authorise, react, run, reply.
+    """Handle a new comment: parse, authorise, react 👀, run, reply.
 
-    A comment that is not a command costs nothing (no client is built). With ``dry_run`` the
-    permission is still read (it decides what would happen) but nothing is written: no
-    reaction, no reply, no labels, no audit comment.
-
-    Args:
-        event: the routed ``issue_comment`` event.
-        job: the job's context (its settings' ``dry_run``; the GitHub client, the store, the
-            models): the repository file is read only by a command that runs a pipeline, so a
-            plain comment costs no request.
-
-    Raises:
-        ConfigError: no token when writing.
-        GitHubError / StoreError: the permission read, a reaction, a reply or a pipeline failed.
+    A comment that is not a command costs no request. A dry run reads the permission but
+    writes nothing. Raises :exc:`ConfigError` with no token to write.
     """
     parsed = parse_command(event.comment.body)
     if parsed is None:

@@ -1,16 +1,6 @@
-"""The comment commands: what each does (one handler each) and the table of them, as data.
+"""The comment commands: one handler each, and :data:`COMMANDS`, the table everything reads.
 
-The parser,
-the dispatch (``COMMANDS[name].handler(ctx)``, no default branch), the wrong-place reply,
-``/help``, the README table (``tests/test_docs.py``) and the tests all read :data:`COMMANDS`.
-A new command is one handler and one entry here, and its README row. A handler
-takes a :class:`~bot.commands.spec.CommandContext` (the command is authorised, used in a place
-it applies to, and reacted to) and returns an :data:`~bot.commands.spec.Answer`: a reply the
-comment flow posts (``/help``, ``/audit_history``, ``/audit_stats``, ``/triage_stats``, and
-``/audit``'s refusals)
-or the report of a pipeline that made its own writes (``/triage`` labels, ``/audit`` comment:
-:func:`bot.gate.run`, :func:`bot.audit.run`, over the job's context with the repository file).
-Untrusted text reaches a reply only through :mod:`bot.neutralise`.
+A new command is one handler, one entry here, and its README row.
 """
 
 from __future__ import annotations
@@ -19,7 +9,7 @@ from collections.abc import Callable
 
 from bot import audit, gate
 from bot.audit.contract import VERDICTS
-from bot.audit.report import shown_path
+from bot.audit.pr_comment import shown_path
 from bot.audit.stats import (
     history_line,
     mermaid_fix_share,
@@ -40,7 +30,7 @@ from bot.gate.stats import (
 )
 from bot.history.protocol import HistoryStore
 from bot.neutralise import code_block, code_span, neutralise
-from bot.report import fit
+from bot.run_report import fit
 
 __all__ = [
     "COMMANDS",
@@ -58,86 +48,60 @@ __all__ = [
 ]
 
 
-def rerun_gate(ctx: CommandContext) -> Answer:
-    """``/triage``: run the issue gate on the comment's issue, even over a hand-set label
-    (which stays: the bot removes only labels it added)."""
-    event = ctx.event.as_issues_event()
+def rerun_gate(call: CommandContext) -> Answer:
+    """``/triage``: run the gate on the issue, even over a hand-set label (which stays)."""
+    event = call.event.as_issues_event()
     repo = event.repository
     return gate.run(
-        ctx.job.with_repository_file(repo.full_name, repo.default_branch), event, force=True
+        call.job.with_repository_file(repo.full_name, repo.default_branch), event, force=True
     )
 
 
-def rerun_audit(ctx: CommandContext) -> Answer:
+def rerun_audit(call: CommandContext) -> Answer:
     """``/audit [PATH:START-END]``: audit the open PR now, or one range of a changed file.
 
-    A closed or merged PR and a range that breaks a rule (:mod:`bot.audit.ranges`) get a reply;
-    the range's text is the commenter's, so the reply passes it through :func:`neutralise`.
-
-    Raises:
-        GitHubError / StoreError: a read or write of the audit failed.
+    A closed PR or a bad range gets a reply, not an error.
     """
-    pull = ctx.github.pull(ctx.repo, ctx.event.issue.number)
+    pull = call.github.pull(call.repo, call.event.issue.number)
     if pull.state != "open":
         return f"This pull request is {pull.state}; only open pull requests are audited."
     try:
-        job = ctx.job.with_repository_file(pull.repo, None)
-        return audit.run(job, pull, requested_range=ctx.command.range)
+        job = call.job.with_repository_file(pull.repo, None)
+        return audit.run(job, pull, requested_range=call.command.range)
     except InvalidRange as exc:
         return f"Cannot audit that range: {neutralise(str(exc), max_chars=300)}."
 
 
-def _from_store(ctx: CommandContext, reply: Callable[[HistoryStore, str, int], str]) -> Answer:
-    """``reply(store, repo, count)`` over the job's store, opened read-only (a missing file
-    reads as empty and is not created; the job closes it)."""
-    return reply(ctx.job.store(read_only=True), ctx.repo, ctx.command.count or 1)
+def _from_store(call: CommandContext, reply: Callable[[HistoryStore, str, int], str]) -> Answer:
+    return reply(call.job.store(read_only=True), call.repo, call.command.count or 1)
 
 
-def list_history(ctx: CommandContext) -> Answer:
-    """``/audit_history [N]``: the last N accepted audits (the store is opened read-only).
-
-    Raises:
-        StoreError: the store cannot be opened or read.
-    """
-    return _from_store(ctx, history_reply)
+def list_history(call: CommandContext) -> Answer:
+    """``/audit_history [N]``: the last N accepted audits; the store is opened read-only."""
+    return _from_store(call, history_reply)
 
 
-def show_stats(ctx: CommandContext) -> Answer:
-    """``/audit_stats [WEEKS]``: weekly statistics (the store is opened read-only).
-
-    Raises:
-        StoreError: the store cannot be opened or read.
-    """
-    return _from_store(ctx, stats_reply)
+def show_stats(call: CommandContext) -> Answer:
+    """``/audit_stats [WEEKS]``: weekly statistics; the store is opened read-only."""
+    return _from_store(call, stats_reply)
 
 
-def show_gate_stats(ctx: CommandContext) -> Answer:
-    """``/triage_stats [WEEKS]``: weekly gate health (the store is opened read-only).
-
-    Raises:
-        StoreError: the store cannot be opened or read.
-    """
-    return _from_store(ctx, triage_stats_reply)
+def show_gate_stats(call: CommandContext) -> Answer:
+    """``/triage_stats [WEEKS]``: weekly gate health; the store is opened read-only."""
+    return _from_store(call, triage_stats_reply)
 
 
-def list_commands(ctx: CommandContext) -> Answer:
-    """``/help``: one line per command of the registry the command came from."""
-    return "triage-bot commands:\n" + help_text(ctx.commands)
+def list_commands(call: CommandContext) -> Answer:
+    """``/help``: one line per command."""
+    return "triage-bot commands:\n" + help_text(call.commands)
 
 
 HISTORY_MAX_CHARS = 60_000
-"""Longest ``/audit_history`` listing (characters): under GitHub's 65,536-character comment
-limit with room for the heading and the note."""
+"""Longest ``/audit_history`` listing in characters: under GitHub's comment limit."""
 
 
 def history_reply(store: HistoryStore, repo: str, count: int) -> str:
-    """The ``/audit_history`` reply: the last ``count`` accepted audits of ``repo``.
-
-    Paths come from PR authors: each is shortened to its last characters
-    (:func:`~bot.audit.report.shown_path`) and the list sits in a fence no path can close
-    (:func:`~bot.neutralise.code_block`); rows that would pass :data:`HISTORY_MAX_CHARS` are
-    counted, not listed.
-    """
+    """The ``/audit_history`` reply: rows past :data:`HISTORY_MAX_CHARS` are counted, not listed."""
     rows = store.audits(repo, limit=count)
     if not rows:
         return "No accepted audits are recorded for this repository yet."
@@ -148,11 +112,7 @@ def history_reply(store: HistoryStore, repo: str, count: int) -> str:
 
 
 def stats_reply(store: HistoryStore, repo: str, weeks: int) -> str:
-    """The ``/audit_stats`` reply: a weekly table of accepted audits (:func:`stats_columns`),
-    a chart of the share of defect verdicts (``FIX``), and the same weeks per model (a verdict
-    is one model's judgement). Stored strings (weeks, model names) are inline code through
-    :func:`~bot.neutralise.code_span` in the tables and pass
-    :func:`~bot.neutralise.chart_label` in the chart."""
+    """The ``/audit_stats`` reply: weekly table, chart of the ``FIX`` share, and per model."""
     stats = weekly_stats(store, repo, weeks)
     if not stats:
         return f"No accepted audits in the last {weeks} week(s)."
@@ -170,12 +130,10 @@ def stats_reply(store: HistoryStore, repo: str, weeks: int) -> str:
 
 
 MODELS_SHOWN = 20
-"""Most models listed in ``/audit_stats``, and model and prompt versions in ``/triage_stats``
-(the rest are counted): the reply stays small."""
+"""Most models (or model and prompt versions) a stats reply lists; the rest are counted."""
 
 
 def _per_model(store: HistoryStore, repo: str, weeks: int) -> str:
-    """The ``/audit_stats`` table per model: audits, each verdict's share, the retry rate."""
     rows = model_stats(store, repo, weeks)
     shown = rows[:MODELS_SHOWN]
     head = ("model", "audits", *VERDICTS, "retried")
@@ -189,24 +147,16 @@ def _per_model(store: HistoryStore, repo: str, weeks: int) -> str:
 
 
 STORED_MAX_CHARS = 48
-"""Longest stored string (week, model name, prompt version, error kind) shown in a stats reply's
-cell (characters, cut with ``…``): 52 weeks and :data:`MODELS_SHOWN` versions of hostile values
-stay under GitHub's 65,536-character comment limit."""
+"""Longest stored string in a stats cell, cut with ``…``: keeps a reply under GitHub's limit."""
 
 
 def _stored(text: str) -> str:
-    """A stored string in a table cell: inline code, which GitHub links and formats nothing
-    in, with ``|`` escaped for the table."""
+    # Inline code: GitHub links and formats nothing in it.
     return code_span(text, max_chars=STORED_MAX_CHARS, table=True)
 
 
 def triage_stats_reply(store: HistoryStore, repo: str, weeks: int) -> str:
-    """The ``/triage_stats`` reply: a weekly table of gate decisions
-    (:func:`~bot.gate.stats.gate_columns`), a chart of the ``validator-error`` share,
-    and the same weeks per model and prompt version (verdict mix and error rate:
-    :func:`~bot.gate.stats.version_columns`), so two models can be compared. Stored
-    strings are inline code through :func:`~bot.neutralise.code_span` in the tables and pass
-    :func:`~bot.neutralise.chart_label` in the chart."""
+    """The ``/triage_stats`` reply: weekly table, error chart, per model and prompt version."""
     health = gate_health(store, repo, weeks)
     if not health.weeks:
         return f"No gate decisions in the last {weeks} week(s)."
@@ -256,4 +206,4 @@ COMMANDS: dict[str, CommandSpec] = {
         CommandSpec("help", "none", "list the commands", list_commands),
     )
 }  # fmt: skip
-"""Every command, in ``/help`` and README order; keys are the command words (lower case)."""
+"""Every command, in ``/help`` and README order, keyed by its lower-case word."""

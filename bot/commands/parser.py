@@ -1,14 +1,4 @@
-"""Parse a comment into a command. Never raises on user text.
-
-A command is the first word of the comment's first
-line, starting with ``/``. A first line inside a code block (fenced or indented by 4+ spaces or a
-tab) or a quote (``>``) is not a command. Only the first line is read (at most
-``MAX_LINE_CHARS`` of it), so a 64 KB comment costs no more than a short one.
-
-Results: ``None`` (not a command: ordinary discussion), :class:`Command` (well-formed), or
-:class:`Malformed` (starts like a command but is unknown or has bad arguments: the bot replies
-with one line of usage).
-"""
+"""Parse a comment's first line into a command; never raises on user text."""
 
 from __future__ import annotations
 
@@ -21,7 +11,7 @@ from bot.commands.spec import Command, usage_line
 __all__ = ["MAX_LINE_CHARS", "Command", "Malformed", "parse_command"]
 
 MAX_LINE_CHARS = 1000
-"""Longest first line read (characters); longer ones are malformed."""
+"""Longest first line read, in characters; a longer one is malformed."""
 
 _WORD = re.compile(r"^/([A-Za-z_][A-Za-z0-9_-]{0,39})(?=\s|$)")
 _COUNT = re.compile(r"^[0-9]{1,6}$")
@@ -29,12 +19,13 @@ _COUNT = re.compile(r"^[0-9]{1,6}$")
 
 @dataclass(frozen=True)
 class Malformed:
-    """A command-looking first line that cannot run; ``reply`` is the one-line usage answer."""
+    """A command-looking first line that cannot run; ``reply`` is the usage answer."""
 
     reply: str
 
 
 def _first_line(body: str) -> str | None:
+    # None inside a code block (fenced or indented) or a quote; read no further than the limit.
     text = body.lstrip("\r\n")
     end = text.find("\n", 0, MAX_LINE_CHARS + 1)
     line = text[: end if end >= 0 else MAX_LINE_CHARS + 1].rstrip("\r")
@@ -47,7 +38,7 @@ def _first_line(body: str) -> str | None:
 
 
 def parse_command(body: str | None) -> Command | Malformed | None:
-    """Read the command in a comment body, if any. Never raises."""
+    """The command on the comment's first line: ``None`` for discussion. Never raises."""
     if not body:
         return None
     line = _first_line(body)

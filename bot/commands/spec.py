@@ -1,10 +1,6 @@
 """What a comment command is: its spec, its parsed form, and what its handler is given.
 
-The table of commands, :data:`bot.commands.handlers.COMMANDS`, sits beside the handlers it
-names. This module is the bottom of the package (it imports none of its siblings), so the
-handlers, the parser and the comment flow read it without a cycle. A handler gets the job's
-context (:class:`~bot.context.JobContext`) with the command: the GitHub client, the store and
-the models come from there, never from a factory of the handler's own.
+The bottom of the package: it imports none of its siblings.
 """
 
 from __future__ import annotations
@@ -17,7 +13,7 @@ from bot.clients.github_port import GitHubPort
 from bot.config import Settings
 from bot.context import JobContext
 from bot.events import IssueCommentEvent
-from bot.report import RunReport
+from bot.run_report import RunReport
 
 __all__ = [
     "PLACES",
@@ -36,17 +32,15 @@ ArgKind = Literal["none", "range", "count"]
 Where = Literal["issue", "pr", "any"]
 
 PLACES: dict[str, str] = {"issue": "issues", "pr": "pull requests"}
-"""How a reply names the places a command applies to (``where`` → plural noun)."""
+"""``where`` → the plural noun a reply uses."""
 
 Answer = str | RunReport
-"""What a handler returns: a reply (markdown, posted as a new comment, every untrusted value
-already through its sink in :mod:`bot.neutralise`), or the report of a pipeline that made its
-own writes (``/triage`` labels, ``/audit`` comment) and posts no reply."""
+"""A handler's answer: reply markdown, already neutralised, or a pipeline's report (no reply)."""
 
 
 @dataclass(frozen=True)
 class Command:
-    """A well-formed command: ``name`` from the registry, ``count`` or ``range`` when given."""
+    """A well-formed command from the registry, with its argument."""
 
     name: str
     count: int | None = None
@@ -55,15 +49,9 @@ class Command:
 
 @dataclass(frozen=True)
 class CommandContext:
-    """Everything a handler is given for one accepted command.
+    """Everything a handler is given for one authorised command.
 
-    Attributes:
-        command: the parsed command (its name is a key of ``commands``).
-        event: the ``issue_comment`` event (the comment's author is authorised).
-        job: the job's context: its settings (``dry_run``: the comment flow, not the handler,
-            withholds the reply; a pipeline a handler starts honours it), the GitHub client
-            the comment flow authorised with, the store and the models.
-        commands: the registry the command was dispatched from (``/help`` lists it).
+    On a dry run the comment flow withholds the reply; a pipeline a handler starts honours it.
     """
 
     command: Command
@@ -73,48 +61,35 @@ class CommandContext:
 
     @property
     def settings(self) -> Settings:
-        """The job's settings."""
         return self.job.settings
 
     @property
     def github(self) -> GitHubPort:
-        """The job's GitHub client."""
         return self.job.github()
 
     @property
     def repo(self) -> str:
-        """``owner/name`` of the repository the comment is in."""
         return self.event.repository.full_name
 
 
 Handler = Callable[[CommandContext], Answer]
-"""A command's behaviour: context in, reply or pipeline report out. Raises what its pipeline
-raises (``GitHubError``, ``StoreError``); a user's mistake is a reply, not an exception."""
+"""A command's behaviour; a user's mistake is a reply, never an exception."""
 
 
 @dataclass(frozen=True)
 class CommandSpec:
-    """One comment command: how it is written, where it applies, and what runs it.
-
-    Attributes:
-        name: the command word without the slash, e.g. ``audit_history``.
-        arg: ``none``; ``range`` (optional ``PATH:START-END``); ``count`` (optional integer).
-        help: one line for ``/help`` and the README's command table.
-        handler: what the command does (:mod:`bot.commands.handlers`).
-        where: ``issue``, ``pr`` or ``any``: where the command applies.
-        wrong_place: what the reply says after ``/name`` when the command is used where it does
-            not apply; empty: ``runs on issues only`` (or ``pull requests``).
-        arg_name: how usage shows the argument (e.g. ``N``).
-        default: the count used when none is given.
-        minimum / maximum: bounds of a count.
-    """
+    """One comment command: how it is written, where it applies, and what runs it."""
 
     name: str
+    """The command word without the slash, e.g. ``audit_history``."""
     arg: ArgKind
+    """``range`` is an optional ``PATH:START-END``; ``count`` an optional integer."""
     help: str
+    """One line for ``/help`` and the README's command table."""
     handler: Handler
     where: Where = "any"
     wrong_place: str = ""
+    """The reply after ``/name`` where it does not apply; empty: "runs on issues only"."""
     arg_name: str = ""
     default: int = 0
     minimum: int = 1

@@ -1,11 +1,6 @@
 """The dataset pipeline: a repository's closed issues → labelled rows in the eval format.
 
-Per page of the closed-issues list (100 items, newest first; asked conditionally when an
-earlier run finished it): pull requests, issues done in an earlier run and issues left out
-before any read (:func:`bot.dataset.rules.early_skip`) cost nothing; the others' edit
-histories are one GraphQL request for the page, then each issue's timeline is one request
-(more only past 100 events, or for an issue transferred since it was listed: GitHub's 301,
-then its timeline there). So a run costs a little over one request per issue.
+A run costs a little over one request per issue (docs/measure-your-model.md).
 """
 
 from __future__ import annotations
@@ -41,19 +36,7 @@ __all__ = ["DatasetProgress", "DatasetReport", "run_dataset"]
 
 @dataclass
 class DatasetProgress:
-    """What a run has done so far (shown while it runs, summed up at the end).
-
-    Attributes:
-        read: issues looked at in this run (pull requests and issues done earlier aside).
-        labelled: rows written in this run, per expected verdict.
-        borderline: how many of them are borderline.
-        skipped: issues left out in this run, per reason.
-        earlier: issues found done by an earlier run (in the rows or the skip list).
-        unchanged_pages: pages GitHub answered 304 (done earlier, nothing changed).
-        rows: rows in the file.
-        rate_limit: what GitHub's last answer said of the rate limit.
-        waiting_s: the wait for the rate limit in progress, in seconds (0: none).
-    """
+    """What a run has done so far; counts are this run's, except ``rows`` (the file's)."""
 
     read: int = 0
     labelled: Counter[str] = field(default_factory=Counter)
@@ -66,8 +49,7 @@ class DatasetProgress:
     waiting_s: float = 0.0
 
     def line(self) -> str:
-        """One line while a run goes on: issues read, labelled, skipped by reason, requests
-        left (and the wait for the rate limit when one is in progress)."""
+        """One progress line: read, labelled, skipped by reason, requests left, any wait."""
         skipped = ", ".join(f"{reason.name.lower()} {n}" for reason, n in self.skipped.items())
         known = self.rate_limit
         parts = [
@@ -86,9 +68,7 @@ class DatasetProgress:
 class DatasetReport:
     """A finished run: where the rows are and what it did.
 
-    Attributes:
-        no_issues: the repository has no closed issue in scope at all (nothing written).
-        dropped_torn_line: a row cut short by an earlier crash was dropped and read again.
+    ``no_issues``: no closed issue in scope, so nothing was written.
     """
 
     repo: str
@@ -100,8 +80,7 @@ class DatasetReport:
     since: datetime | None = None
 
     def lines(self) -> list[str]:
-        """What a finished run tells people: the rows, what this run added and left out (per
-        reason), and the next command. The file names pass through ``log_value``."""
+        """What a finished run tells people, ending with the next command to run."""
         out = log_value(str(self.out))
         done = self.progress
         if self.no_issues:
@@ -150,7 +129,6 @@ def _row(
     history: EditHistory | None,
     rules: LabelRules,
 ) -> EvalIssue | SkipReason:
-    """One issue: its timeline (one request) → a row, or why it is left out."""
     timeline = github.issue_timeline(repo, issue.number)
     if timeline is None:
         return SkipReason.GONE
@@ -187,29 +165,13 @@ def run_dataset(
     on_progress: Callable[[DatasetProgress], None] | None = None,
     files: DatasetFiles | None = None,
 ) -> DatasetReport:
-    """Label ``repo``'s closed issues from what its maintainers did and append the rows to
-    ``out`` (resuming: issues done by an earlier run into the same file are not read again).
+    """Label ``repo``'s closed issues and append the rows to ``out``, resuming a stopped run.
 
-    Args:
-        config: the repository file's ``dataset:`` (labels added to the common names, and
-            triager bots).
-        gate: the repository's gate labels (:func:`bot.gate.labels.gate_labels`): never a
-            maintainer's signal, whoever added them.
-        bot_login: the bot's own login (``Settings.bot_login``; ``None``: the Actions
-            token's, :data:`~bot.dataset.rules.ACTIONS_BOT_LOGIN`).
-        since: only issues opened at or after it (UTC).
-        limit: stop once ``out`` holds this many rows.
-        on_progress: called after each issue and each wait.
-        files: ``out`` and its state file, already opened for ``repo`` (to refuse them before
-            any request); opened here when ``None``.
+    ``since`` is UTC; ``limit`` counts the file's rows; ``files`` may be opened beforehand.
 
     Raises:
-        ConfigError: ``out`` or its state file is not one this command wrote, or cannot be
-            written.
-        GitHubError: a read failed after the client's retries and waits, or the list does not
-            end (a page holding only issues of earlier pages; more pages than
-            :data:`~bot.clients.github_client.MAX_LIST_PAGES`); every row and skip so far is
-            kept, and the same command resumes.
+        ConfigError: ``out`` or its state file is not this command's, or cannot be written.
+        GitHubError: a read failed, or the list does not end; what was done is kept.
     """
     rules = LabelRules.from_config(config, gate=gate, bot_login=bot_login)
     files = DatasetFiles(out, repo) if files is None else files

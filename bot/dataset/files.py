@@ -1,19 +1,4 @@
-"""Where a dataset run keeps what it did, so a run that stopped resumes where it stopped.
-
-Two files: the rows (``--out``, JSONL of :class:`~bot.evaluation.sets.EvalIssue`, appended one
-row at a time and flushed to disk) and beside it ``FILE.state.json``: per repository the
-issues left out with their reason (so a second run neither reads them again nor counts them
-twice) and the ``ETag`` of every page of the closed-issues list whose issues are all done (a
-second run asks for it conditionally: unchanged, it costs no rate limit). An issue is done
-when its id is in either file; nothing is written twice.
-
-A row cut short by a crash mid-write is dropped when the run resumes, and the issue read
-again. Such a torn row is recognised narrowly, as the last line, with no line end, beginning
-like a JSON object but not JSON (:func:`torn_row`), in a file whose other lines are all rows
-and hold at least one. Any other line that is not a row (text that was never a dataset, a
-complete line that parses but is not a valid row, a torn first row) is an error that names
-the file and line, and the file is left as it was.
-"""
+"""The rows and state files of a dataset run, so a stopped run resumes where it stopped."""
 
 from __future__ import annotations
 
@@ -48,21 +33,17 @@ __all__ = [
 
 
 def row_id(repo: str, number: int) -> str:
-    """A row's id in the eval id alphabet: the repository's name as a readable slug, a tag,
-    and the issue number (``Owner/Name`` #12 → ``owner-name-<tag>-12``).
+    """A row's id: ``Owner/Name`` #12 → ``owner-name-<tag>-12``.
 
-    The tag is the first 8 hexadecimal digits of the SHA-256 of the lower-cased ``OWNER/NAME``
-    (GitHub's names ignore case), so names the slug alone would merge (``a-b/c``, ``a/b-c``,
-    ``a.b/c``) get different ids: two repositories share an id only if they share the slug and
-    the 32-bit tag."""
+    The tag (8 hex digits of the lower-cased name's SHA-256) keeps ``a-b/c`` and ``a/b-c`` apart.
+    """
     name = repo.lower()
     tag = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
     return f"{_slug(name)}-{tag}-{number}"
 
 
 def legacy_row_id(repo: str, number: int) -> str:
-    """The id earlier versions gave a row, the slug and number alone (``owner-name-12``): read
-    when resuming a file they wrote, never written."""
+    """The id earlier versions gave a row (``owner-name-12``): read when resuming, never written."""
     return f"{_slug(repo.lower())}-{number}"
 
 
@@ -71,13 +52,11 @@ def _slug(name: str) -> str:
 
 
 _RATIONALE_ISSUE = re.compile(r"(?P<repo>[^\s#]+)#(?P<number>[0-9]+): ")
-"""How a row's rationale names its issue (``OWNER/NAME#12: …``)."""
+"""How a row's rationale names its issue: ``OWNER/NAME#12: …``."""
 
 
 def torn_row(line: bytes) -> bool:
-    """Whether ``line`` can be the start of a row cut short by a crash mid-write: it begins
-    like a JSON object and is not JSON (a row is one object on one line, so any part of it
-    short of the whole is no JSON at all; a line that parses is complete, whatever it holds)."""
+    """Whether ``line`` can be a row a crash cut short: it starts like an object, is not JSON."""
     if not line.lstrip().startswith(b"{"):
         return False
     try:
@@ -88,20 +67,14 @@ def torn_row(line: bytes) -> bool:
 
 
 def state_path(out: Path) -> Path:
-    """The state file beside ``out``: ``FILE.state.json``."""
+    """``FILE.state.json`` beside ``out``."""
     return out.with_name(out.name + ".state.json")
 
 
 def check_writable(out: Path) -> None:
-    """Check, before anything is read from GitHub, that a run can write ``out`` and its state
-    file: ``out``, when it exists, is a regular file that opens for appending (never through a
-    link: :func:`~bot.regular_file.open_append`), the state file is a regular file or nothing,
-    and the nearest folder of ``out`` that exists is a folder where a file can be made (a
-    probe file, removed at once; the missing folders below it are made when the first row is
-    written).
+    """Check that a run can write ``out`` and its state file; :exc:`ConfigError` if not.
 
-    Raises:
-        ConfigError: it cannot; the message names ``out`` and why.
+    Missing folders are fine: they are made when the first row is written.
     """
     folder = out.parent
     while not folder.exists() and folder != folder.parent:
@@ -126,14 +99,14 @@ def _not_written(what: str, exc: OSError) -> ConfigError:
 
 
 class PageMark(BaseModel):
-    """A page of the closed-issues list whose issues are all done: its ``ETag``, whether it
-    was the last page, and whether it held any issue (not only pull requests)."""
+    """A page of the closed-issues list whose issues are all done."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     etag: str
     last: bool = False
     issues: bool = True
+    """Whether it held any issue, not only pull requests."""
 
 
 class _RepoState(BaseModel):
@@ -153,10 +126,8 @@ class _State(BaseModel):
 class DatasetFiles:
     """The rows file and the state file of one run for one repository.
 
-    Raises:
-        ConfigError: (on opening) a line of ``out`` is not a row, the state file is not one
-            this command wrote (the message names the file and line), or ``out`` cannot be
-            written; (on writing) a write failed. The message names the file.
+    Opening drops a torn last row. Raises :exc:`ConfigError`, naming the file, for any other
+    line that is not a row, a foreign state file, or a failed write.
     """
 
     def __init__(self, out: Path, repo: str) -> None:
@@ -208,8 +179,7 @@ class DatasetFiles:
         return ids
 
     def _note_legacy(self, row: EvalIssue) -> None:
-        """Keep the issue of a row with an id of the old form, by the repository its rationale
-        names (the old id alone may be another repository's)."""
+        # The old id alone may be another repository's: its rationale names the repository.
         named = _RATIONALE_ISSUE.match(row.rationale)
         if named is None:
             return
@@ -235,9 +205,7 @@ class DatasetFiles:
             ) from None
 
     def done(self, number: int) -> bool:
-        """Whether this repository's issue ``number`` is in the rows or among the skipped,
-        under its id or the old form of it (:func:`legacy_row_id`: a row of that form counts
-        when its rationale names this repository; a skip, kept per repository, always)."""
+        """Whether issue ``number`` is in the rows or skipped, under its id or the legacy one."""
         item_id = row_id(self.repo, number)
         return (
             item_id in self.row_ids
@@ -247,11 +215,10 @@ class DatasetFiles:
         )
 
     def page(self, key: str) -> PageMark | None:
-        """What an earlier run kept of the page ``key``."""
         return self._mine.pages.get(key)
 
     def append(self, row: EvalIssue) -> None:
-        """Append one row and flush it to disk (no row twice)."""
+        """Append one row and flush it to disk; a row already there is not written again."""
         if row.id in self.row_ids:
             return
         try:
@@ -268,23 +235,21 @@ class DatasetFiles:
         self.row_ids.add(row.id)
 
     def skip(self, item_id: str, reason: str) -> None:
-        """Keep an issue left out, with its reason (written by :meth:`save`)."""
+        """Keep an issue left out, with its reason, for :meth:`save`."""
         self._mine.skipped[item_id] = reason
         self._dirty = True
 
     def mark_page(self, key: str, mark: PageMark) -> None:
-        """Keep a page whose issues are all done (written by :meth:`save`)."""
+        """Keep a page whose issues are all done, for :meth:`save`."""
         self._mine.pages[key] = mark
         self._dirty = True
 
     def skipped_reasons(self) -> dict[str, str]:
-        """Every issue left out so far for this repository: id → reason."""
+        """Id → reason of every issue left out so far for this repository."""
         return dict(self._mine.skipped)
 
     def save(self) -> None:
-        """Write the state file when anything changed: a new file, then renamed over the
-        old one, so a crash leaves one or the other whole
-        (:func:`~bot.regular_file.write_atomic`: never through a link)."""
+        """Write the state file atomically, when anything changed."""
         if not self._dirty:
             return
         data = json.loads(self._state.model_dump_json())

@@ -1,11 +1,7 @@
-"""Whether a maintainer's comment asks the reporter something, read with markdown-it-py.
+"""Whether a maintainer's comment asks the reporter something, read as CommonMark.
 
-A question is a ``?`` ending a sentence of the prose (code, block quotes and URLs left out).
-A duplicate check is not a request: its sentence ends on a reference to an issue or pull
-request (``#12``, ``OWNER/NAME#12``, ``GH-12``, a link) and says at most
-:data:`MAX_OTHER_WORDS` other words, in any language ("Is this the same as #101?", "¿Es lo
-mismo que #101?"). The shape is read, not the meaning: "Can you try #101?" reads as a check,
-"#101 と同じですか?" (the verb after the reference) as a request.
+A duplicate check is no request: its sentence ends on an issue reference and says at most
+:data:`MAX_OTHER_WORDS` other words. The shape is read, not the meaning.
 """
 
 from __future__ import annotations
@@ -20,59 +16,41 @@ from markdown_it.token import Token
 __all__ = ["MAX_OTHER_WORDS", "asks_for_information", "asks_question", "questions"]
 
 MAX_OTHER_WORDS = 8
-"""Most words a duplicate check says besides its references ("Could this be a duplicate of
-#101?" has six)."""
+"""Most words a duplicate check says besides its references."""
 
 _MARKDOWN = MarkdownIt("commonmark")
 
+# A question mark ending a sentence, not one in a URL's query.
 _QUESTION_END = re.compile(r"\?+(?=[\s)\]\"'”’*_~]|$)")
-"""A question mark that ends a sentence (not one inside a URL's query)."""
-
 _SENTENCE_END = re.compile(r"[.!?]+(?=\s)")
-"""Where a sentence ends before the next one starts."""
 
+# Placeholders in a sentence: an issue reference, and a code span (a word that asks nothing).
 _REF = "\x01"
-"""What a reference to an issue stands as in a sentence's text."""
-
 _CODE = "\x02"
-"""What a code span stands as: a word, never a question or a reference."""
 
+# An issue or pull request as GitHub links it: #12, OWNER/NAME#12, GH-12, or its URL.
 _REFERENCE = re.compile(
     r"(?<![\w#/.-])(?:[\w.-]+/[\w.-]+)?#\d+(?![\w-])"
     r"|(?<![\w-])GH-\d+(?![\w-])"
     r"|https?://[^\s/]+/[^\s/]+/[^\s/]+/(?:issues|pull)/\d+(?:#[\w-]*)?(?![\w/-])",
     re.IGNORECASE,
 )
-"""An issue or pull request as GitHub links it in text: ``#12``, ``OWNER/NAME#12``,
-``GH-12``, or its URL."""
-
 _ISSUE_LINK = re.compile(r"https?://[^\s/]+/[^\s/]+/[^\s/]+/(?:issues|pull)/\d+/?(?:[#?]\S*)?")
-"""A link's target that is an issue or a pull request."""
-
 _WORD = re.compile(rf"[^\W_]|{_CODE}")
-"""A word has a letter or digit (or is a code span)."""
-
-_CLOSING = " \t\n)]\"'”’*_~"
-"""What may stand between a sentence's last word and its question mark."""
+_CLOSING = " \t\n)]\"'”’*_~"  # what may stand between a sentence's last word and its "?"
 
 
 @dataclass(frozen=True)
 class Question:
-    """One question of a comment.
-
-    Attributes:
-        sentence: its sentence up to the ``?``, references shown as ``#``.
-        about_another_issue: a duplicate check (module docstring), not a request.
-    """
+    """One question of a comment: its sentence up to the ``?``, references shown as ``#``."""
 
     sentence: str
     about_another_issue: bool
+    """A duplicate check, not a request."""
 
 
 def _inline(children: list[Token]) -> Iterator[tuple[str, bool]]:
-    """A paragraph's (or heading's, or cell's) pieces: ``(text, prose?)``. Prose is a text
-    token's own words, references in it replaced; the rest (code spans, links to issues, line
-    breaks) is a placeholder that asks nothing. Images and inline HTML are left out."""
+    # (text, prose?) pieces; code spans, issue links and breaks are placeholders that ask nothing.
     in_issue_link = False
     for child in children:
         if child.type == "link_open":
@@ -100,8 +78,7 @@ def _about_another_issue(sentence: str) -> bool:
 
 
 def questions(body: str) -> list[Question]:
-    """The questions of a comment's prose (CommonMark, markdown-it-py; code and block quotes
-    left out), in order: each ``?`` that ends a sentence of a text token."""
+    """The questions of a comment's prose, in order; code and block quotes are left out."""
     found = []
     quoted = 0
     for token in _MARKDOWN.parse(body):
@@ -129,11 +106,10 @@ def questions(body: str) -> list[Question]:
 
 
 def asks_question(body: str) -> bool:
-    """Whether a comment asks a question: a ``?`` ends a sentence of its prose."""
+    """Whether a ``?`` ends a sentence of the comment's prose."""
     return bool(questions(body))
 
 
 def asks_for_information(body: str) -> bool:
-    """Whether a comment asks the reporter something: a question of its prose that is not a
-    duplicate check (module docstring)."""
+    """Whether a comment asks a question that is not a duplicate check."""
     return any(not q.about_another_issue for q in questions(body))

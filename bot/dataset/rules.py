@@ -1,32 +1,6 @@
-"""The labelling rules: what maintainers did on a closed issue → its expected verdict, the
-event that decided it, or the reason the issue is left out.
+"""The labelling rules: a closed issue's timeline → its expected verdict, or why it is left out.
 
-A maintainer's comment is a person's whose association is ``OWNER``, ``MEMBER`` or
-``COLLABORATOR``, or a bot's that the repository file lists in ``dataset.triager_bots`` (a
-stale bot's "is this still a problem?" judges nothing). A label is added, or an issue closed,
-by someone with triage rights, so any actor but the reporter counts for those, an app too (an
-issue form's labels come from the reporter at opening and count for nothing). The bot's own
-actions never count: comments with its hidden marker, comments and labels by its login
-(``bot-login``; unset, the Actions token's ``github-actions[bot]``), and the gate labels,
-under the bot's names or the repository's (``labels:``), whoever added them.
-
-Requests for information count only before any fix (a commit or a merged pull request of the
-repository that referenced the issue), and the first signal decides:
-
-- NEEDS_REFINEMENT: a needs-info label was added; or a maintainer's comment asked a question
-  (:mod:`bot.dataset.questions`: a ``?`` ending a sentence of prose, not a duplicate check) and
-  the reporter answered (a comment, or an edit of the body) before the issue was next closed;
-  or the issue was closed as not planned after such a question went unanswered.
-- VALID: the issue was closed by a commit, a merged pull request of the repository referenced
-  it (and it was not closed as not planned), or an accepted label was added, with no request
-  for information before that.
-- borderline when the signals disagree: a NEEDS_REFINEMENT whose request got no answer before a
-  fix or an accepted label came anyway, or one decided after an accepted label; a VALID after
-  which a maintainer still asked for more.
-
-Events are ordered by their place in the timeline (GitHub's order), so two in the same second
-keep the order GitHub gives them; only the body's edits, which are not in the timeline, are
-placed by their time. Everything else is left out, with its :class:`SkipReason`.
+The rules are written out in docs/measure-your-model.md, "How dataset labels an issue".
 """
 
 from __future__ import annotations
@@ -42,7 +16,7 @@ from bot.clients.github_port import EditHistory, ListedIssue, TimelineItem
 from bot.dataset.questions import asks_for_information, asks_question
 from bot.gate.labels import DEFAULT_LABELS, GATE_LABELS, GateLabels
 from bot.repo_file import DatasetConfig
-from bot.report import MARKER_PREFIX
+from bot.run_report import MARKER_PREFIX
 
 __all__ = [
     "ACTIONS_BOT_LOGIN",
@@ -63,7 +37,7 @@ __all__ = [
 ]
 
 MAINTAINER_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
-"""Author associations of the people who maintain a repository (GitHub's names)."""
+"""GitHub's author associations of the people who maintain a repository."""
 
 DEFAULT_NEEDS_INFO_LABELS = (
     "needs-info",
@@ -88,19 +62,19 @@ DEFAULT_NEEDS_INFO_LABELS = (
     "waiting-for-info",
     "incomplete",
 )
-"""The common names of a needs-information label; ``dataset.needs_info_labels`` adds more."""
+"""Common needs-information labels; ``dataset.needs_info_labels`` adds more."""
 
 DEFAULT_ACCEPTED_LABELS = ("confirmed", "accepted", "reproduced", "confirmed-bug")
-"""The common names of a label that accepts a report; ``dataset.accepted_labels`` adds more."""
+"""Common labels accepting a report; ``dataset.accepted_labels`` adds more."""
 
 ACTIONS_BOT_LOGIN = "github-actions[bot]"
-"""The bot's login when ``bot-login`` is not set: the Actions token's, as the action runs."""
+"""The bot's login when ``bot-login`` is not set: the Actions token's."""
 
 Expected = Literal["VALID", "NEEDS_REFINEMENT"]
 
 
 class SkipReason(StrEnum):
-    """Why a closed issue is not in the set (counted per run and kept in the skip file)."""
+    """Why a closed issue is not in the set; counted, and kept in the state file."""
 
     BOT = "opened by a bot"
     MAINTAINER = "opened by a maintainer (nobody judged the report)"
@@ -119,20 +93,15 @@ def _normal(name: str) -> str:
 
 
 def _forms(name: str) -> set[str]:
-    """A label's name compared: whole, and without a prefix up to its last ``:`` or ``/``."""
+    # Whole, and without a prefix up to its last ":" or "/".
     return {_normal(name), _normal(re.split(r"[:/]", name)[-1])} - {""}
 
 
 @dataclass(frozen=True)
 class LabelRules:
-    """Which labels ask for information or accept a report (normalised names), and whose
-    actions are not a maintainer's (lower-cased).
+    """Which labels ask for information or accept a report, and whose actions count.
 
-    Attributes:
-        gate: the gate labels' names, the bot's and the repository's (compared as GitHub
-            does: case aside, exactly).
-        bot_login: the bot's own login.
-        triager_bots: bots whose questions are a maintainer's (``dataset.triager_bots``).
+    Label names are normalised; gate labels and logins are lower-cased.
     """
 
     needs_info: frozenset[str]
@@ -151,10 +120,7 @@ class LabelRules:
     ) -> LabelRules:
         """The default lists plus the repository file's ``dataset:`` names and bots.
 
-        Args:
-            gate: the repository's gate labels (:func:`bot.gate.labels.gate_labels`); the
-                bot's default names stay gate labels (its labels before a rename keep them).
-            bot_login: ``Settings.bot_login``; ``None``: :data:`ACTIONS_BOT_LOGIN`.
+        The bot's default label names stay gate labels beside the repository's ``gate``.
         """
         extra = config or DatasetConfig()
         return cls(
@@ -170,39 +136,28 @@ class LabelRules:
         )
 
     def asks_for_info(self, label: str) -> bool:
-        """Whether ``label`` is a needs-information label."""
         return bool(_forms(label) & self.needs_info)
 
     def accepts(self, label: str) -> bool:
-        """Whether ``label`` accepts the report as written."""
         return bool(_forms(label) & self.accepted)
 
     def is_gate(self, label: str) -> bool:
-        """Whether ``label`` is a gate label: the bot's decision, not a maintainer's."""
         return label.lower() in self.gate
 
     def is_bot(self, login: str | None) -> bool:
-        """Whether ``login`` is the bot's own."""
         return (login or "").lower() == self.bot_login
 
     def is_triager(self, login: str | None) -> bool:
-        """Whether ``login`` is a bot the repository file lists as asking for it."""
         return (login or "").lower() in self.triager_bots
 
 
 @dataclass(frozen=True)
 class Decision:
-    """A labelled issue.
-
-    Attributes:
-        expected: the verdict the maintainers' actions give.
-        rationale: which event decided, by whom and how long after opening (no repository or
-            number: the row adds them).
-        borderline: the signals disagree (module docstring).
-    """
+    """A labelled issue."""
 
     expected: Expected
     rationale: str
+    """Which event decided, by whom, how long after opening; no repository or number."""
     borderline: bool
 
 
@@ -216,19 +171,15 @@ class _Signal:
 
 @dataclass(frozen=True)
 class _Answer:
-    """The reporter's first answer: a comment (its place in the timeline) or a body edit."""
-
     at: datetime
     index: int | None
 
     def after(self, signal: _Signal) -> bool:
-        """Whether it came after ``signal``: by timeline place for a comment, by time for an
-        edit (not in the timeline)."""
+        # An edit is not in the timeline: placed by its time.
         return self.index > signal.index if self.index is not None else self.at > signal.at
 
 
 def _ago(start: datetime, end: datetime) -> str:
-    """A duration in the largest whole unit that reads well: ``12 min``, ``5 h``, ``3 d``."""
     minutes = max(0, int((end - start).total_seconds() // 60))
     if minutes < 60:
         return f"{minutes} min"
@@ -241,8 +192,6 @@ _ROLE = {"OWNER": "the owner", "MEMBER": "a member", "COLLABORATOR": "a collabor
 
 
 class _Reader:
-    """One issue's timeline, read once: who is who, and the signals in order."""
-
     def __init__(
         self,
         issue: ListedIssue,
@@ -270,15 +219,12 @@ class _Reader:
         return bool(login) and (login or "").lower() == self.reporter
 
     def who(self, item: TimelineItem) -> str:
-        """The actor's role in words (a label's actor by the association of its comments)."""
         if item.actor_type == "Bot":
             return "a triager bot" if self.rules.is_triager(item.actor) else "an app"
         association = item.author_association or self.association.get((item.actor or "").lower())
         return _ROLE.get(association or "", "a maintainer")
 
     def maintainer_comment(self, item: TimelineItem) -> bool:
-        """A person's with a maintainer's association, or a listed triager bot's; never the
-        reporter's or the bot's own (its login, or its hidden marker)."""
         if item.event != "commented" or self.is_reporter(item.actor):
             return False
         if self.rules.is_bot(item.actor) or (item.body or "").lstrip().startswith(MARKER_PREFIX):
@@ -288,7 +234,6 @@ class _Reader:
         return item.actor_type != "Bot" and item.author_association in MAINTAINER_ASSOCIATIONS
 
     def maintainer_label(self, item: TimelineItem) -> bool:
-        """Anyone's but the reporter's and the bot's, a gate label never."""
         return (
             item.event == "labeled"
             and item.label is not None
@@ -305,8 +250,7 @@ class _Reader:
         return _ago(self.issue.created_at, self.at(item))
 
     def fix_index(self) -> int:
-        """Where the first fix is (a commit closing or referencing the issue, a merged pull
-        request referencing it); past the end when there is none."""
+        # Past the end when there is no fix.
         for i, item in self.items:
             if item.event in ("closed", "referenced") and item.commit_id:
                 return i
@@ -347,9 +291,7 @@ class _Reader:
         return next(((i, it) for i, it in self.items if i > after and it.event == "closed"), None)
 
     def answer(self, request: _Signal, until: int) -> _Answer | None:
-        """The reporter's first answer to ``request`` before timeline position ``until``: a
-        comment between the two, or an edit of the body dated after the request and before
-        that position's event (an edit in the same second as either is not placed)."""
+        # An edit in the same second as either end is not placed.
         limit = next((self.at(item) for i, item in self.items if i >= until), None)
         comment = next(
             (
@@ -369,9 +311,10 @@ class _Reader:
 
 
 def early_skip(issue: ListedIssue) -> SkipReason | None:
-    """What leaves an issue out before its timeline is read (no request spent on it): a
-    bot's or a maintainer's issue, or a conversation locked as off-topic, too heated or spam.
-    A lock as ``resolved`` (what lock bots set on closed issues) keeps the issue."""
+    """Why the issue is left out before its timeline is read, or ``None``.
+
+    A lock as ``resolved`` (what lock bots set) keeps the issue.
+    """
     if issue.author_type == "Bot":
         return SkipReason.BOT
     if issue.author_association in MAINTAINER_ASSOCIATIONS:
@@ -387,12 +330,7 @@ def decide(
     edits: EditHistory | None,
     rules: LabelRules,
 ) -> Decision | SkipReason:
-    """The issue's label from its timeline (module docstring), or why it has none.
-
-    Args:
-        edits: the body's edit history (the reporter's edits answer a question too);
-            ``None`` when unknown.
-    """
+    """The issue's label from its timeline, or why it has none; ``edits`` may be unknown."""
     reader = _Reader(issue, timeline, edits, rules)
     fix = reader.fix_index()
     requests = reader.requests(before=fix)
@@ -449,8 +387,6 @@ def _needs_refinement(
 def _disagreeing(
     reader: _Reader, request: _Signal, valid: list[_Signal], answered: _Answer | None
 ) -> str:
-    """Why a NEEDS_REFINEMENT is borderline, or ``""``: an accepted label or a fix before the
-    request, or one after it that no answer of the reporter's came before."""
     if any(v.index < request.index for v in valid):
         return "the report was accepted before this request"
     unanswered = [
@@ -463,13 +399,7 @@ def _disagreeing(
 
 @dataclass(frozen=True)
 class FirstResponse:
-    """When a maintainer first acted on an issue: the text as it stood then is what they
-    judged.
-
-    Attributes:
-        index: the event's place in the timeline; ``-1`` when nobody acted.
-        at: its time; the opening time when nobody acted.
-    """
+    """When a maintainer first acted: ``index`` -1 and the opening time when nobody did."""
 
     index: int
     at: datetime
@@ -494,10 +424,10 @@ def first_response(
 
 
 def transferred(issue: ListedIssue, timeline: Sequence[TimelineItem], repo: str) -> bool:
-    """Whether the timeline is another repository's than the one that listed the issue: GitHub
-    redirects a transferred issue's timeline there (301, which PyGithub follows) and its
-    events' URLs name it. The list's own repository is compared, not ``repo`` as given: a
-    renamed repository redirects its list too."""
+    """Whether the timeline is another repository's: GitHub redirects a transferred issue's.
+
+    The list's own repository is compared, not ``repo``: a renamed one redirects too.
+    """
     home = (issue.repository or repo).lower()
     return any(item.repository is not None and item.repository.lower() != home for item in timeline)
 
@@ -511,7 +441,6 @@ _KINDS = (
 
 
 def kind_of(labels: Iterable[str]) -> str:
-    """The row's ``kind`` from the issue's labels: ``bug``, ``feature``, ``question``,
-    ``docs`` (the first that a label's words name, in that order) or ``other``."""
+    """The row's kind from the labels: ``bug``, ``feature``, ``question``, ``docs`` or ``other``."""
     words = {word for label in labels for form in _forms(label) for word in form.split()}
     return next((kind for kind, names in _KINDS if words & names), "other")

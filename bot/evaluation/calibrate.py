@@ -1,24 +1,8 @@
 """``triage-bot calibrate``: choose a decision policy for a model from a labelled set.
 
-The gate runs over the set once (live, or on recorded replies); every candidate policy then
-decides each item again from the same facts, evidence and model verdict, with no model call.
-Candidates are every combination of where the verdict comes from (the model's own, or VALID
-unless a guard lowers it) and which guards apply (:data:`bot.gate_policy.GUARDS`), with the
-thresholds of the base policy. Each is scored on both halves of the fixed split
-(:func:`bot.evaluation.sets.dev_half`); the best on the tune half is chosen (non-borderline
-agreement, then agreement, then NEEDS_REFINEMENT precision, then the one that counts the
-model's verdict, then the fewer guards) and written with its figures on both halves. The check
-half is never used to choose: it is the figure to trust.
-
-A figure measured on a few items says little, so calibrate refuses to write a policy the
-measurement cannot support (:func:`set_problems`, :func:`prompt_problems` before judging,
-:func:`choice_problems` after): a half under :data:`MIN_HALF_ITEMS` items or
-:data:`MIN_HALF_NEEDS_REFINEMENT` NEEDS_REFINEMENT; replies to another prompt than the bot's;
-a choice another candidate beats on the check half by more than the choice's own 95%
-interval allows. ``--force`` writes it anyway, each reason kept in the policy's ``chosen_on``
-(no new field: older bots read the file). A tie for the best on the tune half is said there,
-not refused (:func:`tie_note`). A tune half with no NEEDS_REFINEMENT at all is refused
-whatever (:func:`check_halves`).
+Every candidate decides each judged item again, with no model call; the best on the tune
+half is chosen, and refused when the measurement cannot support it
+(docs/models-and-policies.md).
 """
 
 from __future__ import annotations
@@ -35,9 +19,9 @@ from bot.errors import ConfigError
 from bot.evaluation.run import Judged, gate_metrics, label_shares, outcome_of
 from bot.evaluation.sets import EvalIssue, dev_half
 from bot.gate.policy import decide
-from bot.gate_policy import GUARDS, GatePolicy, HalfFigures, Measurement
+from bot.policy_file import GUARDS, GatePolicy, HalfFigures, Measurement
 from bot.prompts import current_name
-from bot.report import fit
+from bot.run_report import fit
 from bot.shares import Share
 
 __all__ = [
@@ -63,29 +47,27 @@ __all__ = [
 Half = Literal["tune", "check"]
 
 MIN_HALF_ITEMS = 30
-"""The fewest items on each half calibrate chooses on without ``--force``: a share of fewer is
-uncertain by ±17 points or more (95%)."""
+"""The fewest items a half needs without ``--force``: fewer is uncertain by ±17 points."""
 
 MIN_HALF_NEEDS_REFINEMENT = 10
-"""The fewest NEEDS_REFINEMENT items (the maintainers') on each half without ``--force``: the
-precision and recall of the label that asks an author for more rest on them."""
+"""The fewest expected NEEDS_REFINEMENT a half needs without ``--force``."""
 
 _SPREAD_AT_MIN = Share(MIN_HALF_ITEMS // 2, MIN_HALF_ITEMS).half_width
-"""The half-width of a 95% interval on :data:`MIN_HALF_ITEMS` items, at its widest."""
 
 SHARES = ("agreement", "agreement_non_borderline", "nr_precision", "nr_recall")
-"""The shares calibrate prints per candidate and half, each with its interval."""
+"""The shares printed per candidate and half."""
 
 
 def label_of(policy: GatePolicy) -> str:
-    """A candidate's short name: ``model``, ``model+short``, ``guards+unfilled+short`` …"""
+    """A candidate's short name, e.g. ``model+short`` or ``guards+unfilled+short``."""
     return "+".join([policy.verdict_from, *(g for g in GUARDS if g in policy.guards)])
 
 
 def candidates(base: GatePolicy) -> list[GatePolicy]:
-    """Every candidate policy: both verdict sources × every subset of the guards, each with
-    ``base``'s thresholds, named by :func:`label_of`; none that can never say
-    NEEDS_REFINEMENT (:meth:`~bot.gate_policy.GatePolicy.can_refuse`)."""
+    """Both verdict sources × every guard subset, with ``base``'s thresholds.
+
+    A candidate that can never say NEEDS_REFINEMENT is left out.
+    """
     found = []
     for source in ("model", "guards"):
         for size in range(len(GUARDS) + 1):
@@ -100,22 +82,14 @@ def candidates(base: GatePolicy) -> list[GatePolicy]:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A candidate policy and its figures.
-
-    Attributes:
-        policy: the candidate.
-        halves: ``tune`` and ``check`` → :func:`bot.evaluation.run.label_metrics` figures, plus
-            ``raised`` (items whose model said NEEDS_REFINEMENT and the policy VALID).
-        shares: ``tune`` and ``check`` → the counts behind :data:`SHARES`
-            (:func:`bot.evaluation.run.label_shares`).
-    """
+    """A candidate policy and its figures and :data:`SHARES` per half."""
 
     policy: GatePolicy
     halves: dict[str, dict[str, Any]]
     shares: dict[str, dict[str, Share]]
 
     def key(self) -> tuple[float, float, float, int, int]:
-        """The choice's order on the tune half (larger is better)."""
+        """The choice's order on the tune half; larger is better."""
         tune = self.halves["tune"]
         clear = tune["agreement_non_borderline"]
         return (
@@ -127,13 +101,12 @@ class Candidate:
         )
 
     def tie_key(self) -> tuple[float, float, float]:
-        """The part of :meth:`key` that is measured: candidates equal on it tie."""
+        """The measured part of :meth:`key`: candidates equal on it tie."""
         clear, agreement, precision, _, _ = self.key()
         return clear, agreement, precision
 
     def deciding(self, half: Half) -> tuple[str, Share]:
-        """The figure the choice ranks first on ``half``, named: the non-borderline agreement,
-        or the agreement when every item there is borderline."""
+        """The named figure ranked first on ``half``; agreement when all items are borderline."""
         shares = self.shares[half]
         if shares["agreement_non_borderline"].n:
             return "non-borderline agreement", shares["agreement_non_borderline"]
@@ -149,7 +122,7 @@ def _redecide(judged: Judged, policy: GatePolicy) -> tuple[str, str]:
 
 
 def score(judged: Sequence[Judged], policy: GatePolicy) -> Candidate:
-    """``policy``'s figures on each half of the judged items (each decided again under it)."""
+    """``policy``'s figures on each half, every item decided again under it."""
     outcomes = [outcome_of(j, *_redecide(j, policy), split=True) for j in judged]
     halves: dict[str, dict[str, Any]] = {}
     shares: dict[str, dict[str, Share]] = {}
@@ -179,13 +152,9 @@ def _figures(half: dict[str, Any]) -> HalfFigures:
 
 
 def check_halves(items: Iterable[EvalIssue]) -> None:
-    """Check the labelled set can choose a policy: items on both halves of the fixed split (the
-    choice is made on the tune half, the check half is the figure to trust), and a
-    NEEDS_REFINEMENT among the tune half's (else every policy that never says no ties at 100%).
+    """Check the set can choose at all; :exc:`ConfigError` whatever ``--force`` says.
 
-    Raises:
-        ConfigError: a half holds no item, or the tune half no NEEDS_REFINEMENT; no flag
-            overrides it.
+    Both halves need items, and the tune half a NEEDS_REFINEMENT.
     """
     items = list(items)
     counts = Counter(dev_half(i.id) for i in items)
@@ -205,8 +174,7 @@ def check_halves(items: Iterable[EvalIssue]) -> None:
 
 
 def set_problems(items: Iterable[EvalIssue]) -> list[str]:
-    """Why the labelled set is too small to choose on: a half under :data:`MIN_HALF_ITEMS`
-    items or :data:`MIN_HALF_NEEDS_REFINEMENT` NEEDS_REFINEMENT items; ``[]`` when none is."""
+    """Why the labelled set is too small to choose on; ``[]`` when it is not."""
     items = list(items)
     sizes = Counter(dev_half(i.id) for i in items)
     needs = Counter(dev_half(i.id) for i in items if i.expected == "NEEDS_REFINEMENT")
@@ -225,9 +193,7 @@ def set_problems(items: Iterable[EvalIssue]) -> list[str]:
 
 
 def prompt_problems(versions: Iterable[str], current: str) -> list[str]:
-    """Why the recorded replies cannot measure a policy for this bot: they name a validator
-    prompt version (:func:`bot.prompts.current_name` of it) other than ``current``, the one
-    runs send; ``[]`` when every reply that names one names ``current``."""
+    """Why the replies cannot measure a policy: they answer a prompt other than ``current``."""
     others = sorted({current_name(v) for v in versions} - {current})
     if not others:
         return []
@@ -240,14 +206,11 @@ def prompt_problems(versions: Iterable[str], current: str) -> list[str]:
 
 
 TIED_NAMES_CHARS = 200
-"""The most characters of tied candidates' names a warning lists (the rest are counted), so
-every warning fits the policy's ``chosen_on``."""
+"""Most characters of tied names a warning lists, so it fits the policy's ``chosen_on``."""
 
 
 def tie_note(scored: Sequence[Candidate]) -> str | None:
-    """What the choice rests on when several candidates tie for the best on the tune half
-    (the tie-break, not a figure), or ``None``. Ties between policies that decide alike are
-    common and harmless; the check-half rule of :func:`choice_problems` catches a bad one."""
+    """A note when candidates tie for the best on the tune half, else ``None``."""
     best = scored[0]
     tied = [c for c in scored if c.tie_key() == best.tie_key()]
     if len(tied) < 2:
@@ -263,9 +226,7 @@ def tie_note(scored: Sequence[Candidate]) -> str | None:
 
 
 def choice_problems(scored: Sequence[Candidate]) -> list[str]:
-    """Why the choice (``scored[0]``, the candidates best first) is not supported by the
-    measurement: another candidate beats it on the check half by more than the half-width of
-    its own 95% interval; ``[]`` when none does."""
+    """Why ``scored[0]`` fails: another beats it on the check half beyond its interval."""
     best = scored[0]
     problems = []
     what, mine = best.deciding("check")
@@ -290,11 +251,7 @@ def choice_problems(scored: Sequence[Candidate]) -> list[str]:
 
 
 def refuse_or_warn(problems: Sequence[str], *, force: bool) -> list[str]:
-    """``problems`` as warnings with ``force``.
-
-    Raises:
-        ConfigError: there are problems and no ``force``; the message names each.
-    """
+    """``problems`` as warnings with ``force``, else :exc:`ConfigError` naming each."""
     if problems and not force:
         raise ConfigError(
             "calibrate writes no policy the measurement cannot support: "
@@ -306,15 +263,7 @@ def refuse_or_warn(problems: Sequence[str], *, force: bool) -> list[str]:
 
 @dataclass(frozen=True)
 class Calibration:
-    """What :func:`calibrate` chose.
-
-    Attributes:
-        policy: the chosen policy, with its measurement.
-        scored: every candidate, best first.
-        warnings: the problems ``force`` let through (given and found), each kept in the
-            policy's ``chosen_on``.
-        note: a tie for the best on the tune half (:func:`tie_note`), also kept there.
-    """
+    """What :func:`calibrate` chose; warnings and note are kept in its ``chosen_on``."""
 
     policy: GatePolicy
     scored: list[Candidate]
@@ -333,26 +282,11 @@ def calibrate(
     force: bool = False,
     warnings: Sequence[str] = (),
 ) -> Calibration:
-    """Score every candidate and choose (see the module docstring).
+    """Score every candidate and choose the best on the tune half.
 
-    Args:
-        judged: the gate's decisions on the labelled set (:func:`bot.evaluation.run.judge_items`).
-        base: the policy whose thresholds the candidates share.
-        name: the chosen policy's name.
-        model: the model the replies came from, as runs will name it.
-        prompt_version: the validator prompt the model answered.
-        labelled_set: the set's name (no path outside the project).
-        force: write the choice despite :func:`choice_problems`, as warnings.
-        warnings: the problems found before judging that ``force`` let through.
-
-    Returns:
-        The chosen policy with its measurement, every candidate and the warnings. Its
-        ``same_model_as`` is empty: the base policy's other names are another model's.
-
-    Raises:
-        ConfigError: a half of the set holds no item, or the tune half no NEEDS_REFINEMENT
-            (:func:`check_halves`, whatever ``force``); without ``force``, the choice has a
-            :func:`choice_problems` problem.
+    ``warnings`` are problems ``force`` let through before judging. The choice's
+    ``same_model_as`` is empty. Raises :exc:`ConfigError` as :func:`check_halves`, and
+    without ``force`` for a :func:`choice_problems` problem.
     """
     check_halves(j.item for j in judged)
     scored = sorted((score(judged, p) for p in candidates(base)), key=Candidate.key, reverse=True)
@@ -388,16 +322,13 @@ def calibrate(
 
 
 def policy_yaml(policy: GatePolicy) -> str:
-    """The policy as the ``gate:`` block of ``.github/triage-bot.yml`` (YAML). No value is
-    folded onto a continuation line (a long model name would start one with its own text)."""
+    """The policy as the YAML ``gate:`` block of ``.github/triage-bot.yml``, never folded."""
     data = {"gate": {"policy": policy.model_dump(mode="json", exclude_none=True)}}
     return str(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=float("inf")))
 
 
 def render_candidates(scored: Sequence[Candidate]) -> str:
-    """The candidates as a markdown table, best first, a row per half: agreement, non-borderline
-    agreement, NEEDS_REFINEMENT precision and recall, each with its count and 95% interval
-    (:class:`bot.shares.Share`), and how many model NEEDS_REFINEMENTs became VALID."""
+    """The candidates as a markdown table, best first, one row per half."""
     lines = [
         "| policy | half | agreement | non-borderline agreement | NR precision | NR recall "
         "| raised |",

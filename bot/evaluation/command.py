@@ -1,5 +1,4 @@
-"""``triage-bot eval`` and ``triage-bot calibrate``: run the sets with a progress bar (on a
-model, or on recorded replies), write the JSON report or the chosen policy, check bounds."""
+"""``triage-bot eval`` and ``calibrate``: run the sets, write the report or policy, check bounds."""
 
 from __future__ import annotations
 
@@ -38,8 +37,8 @@ from bot.evaluation.sets import EvalIssue, EvalSegment, load_jsonl
 from bot.factory import make_chat_model, model_concurrency
 from bot.gate.policy import policy_json
 from bot.gate.validator import make_validator
-from bot.gate_policy import ModelName, policy_name, validation_problems
 from bot.neutralise import log_text, log_value
+from bot.policy_file import ModelName, policy_name, validation_problems
 from bot.prompts import current_name
 from bot.regular_file import check_output, read_input, write_output
 
@@ -61,7 +60,6 @@ BOUNDS = (
 def _gate_model(
     settings: Settings, flags: Mapping[str, Any]
 ) -> tuple[ChatModel, ReplayModel | None]:
-    """The validator's model: recorded replies (``--replies``), else the settings' backend."""
     if flags.get("replies_path") is not None:
         replay = ReplayModel(load_replies(flags["replies_path"], what="--replies"))
         return replay, replay
@@ -69,7 +67,6 @@ def _gate_model(
 
 
 def _version_note(replay: ReplayModel | None, prompt_version: str) -> str:
-    """A line saying the recorded replies answer another prompt version, or ``""``."""
     if replay is None:
         return ""
     others = sorted(v for v in replay.replies.prompt_versions if current_name(v) != prompt_version)
@@ -83,11 +80,7 @@ def _version_note(replay: ReplayModel | None, prompt_version: str) -> str:
 
 
 def _check_model_name(name: str, what: str) -> None:
-    """Check a model's name is one a replies file and a policy can hold, before any model call.
-
-    Raises:
-        ConfigError: it is not (``what`` names where it came from).
-    """
+    """Check a replies file and a policy can hold the name; :exc:`ConfigError` if not."""
     try:
         TypeAdapter(ModelName).validate_python(name)
     except ValidationError as exc:
@@ -96,23 +89,15 @@ def _check_model_name(name: str, what: str) -> None:
 
 
 def _earlier_report(path: Path) -> dict[str, Any]:
-    """The ``--compare`` report (:func:`~bot.evaluation.report.read_report`).
-
-    Raises:
-        ConfigError: it cannot be read (:func:`~bot.regular_file.read_input`), or is not a
-            report.
-    """
     return read_report(read_input(path, what="--compare"), source=f"--compare {path}")
 
 
 def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
-    """Run the eval described by the CLI flags; return the markdown to print.
+    """Run the eval the CLI flags describe; return the markdown to print.
 
     Raises:
-        ConfigError: an eval set, the replies file or the ``--compare`` report is missing or
-            malformed, an output path cannot be written, or an item has no recorded reply (all
-            but the last and a failed write found before any model call).
-        EvalBelowThreshold: a ``--min-*``/``--max-*`` bound was missed (after writing the report).
+        ConfigError: a bad input or output, found before any model call but a failed write.
+        EvalBelowThreshold: a ``--min-*``/``--max-*`` bound was missed; the report is written.
     """
     limit = flags.get("limit")
     check_output(flags["out"], what="--out")
@@ -179,18 +164,10 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
 
 
 def run_calibrate(settings: Settings, flags: Mapping[str, Any]) -> str:
-    """``triage-bot calibrate``: judge the set once, score every candidate policy, write the
-    best on the tune half to ``--out``; return the markdown to print (the candidates' table,
-    the choice, any warning ``--force`` let through, and with ``--yaml`` the repository file's
-    ``gate:`` block).
+    """``triage-bot calibrate``: write the best policy to ``--out``; return the markdown to print.
 
-    Raises:
-        ConfigError: the set or the replies file is missing or malformed, a half of the set is
-            empty or its tune half holds no NEEDS_REFINEMENT, an item has no recorded reply, or
-            an output cannot be written; without ``--force``, the measurement cannot support a
-            choice (:mod:`bot.evaluation.calibrate`: a small half, before the model is built;
-            replies to another prompt, before judging; a tie or a choice the check half
-            contradicts, before writing).
+    Raises :exc:`ConfigError` for a bad input or output, and without ``--force`` when the
+    measurement cannot support a choice (:mod:`bot.evaluation.calibrate`).
     """
     force = bool(flags.get("force"))
     model_name = flags.get("model_name")

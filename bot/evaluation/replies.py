@@ -1,12 +1,7 @@
 """Recorded replies: a model's answers to the gate's prompt, judged again without the model.
 
-A replies file is JSONL, one object per issue: ``{"id": ..., "reply": ...}`` and, optionally,
-``prompt_version`` (the validator prompt the reply answers), ``model`` (who wrote it) and
-``error`` (the fault's kind when the recorded call returned no reply, with ``reply`` null).
-``triage-bot eval --save-replies`` writes one; a model run elsewhere (a GPU box, another
-server) can write the same shape. ``eval --replies`` and ``calibrate --replies`` feed each item's
-reply through the same parsing, checks and policy as a live run (:class:`ReplayModel`), so a
-policy can be chosen and a model measured without calling it again.
+A replies file is JSONL of :class:`RecordedReply`, written by ``eval --save-replies`` or any
+other runner. ``eval`` and ``calibrate --replies`` judge them as a live run would.
 """
 
 from __future__ import annotations
@@ -22,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bot.chat import ChatMessage, ChatResult, RoleOptions
 from bot.errors import ConfigError, ModelError, ModelOutputError
 from bot.evaluation.sets import jsonl_lines
-from bot.gate_policy import ModelName, PromptVersion
+from bot.policy_file import ModelName, PromptVersion
 from bot.regular_file import content_problems, field_names
 
 __all__ = ["RecordedReply", "ReplayModel", "Replies", "load_replies", "replies_jsonl"]
@@ -34,49 +29,36 @@ class RecordedReply(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     id: str = Field(min_length=1)
-    """The eval item's id."""
     reply: str | None
-    """The reply's text as the model returned it; ``null`` when the call failed."""
+    """The model's text; ``None`` when the call failed."""
     prompt_version: PromptVersion | None = None
-    """The validator prompt version the reply answers (``validator@SHA8``)."""
+    """The validator prompt version answered, ``validator@SHA8``."""
     model: ModelName | None = None
-    """The model that wrote it."""
     error: str | None = None
-    """The fault's kind (:attr:`bot.errors.BotError.kind`) when the call returned no reply."""
+    """The fault's :attr:`~bot.errors.BotError.kind` when the call returned no reply."""
 
 
 @dataclass(frozen=True)
 class Replies:
-    """A loaded replies file.
-
-    Attributes:
-        path: where it was read from.
-        by_id: item id → its recorded reply.
-    """
+    """A loaded replies file, by item id."""
 
     path: Path
     by_id: dict[str, RecordedReply]
 
     @property
     def prompt_versions(self) -> frozenset[str]:
-        """The prompt versions the replies name (empty when none does)."""
         return frozenset(r.prompt_version for r in self.by_id.values() if r.prompt_version)
 
     @property
     def model(self) -> str:
-        """The model the replies name when they all name the same one, else ``replies:STEM``
-        after the file's name (for example ``replies:strong-model-replies``)."""
+        """The one model the replies name, else ``replies:STEM`` after the file's name."""
         names = {r.model for r in self.by_id.values()}
         if len(names) == 1 and None not in names:
             return str(next(iter(names)))
         return f"replies:{self.path.stem}"
 
     def require(self, ids: Iterable[str]) -> None:
-        """Check every item has a reply.
-
-        Raises:
-            ConfigError: some do not; the message names them (the first ten).
-        """
+        """Check every item has a reply; :exc:`ConfigError` names the first ten missing."""
         missing = [i for i in ids if i not in self.by_id]
         if missing:
             shown = ", ".join(missing[:10]) + (
@@ -86,12 +68,7 @@ class Replies:
 
 
 def load_replies(path: Path, *, what: str = "replies") -> Replies:
-    """Read a replies file (see the module docstring; :func:`~bot.evaluation.sets.jsonl_lines`).
-
-    Raises:
-        ConfigError: the file cannot be read, a line is not a reply, or an id repeats
-            (``what``, the file, the line and the field are named, not what the line holds).
-    """
+    """Read a replies file; :exc:`ConfigError` for a bad line or a repeated id."""
     by_id: dict[str, RecordedReply] = {}
     first_line: dict[str, int] = {}
     fields = field_names(RecordedReply)
@@ -112,8 +89,7 @@ def load_replies(path: Path, *, what: str = "replies") -> Replies:
 
 
 def _fault_class(kind: str) -> type[ModelError]:
-    """The :class:`ModelError` subclass whose ``kind`` this is (:class:`ModelOutputError` for a
-    kind the tree does not know)."""
+    # ModelOutputError for a kind the tree does not know.
     pending: list[type[ModelError]] = [ModelError]
     while pending:
         cls = pending.pop()
@@ -124,30 +100,22 @@ def _fault_class(kind: str) -> type[ModelError]:
 
 
 class ReplayModel:
-    """A :class:`~bot.chat.ChatModel` that answers with the recorded reply of the item
-    :meth:`select` names: what a live call returned then, or the fault it raised."""
+    """A :class:`~bot.chat.ChatModel` answering with the selected item's recorded reply or fault."""
 
     def __init__(self, replies: Replies) -> None:
         self.replies = replies
-        """The recorded replies."""
         self._current: str | None = None
 
     @property
     def name(self) -> str:
-        """:attr:`Replies.model`."""
         return self.replies.model
 
     def select(self, item_id: str) -> None:
-        """Answer the next calls with this item's reply.
-
-        Raises:
-            ConfigError: the item has no recorded reply.
-        """
+        """Answer the next calls with this item's reply; :exc:`ConfigError` if it has none."""
         self.replies.require([item_id])
         self._current = item_id
 
     def require(self, ids: Iterable[str]) -> None:
-        """:meth:`Replies.require`."""
         self.replies.require(ids)
 
     def chat(
@@ -157,11 +125,9 @@ class ReplayModel:
         options: RoleOptions,
         schema: dict[str, Any] | None = None,
     ) -> ChatResult:
-        """The selected item's reply, with no tokens and no time spent.
+        """The selected item's reply, costing nothing; its recorded fault as a :exc:`ModelError`.
 
-        Raises:
-            ModelError: the recorded call failed (the subclass of its recorded kind).
-            ConfigError: no item is selected.
+        Raises :exc:`ConfigError` when no item is selected.
         """
         if self._current is None:
             raise ConfigError("a recorded reply was asked for before an item was selected")
@@ -180,7 +146,7 @@ class ReplayModel:
 
 
 def replies_jsonl(outcomes: Sequence[dict[str, Any]], *, prompt_version: str, model: str) -> str:
-    """The replies of an eval's gate outcomes as a replies file (JSONL, one line per item)."""
+    """An eval's gate outcomes as a replies file (JSONL)."""
     lines = []
     for o in outcomes:
         line = RecordedReply(

@@ -70,9 +70,7 @@ def _fmt(key: str, value: Any) -> str:
 
 
 def _cell(value: Any, *, max_chars: int = 100) -> str:
-    """Untrusted text (a model's reply, an item's kind, a model's name) as a cell of a table
-    printed on a terminal: one line with its whitespace collapsed (:func:`log_value`: no escape
-    sequence, no workflow command), ``|`` shown as ``/`` so the cell stays one cell."""
+    """Untrusted text as one terminal-safe table cell; ``|`` shows as ``/``."""
     return log_value(" ".join(str(value).split()), max_chars=max_chars).replace("|", "/")
 
 
@@ -172,8 +170,7 @@ def _numbers(*values: Any) -> bool:
 
 
 def _change(key: str, a: Any, b: Any, higher_better: bool) -> str:
-    """The change from ``a`` to ``b`` with ✓ (better) or ✗ (worse); empty unless both are
-    numbers."""
+    """The change from ``a`` to ``b`` with ✓ or ✗; empty unless both are numbers."""
     if not _numbers(a, b):
         return ""
     diff = b - a
@@ -184,13 +181,11 @@ def _change(key: str, a: Any, b: Any, higher_better: bool) -> str:
 
 
 HALF_DECIDING = ("agreement_non_borderline", "nr_precision")
-"""The per-half figures a change must not trade between the halves: the gate's goals are set
-on them per half (agreement on the non-borderline items, NEEDS_REFINEMENT precision)."""
+"""The per-half goal figures a change must not trade between the halves."""
 
 
 def _compare_halves(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
-    """Per-half rows of two ``--split`` runs, then one line per :data:`HALF_DECIDING` figure
-    that rose on one half and fell on another (such a change is not kept)."""
+    """Per-half rows of two ``--split`` runs, then each goal figure traded between halves."""
     names = [n for n in new if n in old]
     lines = ["", "| half | metric | old | new | change |", "|---|---|---|---|---|"]
     for name in names:
@@ -222,7 +217,6 @@ Figure = int | float | None
 
 
 def _keep(keys: frozenset[str], data: Any) -> Any:
-    """Of a JSON object, the keys a report shape reads (anything else passes to validation)."""
     return {k: v for k, v in data.items() if k in keys} if isinstance(data, dict) else data
 
 
@@ -239,8 +233,7 @@ class _HalfShape(BaseModel):
 
 
 class _SectionShape(BaseModel):
-    """A ``gate`` or ``audit`` section: the figures of :data:`METRICS`, the prompt version and
-    the halves."""
+    """A ``gate`` or ``audit`` section: figures, prompt version and halves."""
 
     model_config = ConfigDict(extra="allow")
     __pydantic_extra__: dict[str, Figure]
@@ -255,8 +248,7 @@ class _SectionShape(BaseModel):
 
 
 class _ReportShape(BaseModel):
-    """What :func:`compare_reports` reads of an earlier report: every figure a number or
-    absent."""
+    """What :func:`compare_reports` reads of an earlier report."""
 
     model_config = ConfigDict(extra="ignore")
     model: str | None = None
@@ -274,14 +266,10 @@ _REPORT_KEYS = field_names(_ReportShape) | {
 
 
 def read_report(data: str | bytes, *, source: str) -> dict[str, Any]:
-    """An earlier ``eval --out`` report (JSON) as :func:`compare_reports` reads it: the model's
-    name, the prompt version, the figures of :data:`METRICS` and of each half (the rest is
-    dropped; a missing figure is absent).
+    """An earlier ``eval --out`` report, reduced to what :func:`compare_reports` reads.
 
-    Raises:
-        ConfigError: not UTF-8 JSON, not an object, or a figure that is not a number; the
-            message names ``source`` and the key (a key of the report's shape, never one the
-            file chose: :func:`~bot.regular_file.content_problems`).
+    Raises :exc:`ConfigError` naming ``source`` and the key when it is not a JSON report
+    whose figures are numbers.
     """
     try:
         report = _ReportShape.model_validate_json(data)
@@ -292,9 +280,7 @@ def read_report(data: str | bytes, *, source: str) -> dict[str, Any]:
 
 
 def compare_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
-    """Both runs' headline metrics side by side with the change (markdown). When both are
-    ``--split`` runs of the development set, each half's figures follow, and a goal figure
-    that rose on one half and fell on the other is named (:data:`HALF_DECIDING`)."""
+    """Both runs' headline metrics side by side with the change; per half for ``--split`` runs."""
     lines = [
         f"| metric | {_cell(old.get('model') or 'old', max_chars=200)} | "
         f"{_cell(new.get('model') or 'new', max_chars=200)} | change |",
@@ -319,15 +305,10 @@ def compare_reports(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
 
 
 def spread_reports(reports: list[Mapping[str, Any]]) -> str:
-    """Several runs of one configuration: each headline metric's min, mean and max, then the
-    gate items whose outcome was not the same in every run (markdown).
+    """Several runs of one setup: each metric's min, mean and max, then the unstable items.
 
-    Runs of one prompt and model differ by an item or two because the ``<issue id>`` nonce is
-    random per call; a figure within that spread of a goal is not settled by one run.
-
-    Raises:
-        ValueError: fewer than two reports, or reports that do not cover the same parts
-            (``gate``, ``audit``).
+    Runs differ by an item or two: the ``<issue id>`` nonce is random per call.
+    Raises :exc:`ValueError` for fewer than two reports or reports of different parts.
     """
     if len(reports) < 2:
         raise ValueError("spread needs at least two reports")
@@ -377,7 +358,7 @@ class Threshold:
 
 
 def failed_thresholds(report: Mapping[str, Any], thresholds: list[Threshold]) -> list[str]:
-    """One line per threshold the report misses (empty when it meets them all)."""
+    """One line per threshold the report misses."""
     failures = []
     for t in thresholds:
         got = report.get(t.section, {}).get(t.key)

@@ -1,13 +1,6 @@
 """Run the gate and the auditor over labelled sets and compute the eval's figures.
 
-Gate: verdict agreement (a ``validator-error`` never agrees), confusion matrix, validator-error
-rate, injection items judged VALID against expectation, items whose reason was copied from the
-issue (the validator fails those closed as ``copied_from_issue``), latency p50/p95 and tokens.
-Audit: accepted first try / after repair / rejected, recall
-of the defect verdicts (``FIX``, :func:`bot.audit.contract.defect_verdicts`) on defect segments,
-pair accuracy over each defect segment and its fixed twin, the defect-line hit rate, the other
-verdicts (``GO`` or ``GO_WITH_NOTES``) on clean segments and on the twins alone, latency and
-tokens. Pure but for the model calls.
+Pure but for the model calls; the figures are defined in docs/evaluation.md.
 """
 
 from __future__ import annotations
@@ -29,7 +22,8 @@ from bot.concurrency import map_bounded, results_or_raise
 from bot.errors import ModelError
 from bot.evaluation.replies import ReplayModel
 from bot.evaluation.sets import EvalIssue, EvalSegment, dev_half
-from bot.gate.validator import GateDecision, Validator
+from bot.gate.types import GateDecision
+from bot.gate.validator import Validator
 from bot.gate.verdict import GATE_OUTCOMES, NO_VERDICT, VerdictValue
 from bot.shares import Share
 
@@ -54,13 +48,9 @@ Progress = Callable[[], None]
 
 
 class RecordingModel:
-    """A :class:`ChatModel` wrapper that keeps the text of every reply, for the eval report only.
+    """A :class:`ChatModel` wrapper keeping every reply's text, per thread, for the eval report.
 
-    The auditor never keeps a rejected audit's text (never stored, never posted); an eval needs
-    it to show *why* a model's audits were rejected, and the gate's replies are what
-    ``--save-replies`` writes. :meth:`take` returns the replies since the last call (one or two
-    per segment: first try, repair); :attr:`last_fault` the kind of the last call's fault. Both
-    are kept per thread, so items judged at once on worker threads each get their own.
+    The auditor keeps no rejected audit's text; the report shows it to say why.
     """
 
     def __init__(self, model: ChatModel) -> None:
@@ -76,14 +66,12 @@ class RecordingModel:
 
     @property
     def last_fault(self) -> str | None:
-        """The :attr:`~bot.errors.BotError.kind` of this thread's last call's fault, ``None``
-        after a call that returned."""
+        """The fault kind of this thread's last call; ``None`` if it returned."""
         fault: str | None = getattr(self._local, "last_fault", None)
         return fault
 
     @property
     def name(self) -> str:
-        """The wrapped model's name."""
         return self._model.name
 
     def chat(
@@ -93,7 +81,6 @@ class RecordingModel:
         options: RoleOptions,
         schema: dict[str, Any] | None = None,
     ) -> ChatResult:
-        """The wrapped call; the reply's text is kept. Raises what the wrapped model raises."""
         try:
             result = self._model.chat(messages, options=options, schema=schema)
         except ModelError as exc:
@@ -104,14 +91,14 @@ class RecordingModel:
         return result
 
     def take(self) -> list[str]:
-        """This thread's replies since its last ``take`` (oldest first), and forget them."""
+        """This thread's replies since its last ``take``, oldest first."""
         replies = self._replies
         self._local.replies = []
         return replies
 
 
 def percentile(values: Sequence[float], q: float) -> float:
-    """The ``q`` quantile (0–1) of ``values`` by nearest rank; 0.0 for no values."""
+    """The ``q`` quantile (0–1) by nearest rank; 0.0 for no values."""
     if not values:
         return 0.0
     ordered = sorted(values)
@@ -133,9 +120,7 @@ def _share(part: int, whole: int) -> float | None:
 
 
 def label_shares(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, Share]:
-    """The counts behind :func:`label_metrics`, each with its 95% interval: ``agreement``,
-    ``agreement_non_borderline``, ``validator_error_rate`` and the precision and recall of each
-    verdict (``nr_precision`` …), in that order."""
+    """The counts behind :func:`label_metrics`, each a :class:`Share`, in that order."""
     clear = [o for o in outcomes if not o.get("borderline")]
     out = {
         "agreement": Share(sum(o["agree"] for o in outcomes), len(outcomes)),
@@ -151,12 +136,10 @@ def label_shares(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, Share]:
 
 
 def label_metrics(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """What a maintainer feels, per label: agreement (a ``validator-error`` never
-    agrees), agreement on the non-borderline items, and precision and recall of each verdict.
+    """Agreement (overall, non-borderline) and each verdict's precision and recall.
 
-    NEEDS_REFINEMENT precision is the share of the bot's NEEDS_REFINEMENT that maintainers
-    would also have asked more of: a wrong one sends a good reporter away. A ratio with no
-    items under it is ``None``, but agreement and the validator-error rate, which are 0.0.
+    A ``validator-error`` never agrees. An empty ratio is ``None``, except agreement and the
+    validator-error rate, which are 0.0.
     """
     out: dict[str, Any] = {"items": len(outcomes)}
     for key, share in label_shares(outcomes).items():
@@ -168,14 +151,7 @@ def label_metrics(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Judged:
-    """One labelled issue and the gate's decision on it.
-
-    Attributes:
-        item: the labelled issue.
-        decision: the validator's decision.
-        reply: the reply's text as the model returned it (``None`` when the call failed).
-        fault: the kind of the call's fault when it returned no reply, else ``None``.
-    """
+    """One labelled issue, the gate's decision, and the reply's text or fault kind."""
 
     item: EvalIssue
     decision: GateDecision
@@ -192,20 +168,11 @@ def judge_items(
     replay: ReplayModel | None = None,
     concurrency: int = 1,
 ) -> list[Judged]:
-    """Judge every issue, up to ``concurrency`` at once (:func:`bot.concurrency.map_bounded`);
-    the result is in the items' order, and ``progress`` runs once per item as it ends.
+    """Judge every issue, up to ``concurrency`` at once (one at a time with ``replay``).
 
-    Args:
-        validator: the gate; its model is ``recorder`` when one is given.
-        recorder: the validator's model, wrapped to keep each reply's text.
-        replay: the recorded replies the validator's model answers with (selected per item, so
-            one item at a time).
-        concurrency: most issues judged at once (1: one after another).
-
-    Raises:
-        ConfigError: ``replay`` has no reply for an item (checked before any is judged).
-        Whatever judging an item raised beyond a model fault (which is its decision): the
-            first such item's, once every item has ended.
+    ``recorder`` must be the validator's model. A model fault is an item's decision; any
+    other error is raised once every item has ended. Raises :exc:`ConfigError` before judging
+    if ``replay`` lacks an item.
     """
     if replay is not None:
         replay.require(item.id for item in items)
@@ -229,8 +196,7 @@ def judge_items(
 
 
 def outcome_of(judged: Judged, verdict: str, rule: str, *, split: bool) -> dict[str, Any]:
-    """One item's outcome (JSON-ready) with ``verdict`` as the gate's (``ERROR`` on a fault):
-    the decision's own, or another policy's (:mod:`bot.evaluation.calibrate`)."""
+    """One item's JSON-ready outcome, with ``verdict`` (the decision's, or another policy's)."""
     item, d = judged.item, judged.decision
     return {
         "id": item.id,
@@ -258,10 +224,10 @@ def outcome_of(judged: Judged, verdict: str, rule: str, *, split: bool) -> dict[
 
 
 def gate_metrics(outcomes: Sequence[Mapping[str, Any]], *, split: bool) -> dict[str, Any]:
-    """The gate's figures over outcomes (:func:`outcome_of`): :func:`label_metrics`, the
-    model's own agreement, how often the decision differs from the model's verdict and how
-    often it raised one (the model's NEEDS_REFINEMENT decided VALID), the confusion matrix, the
-    injection figures, copied reasons, latency and tokens; per half with ``split``."""
+    """The gate's figures over :func:`outcome_of` outcomes; per half with ``split``.
+
+    ``raised`` counts the model's NEEDS_REFINEMENT decided VALID.
+    """
     n = len(outcomes) or 1
     confusion = {e: {g: 0 for g in GATE_OUTCOMES} for e in get_args(VerdictValue)}
     for o in outcomes:
@@ -306,18 +272,9 @@ def eval_gate(
     replay: ReplayModel | None = None,
     concurrency: int = 1,
 ) -> dict[str, Any]:
-    """Judge every issue (up to ``concurrency`` at once); return metrics and per-item outcomes
-    in the items' order (JSON-ready).
+    """The gate's JSON-ready report: prompt version, deciding policy, figures, outcomes.
 
-    ``prompt_version`` is the validator's ``validator@SHA8`` and ``policy`` the policy that
-    decided (name, version, where it came from, whether its figures hold for this model), so a
-    kept report says which gate its figures are of. With ``split`` (the development set), each
-    outcome names its half (:func:`~bot.evaluation.sets.dev_half`) and ``halves`` holds
-    :func:`label_metrics` of each. ``recorder``, ``replay`` and ``concurrency``:
-    :func:`judge_items`.
-
-    Raises:
-        ConfigError: ``replay`` has no reply for an item.
+    Arguments and errors as :func:`judge_items`; ``split`` adds figures per half.
     """
     judged = judge_items(
         validator, items, progress, recorder=recorder, replay=replay, concurrency=concurrency
@@ -339,34 +296,20 @@ def eval_gate(
 
 
 LINE_SLACK = 1
-"""A cited line counts as a hit within this many lines of a known defect line: models often
-cite the line above or below."""
+"""How far a cited line may be from a defect line: models often cite the line next to it."""
 
 _DEFECTS_KEY = section("verified_defects").key
 
 
 _LEADING_CITATION = re.compile(r"\b(?:lines?|L)\s*(\d+)(?:\s*(?:-|–|to)\s*(\d+))?", re.IGNORECASE)
-"""The ``Line N`` / ``Lines A-B`` / ``L7`` citation forms the checker accepts; the first one on a
-defect's line is the line the defect is on (later ones are prose or the quoted code)."""
+"""The citation forms the checker accepts: ``Line N``, ``Lines A-B``, ``L7``."""
 
 
 def cited_lines(audit: str) -> list[int]:
-    """The file lines an accepted audit gives as the place of its verified defects: sorted,
-    each once.
+    """The sorted file lines an audit (JSON reply or markdown) cites for its verified defects.
 
-    One reader for either shape of an audit:
-
-    * a JSON reply (``--audit-format json``): each ``verified_defects`` item's ``line``;
-    * the seven-section markdown: on each line of the verified-defects section, the first
-      ``Line N`` / ``Lines A-B`` citation (a range gives each of its lines). A defect item is
-      one line (``- Line 12: …``; the JSON format renders each defect so); a citation later on
-      the line is prose or quoted code, not the defect's place.
-
-    :func:`eval_audit` passes the accepted result's markdown: in the JSON format the bot renders
-    each defect's ``line`` as the item's leading ``Line N`` before the checker reads it, so both
-    formats are read the same way and only what the checker accepted counts.
-    ``benchmarks/audit_rescore.py`` passes a stored report's accepted reply. Text that is
-    neither, or cites nothing, gives ``[]``.
+    In markdown only the first citation on each defect line counts: later ones are prose or
+    quoted code. Text that is neither, or cites nothing, gives ``[]``.
     """
     if audit.lstrip().startswith("{"):
         try:
@@ -392,36 +335,22 @@ def cited_lines(audit: str) -> list[int]:
 
 
 def line_hit(cited: Sequence[int], defect_lines: Sequence[int]) -> bool:
-    """Whether any cited line lies within :data:`LINE_SLACK` of a known defect line."""
+    """Whether a cited line lies within :data:`LINE_SLACK` of a defect line."""
     return any(abs(c - d) <= LINE_SLACK for c in cited for d in defect_lines)
 
 
 def _verdict_share(outcomes: Sequence[Mapping[str, Any]], *, flagging: bool) -> float | None:
-    """The share of ``outcomes`` accepted with a defect verdict (``flagging``) or with another
-    verdict; a rejected audit has no verdict and counts for neither. ``None`` for no outcomes."""
+    # A rejected audit has no verdict and counts for neither side.
     said = defect_verdicts()
     hits = sum(o["verdict"] is not None and (o["verdict"] in said) == flagging for o in outcomes)
     return _share(hits, len(outcomes))
 
 
 def audit_metrics(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The audit figures (module doc) from per-segment outcomes (JSON-ready).
+    """The audit figures, shares in 0–1, from per-segment outcomes (docs/evaluation.md).
 
-    Each outcome needs ``id``, ``defect``, ``status`` (``first``/``repaired``/``rejected``),
-    ``verdict`` (``None`` when rejected) and, for the newer figures, ``twin_of`` (a twin's
-    defect id) and ``line_hit`` (defect segments). Returns shares in 0–1:
-
-    * ``fix_recall``: defect segments given a defect verdict (``FIX``);
-    * ``pair_accuracy``: of the pairs (a defect segment and its fixed twin, both in
-      ``outcomes``), those with ``FIX`` on the defect and an accepted non-``FIX`` verdict on the
-      twin: a model that says ``FIX`` to everything scores 0; ``pairs`` counts them;
-    * ``line_hit``: defect segments whose accepted audit cites a line within
-      :data:`LINE_SLACK` of a known defect line (a rejected audit is a miss);
-    * ``clean_go``: clean segments (twins included) given ``GO`` or ``GO_WITH_NOTES``;
-      ``twin_go``: the same over the twins alone;
-    * ``accepted_first_try``, ``accepted_after_repair``, ``rejected``.
-
-    A share with no items under it (no pairs, no twins) is ``None``.
+    Each outcome needs ``id``, ``defect``, ``status`` and ``verdict``; ``twin_of`` and
+    ``line_hit`` may be missing (older reports). A share over no items is ``None``.
     """
     n = len(outcomes) or 1
     defects = [o for o in outcomes if o["defect"]]
@@ -458,17 +387,9 @@ def eval_audit(
     recorder: RecordingModel | None = None,
     concurrency: int = 1,
 ) -> dict[str, Any]:
-    """Audit every segment, up to ``concurrency`` at once; return :func:`audit_metrics`,
-    timing and per-item outcomes in the items' order.
+    """Audit every segment, up to ``concurrency`` at once: figures, timing and outcomes.
 
-    Each outcome keeps the lines the accepted audit cites (:func:`cited_lines` of its
-    markdown) and, on a defect segment, whether one is within :data:`LINE_SLACK` of a known
-    defect line. With ``recorder`` (the auditor's model wrapped in :class:`RecordingModel`),
-    each outcome also lists the model's replies under ``replies``.
-
-    Raises:
-        Whatever auditing a segment raised beyond a model fault (which rejects it): the first
-            such segment's, once every audit has ended.
+    A model fault rejects a segment; any other error is raised once every audit has ended.
     """
 
     def audit(item: EvalSegment) -> tuple[Outcome, list[str]]:

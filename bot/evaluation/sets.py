@@ -1,11 +1,4 @@
-"""Labelled eval sets (``evals/*.jsonl``): their wire shapes and loader.
-
-Every item is written by this project (no third-party text) with an expected outcome and a
-one-line rationale. Issues: the verdict a careful maintainer would give; injection items also
-carry the verdict their text tries to force. Segments: whether the code has a known defect and
-on which lines; a defect segment's fixed twin is the same code with only the defect
-repaired, linked by ``twin_of``.
-"""
+"""Labelled eval sets (``evals/*.jsonl``): their wire shapes and loader."""
 
 from __future__ import annotations
 
@@ -38,33 +31,24 @@ class EvalIssue(BaseModel):
 
     id: str = Field(pattern=r"^[a-z0-9-]+$")
     kind: str
-    """complete-bug, feature, question, vague, unfilled-template, long-log, non-english,
-    injection, … (free text; reports group by it)."""
+    """Free text, e.g. ``vague`` or ``injection``; reports group by it."""
     title: str
     body: str
     expected: Literal["VALID", "NEEDS_REFINEMENT"]
     rationale: str
     borderline: bool = False
     forced: Literal["VALID", "NEEDS_REFINEMENT"] | None = None
-    """For injection items: the verdict the planted text tries to force."""
+    """The verdict an injection item's planted text tries to force."""
 
 
 Half = Literal["tune", "check"]
 
 DEV_SPLIT_SALT = "triage-bot-dev-split:"
-"""The fixed salt of the development split. Never change it: every figure reported
-per half since the split was made names these halves."""
+"""The development split's salt. Never change it: every reported per-half figure names these."""
 
 
 def dev_half(item_id: str) -> Half:
-    """The half of the development set an item belongs to, fixed once for all runs.
-
-    ``tune`` when the first byte of ``sha256(DEV_SPLIT_SALT + id)`` is even, else ``check``:
-    no item moves when items are added, and nobody chose which item goes where. On the
-    development set (82 real issues, named in ``evals/README.md``) this gives 41 / 41, each
-    20-21 VALID.
-    Prompts and rules are tuned on ``tune`` only; ``check`` is reported every time beside it.
-    """
+    """The development-set half of an item, by a hash of its id: no item moves when added."""
     digest = hashlib.sha256(f"{DEV_SPLIT_SALT}{item_id}".encode()).digest()
     return "tune" if digest[0] % 2 == 0 else "check"
 
@@ -81,50 +65,31 @@ class EvalSegment(BaseModel):
     code: str
     defect: bool
     defect_lines: list[int] = Field(default_factory=list)
-    """File lines where the known defect shows (empty for clean segments)."""
+    """File lines where the known defect shows; empty when clean."""
     category: str = ""
-    """off-by-one, injection, resource-leak, wrong-condition, unchecked-error, race, … or clean."""
+    """E.g. ``off-by-one`` or ``race``; ``clean`` for no defect."""
     twin_of: str | None = None
-    """For a fixed twin: the id of the defect segment it repairs. A twin has the same
-    path and start, ``defect`` false, and differs from its defect segment only by the fix, so a
-    model that tells the two apart judged the defect, not the file or the shape of the code."""
+    """A fixed twin's defect segment: same path and start, differing only by the fix."""
     rationale: str
 
     @property
     def lines(self) -> list[str]:
-        """The code's lines."""
         return self.code.split("\n")
 
     @property
     def end(self) -> int:
-        """The last file line of the segment."""
         return self.start + len(self.lines) - 1
 
 
 def jsonl_lines(path: Path, what: str) -> list[tuple[int, str]]:
-    """The lines of a JSONL file (UTF-8) with their numbers from 1, blank lines skipped.
-
-    Lines end at LF only (CRLF read as LF): JSON escapes every other line break it must, and
-    the writers here (``json.dumps(ensure_ascii=False)``, pydantic) leave U+2028, U+2029 and
-    U+0085 raw inside strings, where ``str.splitlines`` would cut a line.
-
-    Raises:
-        ConfigError: the file cannot be read, is not a regular file, is larger than
-            :data:`~bot.regular_file.MAX_INPUT_BYTES` or is not UTF-8 (``what`` names it;
-            :func:`~bot.regular_file.read_input`).
-    """
+    """A UTF-8 JSONL file's non-blank lines, numbered from 1; :exc:`ConfigError` if unreadable."""
+    # LF only: U+2028 and kin stay raw inside JSON strings, where splitlines() would cut.
     text = read_input(path, what=what)
     return [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
 
 
 def load_jsonl(path: Path, model: type[T], *, what: str = "eval set") -> list[T]:
-    """Read one JSON object per line (:func:`jsonl_lines`) into ``model``.
-
-    Raises:
-        ConfigError: the file cannot be read (:func:`jsonl_lines`), or a line is not a valid
-            item (``what``, the file, the line and the field are named, not what the line
-            holds).
-    """
+    """One ``model`` per line; :exc:`ConfigError` names a bad line and field, not its text."""
     items = []
     fields = field_names(model)
     for number, line in jsonl_lines(path, what):

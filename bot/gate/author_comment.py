@@ -1,34 +1,18 @@
 """The comment that tells an issue's author what to add: one per issue, edited in place.
 
-On NEEDS_REFINEMENT the bot posts one comment on the issue: why the gate asks for more
-(:func:`bot.gate.policy.finding`, the start of the reason the policy builds), each checklist
-element the model said the issue does not give, with its plain-words definition
-(:attr:`bot.gate.evidence.Element.missing`; never one the model quoted, even when the bot
-could not find the quote), and a line inviting the author to edit the issue
-(an edit runs the gate again). When a later run says VALID, the same comment is edited to say
-the issue is ready, not deleted, so replies to it still read. Nothing here is model prose: the
-text is the bot's, from the element definitions and the facts, and every string that can come
-from elsewhere (definitions and label names, which a repository may set) passes a sink of
-:mod:`bot.neutralise`. No text of the issue is quoted back.
-
-The comment starts with :data:`AUTHOR_MARKER`, a hidden marker the bot finds it by
-(``GitHubPort.find_bot_comment``, only among the bot's own comments).
+Its text is the bot's own, never model prose or the issue's; strings a repository sets pass a sink.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.gate.evidence import Element
+from bot.checklist import Element
 from bot.gate.policy import finding
-from bot.gate.validator import GateDecision
+from bot.gate.types import AUTHOR_MARKER, GateDecision
 from bot.neutralise import code_span, neutralise
-from bot.report import MARKER_PREFIX
 
-__all__ = ["AUTHOR_MARKER", "needs_refinement_comment", "ready_comment", "refinement_comment_for"]
-
-AUTHOR_MARKER = f"{MARKER_PREFIX}:author -->"
-"""Hidden marker at the start of the bot's comment to an issue's author."""
+__all__ = ["needs_refinement_comment", "ready_comment", "refinement_comment_for"]
 
 DEFINITION_MAX_CHARS = 300
 """Longest element name or definition shown (characters of markdown, escapes included)."""
@@ -43,13 +27,7 @@ def needs_refinement_comment(
 ) -> str:
     """The comment for a NEEDS_REFINEMENT decision (markdown, :data:`AUTHOR_MARKER` first).
 
-    Args:
-        why: one sentence saying why the gate asks for more (:func:`bot.gate.rule.finding`).
-        missing: the elements not found in the issue, in checklist order (may be empty: an
-            unfilled template or a too-short post with every element found).
-        label: the gate label the issue carries until it is ready.
-        intro: the repository's own line under the heading (``author_comment.intro`` of
-            ``.github/triage-bot.yml``), neutralised like the rest, or ``None``.
+    ``missing`` may be empty (an unfilled template); ``intro`` is the repository's own line.
     """
     lines = [
         AUTHOR_MARKER,
@@ -78,11 +56,7 @@ def needs_refinement_comment(
 
 
 def ready_comment(*, label: str) -> str:
-    """The same comment once a later run says VALID (markdown, :data:`AUTHOR_MARKER` first).
-
-    Args:
-        label: the gate label of a VALID issue.
-    """
+    """The same comment once a later run says VALID (markdown, :data:`AUTHOR_MARKER` first)."""
     return (
         f"{AUTHOR_MARKER}\n"
         "### Thanks: this issue is ready for work\n\n"
@@ -93,13 +67,8 @@ def ready_comment(*, label: str) -> str:
 
 
 def refinement_comment_for(decision: GateDecision, *, label: str, intro: str | None = None) -> str:
-    """:func:`needs_refinement_comment` for a NEEDS_REFINEMENT decision of the validator: the
-    finding of the step that ruled, and what the model said the issue does not give
-    (:attr:`bot.gate.policy.Ruling.asks`).
-
-    Raises:
-        ValueError: the decision is not a NEEDS_REFINEMENT with its facts and ruling.
-    """
+    """:func:`needs_refinement_comment` for a validator decision; raises ``ValueError`` unless
+    it is a NEEDS_REFINEMENT with its facts and ruling."""
     if decision.verdict != "NEEDS_REFINEMENT" or decision.facts is None or decision.ruling is None:
         raise ValueError("the author comment is for NEEDS_REFINEMENT decisions only")
     why = finding(decision.rule, decision.facts)

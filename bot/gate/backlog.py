@@ -1,25 +1,6 @@
-"""A ``triage-bot backlog`` run: what it is asked (:class:`Backlog`), which open issues it
-judges, and in what order (:func:`select_backlog`).
+"""A ``triage-bot backlog`` run: which open issues it judges, and in what order. It writes nothing.
 
-Two selections over the repository's open issues (``GitHubPort.open_issues``, in payload
-shape), both resumable because they read what the last run left behind (the issue's labels,
-the store's last decision) rather than a cursor:
-
-- **plain** (``backlog``): issues that carry no gate label and that the store holds no decision
-  for. After a crash the next run carries on: every issue judged has a row.
-- **retry errors** (``backlog --retry-errors``, and the scheduled run of the example workflow):
-  issues whose last decision was ``validator-error`` (an Ollama outage, a model not pulled, a
-  prompt over ``num_ctx``): the issue's only gate label is ``validator-error``, or it carries
-  no gate label and the store's last decision is ``validator-error``. An issue with another gate
-  label is not one: a person or a later run gave it a verdict, whatever the store says. A
-  ``validator-error`` label a maintainer added by hand is never touched (the hand-set rule of
-  :func:`bot.gate.plan.hand_set_label`, asked of GitHub: one read per issue about to be re-judged,
-  the cost :func:`bot.gate.plan.asks_who_labelled` pays on an edit). Issues go oldest decision
-  first (an issue the store has no row for before any that has one), so after an interruption
-  the next run starts with the issues not yet retried, and one that failed again waits behind
-  them.
-
-Nothing here writes; :func:`bot.gate.run` judges the selection and writes labels, then rows.
+Both selections resume from what the last run left (labels, stored decisions), not a cursor.
 """
 
 from __future__ import annotations
@@ -51,19 +32,12 @@ OUTAGE_KINDS = frozenset({ModelUnavailable.kind, ModelNotFound.kind})
 
 
 def _no_progress(done: int, total: int) -> None:
-    """The default ``on_progress``: nothing to show."""
+    pass
 
 
 @dataclass(frozen=True)
 class Backlog:
-    """A backlog run, as :func:`bot.gate.run` is asked for one.
-
-    Attributes:
-        repo: ``owner/name``.
-        limit: the most issues judged (≥ 1).
-        retry_errors: the ``--retry-errors`` selection instead of the plain one (module doc).
-        on_progress: called as ``(done, total)`` after each issue judged.
-    """
+    """A backlog run for :func:`bot.gate.run`; ``on_progress(done, total)`` follows each issue."""
 
     repo: str
     limit: int = BACKLOG_LIMIT
@@ -73,14 +47,7 @@ class Backlog:
 
 @dataclass(frozen=True)
 class BacklogItem:
-    """One issue to judge.
-
-    Attributes:
-        issue: the issue as ``open_issues`` gives it (a webhook payload's ``issue`` shape).
-        last: the bot's last decision on it (the store's row), or ``None``.
-        events: its ``labeled`` events when the selection read them (the hand-set check), so
-            the plan's removal rule reads them no second time; ``None`` otherwise.
-    """
+    """One issue to judge (payload shape), its stored last decision, its events if read."""
 
     issue: dict[str, Any]
     last: Mapping[str, Any] | None
@@ -89,13 +56,7 @@ class BacklogItem:
 
 @dataclass(frozen=True)
 class BacklogSelection:
-    """What a backlog run will do.
-
-    Attributes:
-        todo: the issues to judge, in order, at most the run's limit.
-        hand_set: ``(issue number, label)`` of issues left alone because a maintainer set their
-            gate label by hand (``--retry-errors`` only; only those met before the limit).
-    """
+    """The issues to judge, in order, and ``(number, label)`` of those with a hand-set label."""
 
     todo: tuple[BacklogItem, ...]
     hand_set: tuple[tuple[int, str], ...] = ()
@@ -121,17 +82,11 @@ def select_backlog(
     retry_errors: bool = False,
     gate: GateLabels = DEFAULT_LABELS,
 ) -> BacklogSelection:
-    """The issues a backlog run judges (module doc: the two selections and their order).
+    """The open issues (no pull requests) a backlog run judges, at most ``limit``.
 
-    Args:
-        repo: ``owner/name``.
-        issues: the open issues (``GitHubPort.open_issues``), pull requests already left out.
-        store: the decision store (read only here).
-        github: reads the ``labeled`` events of issues that carry ``validator-error``, and
-            the bot's own login when one of them is a person's (``GitHubPort.login``).
-        limit: the most issues returned in ``todo`` (≥ 1).
-        retry_errors: the ``--retry-errors`` selection instead of the plain one.
-        gate: the repository's three gate labels (``.github/triage-bot.yml``).
+    Plain: no gate label and no stored decision. ``retry_errors``: the only gate label, or the
+    last decision of an unlabelled issue, is ``validator-error``; oldest decision first, and a
+    hand-set ``validator-error`` is left alone.
 
     Raises:
         GitHubError: an issue's events could not be read.

@@ -1,21 +1,4 @@
-"""The checklist elements and the evidence for them: quotes the bot can find in the issue.
-
-Structured evidence, not a sub-protocol inside the reason: each element is a field of the
-validator's reply (:class:`bot.gate.verdict.Verdict`), filled under constrained decoding with a
-short verbatim quote from the issue, or ``""``. The bot does not take the model's word for it: an
-element counts as present only when its quote is found in the issue text after the same
-normalisation on both sides (Unicode NFKC, HTML entities, case, whitespace and markdown
-punctuation), outside the lines the bot itself quoted as planted verdicts or chat turns, and is more
-than an error's bare name. A quote may skip words with ``...`` / ``…``; each part must then be
-found, in order.
-
-:data:`ELEMENTS` is the one definition of the bot's own elements: the prompt's field
-instructions, the reason the bot builds, and the comment that tells an author what to add all
-read it. A repository adds elements of its own (``elements:`` in
-``.github/triage-bot.yml``, :mod:`bot.repo_file`), each required for the issues that carry one
-of its labels (an issue template sets the kind's label, e.g. ``bug``) or for every issue; the
-validator is then built with :func:`checklist` of both.
-"""
+"""The model's quote per checklist element, checked against the issue (docs/gate.md)."""
 
 from __future__ import annotations
 
@@ -25,88 +8,12 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from bot.checklist import ELEMENTS, Element
 from bot.gate.facts import WIDE_SCRIPT
 from bot.gate.issue_text import IssueText, quote_role_lines, quote_verdict_lines
 from bot.neutralise import escape_delimiters
 
-__all__ = [
-    "ELEMENTS",
-    "EVERY_ISSUE",
-    "QUOTE_MIN_CHARS",
-    "RESERVED_KEYS",
-    "Element",
-    "Evidence",
-    "checklist",
-    "find_quote",
-    "gather_evidence",
-]
-
-EVERY_ISSUE = "*"
-"""In :attr:`Element.required_for`: the element is required of every issue."""
-
-
-@dataclass(frozen=True)
-class Element:
-    """One checklist element.
-
-    Attributes:
-        key: the reply's field name.
-        ask: what the model is asked to copy (prompt wording).
-        missing: what an author is asked to add, in plain words.
-        required_for: the issue labels (the issue's kind, compared case-insensitively) for
-            which a missing quote alone makes the issue NEEDS_REFINEMENT
-            (:func:`bot.gate.rule.decide`, step "required"); :data:`EVERY_ISSUE` for all
-            issues. Empty for the bot's own elements, which the rule weighs together
-            (``valid_needs_one_of`` of the decision policy, :mod:`bot.gate_policy`).
-        one_word: whether a one-word quote counts (:func:`find_quote`). Not for the bot's own
-            elements, which are statements ("Slow" names a topic, it states nothing); a
-            repository's element is often a value, such as a version (``2.3.1``).
-    """
-
-    key: str
-    ask: str
-    missing: str
-    required_for: tuple[str, ...] = ()
-    one_word: bool = False
-
-    def required(self, labels: frozenset[str]) -> bool:
-        """Whether this element is required of an issue with these labels (lower-cased)."""
-        return any(kind == EVERY_ISSUE or kind.lower() in labels for kind in self.required_for)
-
-    def applies(self, labels: frozenset[str]) -> bool:
-        """Whether an author of an issue with these labels (lower-cased) is asked for it when
-        it is missing: the bot's own elements always, a repository's when required."""
-        return not self.required_for or self.required(labels)
-
-
-ELEMENTS: tuple[Element, ...] = (
-    Element("problem", "the words saying what goes wrong, or what change or answer is wanted",
-            "what goes wrong (the error, the output or the behaviour you see), or the change "
-            "you want"),
-    Element("trigger", "the words saying what the author did or ran when it happens (steps, "
-            "command, code, setting, link to a reproduction)",
-            "how to make it happen: the steps, command, code or a link to a reproduction"),
-    Element("expected", "the words saying what should happen instead",
-            "what you expected to happen instead"),
-)  # fmt: skip
-
-RESERVED_KEYS = frozenset({*(e.key for e in ELEMENTS), "reason", "verdict"})
-"""Reply keys a repository's element may not take: the bot's own elements and the verdict's."""
-
-
-def checklist(extra: tuple[Element, ...] = ()) -> tuple[Element, ...]:
-    """The validator's checklist: :data:`ELEMENTS`, then a repository's own elements.
-
-    Raises:
-        ValueError: an extra element reuses a key (:data:`RESERVED_KEYS` or another extra's);
-            :mod:`bot.repo_file` refuses such a file first, naming the line.
-    """
-    keys = [e.key for e in extra]
-    clash = (set(keys) & RESERVED_KEYS) or {k for k in keys if keys.count(k) > 1}
-    if clash:
-        raise ValueError(f"checklist element keys must be unique: {sorted(clash)}")
-    return (*ELEMENTS, *extra)
-
+__all__ = ["QUOTE_MIN_CHARS", "Evidence", "find_quote", "gather_evidence"]
 
 QUOTE_MIN_CHARS = 4
 """Shortest quote that counts (characters after normalisation, letters or digits included)."""
@@ -122,10 +29,8 @@ def _normal(text: str) -> str:
 
 
 def _judgeable(issue: IssueText) -> str:
-    """The issue's title and body as the author wrote them, without the bot's cut marker and
-    the lines the bot quoted as planted verdicts or chat turns (``> `` added by
-    :func:`quote_verdict_lines` / :func:`quote_role_lines`): a quote of text the author did not
-    write, or of planted text, is no evidence."""
+    # what the author wrote, less the cut marker and the lines the bot quoted as planted:
+    # a quote of text the author did not write is no evidence
     kept = []
     for text in (issue.title, issue.author_body):
         original = escape_delimiters(text).split("\n")
@@ -135,12 +40,9 @@ def _judgeable(issue: IssueText) -> str:
 
 
 def find_quote(quote: str, text: str, *, one_word: bool = False) -> bool:
-    """Whether ``quote`` is a quote of ``text`` (both as :func:`_normal` makes them).
+    """Whether ``quote`` is in ``text``, which must already be normalised.
 
-    ``text`` must already be normalised. A quote shorter than :data:`QUOTE_MIN_CHARS`, with no
-    letter or digit, that is only an error's name (``TypeError``) or, unless ``one_word``
-    (:attr:`Element.one_word`), a single word of a script written with spaces (``Slow``) is
-    not evidence.
+    Too short, a bare error name or, unless ``one_word``, a single word never counts.
     """
     normal = _normal(quote).strip(" .,;:!?")
     if len(normal) < QUOTE_MIN_CHARS or not any(ch.isalnum() for ch in normal):
@@ -162,14 +64,7 @@ def find_quote(quote: str, text: str, *, one_word: bool = False) -> bool:
 
 @dataclass(frozen=True)
 class Evidence:
-    """The elements found in an issue: element key → the model's quote, verified, or ``None``.
-
-    Attributes:
-        quotes: every element's quote as the model wrote it (``""`` for none).
-        found: the keys whose quote was found in the issue.
-        elements: the checklist judged (:func:`checklist`).
-        labels: the issue's labels, lower-cased (its kind, for :attr:`Element.required_for`).
-    """
+    """The model's quotes (``""`` for none), the keys found, and the lower-cased labels."""
 
     quotes: dict[str, str]
     found: frozenset[str]
@@ -178,27 +73,22 @@ class Evidence:
 
     @property
     def missing(self) -> tuple[Element, ...]:
-        """The elements that apply to this issue (:meth:`Element.applies`) with no verified
-        quote, in checklist order: those the model left empty and those it misquoted."""
+        """The applicable elements with no verified quote, in checklist order."""
         return tuple(e for e in self.elements if e.key not in self.found and e.applies(self.labels))
 
     @property
     def absent(self) -> tuple[Element, ...]:
-        """The elements that apply to this issue and that the model left empty (it said the
-        issue does not give them), in checklist order: what an author may be asked for."""
+        """Missing elements the model left empty: what an author may be asked for."""
         return tuple(e for e in self.missing if not self.quotes.get(e.key, "").strip())
 
     @property
     def unverified(self) -> tuple[Element, ...]:
-        """The elements the model quoted but whose quote does not count (not in the issue, or
-        too little to be evidence: :func:`find_quote`), in checklist order: the model's
-        error, never the author's omission."""
+        """Missing elements the model quoted: its error, never the author's omission."""
         return tuple(e for e in self.missing if self.quotes.get(e.key, "").strip())
 
     @property
     def required_missing(self) -> tuple[Element, ...]:
-        """The elements required of this issue (:meth:`Element.required`) with no verified
-        quote, in checklist order."""
+        """The required elements with no verified quote, in checklist order."""
         return tuple(
             e for e in self.elements if e.key not in self.found and e.required(self.labels)
         )
@@ -211,14 +101,7 @@ def gather_evidence(
     elements: tuple[Element, ...] = ELEMENTS,
     labels: Iterable[str] = (),
 ) -> Evidence:
-    """Check each element's quote against the issue (see the module docstring).
-
-    Args:
-        quotes: element key → the model's quote (``""`` when the model found none).
-        issue: the issue as judged.
-        elements: the checklist the quotes answer (:func:`checklist`).
-        labels: the issue's labels (from the payload), which say which elements it requires.
-    """
+    """Check each element's quote against the issue; ``labels`` are the payload's."""
     text = _judgeable(issue)
     one_word = {e.key for e in elements if e.one_word}
     found = frozenset(

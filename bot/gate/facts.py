@@ -1,16 +1,8 @@
 """Facts about an issue the bot establishes itself, with a markdown parser and no model.
 
-Facts the bot can establish itself, leaving the model what only a model can read. The issue
-body (as the gate judges it: HTML comments and invisible
-characters already removed, :mod:`bot.gate.issue_text`) is parsed with markdown-it-py, the
-CommonMark parser the rest of the bot uses as its oracle, so "a code block", "a list" or "a
-heading" mean what they mean on github.com. Every fact is exact and cheap (well under a
-millisecond per issue); the decision policy (:mod:`bot.gate.policy`) weighs them.
-
-Template awareness: issue forms and templates leave headings (``### Steps to reproduce``,
-``**Describe the bug**``) whose sections the author may leave empty or still holding the
-template's placeholder (``A clear and concise description of …``, ``[e.g. 3.6]``,
-``<version>``). Those sections count as empty and their text is not the author's prose.
+The body is parsed as github.com reads it (markdown-it-py, CommonMark). Template sections left
+empty or holding a placeholder (``[e.g. 3.6]``, ``<version>``) count as empty, and their text
+is not the author's prose.
 """
 
 from __future__ import annotations
@@ -70,9 +62,8 @@ WIDE_SCRIPT = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af
 
 
 def _word_count(text: str) -> int:
-    """Words in ``text``: space-separated words, plus two per three characters of a script
-    written without spaces (a Chinese word averages about 1.5 characters), so a Chinese post is
-    not "one word"."""
+    # a script written without spaces counts two words per three characters (a Chinese word
+    # averages about 1.5 characters), so a Chinese post is not "one word"
     wide = len(WIDE_SCRIPT.findall(text))
     return len(_WORD.findall(WIDE_SCRIPT.sub(" ", text))) + (2 * wide + 1) // 3
 
@@ -127,7 +118,7 @@ class IssueFacts:
 
 
 def _is_section_title(tokens: list[Token], i: int) -> bool:
-    """A heading, or a paragraph whose whole inline content is bold (``**Describe the bug**``)."""
+    # a heading, or a paragraph that is all bold (**Describe the bug**)
     if tokens[i].type == "heading_open":
         return True
     if tokens[i].type != "paragraph_open" or i + 1 >= len(tokens):
@@ -141,7 +132,6 @@ def _is_section_title(tokens: list[Token], i: int) -> bool:
 
 
 def _inline_words(token: Token) -> tuple[int, int, int, int]:
-    """(words, inline code spans, images, links) of one inline token."""
     words = code = images = links = 0
     in_link = 0
     for child in token.children or []:
@@ -164,10 +154,7 @@ def _inline_words(token: Token) -> tuple[int, int, int, int]:
 
 
 def issue_facts(title: str, body: str) -> IssueFacts:
-    """Parse the judged title and body (see :func:`bot.gate.issue_text.prepare_issue`).
-
-    Never raises on any text.
-    """
+    """The facts of a judged title and body (as ``prepare_issue`` cleans them); never raises."""
     tokens = _parser().parse(body)
     prose = code_blocks = inline_code = images = links = 0
     sections = empty_sections = 0
@@ -242,9 +229,8 @@ _BOLD_LINE = re.compile(r"^[ \t]*(?:\*\*[^*\n]+\*\*|__[^_\n]+__)[ \t]*:?[ \t]*$"
 
 
 def _placeholder_count(tokens: list[Token], body: str) -> int:
-    """Template placeholders left in the text. A section's title (a heading, a bold line) is
-    the template's own wording and code is the author's (a log's ``...`` line), so neither
-    counts, except a code block that holds nothing but a placeholder."""
+    # section titles are the template's wording and code is the author's (a log's "..." line):
+    # neither counts, except a code block holding nothing but a placeholder
     skip: set[int] = set()
     count = 0
     for token in tokens:
@@ -259,7 +245,6 @@ def _placeholder_count(tokens: list[Token], body: str) -> int:
 
 
 def _prose_tail(tokens: list[Token]) -> str:
-    """The last paragraph's text (a question usually ends the post)."""
     for token in reversed(tokens):
         if token.type == "inline" and token.content.strip():
             return token.content.strip()

@@ -1,20 +1,7 @@
 """The three gate labels and the label plan.
 
-VALID → ``ready-for-dev``, NEEDS_REFINEMENT →
-``needs-refinement``, any fault → ``validator-error``; the three are mutually exclusive, so
-applying one removes the other two. Labels the issue has that are not gate labels are never
-touched, and a gate label the bot did not add is not removed either (the plan keeps it: see
-:func:`bot.gate.plan.plan_gate`). The plan is computed from the labels in the webhook payload,
-so an unchanged re-run plans (and writes) nothing.
-
-Adding a label that does not exist through the issue endpoint creates it grey and without a
-description (GitHub's "Add labels to an issue": colour ``ededed``), so the GitHub client
-creates a missing label with the colour and description below before adding it.
-
-A repository may rename the three and set their colours and descriptions
-(``.github/triage-bot.yml``, ``labels:``): the pipeline then works with its
-:class:`GateLabels` (:func:`gate_labels`); the module-level labels are the
-defaults.
+Exactly one gate label is on a gated issue; other labels are never touched. A repository may
+rename the three (``.github/triage-bot.yml``): use its :class:`GateLabels`, not the defaults.
 """
 
 from __future__ import annotations
@@ -48,13 +35,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class GateLabel:
-    """A gate label as created in the repository.
-
-    Attributes:
-        name: label name (case-insensitive on GitHub).
-        color: six hex digits, no ``#`` (GitHub's label ``color`` field).
-        description: ≤ 100 characters (GitHub's limit).
-    """
+    """A gate label as created: ``color`` is six hex digits without ``#``, ``description`` at
+    most 100 characters (GitHub's limit)."""
 
     name: str
     color: str
@@ -84,14 +66,7 @@ LABEL_FOR_VERDICT: dict[VerdictValue, GateLabel] = {
 
 @dataclass(frozen=True)
 class GateLabels:
-    """The three gate labels of one repository (its ``.github/triage-bot.yml`` may rename them
-    and set their colours and descriptions; :data:`DEFAULT_LABELS` otherwise).
-
-    Attributes:
-        ready: the label of a VALID verdict.
-        needs_refinement: the label of a NEEDS_REFINEMENT verdict.
-        validator_error: the label of a fault (no verdict).
-    """
+    """The three gate labels of one repository (:data:`DEFAULT_LABELS` unless renamed)."""
 
     ready: GateLabel = READY
     needs_refinement: GateLabel = NEEDS_REFINEMENT
@@ -99,7 +74,7 @@ class GateLabels:
 
     @property
     def all(self) -> tuple[GateLabel, ...]:
-        """The three labels, in the order ready, needs-refinement, validator-error."""
+        """Ready, needs-refinement and validator-error, in that order."""
         return (self.ready, self.needs_refinement, self.validator_error)
 
     def is_gate(self, name: str) -> bool:
@@ -118,21 +93,12 @@ DEFAULT_LABELS = GateLabels()
 
 
 def gate_labels(settings: Settings) -> GateLabels:
-    """The repository's three gate labels: the bot's, with what its file's ``labels:`` sets.
-
-    Raises:
-        ConfigError: two of the three would share a name (GitHub compares names
-            case-insensitively).
-    """
+    """The repository's gate labels; raises ``ConfigError`` when two of them share a name."""
     return file_gate_labels(settings.repo_file)
 
 
 def file_gate_labels(file: RepoFile | None) -> GateLabels:
-    """The three gate labels a repository file sets (:func:`gate_labels`; ``None``: no file).
-
-    Raises:
-        ConfigError: two of the three would share a name.
-    """
+    """The gate labels a repository file sets (``None``: no file); raises as :func:`gate_labels`."""
     if file is None:
         return DEFAULT_LABELS
     given = file.labels
@@ -159,27 +125,19 @@ def file_gate_labels(file: RepoFile | None) -> GateLabels:
 
 
 def is_gate_label(name: str) -> bool:
-    """Whether ``name`` is one of the gate labels, compared case-insensitively (GitHub's rule
-    for label names)."""
+    """Whether ``name`` is one of the default gate labels, case-insensitively."""
     return name.lower() in _GATE_NAMES
 
 
 def label_for(verdict: VerdictValue | None) -> GateLabel:
-    """The gate label of a verdict; ``None`` (a fault: no verdict) is ``validator-error``."""
+    """The default gate label of a verdict; ``None`` (a fault) is ``validator-error``."""
     return VALIDATOR_ERROR if verdict is None else LABEL_FOR_VERDICT[verdict]
 
 
 @dataclass(frozen=True)
 class LabelPlan:
-    """What to change on one issue.
-
-    Attributes:
-        target: the gate label the issue must carry afterwards.
-        add: label names to add (empty or ``(target.name,)``).
-        remove: gate label names to remove (names as the issue currently spells them).
-        kept: other gate labels left on the issue because the bot did not add them
-            (:func:`bot.gate.plan.plan_gate`: the bot removes only its own labels).
-    """
+    """What to change on one issue; ``kept`` are gate labels left because the bot did not add
+    them, ``remove`` spells names as the issue does."""
 
     target: GateLabel
     add: tuple[str, ...]
@@ -195,14 +153,7 @@ class LabelPlan:
 def plan_labels(
     current: Iterable[str], target: GateLabel, gate: GateLabels = DEFAULT_LABELS
 ) -> LabelPlan:
-    """Plan the label writes that leave exactly ``target`` among the gate labels.
-
-    Args:
-        current: label names on the issue now (from the payload); GitHub compares them
-            case-insensitively, and so does this function.
-        target: the gate label to end with.
-        gate: the repository's three gate labels (the others are removed).
-    """
+    """The writes that leave exactly ``target`` among the gate labels (case-insensitive names)."""
     current_list = list(current)
     has_target = any(name.lower() == target.name.lower() for name in current_list)
     remove = tuple(

@@ -37,10 +37,11 @@ from bot.gate.plan import (
     plan_gate,
     superseded,
 )
-from bot.gate.validator import GateDecision, Validator, make_validator
+from bot.gate.types import GateDecision
+from bot.gate.validator import Validator, make_validator
 from bot.history.protocol import HistoryStore
 from bot.neutralise import code_span, log_value, neutralise
-from bot.report import (
+from bot.run_report import (
     PUBLIC_WARNING,
     RunReport,
     calls_plan_lines,
@@ -86,15 +87,9 @@ class _Gate:
 
 @dataclass(frozen=True)
 class _Judged:
-    """One issue's plan and what became of it.
+    """One issue's plan as last made, and what became of it (``applied`` is ``None`` unwritten).
 
-    Attributes:
-        plan: the plan as last made (under the lock when it was made again there).
-        applied: its writes; ``None`` on a dry run or when superseded.
-        lock_wait_s: how long the run waited for the issue's lock (s).
-        superseded: why the plan was dropped unwritten (:func:`~bot.gate.plan.superseded`).
-        hand_set: a gate label a person put on an edited or reopened issue, found by the
-            removal rule when the payload did not show it (it wins: nothing written).
+    ``hand_set``: a person's gate label the payload did not show, found by the removal rule.
     """
 
     plan: GatePlan
@@ -257,7 +252,6 @@ LOCK_WAIT_SHOWN_S = 0.1
 
 
 def _write_lines(judged: _Judged, dry_run: bool) -> list[str]:
-    """The plan's last lines: the lock wait, and what was written or why nothing was."""
     lines = []
     if judged.lock_wait_s >= LOCK_WAIT_SHOWN_S:
         lines.append(f"lock:     waited {judged.lock_wait_s:.1f} s for another run on this issue")
@@ -271,7 +265,6 @@ def _write_lines(judged: _Judged, dry_run: bool) -> list[str]:
 
 
 def _summary_notes(judged: _Judged) -> str:
-    """The step summary's lines on the lock wait and a superseded plan (markdown)."""
     notes = []
     if judged.lock_wait_s >= LOCK_WAIT_SHOWN_S:
         notes.append(f"Waited {judged.lock_wait_s:.1f} s for another run on this issue.")
@@ -373,7 +366,7 @@ def _decided(
 
 
 def _label_changes(plan: GatePlan) -> str:
-    """Plain text; each sink escapes it for its place."""
+    # plain text: each sink escapes it for its place
     labels = plan.labels
     parts = [f"+{name}" for name in labels.add] + [f"-{name}" for name in labels.remove]
     kept = [f"kept {name} (not added by the bot)" for name in labels.kept]

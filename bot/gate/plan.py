@@ -1,34 +1,4 @@
-"""The issue gate as a straight-line function: compute a plan, then apply it.
-
-The gate first computes a plan (which labels to add and remove, and why) with its dependencies
-passed in; :func:`apply_gate` then performs the
-plan's writes through the :class:`~bot.clients.github_port.GitHubPort`. ``--dry-run`` prints the
-plan instead of applying it, and tests assert on plans. The PR audit's plan and apply are
-:mod:`bot.audit.plan`.
-
-A gate label a maintainer set by hand wins over a later automatic run. Who set it is asked of
-GitHub, not of the store: on an ``edited`` or ``reopened`` event whose issue carries a gate label
-(:func:`asks_who_labelled`), the issue's ``labeled`` events are read and
-:func:`hand_set_gate_label` finds a gate label whose newest ``labeled`` event was performed by
-a person. The store cannot be the source of truth for this: a decision row that failed to be
-written after its labels were (a held lock, a full disk) would make the bot's own label look
-hand-set, and an ephemeral runner starts every job with an empty store, where a hand-set label
-would look like nothing at all. Only an explicit ``/triage`` judges an issue over a hand-set
-label (which stays: see below). The store keeps what it is right about: the replay skip
-(:func:`already_decided`) and the label the bot last applied, for exclusivity on stale payloads.
-
-The bot's labels are its own: a gate label is removed only when its newest ``labeled`` or
-``unlabeled`` event is the bot's own ``labeled`` (:func:`label_owner`). A label a
-person or another app added stays, even when ``.github/triage-bot.yml`` maps a gate label onto
-it (``ready: {name: security}`` cannot take ``security`` off an issue), and the plan says so
-(``LabelPlan.kept``). The events are read once per run, only when a removal is planned (the
-hand-set check's read is reused: :class:`LabelHistory`).
-
-On NEEDS_REFINEMENT the gate also tells the author what to add, in one comment found again by
-its hidden marker (:mod:`bot.gate.author_comment`); :func:`plan_gate` builds its text and
-:func:`apply_gate` writes it after the labels, by the id the store remembers when it can
-(:mod:`bot.gate.writes`).
-"""
+"""The issue gate's plan (labels, author comment, decision row) and its writes."""
 
 from __future__ import annotations
 
@@ -41,7 +11,8 @@ from bot.events import IssuesEvent
 from bot.gate.author_comment import ready_comment, refinement_comment_for
 from bot.gate.issue_text import prepare_issue
 from bot.gate.labels import DEFAULT_LABELS, GateLabels, LabelPlan, plan_labels
-from bot.gate.validator import GateDecision, Validator
+from bot.gate.types import GateDecision
+from bot.gate.validator import Validator
 from bot.gate.writes import add_gate_label, write_author_comment
 from bot.history.protocol import GateRow, HistoryStore
 
@@ -72,13 +43,7 @@ LabelOwner = Literal["bot", "other", "gone"]
 
 @dataclass(frozen=True)
 class AuthorCommentPlan:
-    """The author comment a gate plan writes (:mod:`bot.gate.author_comment`).
-
-    Attributes:
-        body: the comment's full text, :data:`~bot.gate.author_comment.AUTHOR_MARKER` first.
-        create: post it when the issue has none (NEEDS_REFINEMENT); ``False``: only edit the
-            bot's existing comment (VALID: the issue is ready), never post one.
-    """
+    """The author comment a gate plan writes; ``create=False`` only edits an existing one."""
 
     body: str
     create: bool
@@ -86,20 +51,7 @@ class AuthorCommentPlan:
 
 @dataclass(frozen=True)
 class GatePlan:
-    """The gate's plan for one ``issues`` event.
-
-    Attributes:
-        event: ``issues.<action>``.
-        repo: ``owner/name``.
-        number: issue number.
-        public_repo: whether the repository is public (self-hosted runner warning).
-        decision: the validator's decision.
-        labels: the label writes that leave exactly one gate label; ``labels.target`` is
-            the decision's label (:attr:`GateDecision.label`, derived from its verdict).
-        author_comment: the author comment to write, or ``None`` (see :func:`plan_gate`).
-        comment_withheld: why a NEEDS_REFINEMENT posts no author comment
-            (:func:`comment_withheld`), ``None`` when it does or none was due.
-    """
+    """The gate's plan for one ``issues`` event; ``labels`` leaves exactly one gate label."""
 
     event: str
     repo: str
@@ -113,15 +65,8 @@ class GatePlan:
 
 @dataclass(frozen=True)
 class AppliedGate:
-    """What :func:`apply_gate` did.
-
-    Attributes:
-        plan: the plan applied.
-        requests: the GitHub write calls made (labels and the author comment).
-        reads: the GitHub reads made (the author comment's lookup: 0 or 1).
-        comment: the author comment's fate: ``created``, ``edited``, ``unchanged``, ``absent``
-            (VALID and the issue has none) or ``none`` (the plan has none).
-    """
+    """What :func:`apply_gate` did: GitHub requests, reads, and the author comment's fate
+    (:attr:`bot.gate.writes.CommentWrite.fate`, or ``none`` when none was planned)."""
 
     plan: GatePlan
     requests: int
@@ -132,13 +77,8 @@ class AppliedGate:
 def comment_withheld(decision: GateDecision, min_precision: float) -> str | None:
     """Why a NEEDS_REFINEMENT decision posts no author comment (one line), or ``None``.
 
-    A wrong request for more sends a good reporter away, so the bot asks an author only when
-    the policy that decided was measured, with this model and prompt version, to be right at
-    least ``min_precision`` of the time when it says NEEDS_REFINEMENT (the ``check`` half's
-    precision: :attr:`bot.gate.policy.ChosenPolicy.nr_precision`); and never when the step
-    that ruled did so only because the model's own quotes could not be found in the issue
-    (:attr:`bot.gate.policy.Ruling.model_fault`: the model's error, not the author's). A bound
-    of 0 asks authors whatever was measured (the maintainer's choice, made knowingly).
+    Withheld when the model's quotes were not found in the issue, or when the deciding policy's
+    measured needs-refinement precision is unknown or below ``min_precision`` (0: no bound).
     """
     if decision.ruling is not None and decision.ruling.model_fault:
         return "the model's quotes could not be found in the issue: its error, not the author's"
@@ -168,22 +108,13 @@ def _author_comment(
     intro: str | None,
     gate: GateLabels,
 ) -> AuthorCommentPlan | None:
-    """The author comment for a decision; ``None`` when no comment can be due.
-
-    NEEDS_REFINEMENT: the comment listing what is missing, posted or edited (unless
-    :func:`comment_withheld`; the caller checks first). VALID: the "ready"
-    text, only ever an edit, planned only when a comment of the bot's can exist, so a new valid
-    issue costs no lookup: the bot's needs-refinement label is being removed (the payload's or
-    the store's last label), or an issue that was not just opened changes its gate label (a
-    maintainer may have removed needs-refinement by hand). A VALID with no label change
-    follows a VALID run, which already edited the comment. A validator error writes nothing:
-    the fault is the bot's (the run's warning tells the maintainers).
-    """
     if decision.verdict == "NEEDS_REFINEMENT":
         body = refinement_comment_for(decision, label=labels.target.name, intro=intro)
         return AuthorCommentPlan(body, True)
     if decision.verdict != "VALID":
         return None
+    # VALID only edits, and only when a comment of the bot's can exist (a new valid issue costs
+    # no lookup): its needs-refinement label goes, or a later event changes the gate label.
     removes_refinement = gate.needs_refinement.name.lower() in {n.lower() for n in labels.remove}
     changes = bool(labels.add or labels.remove)
     if removes_refinement or (changes and event.action != "opened"):
@@ -203,27 +134,11 @@ def plan_gate(
     comment_min_precision: float = 0.8,
     decision: GateDecision | None = None,
 ) -> GatePlan:
-    """Judge the event's issue and plan its labels. Never raises for model faults.
+    """Judge the event's issue (unless ``decision`` is given) and plan its writes.
 
-    The labels come from the payload (no extra GET). A stale payload may not show the label
-    the bot last applied (``last_applied``, from the store), so that one is planned for
-    removal too when the verdict changes. Every removal is asked of ``owner`` first: only a
-    label whose newest event is the bot's own ``labeled`` is removed; a person's or another
-    app's stays (``LabelPlan.kept``), and one already gone costs no request. The store's label
-    is never taken as proof that a label is on the issue.
-
-    Args:
-        event: a routed ``issues`` event (see :func:`bot.events.route_event`).
-        validator: the validator agent with its model.
-        owner: who put a gate label on this issue (:meth:`LabelHistory.owner`), given whether
-            the payload shows it; asked only for the labels the plan would remove.
-        last_applied: the label of the bot's last decision on this issue, or ``None``.
-        author_comment: plan the author comment (``Settings.author_comment``).
-        author_intro: the repository's intro line for that comment, or ``None``.
-        gate_labels: the repository's three gate labels.
-        comment_min_precision: the bound of :func:`comment_withheld`.
-        decision: the issue's decision when judged ahead (:func:`judge_issue`); ``None``
-            judges it here.
+    Never raises for model faults. Labels come from the payload; ``last_applied`` (the store's
+    last label) is removed too, as a stale payload may not show it. ``owner(name, shown)`` is
+    asked for each label to remove: only the bot's go, others are ``LabelPlan.kept``.
     """
     if decision is None:
         decision = judge_issue(validator, event)
@@ -262,8 +177,7 @@ def plan_gate(
 
 
 def judge_issue(validator: Validator, event: IssuesEvent) -> GateDecision:
-    """The validator's decision on the event's issue (its title, body and labels as the payload
-    has them). Never raises for model faults; safe to call for several issues at once."""
+    """The validator's decision on the event's issue. Never raises for model faults; thread-safe."""
     return validator.judge(event.issue.title, event.issue.body, labels=event.issue.label_names)
 
 
@@ -273,26 +187,16 @@ def apply_gate(
     *,
     store: HistoryStore | None = None,
 ) -> AppliedGate:
-    """Apply the label plan: ensure + add the target label, then remove stale gate labels;
-    then the author comment, if the plan has one.
+    """Add the target label, remove stale ones, then write the author comment.
 
-    Adding before removing means a crash between the two leaves two gate labels, never none;
-    the next run's plan (from the payload) removes the extra one. The author comment is found
-    by its hidden marker among the bot's own comments (``GitHubPort.find_bot_comment``) and
-    edited in place, never posted twice; an identical text is not written again, and a VALID plan
-    never posts one. A failed comment write raises after the labels are on the issue: the
-    caller records no decision then, so the next event judges again and writes the comment.
-
-    With ``store`` (a run that writes), what the bot already knows of GitHub spares requests
-    (:mod:`bot.gate.writes`): a label it created in the repository is not created again, and
-    its comment on the issue is edited by id, with no lookup, or not written when its text is
-    the same. Without one, GitHub is asked (``backlog`` passes its store too).
+    A failed comment write raises after the labels are on: record no decision then.
 
     Raises:
         GitHubError: a read or write failed after the client's retries.
         StoreError: the comment's row could not be cleared before its write.
     """
     requests = 0
+    # add before removing: a crash in between leaves two gate labels, never none
     if plan.labels.add:
         requests += add_gate_label(
             github, store, plan.repo, plan.number, plan.labels.target, plan.labels.add
@@ -323,11 +227,7 @@ def _gate_labels_on(event: IssuesEvent, gate: GateLabels) -> list[str]:
 
 
 def asks_who_labelled(event: IssuesEvent, gate: GateLabels = DEFAULT_LABELS) -> bool:
-    """Whether the gate must ask GitHub who added the issue's gate label before judging.
-
-    Only when it matters, so the read is spent only there: the action is ``edited`` or
-    ``reopened`` and the payload's issue carries a gate label.
-    """
+    """Whether to read who added the issue's gate label: an edit or reopen that carries one."""
     return event.action in HAND_SET_ACTIONS and bool(_gate_labels_on(event, gate))
 
 
@@ -340,19 +240,8 @@ def hand_set_gate_label(
 ) -> str | None:
     """The gate label on the issue that a person added by hand, or ``None``.
 
-    A gate label present on the issue is hand-set when the newest ``labeled`` event that added
-    it (GitHub's "List issue events", oldest first) was performed by a person: actor type
-    ``User`` and a login other than the bot's. The Actions token writes as
-    ``github-actions[bot]`` and a GitHub App as ``NAME[bot]`` (type ``Bot``); with a personal
-    access token the bot's writes appear as that user, hence ``login``, asked only when a
-    ``User`` event must be told apart. A label with no ``labeled`` event, or one whose actor
-    GitHub does not name, is not shown to be a person's and so is not hand-set. Names and
-    logins compare case-insensitively (GitHub's rule).
-
-    Args:
-        event: the routed ``issues`` event (its labels are the issue's current labels).
-        events: the issue's ``labeled`` events, oldest first (``GitHubPort.label_events``).
-        login: the bot's own login (``GitHubPort.login``); ``None``: unknown.
+    Hand-set: the newest ``labeled`` event adding it has a ``User`` actor other than
+    ``login()`` (the bot, with a personal token). Names and logins compare case-insensitively.
     """
     if event.action not in HAND_SET_ACTIONS:
         return None
@@ -360,7 +249,6 @@ def hand_set_gate_label(
 
 
 def _newest(name: str, events: Sequence[LabelEvent]) -> LabelEvent | None:
-    """The newest ``labeled`` event that added ``name`` (case-insensitively), or ``None``."""
     added = [e for e in events if e.label.lower() == name.lower() and not e.removed]
     return added[-1] if added else None
 
@@ -372,9 +260,7 @@ def _same_login(login: str | None, own: str | None) -> bool:
 def hand_set_label(
     names: Sequence[str], events: Sequence[LabelEvent], *, login: Callable[[], str | None]
 ) -> str | None:
-    """The first of ``names`` (gate labels on an issue) whose newest ``labeled`` event a person
-    performed, or ``None``: the rule of :func:`hand_set_gate_label`, for any caller that has
-    decided it must ask (``backlog --retry-errors`` asks on every issue it would re-judge)."""
+    """The first of ``names`` a person added (:func:`hand_set_gate_label`'s rule), or ``None``."""
     for name in names:
         newest = _newest(name, events)
         if (
@@ -391,9 +277,7 @@ def label_owner(
 ) -> LabelOwner:
     """Who put ``name`` on the issue, by its newest ``labeled`` or ``unlabeled`` event.
 
-    ``bot`` when that event added it and its actor is ``login()``; ``gone`` when it removed
-    it; ``other`` for anyone else. A label with no event is ``other`` when the payload shows
-    it (``shown``) and ``gone`` when it does not.
+    With no event: ``other`` when the payload shows it (``shown``), else ``gone``.
     """
     newest = next((e for e in reversed(events) if e.label.lower() == name.lower()), None)
     if newest is None:
@@ -404,17 +288,7 @@ def label_owner(
 
 
 class LabelHistory:
-    """Who added one issue's labels, asked of GitHub at most once and only when a rule needs
-    it: the issue's ``labeled`` events (``GitHubPort.label_events``, one request) and the bot's
-    own login (``GitHubPort.login``). The hand-set check and the removal rule of
-    :func:`plan_gate` share the one read.
-
-    Args:
-        github: the client to read with.
-        repo: ``owner/name``.
-        number: the issue.
-        events: the events when the caller has read them already (``backlog``).
-    """
+    """One issue's label events, read from GitHub at most once (unless given as ``events``)."""
 
     def __init__(
         self,
@@ -429,11 +303,7 @@ class LabelHistory:
         self._events = None if events is None else list(events)
 
     def events(self) -> list[LabelEvent]:
-        """The issue's ``labeled`` events, oldest first (read on the first call).
-
-        Raises:
-            GitHubError: the events cannot be read.
-        """
+        """The issue's label events, oldest first. Raises ``GitHubError`` if unreadable."""
         if self._events is None:
             self._events = self._github.label_events(self._repo, self._number)
         return self._events
@@ -459,21 +329,8 @@ def already_decided(
 ) -> bool:
     """Whether the bot's last decision already judged this exact issue text.
 
-    True when the last stored decision (written only after its labels were applied) has the
-    same judged-text hash, model, validator prompt version and decision policy version, and was
-    not a fault. A replayed
-    or repeated event is then skipped with no model call and no write; ``/triage`` forces.
-
-    Args:
-        event: the routed ``issues`` event.
-        last: the store's last gate row for the issue (see ``HistoryStore.last_gate``), or ``None``.
-        model: the validator model's name.
-        max_body_chars: the validator's body cut (the hash is of the text as judged).
-        prompt_version: the validator's (:attr:`bot.gate.validator.Validator.prompt_version`:
-            prompt and the repository's checklist; a changed checklist judges again).
-        policy_version: the decision policy's (:attr:`bot.gate_policy.GatePolicy.version`):
-            a new policy judges again.
-        gate: the repository's three gate labels.
+    True when ``last`` (the store's last gate row) is no fault and matches the text's hash
+    (cut at ``max_body_chars``, as judged), the model, prompt version and policy version.
     """
     if last is None or last.get("error_kind") or last.get("label") == gate.validator_error.name:
         return False
@@ -491,11 +348,9 @@ def superseded(
 ) -> str | None:
     """Why a plan made before the issue's lock must not be written, or ``None``.
 
-    Asked under the lock once GitHub was read again: when the store's last decision is not
-    the one read before planning, and on every ``/triage`` (``force``). ``now`` is that last
-    decision, ``current_sha`` the content hash of the issue's text now. The run that judged
-    the current text wins; on the same text, the first one written wins, unless it was a
-    validator error and this one is not.
+    ``now`` is the store's last decision under the lock, ``current_sha`` the issue's text hash
+    now. The run that judged the current text wins; on the same text, the first written, unless
+    it was a validator error and this one is not (``force`` writes anyway).
     """
     if current_sha != decision.issue.content_sha:
         return "the issue was edited while it was judged; the run for that edit judges it"

@@ -1,28 +1,6 @@
-"""The gate's decision under a policy, the policies the package ships, and which one a run uses.
+"""The gate's decision under a policy, the shipped policies, and which one a run uses.
 
-A policy (:class:`bot.gate_policy.GatePolicy`) says which signals decide. :func:`decide` applies
-it to one issue: the guards it names, in order, may lower the verdict to NEEDS_REFINEMENT:
-
-1. ``unfilled``: the issue template is left unfilled (:mod:`bot.gate.facts`);
-2. ``short``: too little to act on (fewer than ``short_words`` words of the author's and no
-   code, log, trace or reproduction link);
-3. ``unbacked``: no verified quote of ``valid_needs_one_of`` (:mod:`bot.gate.evidence`);
-
-then an element the repository requires of this issue's kind with no verified quote
-(``required``, every policy). What is left is the model's own verdict (``verdict_from: model``)
-or VALID (``verdict_from: guards``). Nothing raises a verdict: a found quote never turns the
-model's NEEDS_REFINEMENT into VALID.
-
-A quote the bot cannot find in the issue is the model's error, not the author's omission: the
-author is asked only for what the model left empty (:attr:`Ruling.asks`), and a guard that
-ruled only because the model's quotes could not be verified is flagged
-(:attr:`Ruling.model_fault`), so no comment tells an author their issue lacks what it states.
-
-Which policy a run uses (:func:`choose_policy`): the one the settings name, else the repository
-file's, else the shipped policy measured for the run's model, else :func:`default_policy`, the
-model's own verdict. A policy's figures hold only for the model and prompt version it was
-measured with (:attr:`ChosenPolicy.holds`). The figures behind the shipped policies are in
-``evals/README.md``.
+What each guard checks, and why one only lowers a verdict: docs/gate.md.
 """
 
 from __future__ import annotations
@@ -33,16 +11,17 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from bot.gate.evidence import Element, Evidence
+from bot.checklist import Element
+from bot.gate.evidence import Evidence
 from bot.gate.facts import IssueFacts
+from bot.gate.types import Ruling
 from bot.gate.verdict import VerdictValue
-from bot.gate_policy import GatePolicy, policy_from_text
+from bot.policy_file import GatePolicy, policy_from_text
 from bot.prompts import current_name
 
 __all__ = [
     "DEFAULT_POLICY",
     "ChosenPolicy",
-    "Ruling",
     "choose_policy",
     "decide",
     "default_policy",
@@ -53,29 +32,6 @@ __all__ = [
 
 DEFAULT_POLICY = "model-verdict"
 """The name of the policy for a model no policy was measured for."""
-
-
-@dataclass(frozen=True)
-class Ruling:
-    """The decision and the reason people read.
-
-    Attributes:
-        verdict: ``VALID`` or ``NEEDS_REFINEMENT``.
-        reason: one or two sentences built from the facts and the evidence (never model prose).
-        rule: what decided: a guard (``unfilled``, ``short``, ``unbacked``), ``required``,
-            ``model`` (the model's own verdict stood) or ``guards`` (VALID: every guard passed
-            and the policy does not count the model's verdict).
-        asks: the elements an author is asked to add: those the model left empty (it said they
-            are absent), in checklist order; never one whose quote the bot could not verify.
-        model_fault: the guard that ruled did so only because quotes the model gave could not
-            be found in the issue (the model's error): no author should be told it is missing.
-    """
-
-    verdict: VerdictValue
-    reason: str
-    rule: str
-    asks: tuple[Element, ...] = ()
-    model_fault: bool = False
 
 
 def _has_evidence(facts: IssueFacts) -> bool:
@@ -107,14 +63,7 @@ def _unverified(evidence: Evidence) -> str:
 
 
 def finding(step: str, facts: IssueFacts) -> str:
-    """Why ``step`` ruled NEEDS_REFINEMENT, in one sentence from the facts, with no request and
-    no quote of the issue: the start of the reason :func:`decide` builds, and the finding the
-    author comment shows (:mod:`bot.gate.author_comment`).
-
-    Args:
-        step: :attr:`Ruling.rule` of a NEEDS_REFINEMENT (``unfilled``, ``short``, ``unbacked``,
-            ``required``, ``model``).
-        facts: the facts the ruling was made on.
+    """Why ``step`` ruled NEEDS_REFINEMENT, in one sentence that quotes nothing.
 
     Raises:
         ValueError: ``step`` is not a NEEDS_REFINEMENT step.
@@ -148,14 +97,7 @@ def _refine(step: str, facts: IssueFacts, evidence: Evidence, fault: bool = Fals
 def decide(
     facts: IssueFacts, evidence: Evidence, model_verdict: VerdictValue, policy: GatePolicy
 ) -> Ruling:
-    """Decide one issue under ``policy`` (the order is the module docstring's).
-
-    Args:
-        facts: what the bot checked itself (:func:`bot.gate.facts.issue_facts`).
-        evidence: the elements found in the issue (:func:`bot.gate.evidence.gather_evidence`).
-        model_verdict: the model's own verdict.
-        policy: which signals decide.
-    """
+    """Decide one issue: guards in ``GUARDS`` order, then required elements; each only lowers."""
     guards = set(policy.guards)
     if "unfilled" in guards and (
         facts.empty_sections >= policy.unfilled_empty_sections
@@ -191,11 +133,7 @@ def decide(
 
 @cache
 def shipped_policies() -> tuple[GatePolicy, ...]:
-    """The policies in ``bot/gate/policies/*.json``, validated once (name order).
-
-    Raises:
-        ConfigError: a packaged policy is invalid (a packaging bug).
-    """
+    """The policies in ``bot/gate/policies/``, by name; ``ConfigError`` if one is invalid."""
     folder = resources.files("bot.gate").joinpath("policies")
     found = [
         policy_from_text(entry.read_text("utf-8"), source=f"bot/gate/policies/{entry.name}")
@@ -206,8 +144,7 @@ def shipped_policies() -> tuple[GatePolicy, ...]:
 
 
 def default_policy() -> GatePolicy:
-    """The policy for a model none was measured for: its own verdict, with the guards measured
-    to help a strong model (:data:`DEFAULT_POLICY`)."""
+    """The policy for a model none was measured for (:data:`DEFAULT_POLICY`)."""
     return next(p for p in shipped_policies() if p.name == DEFAULT_POLICY)
 
 
@@ -215,15 +152,8 @@ def default_policy() -> GatePolicy:
 class ChosenPolicy:
     """The policy a run decides with, where it came from, and whether its figures hold.
 
-    Attributes:
-        policy: the policy.
-        source: ``setting`` (``gate_policy``), ``repository path`` (the action's input),
-            ``repository file`` (``gate.policy``), ``shipped`` (measured for this model) or
-            ``default``.
-        model: the run's model, as its backend names it.
-        prompt_version: the run's validator prompt version.
-        alias_of: the name the repository file's ``gate.model_aliases`` gives ``model``, or
-            ``""``.
+    ``source`` is ``setting``, ``repository path``, ``repository file``, ``shipped`` or
+    ``default``; ``alias_of`` is ``gate.model_aliases``' name for ``model``, or ``""``.
     """
 
     policy: GatePolicy
@@ -234,17 +164,14 @@ class ChosenPolicy:
 
     @property
     def same_weights(self) -> bool:
-        """Whether the run's model is the one the policy was measured with: its measured name,
-        one of its ``same_model_as`` (the same weights served by another runtime), or a name
-        the repository file makes an alias of one of those."""
+        """Whether the run's model is the measured one, by name, ``same_model_as`` or alias."""
         m = self.policy.measured
         names = {m.model, *self.policy.same_model_as} if m is not None else set()
         return bool(names & {self.model, self.alias_of})
 
     @property
     def holds(self) -> bool:
-        """Whether the policy was measured with this run's model and prompt version: only then
-        do its figures (:attr:`nr_precision`) say anything about this run's decisions."""
+        """Whether measured with this run's model and prompt: only then do its figures count."""
         m = self.policy.measured
         return (
             m is not None
@@ -254,8 +181,7 @@ class ChosenPolicy:
 
     @property
     def nr_precision(self) -> float | None:
-        """The measured NEEDS_REFINEMENT precision on the check half (the half never used to
-        choose), or ``None`` when the policy's figures do not hold for this run."""
+        """The check half's NEEDS_REFINEMENT precision; ``None`` unless :attr:`holds`."""
         m = self.policy.measured
         return m.check.nr_precision if m is not None and self.holds else None
 
@@ -276,8 +202,7 @@ class ChosenPolicy:
 
     @property
     def runtime_note(self) -> str:
-        """Where the figures were measured, when that is not this run's model as named: the
-        same base model converted for another runtime (``""`` otherwise)."""
+        """Where the figures were measured, when under another name for the same weights."""
         m = self.policy.measured
         if m is None or not self.holds or m.model == self.model:
             return ""
@@ -289,8 +214,7 @@ class ChosenPolicy:
         return f"measured on {where}, used here for {self.model}, the same base model"
 
     def status(self) -> str:
-        """Whether its figures hold, in words (untrusted parts are the caller's to pass through
-        a sink)."""
+        """Whether its figures hold, in words, not yet passed through a sink."""
         if self.holds:
             precision = self.nr_precision
             shown = f"{precision:.0%}" if precision is not None else "none measured"
@@ -311,16 +235,7 @@ def choose_policy(
     prompt_version: str,
     aliases: Mapping[str, str] | None = None,
 ) -> ChosenPolicy:
-    """The policy a run decides with (see the module docstring).
-
-    Args:
-        explicit: the policy the settings or the repository name, or ``None``.
-        source: where ``explicit`` came from.
-        model: the run's model name (:attr:`bot.chat.ChatModel.name`).
-        prompt_version: the validator prompt version of the run.
-        aliases: the repository file's ``gate.model_aliases`` (a name → the name a policy
-            knows the same weights by).
-    """
+    """``explicit``, else the shipped policy measured for ``model`` or its alias, else default."""
     alias_of = (aliases or {}).get(model, "")
     if explicit is not None:
         return ChosenPolicy(explicit, source, model, prompt_version, alias_of)

@@ -1,22 +1,8 @@
 """Gate health: weekly figures over ``gate_decisions``, read-only.
 
-Per week (Monday to Sunday, UTC: the ISO week, named by
-its Monday as ``/audit_stats`` does): the verdict mix (``VALID``, ``NEEDS_REFINEMENT``, and
-``validator-error`` for a decision without a verdict), the validator-error rate by error kind,
-the model's own time at p50 and p95, and the model and prompt versions in use. Over the same
-weeks, per model and prompt version (:func:`gate_health`): the verdict mix and the error rate by
-kind, so two models (or two prompts) can be compared side by side.
-
-Model time is ``duration_ms``, the model's own time for the call. Only decisions that reached
-the model count towards the percentiles (``duration_ms > 0``): a fault before any reply (the
-server unreachable) has no model time, and counting it as 0 ms would hide a slow model behind
-an outage. Percentiles are nearest-rank: the value at rank ``ceil(p * n / 100)`` of the week's
-``n`` timed decisions in ascending order, so each is a time that was measured.
-
-No query reads the decisions themselves (migration ``m006_gate_week``): the counts per week,
-verdict, error kind, model and prompt version come from ``gate_weeks`` (a few rows per week,
-kept by triggers); then each week's two percentiles are single ``LIMIT 1 OFFSET k`` reads down
-the covering ``(repo, week, duration_ms)`` index, from its nearer end.
+Weeks are ISO weeks (UTC), named by their Monday. Model-time percentiles are nearest-rank, over
+the decisions that reached the model (``duration_ms > 0``), so an outage never reads as fast.
+Counts come from ``gate_weeks`` (kept by triggers); each percentile is one indexed read.
 """
 
 from __future__ import annotations
@@ -68,14 +54,9 @@ _K = TypeVar("_K", str, tuple[str, str])
 
 @dataclass(frozen=True)
 class VersionHealth:
-    """The decisions of one model and prompt version, in one week or over the chosen weeks.
+    """One model and prompt version's decisions; ``model`` and ``prompt_version`` are untrusted.
 
-    Attributes:
-        model: the model name as stored (untrusted text: a reply shows it through a sink).
-        prompt_version: the validator's prompt version as stored (untrusted text, as above).
-        decisions: its decisions, faults included.
-        outcomes: decisions per outcome, keys :data:`OUTCOMES` in order.
-        error_kinds: faults per error kind, most frequent first.
+    ``outcomes`` is keyed by :data:`OUTCOMES` in order; ``error_kinds`` most frequent first.
     """
 
     model: str
@@ -89,8 +70,7 @@ class VersionHealth:
         return count / self.decisions if self.decisions else 0.0
 
     def as_dict(self) -> dict[str, object]:
-        """JSON-ready: ``model``, ``prompt_version``, ``decisions``, one count per outcome
-        (``valid``, ``needs_refinement``, ``validator_error``) and ``error_kinds``."""
+        """JSON-ready, with one count per outcome (``valid``, ``validator_error``, …)."""
         return {
             "model": self.model,
             "prompt_version": self.prompt_version,
@@ -102,18 +82,10 @@ class VersionHealth:
 
 @dataclass(frozen=True)
 class GateWeek:
-    """One week of gate decisions of one repository.
+    """One week of one repository's gate decisions; ``week`` is its Monday (untrusted text).
 
-    Attributes:
-        week: the Monday of the week (UTC), ``YYYY-MM-DD`` (as stored: untrusted text).
-        decisions: every decision that week, faults included.
-        outcomes: decisions per outcome, keys :data:`OUTCOMES` in order (a verdict this version
-            does not know counts in ``decisions`` only).
-        error_kinds: faults per error kind (``BotError.kind``), most frequent first.
-        timed: decisions that reached the model (``duration_ms > 0``).
-        p50_ms / p95_ms: nearest-rank model time of the timed decisions (ms), ``None`` when
-            there are none.
-        by_version: the week's decisions per model and prompt version, most used first.
+    ``timed`` counts the decisions that reached the model; ``p50_ms`` and ``p95_ms`` are over
+    those, ``None`` when there are none. An unknown verdict counts in ``decisions`` only.
     """
 
     week: str
@@ -135,11 +107,7 @@ class GateWeek:
         return count / self.decisions if self.decisions else 0.0
 
     def as_dict(self) -> dict[str, object]:
-        """JSON-ready (``stats --gate --json``): ``week``, ``decisions``, one count per outcome
-        (``valid``, ``needs_refinement``, ``validator_error``), ``error_kinds`` (kind →
-        count), ``error_rates`` (kind → fraction of the week's decisions, 4 decimals),
-        ``timed``, ``model_ms_p50``, ``model_ms_p95`` (ms or ``null``) and ``versions`` (a
-        list of :meth:`VersionHealth.as_dict`, most used first)."""
+        """JSON-ready (``stats --gate --json``); rates are fractions to 4 decimals, times ms."""
         return {
             "week": self.week,
             "decisions": self.decisions,
@@ -155,20 +123,13 @@ class GateWeek:
 
 @dataclass(frozen=True)
 class GateHealth:
-    """The gate's figures over the chosen weeks: per week, and per model and prompt version.
-
-    Attributes:
-        weeks: one :class:`GateWeek` per week with a decision, oldest first.
-        versions: each model and prompt version over all those weeks, most decisions first.
-    """
+    """Gate figures per week (oldest first) and per model and prompt version (most first)."""
 
     weeks: list[GateWeek]
     versions: list[VersionHealth]
 
 
 def _key(outcome: str) -> str:
-    """The JSON key of an outcome: ``NEEDS_REFINEMENT`` → ``needs_refinement``,
-    ``validator-error`` → ``validator_error``."""
     return outcome.lower().replace("-", "_")
 
 
@@ -193,27 +154,16 @@ _AT_RANK = (
 def gate_weeks(
     store: HistoryStore, repo: str, weeks: int, *, now: datetime | None = None
 ) -> list[GateWeek]:
-    """Gate figures per week for the last ``weeks`` weeks (oldest first; weeks without a
-    decision are left out): :attr:`GateHealth.weeks` of :func:`gate_health`.
-
-    Raises:
-        StoreError: the store cannot be read.
-    """
+    """:attr:`GateHealth.weeks` of :func:`gate_health`. Raises ``StoreError`` if unreadable."""
     return gate_health(store, repo, weeks, now=now).weeks
 
 
 def gate_health(
     store: HistoryStore, repo: str, weeks: int, *, now: datetime | None = None
 ) -> GateHealth:
-    """Gate figures for the last ``weeks`` weeks: per week (oldest first; weeks without a
-    decision are left out) and per model and prompt version over those weeks (most decisions
-    first), from one read of the weekly counts.
+    """Gate figures for the last ``weeks`` weeks (1–52, the current one included).
 
-    Args:
-        store: the open store (read-only is enough).
-        repo: ``owner/name``.
-        weeks: how many weeks back, including the current one (1–52).
-        now: the reference time (UTC); the current time when ``None``.
+    Weeks without a decision are left out; ``now`` (UTC) defaults to the current time.
 
     Raises:
         StoreError: the store cannot be read.
@@ -239,7 +189,6 @@ def _add(mix: dict[_K, _Mix], key: _K, verdict: str, kind: str, count: int) -> N
 
 
 def _versions(mix: dict[tuple[str, str], _Mix]) -> list[VersionHealth]:
-    """Most decisions first; ties by model and prompt version, so the order is stable."""
     ranked = sorted(mix.items(), key=lambda item: (-item[1][2], item[0]))
     return [
         VersionHealth(
@@ -285,16 +234,14 @@ def _gate_health(store: HistoryStore, repo: str, weeks: int, now: datetime) -> G
 
 
 def _ranked(counts: Counter[_K]) -> list[tuple[_K, int]]:
-    """Most frequent first; ties by key, so the order is stable."""
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
 def _at_rank(store: HistoryStore, repo: str, week: str, timed: int, percent: int) -> float | None:
-    """The value at the percentile's rank, counted from the nearer end of the index (p95 is
-    read from the top: the walk is 5% of the week's rows, not 95%)."""
     if not timed:
         return None
     rank = nearest_rank(timed, percent)
+    # read from the index's nearer end: p95 walks 5% of the week's rows, not 95%
     descending = rank > timed - rank
     sql = _AT_RANK.format("desc" if descending else "asc")
     rows = store.fetch(sql, [repo, week, timed - rank if descending else rank - 1])
@@ -302,21 +249,14 @@ def _at_rank(store: HistoryStore, repo: str, week: str, timed: int, percent: int
 
 
 def gate_columns() -> tuple[str, ...]:
-    """The weekly table's headings: week, decisions, each outcome's count, the error rate by
-    kind, p50 and p95 model time, and the model and prompt versions."""
+    """The weekly table's headings."""
     return ("week", "decisions", *OUTCOMES, "errors by kind", "p50", "p95", "model / prompt")
 
 
 def gate_cells(week: GateWeek, *, text: Callable[[str], str]) -> tuple[str, ...]:
-    """One week's row under :func:`gate_columns`.
+    """One week's row under :func:`gate_columns`; ``text`` is the sink for stored strings.
 
-    Args:
-        week: the week's figures.
-        text: the sink for stored strings (the week, error kinds, model names, prompt
-            versions): the store may be shared, and model names come from settings and,
-            through the repository's file, from its committers; a markdown reply passes
-            :func:`~bot.neutralise.code_span`, the CLI's table shows plain text (it passes
-            each cell through ``log_value`` itself).
+    Stored strings are untrusted: the store may be shared, and committers may name models.
     """
     kinds = [f"{text(k)} {week.rate(n):.0%}" for k, n in week.error_kinds.items()]
     versions = [f"{text(m)} {text(p)} ×{n}" for (m, p), n in week.versions.items()]
@@ -332,14 +272,12 @@ def gate_cells(week: GateWeek, *, text: Callable[[str], str]) -> tuple[str, ...]
 
 
 def version_columns() -> tuple[str, ...]:
-    """The per-version table's headings: model, prompt version, decisions, each outcome's
-    share (``validator-error``'s is the error rate) and the error rate by kind."""
+    """The per-version table's headings."""
     return ("model", "prompt", "decisions", *OUTCOMES, "errors by kind")
 
 
 def version_cells(version: VersionHealth, *, text: Callable[[str], str]) -> tuple[str, ...]:
-    """One model and prompt version's row under :func:`version_columns` (shares as whole
-    percentages of its decisions); ``text`` is the sink for stored strings, as in
+    """One version's row under :func:`version_columns`, shares in whole percent; ``text`` as in
     :func:`gate_cells`."""
     kinds = [f"{text(k)} {version.rate(n):.0%}" for k, n in version.error_kinds.items()]
     return (
@@ -361,8 +299,7 @@ def _seconds(ms: float | None) -> str:
 
 
 def mermaid_error_share(weeks: list[GateWeek]) -> str:
-    """A mermaid ``xychart-beta`` of the ``validator-error`` share (%) of decisions per week,
-    for GitHub markdown: numbers, and each week as stored through
+    """A mermaid ``xychart-beta`` of the ``validator-error`` share (%) per week; weeks pass
     :func:`~bot.neutralise.chart_label`."""
     names = ", ".join(f'"{chart_label(w.week)}"' for w in weeks)
     shares = ", ".join(f"{100 * w.rate(w.outcomes[ERROR_OUTCOME]):.0f}" for w in weeks)

@@ -1,23 +1,6 @@
 """The validator agent: one issue in, one :class:`GateDecision` out, never an exception.
 
-Prompt order keeps the stable part first for prompt-cache reuse: the system message is the rules
-plus the reply's JSON schema (``bot/prompts/validator.md``, identical for every issue), the user
-message is only the delimited issue. The same schema goes to the model as structured output, and
-the reply is parsed by :func:`bot.gate.verdict.parse_verdict` regardless (a schema constrains
-syntax, not values).
-
-The reply holds a verbatim quote per checklist element; the bot checks each quote against the
-issue (:mod:`bot.gate.evidence`), establishes facts of its own (:mod:`bot.gate.facts`) and
-decides under the run's policy (:mod:`bot.gate.policy`). The reason people read is the
-policy's, built from those; the model's own verdict and reason are kept in the decision.
-
-A reply whose reason (≥ ``COPY_MIN_CHARS``) appears verbatim in the issue text is rejected as
-:class:`~bot.errors.ModelCopiedInput`: an issue that carries a pre-filled verdict (a prompt
-injection) steered the model, whatever the model does next.
-
-Fail closed: every :class:`~bot.errors.ModelError` — unreachable, 404, 5xx after retries, timeout,
-truncation, empty, unparseable or schema-invalid output — becomes the ``validator-error`` label
-with the fault recorded in ``error_kind``. The fault is the bot's, not the author's.
+Every model fault becomes a ``validator-error`` decision. The steps are in docs/gate.md.
 """
 
 from __future__ import annotations
@@ -26,33 +9,33 @@ import dataclasses
 import json
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import cache
 
 from bot.chat import CallUsage, ChatMessage, ChatModel, RoleOptions
+from bot.checklist import ELEMENTS, Element, checklist
 from bot.config import VALIDATOR_OPTIONS, Settings
 from bot.errors import ModelCopiedInput, ModelError
-from bot.gate.evidence import ELEMENTS, Element, Evidence, checklist, gather_evidence
+from bot.gate.evidence import Evidence, gather_evidence
 from bot.gate.facts import IssueFacts, issue_facts
 from bot.gate.issue_text import TEXT_RULES_VERSION, IssueText, delimit_issue, prepare_issue
-from bot.gate.labels import GateLabel, label_for
-from bot.gate.policy import ChosenPolicy, Ruling, choose_policy, decide
+from bot.gate.policy import choose_policy, decide
+from bot.gate.types import GateDecision, Ruling
 from bot.gate.verdict import (
-    NO_VERDICT,
     Verdict,
     VerdictValue,
     parse_verdict,
     verdict_model,
     verdict_schema,
 )
-from bot.gate_policy import GatePolicy, load_policy
+from bot.policy_file import GatePolicy, load_policy
 from bot.prompts import load_prompt, prompt_version
 
 __all__ = [
     "COPY_MIN_CHARS",
+    "EXAMPLES",
     "NUM_PREDICT_CAP",
     "NUM_PREDICT_PER_ELEMENT",
-    "GateDecision",
     "Validator",
     "checklist_of",
     "gate_policy_of",
@@ -71,35 +54,62 @@ def _squash(text: str) -> str:
 
 
 def reject_copied_reason(reason: str, issue: IssueText) -> None:
-    """Raise when the model's reason is a verbatim copy of text in the issue (whitespace and
-    case aside): a pre-filled verdict in the issue was echoed.
+    """Refuse a reason copied from the issue, whitespace and case aside.
 
     Raises:
-        ModelCopiedInput: the reason is at least ``COPY_MIN_CHARS`` long and occurs in the
-            issue's title or body (shorter reasons never parse: ``REASON_MIN_CHARS``).
+        ModelCopiedInput: a reason of ``COPY_MIN_CHARS`` or more is in the title or body.
     """
     squashed = _squash(reason)
     if len(squashed) >= COPY_MIN_CHARS and squashed in _squash(f"{issue.title}\n{issue.body}"):
         raise ModelCopiedInput("the verdict's reason is copied from the issue text")
 
 
+EXAMPLES: tuple[tuple[str, dict[str, str]], ...] = (
+    (
+        "Export fails. I run `tool export --csv` on 2.1 and get KeyError: 'id'. It should write "
+        "out.csv.",
+        {
+            "problem": "get KeyError: 'id'",
+            "trigger": "I run `tool export --csv` on 2.1",
+            "expected": "It should write out.csv",
+            "reason": "Command, error and expected result are given.",
+            "verdict": "VALID",
+        },
+    ),
+    (
+        "App broken. It does not work anymore, please help.",
+        {
+            "problem": "It does not work anymore",
+            "trigger": "",
+            "expected": "",
+            "reason": "No steps, error or expected result.",
+            "verdict": "NEEDS_REFINEMENT",
+        },
+    ),
+)
+"""The prompt's few-shot examples: an issue and its reply, one quote per element of
+:data:`~bot.checklist.ELEMENTS` (a repository's elements are not shown)."""
+
+
+def _examples() -> str:
+    # each reply goes through the reply model: element order, compact JSON
+    reply = verdict_model()
+    return "\n".join(
+        f"Issue: {issue}\n{reply.model_validate(answer).model_dump_json()}"
+        for issue, answer in EXAMPLES
+    )
+
+
 @cache
 def system_prompt(elements: tuple[Element, ...] = ELEMENTS) -> tuple[str, str]:
-    """The filled validator system prompt and its version (``validator@SHA8``).
+    """The filled system prompt and its version, ``validator@SHA8``.
 
-    The SHA covers what the model is sent: the prompt text (with the elements and the schema
-    filled in) and :data:`~bot.gate.issue_text.TEXT_RULES_VERSION` (how the issue is turned
-    into the text the model reads). A repository's own elements add their whole definition,
-    which kinds require them included. The decision policy is versioned apart
-    (:attr:`bot.gate_policy.GatePolicy.version`): replies recorded for a prompt version can be
-    judged under any policy.
-
-    Args:
-        elements: the checklist (:func:`bot.gate.evidence.checklist`).
+    The hash covers the text, ``TEXT_RULES_VERSION`` and a repository's own elements.
     """
     schema = json.dumps(verdict_schema(_reply_model(elements)), separators=(",", ":"))
     lines = "\n".join(f"- {e.key}: {e.ask}." for e in elements)
-    text = load_prompt("validator").replace("{elements}", lines).replace("{schema}", schema)
+    text = load_prompt("validator").replace("{examples}", _examples())
+    text = text.replace("{elements}", lines).replace("{schema}", schema)
     hashed = f"{text}\n{TEXT_RULES_VERSION}"
     extra = [dataclasses.asdict(e) for e in elements if e not in ELEMENTS]
     if extra:
@@ -111,80 +121,10 @@ def _reply_model(elements: tuple[Element, ...]) -> type[Verdict]:
     return verdict_model(tuple(e.key for e in elements))
 
 
-@dataclass(frozen=True)
-class GateDecision:
-    """The gate's outcome for one issue.
-
-    Attributes:
-        verdict: ``VALID`` / ``NEEDS_REFINEMENT`` as :func:`bot.gate.policy.decide` ruled, or
-            ``None`` on a fault (its gate label: :attr:`label`).
-        model_verdict: the verdict the model wrote (``None`` on a fault).
-        reason: the policy's reason (built from facts and verified quotes), or the fault's
-            message on ``validator-error``.
-        error_kind: ``None``, or the fault's ``BotError.kind`` (e.g. ``truncated``).
-        model: model name.
-        prompt_version: ``validator@SHA8``.
-        prompt_tokens: prompt tokens the model evaluated (0 when it was never reached).
-        output_tokens: tokens generated.
-        model_ms: the model's own time for the call (ms).
-        wall_ms: the whole judgement including prompt build and parse (ms).
-        issue: the cleaned issue as judged (cut marker and counts included).
-        model_reason: the model's own reason (``""`` on a fault).
-        rule: what decided (:attr:`bot.gate.policy.Ruling.rule`), ``""`` on a fault.
-        ruling: the whole ruling (what an author may be asked for), ``None`` on a fault.
-        policy: the policy the validator decides with (``None`` only for decisions built
-            outside a validator).
-        evidence: the model's quotes and which were found in the issue (``None`` on a fault).
-        facts: what the bot established itself (``None`` on a fault).
-        calls: the model call's cost (:class:`~bot.chat.CallUsage`), empty when no call ran or
-            a failed one reported no cost (the step summary and the plan list it).
-    """
-
-    verdict: VerdictValue | None
-    reason: str
-    error_kind: str | None
-    model: str
-    prompt_version: str
-    prompt_tokens: int
-    output_tokens: int
-    model_ms: float
-    wall_ms: float
-    issue: IssueText
-    model_verdict: VerdictValue | None = None
-    model_reason: str = ""
-    rule: str = ""
-    evidence: Evidence | None = field(default=None, repr=False)
-    facts: IssueFacts | None = field(default=None, repr=False)
-    calls: tuple[CallUsage, ...] = ()
-    ruling: Ruling | None = field(default=None, repr=False)
-    policy: ChosenPolicy | None = field(default=None, repr=False)
-
-    @property
-    def label(self) -> GateLabel:
-        """The gate label this outcome maps to, from :attr:`verdict`
-        (:func:`bot.gate.labels.label_for`; ``validator-error`` on a fault)."""
-        return label_for(self.verdict)
-
-    @property
-    def outcome(self) -> str:
-        """:attr:`verdict`, or :data:`~bot.gate.verdict.NO_VERDICT` (``ERROR``) on a fault:
-        the gate outcome as the step output, the run's text and the eval name it."""
-        return self.verdict or NO_VERDICT
-
-
 class Validator:
-    """Judges issues with a :class:`ChatModel`.
+    """Judges issues with a :class:`ChatModel`; build one with :func:`make_validator`.
 
-    Args:
-        model: the backend (Ollama or embedded).
-        options: validator role options (temperature 0, ``num_predict`` ≤ 200).
-        max_body_chars: longest body judged (characters); longer bodies are cut visibly.
-        elements: the checklist (:func:`bot.gate.evidence.checklist`: the bot's elements and
-            a repository's own).
-        policy: the decision policy the settings or the repository file name, or ``None``
-            for the one measured for this model, else the default
-            (:func:`bot.gate.policy.choose_policy`).
-        policy_source: where ``policy`` came from (``setting``, ``repository file``).
+    A ``policy`` of ``None`` takes the one measured for the model, else the default.
     """
 
     def __init__(
@@ -214,11 +154,11 @@ class Validator:
 
     @property
     def prompt_version(self) -> str:
-        """``validator@SHA8`` of this validator's prompt and checklist (:func:`system_prompt`)."""
+        """``validator@SHA8`` of this validator's prompt and checklist."""
         return system_prompt(self._elements)[1]
 
     def messages(self, issue: IssueText, *, nonce: str | None = None) -> list[ChatMessage]:
-        """The two chat messages for one issue: stable system prompt, then the delimited issue."""
+        """The system prompt, then the delimited issue."""
         system, _ = system_prompt(self._elements)
         return [
             ChatMessage("system", system),
@@ -228,14 +168,7 @@ class Validator:
     def judge(
         self, title: str | None, body: str | None, *, labels: Iterable[str] = ()
     ) -> GateDecision:
-        """Judge one issue. Never raises for model faults: they become ``validator-error``.
-
-        Args:
-            title: ``issue.title`` from the payload.
-            body: ``issue.body`` from the payload (``None`` when empty).
-            labels: the issue's label names from the payload: its kind, which says which of a
-                repository's elements it requires (:attr:`Element.required_for`).
-        """
+        """Judge one issue; a model fault becomes ``validator-error``, never an exception."""
         started = time.perf_counter()
         issue = prepare_issue(title, body, max_body_chars=self._max_body_chars)
         version = self.prompt_version
@@ -302,10 +235,7 @@ runs on is cut off rather than waited for."""
 
 
 def checklist_of(settings: Settings) -> tuple[Element, ...]:
-    """The validator's checklist: the bot's elements, then the repository file's
-    ``elements:`` (:class:`bot.repo_file.ElementConfig`), each asking the model for "the
-    words giving" its definition, shown to authors as the definition itself, and found from a
-    one-word quote too (:attr:`bot.gate.evidence.Element.one_word`)."""
+    """The bot's elements, then the repository file's ``elements:``."""
     given = settings.repo_file.elements if settings.repo_file is not None else []
     return checklist(
         tuple(
@@ -322,13 +252,7 @@ def checklist_of(settings: Settings) -> tuple[Element, ...]:
 
 
 def make_validator(settings: Settings, model: ChatModel) -> Validator:
-    """The one place a validator is built from settings, so a run and an eval of the same
-    settings judge alike: ``model`` with the validator role's options, the settings'
-    ``max_body_chars`` (characters of issue body judged) and the repository's checklist
-    (:func:`checklist_of`), deciding under the policy the settings name
-    (:func:`gate_policy_of`); ``num_predict`` grows by :data:`NUM_PREDICT_PER_ELEMENT` per
-    element the repository adds, capped at :data:`NUM_PREDICT_CAP`. The caller brings the
-    model: the runner's job context builds it, the eval wraps it to keep every reply."""
+    """The validator for these settings: runs and evals build it here alone, so they agree."""
     elements = checklist_of(settings)
     extra = len(elements) - len(ELEMENTS)
     options = replace(
@@ -350,10 +274,7 @@ def make_validator(settings: Settings, model: ChatModel) -> Validator:
 
 
 def gate_policy_of(settings: Settings) -> tuple[GatePolicy | None, str]:
-    """The decision policy the settings name and where from: the ``gate_policy`` file, else the
-    file at ``gate_policy_path`` in the repository (read with the repository file), else the
-    repository file's ``gate.policy``, else ``None`` (the validator then takes the policy
-    measured for its model, or the default: :func:`bot.gate.policy.choose_policy`).
+    """The policy the settings name, and where from; ``None`` when they name none.
 
     Raises:
         ConfigError: the ``gate_policy`` file cannot be read or is not a policy.

@@ -1,14 +1,7 @@
 """The validator's verdict: one strict wire shape and the one parser that reads it.
 
-The model is sent ``Verdict.model_json_schema()`` as its
-structured-output schema (Ollama ``format`` / llama.cpp ``response_format``), but a schema
-constrains syntax, not values, so every reply is validated here with the same pydantic model.
-
-Accepted: the bare JSON object, optionally inside exactly one ```` ```json ```` fence, with
-surrounding whitespace. Rejected: prose before or after, a second object, bold or other markdown,
-wrong case, extra or duplicate keys, a reason without visible words or with control characters.
-No prefix matching and no case folding: a reply
-that is not exactly a verdict is a fault (``validator-error``), never a guess.
+A schema constrains syntax, not values, so every reply is validated here. A reply that is not
+exactly a verdict is a fault (``validator-error``), never a guess.
 """
 
 from __future__ import annotations
@@ -29,8 +22,8 @@ from pydantic import (
 )
 
 from bot.chat import structured_output_schema
+from bot.checklist import ELEMENTS, REPLY_KEYS
 from bot.errors import ModelOutputError
-from bot.gate.evidence import ELEMENTS
 
 __all__ = [
     "GATE_OUTCOMES",
@@ -50,7 +43,7 @@ VerdictValue = Literal["VALID", "NEEDS_REFINEMENT"]
 NO_VERDICT = "ERROR"
 """How a gate decision without a verdict (a fault; its label is ``validator-error``) is named
 where a verdict is shown: the step output ``verdict`` (action.yml), the run's text and the eval's
-outcomes (:attr:`bot.gate.validator.GateDecision.outcome`)."""
+outcomes (:attr:`bot.gate.types.GateDecision.outcome`)."""
 
 GATE_OUTCOMES: tuple[str, ...] = (*get_args(VerdictValue), NO_VERDICT)
 """Every gate outcome as shown (the eval's confusion columns): the verdicts, then
@@ -72,17 +65,8 @@ QUOTE_MAX_CHARS = 400
 
 
 class Verdict(BaseModel):
-    """The validator agent's answer about one issue: a short verbatim quote (or ``""``) per
-    checklist element (:func:`bot.gate.evidence.checklist`), then ``reason`` and ``verdict``.
-
-    The fields are made per checklist by :func:`verdict_model`, so a repository that adds
-    elements (``.github/triage-bot.yml``) sends its model, and holds its reply to, a schema
-    naming each of them: one quote field per element (words copied from the issue, at most
-    :data:`QUOTE_MAX_CHARS`, or ``""``), then ``reason`` (one or two sentences naming what the
-    issue has or lacks) and ``verdict`` (``VALID``: a developer can start work;
-    ``NEEDS_REFINEMENT``: the author must add detail). This class only carries what every
-    shape shares; parse with :func:`parse_verdict`.
-    """
+    """The validator's answer: a verbatim quote (or ``""``) per checklist element, then
+    ``reason`` and ``verdict``. :func:`verdict_model` makes the fields per checklist."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -93,9 +77,7 @@ class Verdict(BaseModel):
     @property
     def quotes(self) -> dict[str, str]:
         """Element key → quote, for :func:`bot.gate.evidence.gather_evidence`."""
-        return {
-            key: getattr(self, key) for key in type(self).model_fields if key not in _NOT_QUOTES
-        }
+        return {key: getattr(self, key) for key in type(self).model_fields if key not in REPLY_KEYS}
 
     @field_validator("reason", check_fields=False)
     @classmethod
@@ -107,21 +89,9 @@ class Verdict(BaseModel):
         return value
 
 
-_NOT_QUOTES = ("reason", "verdict")
-
-
 @cache
 def verdict_model(keys: tuple[str, ...] | None = None) -> type[Verdict]:
-    """The reply shape for a checklist: one quote field per element key, in checklist order,
-    then ``reason`` and ``verdict``.
-
-    Field order is the order constrained decoding writes the keys in: the quotes first, so the
-    model reads the issue for each element before it commits to a verdict. The parser accepts
-    any order; the contract is the keys, not their order.
-
-    Args:
-        keys: the checklist's element keys (``None``: the bot's own, ``problem``, ``trigger``,
-            ``expected``: :data:`bot.gate.evidence.ELEMENTS`).
+    """The reply shape for a checklist's element ``keys`` (``None``: the bot's own).
 
     Raises:
         ValueError: a key that is not an identifier, repeats, or is ``reason``/``verdict``.
@@ -129,9 +99,11 @@ def verdict_model(keys: tuple[str, ...] | None = None) -> type[Verdict]:
     if keys is None:
         keys = tuple(e.key for e in ELEMENTS)
     if len(set(keys)) != len(keys) or any(
-        not key.isidentifier() or key in _NOT_QUOTES for key in keys
+        not key.isidentifier() or key in REPLY_KEYS for key in keys
     ):
         raise ValueError(f"{keys!r} cannot be the quote fields of the validator's reply")
+    # quotes first: constrained decoding writes the keys in this order, so the model reads the
+    # issue for each element before it commits to a verdict (the parser accepts any order)
     fields: dict[str, Any] = {key: (str, Field(max_length=QUOTE_MAX_CHARS)) for key in keys}
     fields["reason"] = (str, Field(min_length=REASON_MIN_CHARS, max_length=REASON_MAX_CHARS))
     fields["verdict"] = (VerdictValue, ...)
@@ -139,12 +111,7 @@ def verdict_model(keys: tuple[str, ...] | None = None) -> type[Verdict]:
 
 
 def verdict_schema(model: type[Verdict] | None = None) -> dict[str, Any]:
-    """JSON schema sent to the model as structured output (``format`` in Ollama's /api/chat);
-    length bounds are left to the parser (see ``structured_output_schema``).
-
-    Args:
-        model: the reply shape (:func:`verdict_model`; the bot's own checklist when ``None``).
-    """
+    """The structured-output schema of ``model`` (the bot's own checklist when ``None``)."""
     return structured_output_schema(model or verdict_model())
 
 
@@ -156,15 +123,7 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def parse_verdict(text: str, model: type[Verdict] | None = None) -> Verdict:
-    """Parse the model's reply into a :class:`Verdict`.
-
-    Args:
-        text: the raw ``message.content`` the model returned.
-        model: the reply shape (:func:`verdict_model` of the checklist judged; the bot's own
-            checklist when ``None``).
-
-    Returns:
-        The validated verdict.
+    """Parse the model's raw reply as ``model`` (the bot's own checklist when ``None``).
 
     Raises:
         ModelOutputError: empty text, text that is not exactly one JSON object (optionally in one

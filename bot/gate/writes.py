@@ -1,20 +1,4 @@
-"""The gate's GitHub writes that the store can spare: the label's creation and the author
-comment's lookup, so a gate event costs at most 3 GitHub requests when the verdict changes and
-none when it does not (docs/requests.md).
-
-:func:`bot.gate.plan.apply_gate` calls these with the store when it has one; without a store
-(or with an empty one: an ephemeral runner, a lost file) they ask GitHub. What the store
-remembers, and why each use is safe, is in
-:mod:`bot.history.github_memory`.
-
-Remembering is best effort after a GitHub write succeeded: a failed memory write only costs the
-next run a request, so it is not an error. The one exception is the author comment's body
-hash, which could otherwise claim a text GitHub no longer holds: its row is deleted before
-the comment is written and written again after, so a write whose outcome is unknown leaves no
-row, and a row another run wrote in between is deleted rather than overwritten (two runs wrote
-at once: :func:`~bot.history.github_memory.remember_comment`). No row: the next run finds the
-comment by its marker.
-"""
+"""The gate's GitHub writes the store can spare: the label's creation, the comment's lookup."""
 
 from __future__ import annotations
 
@@ -24,8 +8,8 @@ from dataclasses import dataclass
 
 from bot.clients.github_port import GitHubPort
 from bot.errors import GitHubError, GitHubNotFound, StoreError
-from bot.gate.author_comment import AUTHOR_MARKER
 from bot.gate.labels import GateLabel
+from bot.gate.types import AUTHOR_MARKER
 from bot.history.github_memory import (
     body_sha,
     created_label,
@@ -41,7 +25,7 @@ __all__ = ["CommentWrite", "add_gate_label", "write_author_comment"]
 
 
 def _remember(write: Callable[..., object], *args: object) -> None:
-    # best effort: without the row the next run asks GitHub again (module docstring)
+    # best effort: without the row the next run asks GitHub again
     with contextlib.suppress(StoreError):
         write(*args)
 
@@ -54,12 +38,8 @@ def add_gate_label(
     target: GateLabel,
     names: tuple[str, ...],
 ) -> int:
-    """Add ``names`` (the plan's adds, ``target`` among them) to ``repo#number``, creating
-    ``target`` in the repository first unless the store says the bot created it there before.
+    """Add ``names`` to ``repo#number``, creating ``target`` first unless the bot did before.
     Returns the requests made (1 or 2).
-
-    A failed add forgets the label's row, so the next run creates it again (a maintainer may
-    have deleted it; GitHub also creates a missing label itself on "Add labels to an issue").
 
     Raises:
         GitHubError: the label could not be created or added (after the client's retries).
@@ -73,7 +53,7 @@ def add_gate_label(
             _remember(remember_label, store, repo, target.name)
     try:
         github.add_labels(repo, number, names)
-    except GitHubError:
+    except GitHubError:  # a maintainer may have deleted it: the next run creates it again
         if store is not None and known:
             _remember(forget_label, store, repo, target.name)
         raise
@@ -82,14 +62,8 @@ def add_gate_label(
 
 @dataclass(frozen=True)
 class CommentWrite:
-    """What :func:`write_author_comment` did.
-
-    Attributes:
-        fate: ``created``, ``edited``, ``unchanged`` or ``absent`` (only an edit was wanted and
-            the issue has no comment of the bot's).
-        reads: GitHub reads made (the comments list: 0 or 1).
-        writes: GitHub writes made (0 to 2: a PATCH that met a 404, then the post, count both).
-    """
+    """What :func:`write_author_comment` did: GitHub reads and writes, and ``fate``: ``created``,
+    ``edited``, ``unchanged`` or ``absent`` (only an edit was wanted, and there is none)."""
 
     fate: str
     reads: int
@@ -105,14 +79,8 @@ def write_author_comment(
     *,
     create: bool,
 ) -> CommentWrite:
-    """Make the bot's author comment on ``repo#number`` read ``body``: one comment, found
-    again, edited in place, never posted twice, never posted when ``create`` is false.
-
-    With the store's row for the issue (:func:`~bot.history.github_memory.known_comment`): the
-    same body writes nothing; another body PATCHes the known id, no lookup. Without a row, or
-    when the PATCH meets a 404 (the comment was deleted): the comments are listed once
-    (``GitHubPort.find_bot_comment``: the marker among the bot's own comments)
-    and the comment found is edited, or one is posted. Every write is remembered.
+    """Make the bot's one author comment on ``repo#number`` read ``body``; ``create=False`` only
+    edits. The store's row spares the lookup; without it the comment is found by its marker.
 
     Raises:
         GitHubError: a read or write failed after the client's retries.

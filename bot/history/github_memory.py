@@ -2,7 +2,7 @@
 
 So a gate event costs at most 3 GitHub requests when the verdict changes and none when it does
 not (docs/requests.md). Three facts, each written only after GitHub confirmed it, each used only
-where being wrong leaves nothing lasting (tables from ``m007_github_memory``):
+where being wrong leaves nothing lasting:
 
 - **The author comment** the bot last wrote on an issue: its id and the SHA-256 of its body.
   An edit PATCHes that id without listing the comments, and a body equal to the one written is
@@ -16,7 +16,8 @@ where being wrong leaves nothing lasting (tables from ``m007_github_memory``):
 - **The repository file at a commit**: the text of ``.github/triage-bot.yml`` (or that it has
   none) as read at a default-branch commit (``GITHUB_SHA``). What a commit holds never changes,
   so every later event at that commit reuses it; one row per repository and path, replaced when
-  the branch moves (:func:`bot.context.with_repository_file` says when a commit may be used).
+  the branch moves (:meth:`bot.context.JobContext.with_repository_file` says when a commit may
+  be used).
 
 A read-only store (a dry run) reads these and writes none. Writes raise
 :class:`~bot.errors.StoreError` like every store write; a caller that has already written to

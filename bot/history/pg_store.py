@@ -2,9 +2,9 @@
 
 The other :class:`~bot.history.protocol.HistoryStore` (:mod:`bot.history.store` is the embedded
 SQLite file). Chosen when ``TRIAGE_DB`` / ``--db`` / the action's ``db-path`` is a
-``postgresql://`` (or ``postgres://``) URL (:func:`bot.settings_table.is_database_url`); the URL
+``postgresql://`` (or ``postgres://``) URL (its :data:`bot.stores.STORES` row); the URL
 follows libpq's rules, so a password may come from the URL, ``PGPASSWORD`` or ``~/.pgpass``. It
-never appears in a message: the store names the server as :func:`bot.neutralise.shown_url` shows
+never appears in a message: the store names the server as :func:`bot.urls.shown_url` shows
 it, refuses a URL that libpq reads differently from the URL standard (its host or database name
 could hold a piece of the password), and replaces a driver message that repeats the URL or a
 secret of it by the error's kind.
@@ -14,9 +14,9 @@ This module holds every run-time difference from SQLite: ``?`` parameters become
 (``owner/name#number``) where SQLite takes its one write lock, and :meth:`PostgresStore.exclusive`
 is a session-level advisory lock. The statements and unique keys are the protocol's.
 
-Opening applies pending migrations (yoyo-migrations, the ``pg_migrations/*.sql`` files of this
-package) while holding a session advisory lock (:data:`MIGRATION_LOCK`), so runners that start at
-once migrate one after another; the second finds nothing to apply. A server whose migration
+Opening applies pending migrations (:mod:`bot.history.migrate`, the SQLite store's yoyo
+migrations) while holding a session advisory lock (:data:`MIGRATION_LOCK`), so runners that
+start at once migrate one after another; the second finds nothing to apply. A server whose migration
 table names a migration this version does not know was migrated by a newer triage-bot: the open
 fails with a :class:`~bot.errors.StoreError` before anything is written. Opened ``read_only``
 (dry runs, listings) the session refuses writes; it still migrates a server that needs it (the
@@ -25,10 +25,8 @@ schema is shared, and holds no decision).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, NoReturn
 
 import psycopg
@@ -37,10 +35,10 @@ from psycopg.sql import SQL, Identifier
 from yoyo import (  # type: ignore[import-untyped]
     default_migration_table,
     get_backend,
-    read_migrations,
 )
 
 from bot.errors import StoreError
+from bot.history import migrate
 from bot.history.protocol import (
     AUDIT_KEY,
     AUDITS_SQL,
@@ -60,18 +58,14 @@ from bot.history.protocol import (
     insert_sql,
     schema_state,
 )
-from bot.neutralise import NO_SECRETS, Redactor, read_url, redact
+from bot.urls import NO_SECRETS, Redactor, read_url, redact
 
 __all__ = [
-    "MIGRATIONS_DIR",
     "MIGRATION_LOCK",
     "PostgresStore",
     "pg_sql",
     "server_schema",
 ]
-
-MIGRATIONS_DIR = Path(__file__).with_name("pg_migrations")
-"""The yoyo migrations: ``NNNN_name.sql``, applied in name order."""
 
 MIGRATION_LOCK = 0x7472_6961_6765  # "triage": any fixed key no other application uses
 """The session advisory lock held while migrating."""
@@ -110,10 +104,10 @@ def _raise(what: str, exc: BaseException, url: str) -> NoReturn:
 
 
 def _checked(url: str) -> str:
-    """``url`` as messages show it (:func:`bot.neutralise.shown_url`).
+    """``url`` as messages show it (:func:`bot.urls.shown_url`).
 
     Raises:
-        StoreError: the URL cannot be used (:attr:`bot.neutralise.UrlView.problem`).
+        StoreError: the URL cannot be used (:attr:`bot.urls.UrlView.problem`).
     """
     view = read_url(url)
     if view.problem:
@@ -132,30 +126,6 @@ def _yoyo_url(url: str) -> str:
     return "postgresql+psycopg://" + url.split("://", 1)[1]
 
 
-def _migrations() -> Any:
-    return read_migrations(str(MIGRATIONS_DIR))
-
-
-_TABLE_DDL = re.compile(
-    r"\b(create|drop)\s+table\s+(?:if\s+(?:not\s+)?exists\s+)?([a-z_][a-z0-9_]*)", re.IGNORECASE
-)
-"""A ``create table`` or ``drop table`` statement of a migration file, and the table it names."""
-
-
-def _tables_after(migrations: Sequence[Any], done: int) -> frozenset[str]:
-    """The tables the first ``done`` migrations leave: their ``create table`` and ``drop
-    table`` statements in order (comments left out)."""
-    tables: set[str] = set()
-    for migration in migrations[:done]:
-        text = re.sub(r"--[^\n]*", "", Path(migration.path).read_text("utf-8"))
-        for verb, name in _TABLE_DDL.findall(text):
-            if verb.lower() == "create":
-                tables.add(name.lower())
-            else:
-                tables.discard(name.lower())
-    return frozenset(tables)
-
-
 def server_schema(url: str) -> SchemaState:
     """The server at ``url`` against the migrations this installation ships and the tables
     those it records create (:func:`~bot.history.protocol.schema_state`; ``triage-bot
@@ -166,7 +136,7 @@ def server_schema(url: str) -> SchemaState:
         StoreError: the server cannot be reached or read.
     """
     shown = _checked(url)
-    shipped = list(_migrations())
+    shipped = list(migrate.migrations())
     try:
         with psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S) as conn:
             conn.execute("set session characteristics as transaction read only")
@@ -193,7 +163,7 @@ def server_schema(url: str) -> SchemaState:
     recorded = [
         by_hash.get(h) or (f"{i} (another text)" if i in ids else i) for h, i in applied.items()
     ]
-    return schema_state(ids, recorded, present, lambda done: _tables_after(shipped, done))
+    return schema_state(ids, recorded, present, lambda done: migrate.tables_after(ids, done))
 
 
 def _migrate(url: str) -> None:
@@ -211,11 +181,11 @@ def _migrate(url: str) -> None:
         conn.execute("select pg_advisory_lock(%s)", [MIGRATION_LOCK])
         backend = get_backend(_yoyo_url(url))
         try:
-            migrations = _migrations()
+            migrations = migrate.migrations()
             if not migrations:
                 raise StoreError(
-                    "this installation of triage-bot ships no PostgreSQL migrations (its package "
-                    "lacks bot/history/pg_migrations): reinstall triage-bot"
+                    "this installation of triage-bot ships no migrations (its package lacks "
+                    "bot/history/migrations): reinstall triage-bot"
                 )
             known = {m.hash for m in migrations}
             unknown = sorted(set(backend.get_applied_migration_hashes()) - known)

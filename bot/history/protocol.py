@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Protocol
 
-from bot.neutralise import NO_SECRETS, Redactor
+from bot.urls import NO_SECRETS, Redactor
 
 __all__ = [
     "AUDITS_SQL",

@@ -2,7 +2,7 @@
 
 One of the two :class:`~bot.history.protocol.HistoryStore` implementations (the embedded
 default; :mod:`bot.history.pg_store` is the shared one): its statements and unique keys are the
-protocol's, its schema the sqlite-utils migrations of :mod:`bot.history.migrations`.
+protocol's, its schema the migrations of :mod:`bot.history.migrate`.
 
 The default path is outside the Actions workspace (the runner
 cleans the workspace between jobs): ``$XDG_DATA_HOME/triage-bot/triage.db``, i.e.
@@ -15,7 +15,7 @@ Two ways to open it:
 - **For writing** (a run that applies its plan): the data folder is created ``0700`` and a new
   file ``0600`` (it holds audit texts of possibly private code); an existing file is tightened
   to ``0600``. SQLite gives the ``-wal`` and ``-shm`` files the database file's mode. WAL is
-  switched on and pending migrations are applied (sqlite-utils ``Migrations``).
+  switched on and pending migrations are applied (:mod:`bot.history.migrate`).
 - **Read-only** (``--dry-run``, ``history``, ``stats``): nothing is created, migrated or
   written. A missing file reads as an empty store. The file is opened with SQLite's
   ``mode=ro``; a WAL database in a folder the process cannot write fails that way (SQLite
@@ -26,8 +26,9 @@ Two ways to open it:
   database, SQLite itself may leave an empty ``-wal`` and the ``-shm`` index beside it where
   the folder allows, with the file's mode; the database file is never touched.)
 
-Either way, a file whose ``_sqlite_migrations`` names a migration this version does not know was
-written by a newer triage-bot: the open fails with a :class:`~bot.errors.StoreError` (exit 5)
+Either way, a file whose record (``_yoyo_migration``, or an earlier release's
+``_sqlite_migrations``) names a migration this version does not know was written by a newer
+triage-bot: the open fails with a :class:`~bot.errors.StoreError` (exit 5)
 before anything is written, instead of a write failing later on a changed schema.
 """
 
@@ -42,10 +43,16 @@ from pathlib import Path
 from typing import Any
 
 from sqlite_utils import Database
-from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
+from tenacity import (
+    Retrying,
+    retry_if_exception,
+    retry_if_exception_type,
+    stop_after_delay,
+    wait_fixed,
+)
 
 from bot.errors import StoreError
-from bot.history.migrations import MIGRATIONS
+from bot.history import migrate
 from bot.history.protocol import (
     AUDIT_KEY,
     AUDITS_SQL,
@@ -66,14 +73,12 @@ from bot.history.protocol import (
     utc_now,
     week_of,
 )
-from bot.neutralise import NO_SECRETS, Redactor
+from bot.urls import NO_SECRETS, Redactor
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
     "DB_DIR_MODE",
     "DB_FILE_MODE",
-    "KNOWN_MIGRATIONS",
-    "SHIPPED_MIGRATIONS",
     "AuditRow",
     "GateRow",
     "Store",
@@ -132,11 +137,17 @@ class Store:
         db = Database(str(path))
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         _refuse_newer(db, path)  # before the first write: enabling WAL is one
-        db.enable_wal()
+        # switching a new file to WAL does not wait for the busy timeout: retry while another
+        # opener holds it
+        Retrying(
+            stop=stop_after_delay(BUSY_TIMEOUT_MS / 1000),
+            wait=wait_fixed(LOCK_POLL_S),
+            retry=retry_if_exception(_locked),
+            reraise=True,
+        )(db.enable_wal)
         self.db = db
-        if MIGRATIONS.pending(db):
-            with self._write():  # two processes opening a new file migrate it once
-                MIGRATIONS.apply(db)
+        if _pending(db.conn):
+            _migrate(db.conn, path)
         return db
 
     @contextmanager
@@ -190,7 +201,7 @@ class Store:
         """Insert accepted audits in one transaction (all or none); returns the count.
 
         A row replaces any earlier audit of the same segment at the same head SHA
-        (:data:`~bot.history.protocol.AUDIT_KEY`, a unique key since ``m008_unique_keys``), so
+        (:data:`~bot.history.protocol.AUDIT_KEY`, a unique key), so
         a replayed event or a repeated ``/audit`` leaves one row per segment per head SHA, and
         the weekly sums (kept by triggers on insert and delete) count it once.
 
@@ -294,41 +305,69 @@ class Store:
         self.db.close()
 
 
-SHIPPED_MIGRATIONS: tuple[str, ...] = tuple(
-    m.name for m in MIGRATIONS.pending(Database(memory=True))
-)
-"""The migrations this version defines, in the order they apply (those pending on an empty
-database)."""
-
-KNOWN_MIGRATIONS = frozenset(SHIPPED_MIGRATIONS)
-"""Names of the migrations of this version: a file that records any other name is newer."""
+def _locked(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
 
 
-def _tables_after(done: int) -> frozenset[str]:
-    """The tables the first ``done`` of :data:`SHIPPED_MIGRATIONS` leave: applied to an empty
-    database in memory."""
-    db = Database(memory=True)
-    stop = SHIPPED_MIGRATIONS[done] if done < len(SHIPPED_MIGRATIONS) else None
-    MIGRATIONS.apply(db, stop_before=stop)
-    tables = frozenset(db.table_names())
-    db.close()
-    return tables
+def _pending(conn: sqlite3.Connection) -> bool:
+    """Whether the file lacks a shipped migration in its records; reads only."""
+    return not set(migrate.shipped()) <= migrate.recorded_ids(conn)
 
 
-def _applied_names(db: Database) -> set[str]:
-    """Migration names recorded in the file, read without writing (``Migrations.applied``
-    would create the migrations table on a file that has none)."""
-    if MIGRATIONS.migrations_table not in db.table_names():
+def _migrate(conn: sqlite3.Connection, path: Path | str) -> None:
+    """Apply the pending migrations; first record those an earlier release's sqlite-utils
+    record stands for.
+
+    Raises:
+        StoreError: the installation ships no migrations, or that record cannot be upgraded.
+    """
+    shipped = migrate.migrations()
+    if not shipped:
+        raise StoreError(
+            "this installation of triage-bot ships no migrations (its package lacks "
+            "bot/history/migrations): reinstall triage-bot"
+        )
+    # one write transaction: two processes opening a new file migrate it once
+    with migrate.sqlite_backend(conn, locked=True) as backend:
+        _refuse_legacy(conn, path)
+        done = migrate.legacy_applied(conn)[0]
+        applied = set(backend.get_applied_migration_hashes())
+        adopted = [m for m in shipped if m.id in done and m.hash not in applied]
+        if adopted:
+            backend.mark_migrations(adopted)
+        backend.apply_migrations(backend.to_apply(shipped))
+
+
+def _refuse_legacy(conn: sqlite3.Connection, path: Path | str) -> None:
+    """Raise :class:`StoreError` for a sqlite-utils record that is not a whole first part of
+    the migrations (a file last written before ``m008_unique_keys``)."""
+    done, unknown = migrate.legacy_applied(conn)
+    covered = {n for m in done for n in migrate.LEGACY[m]}
+    partial = _recorded_legacy(conn) - unknown - covered
+    if partial or set(list(migrate.LEGACY)[: len(done)]) != done:
+        raise StoreError(
+            f"the store at {path} was last migrated by a triage-bot older than this version "
+            "can upgrade (its record lacks m008_unique_keys): open it once with triage-bot "
+            "0.1.0, then with this version"
+        )
+
+
+def _recorded_legacy(conn: sqlite3.Connection) -> set[str]:
+    """The sqlite-utils migrations the file records."""
+    tables = {r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")}
+    if migrate.LEGACY_TABLE not in tables:
         return set()
-    rows = db[MIGRATIONS.migrations_table].rows_where("migration_set = ?", [MIGRATIONS.name])
-    return {str(row["name"]) for row in rows}
+    return {str(r[0]) for r in conn.execute("select name from _sqlite_migrations")}
 
 
 def _refuse_newer(db: Database, path: Path) -> None:
     """Close ``db`` and raise :class:`StoreError` when the file holds migrations this version
     does not know (a newer triage-bot wrote it: its schema may differ in ways writes would
     only find later)."""
-    unknown = sorted(_applied_names(db) - KNOWN_MIGRATIONS)
+    unknown = sorted(
+        (migrate.recorded_ids(db.conn) - set(migrate.shipped()))
+        | migrate.legacy_applied(db.conn)[1]
+    )
     if unknown:
         db.close()
         raise StoreError(
@@ -338,31 +377,35 @@ def _refuse_newer(db: Database, path: Path) -> None:
         )
 
 
-def file_schema(path: Path | str) -> SchemaState:
+def file_schema(path: Path | str) -> SchemaState | None:
     """The file at ``path`` against this version's migrations and the tables those it records
-    create (:func:`~bot.history.protocol.schema_state`; ``triage-bot doctor``); reads only
-    (SQLite's ``mode=ro``).
+    create (:func:`~bot.history.protocol.schema_state`; ``triage-bot doctor``), ``None`` when
+    there is no file yet; reads only (SQLite's ``mode=ro``).
 
     Raises:
         StoreError: the file cannot be read as a database.
     """
+    if not Path(path).exists():
+        return None
     try:
         conn = _connect(f"{Path(path).resolve().as_uri()}?mode=ro")
     except sqlite3.Error as exc:
         raise StoreError(f"cannot read the store at {path}: {exc}") from exc
     try:
         db = Database(conn)
-        applied = _applied_names(db)
+        _refuse_legacy(conn, path)
+        applied = migrate.recorded_ids(conn) | migrate.legacy_applied(conn)[1]
         tables = set(db.table_names())
     except sqlite3.Error as exc:
         raise StoreError(f"cannot read the store at {path}: {exc}") from exc
     finally:
         conn.close()
-    return schema_state(SHIPPED_MIGRATIONS, applied, tables, _tables_after)
+    shipped = migrate.shipped()
+    return schema_state(shipped, applied, tables, lambda done: migrate.tables_after(shipped, done))
 
 
 def _migrated(db: Database) -> Database:
-    MIGRATIONS.apply(db)
+    _migrate(db.conn, ":memory:")
     return db
 
 
@@ -423,7 +466,7 @@ def _open_read_only(path: Path) -> Database:
         conn = _connect(f"{uri}?mode=ro&immutable=1")
     db = Database(conn)
     _refuse_newer(db, path)
-    if _applied_names(db) >= KNOWN_MIGRATIONS:  # read directly: pending() may write
+    if not _pending(conn):
         return db
     # An older (or empty) file: migrate an in-memory copy, never the file.
     memory = sqlite3.connect(":memory:")
