@@ -65,6 +65,9 @@ TABLES = (
     "author_comments",
     "created_labels",
     "repo_files",
+    "gate_outcomes",
+    "audit_defects",
+    "settle_cursors",
 )
 """The tables every store's migrations create and its statements use."""
 
@@ -285,6 +288,12 @@ class KeyedTable:
         marks = ", ".join("?" for _ in row)
         sql = f"insert into {self.name} ({', '.join(row)}) values ({marks})"  # noqa: S608
         self._execute(sql, list(row.values()))
+
+    def update(self, key: Mapping[str, Any], values: Mapping[str, Any]) -> None:
+        """Set ``values``' columns on the rows whose columns equal ``key``'s values."""
+        sets = ", ".join(f"{column} = ?" for column in values)
+        sql = f"update {self.name} set {sets} where {key_where(key)}"  # noqa: S608
+        self._execute(sql, [*values.values(), *key.values()])
 
     def upsert(self, row: Mapping[str, Any], pk: Sequence[str]) -> None:
         """Insert ``row``, or update the row with its primary key ``pk`` to it."""

@@ -39,6 +39,10 @@ def pg_url() -> Iterator[str]:
     yield from fresh_database()
 
 
+RELEASE_TABLES = set(migrate.tables_after(migrate.shipped(), 4)) & set(TABLES)
+"""The tables of the release's store: what the migrations it records (the first four) create."""
+
+
 def _sqlite_columns(path: Path | str) -> dict[str, list[tuple[str, bool]]]:
     with sqlite3.connect(path) as conn:
         return {
@@ -70,7 +74,9 @@ def test_both_stores_hold_the_same_schema(tmp_path: Path, pg_url: str) -> None:
     fresh = _sqlite_columns(tmp_path / "new.db")
     assert all(fresh.values())
     assert _pg_columns(pg_url) == fresh
-    assert _sqlite_columns(RELEASE_SQLITE) == fresh
+    release = _sqlite_columns(RELEASE_SQLITE)
+    assert {t for t, c in release.items() if c} == RELEASE_TABLES
+    assert release == {t: c if t in RELEASE_TABLES else [] for t, c in fresh.items()}
 
 
 def _indexes_and_triggers(path: Path | str) -> set[tuple[str, str]]:
@@ -79,7 +85,7 @@ def _indexes_and_triggers(path: Path | str) -> set[tuple[str, str]]:
             "select type, name, tbl_name from sqlite_master where type in ('index', 'trigger') "
             "and name not like 'sqlite_autoindex%'"
         )
-        return {(str(kind), str(name)) for kind, name, table in rows if table in TABLES}
+        return {(str(kind), str(name)) for kind, name, table in rows if table in RELEASE_TABLES}
 
 
 def test_a_fresh_sqlite_file_is_the_release_file(tmp_path: Path) -> None:
@@ -93,7 +99,8 @@ def test_the_release_sqlite_store_opens_upgrades_and_passes_doctor(tmp_path: Pat
     shutil.copy(RELEASE_SQLITE, path)
     settings = Settings(db_path=str(path))
     before = check_store(settings)
-    assert (before.ok, before.warning) == (True, False), before.detail
+    assert (before.ok, before.warning) == (True, True), before.detail
+    assert "0005_record pending" in before.detail
     reader = make_store(settings, read_only=True)
     assert [r["verdict"] for r in reader.audits("o/r")] == ["FIX"]
     reader.close()
@@ -106,7 +113,7 @@ def test_the_release_sqlite_store_opens_upgrades_and_passes_doctor(tmp_path: Pat
     store.close()
     after = check_store(settings)
     assert (after.ok, after.warning) == (True, False), after.detail
-    assert "(4 migrations)" in after.detail
+    assert "(5 migrations)" in after.detail
 
 
 def test_a_sqlite_store_before_m008_is_refused_with_what_to_do(tmp_path: Path) -> None:
@@ -142,7 +149,7 @@ def test_the_release_postgresql_store_opens_upgrades_and_passes_doctor(pg_url: s
     assert store.last_gate("o/r", 3) is not None
     store.record_audits([audit_row(repo="o/r", pr=8)])
     store.close()
-    assert check_store(settings).detail.endswith("is reachable and migrated (4 migrations)")
+    assert check_store(settings).detail.endswith("is reachable and migrated (5 migrations)")
 
 
 # --- a new kind of store is one row -------------------------------------------------------
@@ -194,7 +201,9 @@ def test_a_new_kind_of_store_is_one_row(monkeypatch: pytest.MonkeyPatch) -> None
     assert len(store.audits("o/r")) == 1
     store.close()
     check = check_store(settings)
-    assert check.line() == "ok   store: Memo memo://box is reachable and migrated (4 migrations)"
+    count = len(migrate.shipped())
+    shown = f"Memo memo://box is reachable and migrated ({count} migrations)"
+    assert check.line() == f"ok   store: {shown}"
     assert settings.redactor()(f"failed on {target}") == "failed on memo://me:***@box"
     with pytest.raises(ConfigError, match="a memo:// target names its user"):
         Settings.resolve({}, {"TRIAGE_DB": "memo://box"})
