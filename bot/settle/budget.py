@@ -10,7 +10,7 @@ DEFAULT_BUDGET = 200
 """Requests a scheduled run may spend on settling."""
 
 
-class BudgetSpent(Exception):  # noqa: N818 (a signal, not a fault)
+class BudgetSpent(Exception):
     """The next request would exceed the budget: stop here, keep what is settled."""
 
 
