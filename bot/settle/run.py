@@ -106,18 +106,22 @@ class SettleReport:
         return text
 
 
-def _pending(store: HistoryStore, repo: str, decision: dict[str, Any], issue: ListedIssue) -> bool:
-    """Whether the decision is to settle: no outcome of it yet, or an unsettled one written
-    before the issue's last update (a settled outcome is final for its decision)."""
+def _pending(
+    store: HistoryStore,
+    repo: str,
+    decision: dict[str, Any],
+    issue: ListedIssue,
+    since: datetime | None,
+) -> bool:
+    """Whether the decision is to settle: no outcome of it yet, or an unsettled one and the
+    issue updated after ``since`` (the time the list starts at, whose issues the run before
+    handled). A settled outcome is final for its decision."""
     row = store.get(GATE_TABLE, {"repo": repo, "issue": decision["issue"]})
     if row is None or int(row["decision_id"]) != int(decision["id"]):
         return True
     if GateOutcome(str(row["outcome"])).settled:
         return False
-    return (
-        issue.updated_at is None
-        or datetime.fromisoformat(str(row["settled_at"])) <= issue.updated_at
-    )
+    return since is None or issue.updated_at is None or issue.updated_at > since
 
 
 def _same(store: HistoryStore, row: GateOutcomeRow) -> bool:
@@ -173,7 +177,17 @@ def settle_issues(
             listed = github.updated_issues_page(repo, page, since=start)
             issues = [i for i in listed.issues or () if not i.pull_request]
             moved = _settle_page(
-                github, store, repo, budget, issues, report, advance, rules, gate, max_body_chars
+                github,
+                store,
+                repo,
+                budget,
+                issues,
+                report,
+                advance,
+                start,
+                rules,
+                gate,
+                max_body_chars,
             )
             if not listed.has_next:
                 break
@@ -200,6 +214,7 @@ def _settle_page(
     issues: Sequence[ListedIssue],
     report: SettleReport,
     advance: Callable[[datetime], None],
+    since: datetime | None,
     rules: LabelRules,
     gate: GateLabels,
     max_body_chars: int,
@@ -209,7 +224,7 @@ def _settle_page(
     todo: dict[int, dict[str, Any]] = {}
     for issue in issues:
         decision = store.last_gate(repo, issue.number)
-        if decision is not None and _pending(store, repo, decision, issue):
+        if decision is not None and _pending(store, repo, decision, issue, since):
             todo[issue.number] = decision
     handled: datetime | None = None
     try:
