@@ -263,11 +263,19 @@ class IssueHistoryPort(Protocol):
 
 
 @runtime_checkable
-class SettlePort(IssueHistoryPort, Protocol):
+class SettlePort(Protocol):
     """What settling reads (``triage-bot settle``, the scheduled run); raises
     :class:`~bot.errors.GitHubError` only."""
 
     def updated_issues_page(self, repo: str, page: int, *, since: datetime | None) -> IssuePage:
         """Issues and PRs of every state updated at or after ``since``, least recently updated
         first, 100 a page (one request)."""
+        ...
+
+    def issue_timeline(self, repo: str, number: int) -> list[TimelineItem] | None:
+        """As :meth:`IssueHistoryPort.issue_timeline`."""
+        ...
+
+    def edit_histories(self, node_ids: Sequence[str]) -> dict[str, EditHistory]:
+        """As :meth:`IssueHistoryPort.edit_histories`."""
         ...

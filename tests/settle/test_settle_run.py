@@ -1,6 +1,6 @@
-"""The settle run (``bot.settle.run``) on both stores: outcomes written, the cursor, the request
-budget, a rate limit, a fault in the middle and a rerun, a newer decision, the pull-request
-step."""
+"""The settle run (``bot.settle.settling``) on both stores: outcomes written, the cursor, the
+request budget, a rate limit, a fault in the middle and a rerun, a newer decision, the
+pull-request step."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from bot.gate.issue_text import prepare_issue
 from bot.history.protocol import GateRow, HistoryStore
 from bot.history.record import GATE_TABLE, cursor
 from bot.settle.budget import Budget
-from bot.settle.run import ISSUES, settle_issues, settle_repo
+from bot.settle.settling import ISSUES, settle_issues, settle_repo
 from tests.support.dataset_world import (
     COMMIT,
     MAINTAINER,
