@@ -231,7 +231,9 @@ def _settle_page(
         edits: dict[str, EditHistory] = {}
         if todo:
             budget.spend(1)
-            edits = github.edit_histories([i.node_id for i in issues if i.number in todo])
+            # Only the issues whose timelines the budget still pays for: the loop stops there.
+            wanted = [i.node_id for i in issues if i.number in todo][: budget.left]
+            edits = github.edit_histories(wanted)
         for issue in issues:
             decision = todo.get(issue.number)
             if decision is None:
