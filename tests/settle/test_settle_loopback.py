@@ -1,10 +1,12 @@
 """Settling through the PyGithub adapter, on the dataset's loopback GitHub (a real HTTP server
-serving GitHub's wire shapes): every kind of decided issue settles to the outcome its history
-implies, at the requests the docs promise, on both stores."""
+serving GitHub's wire shapes) and on its recording (cassettes/settle_issues.yaml): every kind
+of decided issue settles to the outcome its history implies, at the requests the docs promise,
+on both stores."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -14,6 +16,7 @@ from bot.factory import make_github, make_store
 from bot.history.record import GATE_TABLE, cursor
 from bot.settle.budget import Budget
 from bot.settle.settling import ISSUES, settle_repo
+from tests.support import cassette
 from tests.support.dataset_server import LoopbackGitHub
 from tests.support.dataset_world import REPO
 from tests.support.settle_world import BOT, KINDS, decide_all, world
@@ -69,3 +72,32 @@ def test_the_settle_command_on_the_loopback_reads_the_repository_file_first(
         in result.output
     )
     assert "issues settled none; 0 unsettled; 1 unchanged; 1 request(s)" in again.output
+
+
+def test_the_settle_command_on_recorded_traffic(store_target: str) -> None:
+    # cassettes/settle_issues.yaml: one issue of each kind, a closed pull request among them.
+    issues = world(len(KINDS))
+    store = make_store(Settings(db_path=store_target))
+    decide_all(store, issues)
+    store.close()
+    env = {"GITHUB_TOKEN": "t", "TRIAGE_DB": store_target, "TRIAGE_BOT_LOGIN": BOT}
+    captured: list[Any] = []
+    with cassette("settle_issues", captured) as cass:
+        result = CliRunner().invoke(main, ["settle", "--repo", REPO], env=env)
+    assert result.exit_code == 0, result.output
+    assert cass.all_played
+    assert _outcomes(store_target) == {d.number: d.outcome for d in issues if d.outcome}
+    paths = [(r.method, r.path) for r in captured]
+    assert paths[:3] == [
+        ("GET", f"/repos/{REPO}/contents/.github/triage-bot.yml"),
+        ("GET", f"/repos/{REPO}/issues"),
+        ("POST", "/graphql"),
+    ]
+    decided = sorted(d.number for d in issues if d.verdict is not None)
+    assert sorted(p for _, p in paths[3:]) == [
+        f"/repos/{REPO}/issues/{n}/timeline" for n in decided
+    ]
+    listed = captured[1]
+    assert dict(listed.query) == {
+        "state": "all", "sort": "updated", "direction": "asc", "per_page": "100", "page": "1",
+    }  # fmt: skip
