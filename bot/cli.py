@@ -202,7 +202,8 @@ def run(**flags: Any) -> None:
     changed); `pull_request_target`/`pull_request` opened/synchronize/reopened/ready_for_review
     runs the PR audit (drafts are skipped); `issue_comment` created runs a maintainer command;
     `schedule` re-judges the validator-error issues of GITHUB_REPOSITORY (backlog
-    --retry-errors); every other event is skipped with a one-line reason.
+    --retry-errors), then settles its live record within settle-budget requests; every other
+    event is skipped with a one-line reason.
     """
 
     def job() -> None:

@@ -126,7 +126,8 @@ class SettingsTable:
     repository: str | None = setting(
         None,
         env="GITHUB_REPOSITORY",
-        help="set by Actions: `OWNER/NAME`; a `schedule` event runs `backlog --retry-errors` on it",
+        help="set by Actions: `OWNER/NAME`; a `schedule` event runs `backlog --retry-errors` on "
+        "it, then settles its live record",
     )
     commit_sha: str | None = setting(
         None,
