@@ -28,6 +28,7 @@ from bot.dataset.rules import (
     asks_for_information,
     decide,
     early_skip,
+    transferred,
 )
 from bot.gate.issue_text import prepare_issue
 from bot.gate.labels import DEFAULT_LABELS, GateLabels
@@ -167,7 +168,7 @@ def settle_issue(
 
     if verdict not in _VERDICTS:
         return row(GateOutcome.UNSETTLED, None, NO_VERDICT)
-    if timeline is None:
+    if timeline is None or transferred(issue, timeline, repo):
         return row(GateOutcome.UNSETTLED, None, TIMELINE_GONE)
     history = _History(issue, timeline, edits, rules)
     decided = _when(decision["created_at"])

@@ -260,3 +260,6 @@ def test_a_maintainers_own_issue_and_a_lost_timeline_stay_unsettled() -> None:
     got = settle(decision("VALID"), listed(association="MEMBER"), events)
     assert got.reason == str(SkipReason.MAINTAINER)
     assert settle(decision("VALID"), listed(), None).reason == TIMELINE_GONE
+    moved = {**closed(T0 + timedelta(days=2), commit=COMMIT)}
+    moved["url"] = "https://api.github.com/repos/Codertocat/Other-World/issues/events/6430295168"
+    assert settle(decision("VALID"), listed(), timeline(moved)).reason == TIMELINE_GONE
