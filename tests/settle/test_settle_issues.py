@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -263,3 +264,23 @@ def test_a_maintainers_own_issue_and_a_lost_timeline_stay_unsettled() -> None:
     moved = {**closed(T0 + timedelta(days=2), commit=COMMIT)}
     moved["url"] = "https://api.github.com/repos/Codertocat/Other-World/issues/events/6430295168"
     assert settle(decision("VALID"), listed(), timeline(moved)).reason == TIMELINE_GONE
+
+
+def test_a_hostile_label_name_reaches_the_report_only_through_its_sinks() -> None:
+    from bot.settle.settling import SettleReport
+
+    hostile = "ready <img src=x onerror=alert(1)> @octocat \x1b[31m"
+    gate = GateLabels(
+        ready=GateLabel(hostile, "0e8a16", ""),
+        needs_refinement=DEFAULT_LABELS.needs_refinement,
+        validator_error=DEFAULT_LABELS.validator_error,
+    )
+    events = timeline(bot_labels(), labeled(T0 + timedelta(hours=1), hostile))
+    got = settle(decision(), listed(state="open"), events, edits(), gate)
+    assert got.reason == f"a maintainer replaced the bot's label with {hostile}"
+    report = SettleReport(REPO)
+    report.unsettled[got.reason] += 1
+    text, summary = "\n".join(report.lines()), report.summary()
+    assert "\x1b" not in text
+    assert re.search(r"(?<!\\)<img", summary) is None  # escaped: shown as text
+    assert "@octocat" not in summary  # no mention
