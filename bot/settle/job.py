@@ -14,7 +14,7 @@ from bot.neutralise import log_value
 from bot.run_report import RunReport
 from bot.settle.budget import Budget
 from bot.settle.settling import PullsStep, SettleReport, settle_repo
-from bot.stores import STORES, store_kind
+from bot.stores import store_kind
 
 __all__ = ["NO_LIVE_RECORD", "settle_in_job", "settle_scheduled", "store_outlives_job"]
 
@@ -29,7 +29,7 @@ def store_outlives_job(settings: Settings) -> bool:
     self-hosted runner or at a path the workflow set (one it keeps, a cache say); the default
     SQLite file on a GitHub-hosted runner is not."""
     kind = store_kind(str(settings.db_path)) if settings.db_path else None
-    if kind is not STORES[0]:  # not SQLite: a server
+    if kind is not None and not kind.on_runner:
         return True
     return settings.runner_environment != GITHUB_HOSTED or "db_path" in settings.explicit
 

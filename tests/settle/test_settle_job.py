@@ -169,6 +169,7 @@ def test_which_stores_outlive_the_job() -> None:
     assert store_outlives_job(Settings(db_path="postgresql://u@db.internal/triage", **hosted))
     assert store_outlives_job(Settings(db_path="/srv/t.db", runner_environment="self-hosted"))
     assert store_outlives_job(Settings(db_path="/srv/t.db"))  # a shell, outside Actions
+    assert not store_outlives_job(Settings(**hosted))  # the default file
 
 
 def test_the_job_github_is_a_settle_port(github: JobGitHub) -> None:
