@@ -202,7 +202,8 @@ def run(**flags: Any) -> None:
     changed); `pull_request_target`/`pull_request` opened/synchronize/reopened/ready_for_review
     runs the PR audit (drafts are skipped); `issue_comment` created runs a maintainer command;
     `schedule` re-judges the validator-error issues of GITHUB_REPOSITORY (backlog
-    --retry-errors); every other event is skipped with a one-line reason.
+    --retry-errors), then settles its live record within settle-budget requests; every other
+    event is skipped with a one-line reason.
     """
 
     def job() -> None:
@@ -405,6 +406,51 @@ def backlog(repo: str, limit: int, retry_errors: bool, **flags: Any) -> None:
                 on_progress=lambda done, total: progress.update(task, completed=done, total=total),
             )
         _emit(report, settings)
+
+    _guarded(job)
+
+
+SETTLE_BUDGET = 5000
+"""Requests ``triage-bot settle`` may spend by default: a backfill from a shell, not the hourly
+run's share of the token."""
+
+
+@main.command()
+@click.option("--repo", required=True, help="Repository as OWNER/NAME.")
+@click.option(
+    "--since",
+    type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
+    help="Start at issues updated on or after this date (UTC) instead of where the last run "
+    "stopped.",
+)
+@click.option(
+    "--budget",
+    default=SETTLE_BUDGET,
+    show_default=True,
+    type=click.IntRange(1, 100_000),
+    help="Most GitHub requests; past it the run stops, and the same command resumes.",
+)
+@setting_options("settle")
+def settle(repo: str, since: datetime | None, budget: int, **flags: Any) -> None:
+    """Settle the bot's gate decisions on REPO from what happened after them (backfill).
+
+    Reads the issues updated since the last run (or --since), and for each whose latest
+    decision is not yet settled, its timeline and edit history: agreement when the
+    maintainers' actions (the dataset rules, the bot's own labels and comments left out) or
+    the author's answer to the bot's comment match the verdict, disagreement when they do not,
+    an override when a maintainer replaced or removed the bot's label on unchanged text, and
+    unsettled, counted by reason, when the rules cannot tell. Resumable and idempotent; the
+    schedule run does the same within settle-budget requests (docs/live-record.md).
+    """
+
+    def job() -> None:
+        from bot.runner import run_settle
+
+        settings = _settings(flags)
+        _check_repo(repo)
+        start = since.replace(tzinfo=UTC) if since else None
+        report = run_settle(settings, repo, budget=budget, since=start)
+        _print_walled("\n".join(report.lines()))
 
     _guarded(job)
 

@@ -24,8 +24,11 @@ from bot.factory import make_chat_model, make_github, make_store, model_concurre
 from bot.gate.backlog import BACKLOG_LIMIT, Backlog
 from bot.gate.labels import gate_labels
 from bot.run_report import RunReport, skipped_report
+from bot.settle.budget import Budget
+from bot.settle.job import settle_in_job, settle_scheduled
+from bot.settle.settling import SettleReport
 
-__all__ = ["job_context", "run_backlog", "run_dataset", "run_event", "run_pull"]
+__all__ = ["job_context", "run_backlog", "run_dataset", "run_event", "run_pull", "run_settle"]
 
 
 def job_context(settings: Settings) -> JobContext:
@@ -40,7 +43,8 @@ def job_context(settings: Settings) -> JobContext:
 
 
 def run_event(settings: Settings) -> RunReport:
-    """Handle the webhook event the settings name; ``schedule`` runs the backlog with retries.
+    """Handle the webhook event the settings name; ``schedule`` runs the backlog with retries,
+    then settles the live record within ``settle-budget`` requests.
 
     Raises :exc:`ConfigError` for a missing event name, path, token or (``schedule``)
     repository, :exc:`EventError` for a bad payload, GitHub and store errors as they come.
@@ -61,7 +65,8 @@ def run_event(settings: Settings) -> RunReport:
                 raise ConfigError(
                     f"a schedule event needs GITHUB_REPOSITORY as OWNER/NAME, got {repo!r}"
                 )
-            return gate.run(ctx.with_repository_file(repo, None), Backlog(repo, retry_errors=True))
+            ctx = ctx.with_repository_file(repo, None)
+            return settle_scheduled(ctx, repo, gate.run(ctx, Backlog(repo, retry_errors=True)))
         where = routed.repository
         ctx = ctx.with_repository_file(where.full_name, where.default_branch)
         if isinstance(routed, IssuesEvent):
@@ -134,4 +139,19 @@ def run_dataset(
             limit=limit,
             on_progress=on_progress,
             files=files,
+        )
+
+
+def run_settle(
+    settings: Settings, repo: str, *, budget: int, since: datetime | None = None
+) -> SettleReport:
+    """``triage-bot settle``: settle ``repo``'s decisions within ``budget`` requests, from
+    ``since`` (``None``: where the last run stopped).
+
+    Raises :exc:`ConfigError` for no token or a broken repository file, GitHub and store errors
+    as they come (what was settled before stays, and the cursor with it).
+    """
+    with job_context(settings) as ctx:
+        return settle_in_job(
+            ctx.with_repository_file(repo, None), repo, Budget(budget), since=since
         )

@@ -54,7 +54,7 @@ DEFAULT_OLLAMA_MODEL = "qwen2.5-coder:1.5b"
 _JOBS = ("run", "audit", "backlog")  # the jobs that gate or audit
 _MODEL = (*_JOBS, "eval", "calibrate", "doctor")  # every job that calls a model, and the doctor
 _AUDIT = ("run", "audit", "eval")  # every job that audits
-_STORE = (*_JOBS, "history", "stats", "doctor")  # every job that opens the store
+_STORE = (*_JOBS, "history", "stats", "doctor", "settle")  # every job that opens the store
 
 
 def default_store_target(env: Mapping[str, str]) -> str:
@@ -126,7 +126,8 @@ class SettingsTable:
     repository: str | None = setting(
         None,
         env="GITHUB_REPOSITORY",
-        help="set by Actions: `OWNER/NAME`; a `schedule` event runs `backlog --retry-errors` on it",
+        help="set by Actions: `OWNER/NAME`; a `schedule` event runs `backlog --retry-errors` on "
+        "it, then settles its live record",
     )
     commit_sha: str | None = setting(
         None,
@@ -138,6 +139,13 @@ class SettingsTable:
         None,
         env="GITHUB_REF",
         help="set by Actions: the branch or tag the workflow runs for (`refs/heads/NAME`)",
+    )
+    runner_environment: str | None = setting(
+        None,
+        env="RUNNER_ENVIRONMENT",
+        help="set by Actions: `github-hosted` or `self-hosted`; on a GitHub-hosted runner the "
+        "default SQLite store does not outlive the job, so the `schedule` run keeps no live "
+        "record",
     )
     step_summary_path: Path | None = setting(
         None,
@@ -260,7 +268,7 @@ class SettingsTable:
         6000,
         env="TRIAGE_MAX_BODY_CHARS",
         flag="--max-body-chars",
-        commands=("run", "backlog"),
+        commands=("run", "backlog", "settle"),
         parse=int_at_least(200, "characters"),
         help="longest issue body judged, in characters (≥ 200); a longer one is cut visibly",
     )
@@ -385,6 +393,16 @@ class SettingsTable:
         readme_default="`~/.local/share/triage-bot/triage.db`",
         help="the store: a SQLite file (the default follows `$XDG_DATA_HOME`), or a "
         "`postgresql://` URL shared by a runner pool",
+    )
+    settle_budget: int = setting(
+        200,
+        env="TRIAGE_SETTLE_BUDGET",
+        action_input="settle-budget",
+        parse=int_between(0, 5000),
+        help="GitHub requests the `schedule` run may spend settling the live record (0–5000; "
+        "0 turns it off): what maintainers did after the bot's decisions "
+        "(docs/live-record.md); it stops there and the next run resumes. Needs a store that "
+        "outlives the job (PostgreSQL, or a kept SQLite file)",
     )
     bot_login: str | None = setting(
         None,

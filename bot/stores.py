@@ -40,6 +40,8 @@ class StoreKind:
         opens: ``module:name`` of the store, called ``(target, read_only=…, redact=…)``.
         schema: ``module:name`` of the doctor's reader, ``(target) -> SchemaState | None``
             (``None``: the store does not exist yet, and the first job creates it).
+        on_runner: whether the store lives on the runner's disk (a file), so it outlives the
+            job only where the runner keeps its disk; a server's store always does.
     """
 
     name: str
@@ -50,6 +52,7 @@ class StoreKind:
     secrets: Callable[[str], tuple[str, ...]]
     opens: str
     schema: str
+    on_runner: bool = False
 
 
 def _sqlite_file(text: str) -> bool:
@@ -86,6 +89,7 @@ STORES: tuple[StoreKind, ...] = (
         secrets=lambda _: (),
         opens="bot.history.store:Store",
         schema="bot.history.store:file_schema",
+        on_runner=True,
     ),
     StoreKind(
         "PostgreSQL",

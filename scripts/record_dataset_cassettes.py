@@ -1,9 +1,11 @@
-"""Record the dataset cassettes of the later rules from the loopback GitHub:
+"""Record the dataset cassettes of the later rules, and the settle cassettes, from the loopback
+GitHub:
 
     .venv/bin/python scripts/record_dataset_cassettes.py            # every one below
     .venv/bin/python scripts/record_dataset_cassettes.py NAME ...   # cassettes/NAME.yaml only
 
-Each cassette is one ``triage-bot dataset`` run (the CLI, in process) against
+Each dataset cassette is one ``triage-bot dataset`` run (and each settle cassette one
+``triage-bot settle`` run over a store holding the bot's decisions) (the CLI, in process) against
 tests/support/dataset_server.py serving a few scenarios of tests/support/dataset_world.py and its
 repository file, recorded with vcrpy, then made to read as api.github.com's answers: the loopback's
 address replaced by ``https://api.github.com``, a fixed ``Date`` and rate-limit reset, GitHub's
@@ -27,6 +29,8 @@ import vcr  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 
 from bot.cli import main  # noqa: E402
+from bot.config import Settings  # noqa: E402
+from bot.factory import make_store  # noqa: E402
 from tests.support.dataset_server import RESET_IN_S, LoopbackGitHub  # noqa: E402
 from tests.support.dataset_world import (  # noqa: E402
     REPO,
@@ -44,6 +48,8 @@ from tests.support.dataset_world import (  # noqa: E402
     transferred,
     triager_bot_question,
 )
+from tests.support.settle_world import BOT, KINDS, decide_all  # noqa: E402
+from tests.support.settle_world import world as settle_world  # noqa: E402
 
 API = "https://api.github.com"
 DATE = "Mon, 04 Mar 2024 09:00:00 GMT"
@@ -129,14 +135,43 @@ def _responses(base: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
     return rewrite
 
 
+SETTLE_CASSETTES: dict[str, tuple[str, int]] = {
+    "settle_issues": (
+        "triage-bot settle over one issue of each kind of tests/support/settle_world.py (the "
+        "repository file renames the needs-refinement label), a closed pull request among "
+        "them: the updated-issues list, one GraphQL edit-history read, a timeline per decided "
+        "issue.",
+        len(KINDS),
+    ),
+}
+"""Settle cassette → (its quirk, how many issues of settle_world.world)."""
+
+
 def record(name: str) -> Path:
     """Record ``cassettes/{name}.yaml`` anew."""
+    if name in SETTLE_CASSETTES:
+        quirk, count = SETTLE_CASSETTES[name]
+        issues = settle_world(count)
+        return _record(name, quirk, [d.scenario for d in issues], issues)
     quirk, chosen = CASSETTES[name]
+    return _record(name, quirk, [one(builder, number) for builder, number in chosen], None)
+
+
+def _record(name: str, quirk: str, scenarios: list[Any], decided: list[Any] | None) -> Path:
     target = ROOT / "cassettes" / f"{name}.yaml"
     target.unlink(missing_ok=True)
-    scenarios = [one(builder, number) for builder, number in chosen]
     with tempfile.TemporaryDirectory() as folder:
-        github = LoopbackGitHub(scenarios, pulls_every=0, clock=lambda: RESET - RESET_IN_S)
+        pulls = 0 if decided is None else 4
+        github = LoopbackGitHub(scenarios, pulls_every=pulls, clock=lambda: RESET - RESET_IN_S)
+        env = {"GITHUB_TOKEN": "recording-token", "GITHUB_API_URL": github.base_url}
+        args = ["dataset", "--repo", REPO, "--out", str(Path(folder) / "set.jsonl")]
+        if decided is not None:
+            db = str(Path(folder) / "triage.db")
+            store = make_store(Settings(db_path=db))
+            decide_all(store, decided)
+            store.close()
+            env |= {"TRIAGE_DB": db, "TRIAGE_BOT_LOGIN": BOT}
+            args = ["settle", "--repo", REPO]
         with github:
             recorder = vcr.VCR(
                 record_mode="all",
@@ -145,11 +180,7 @@ def record(name: str) -> Path:
                 before_record_response=_responses(github.base_url),
             )
             with recorder.use_cassette(str(target)):
-                result = CliRunner().invoke(
-                    main,
-                    ["dataset", "--repo", REPO, "--out", str(Path(folder) / "set.jsonl")],
-                    env={"GITHUB_TOKEN": "recording-token", "GITHUB_API_URL": github.base_url},
-                )
+                result = CliRunner().invoke(main, args, env=env)
         if result.exit_code != 0:
             raise SystemExit(f"{name}: the run failed:\n{result.output}")
     text = target.read_text("utf-8")
@@ -158,5 +189,5 @@ def record(name: str) -> Path:
 
 
 if __name__ == "__main__":
-    for name in sys.argv[1:] or list(CASSETTES):
+    for name in sys.argv[1:] or [*CASSETTES, *SETTLE_CASSETTES]:
         print(record(name).relative_to(ROOT))

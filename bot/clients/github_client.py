@@ -520,6 +520,34 @@ class PyGithubClient:
                 f"({MAX_LIST_PAGES * PER_PAGE:,} issues and pull requests); stopped there "
                 "(give --since to read a part)"
             )
+        return self._issues_page(repo, parameters, what, etag)
+
+    def updated_issues_page(self, repo: str, page: int, *, since: datetime | None) -> IssuePage:
+        """``GET /repos/{o}/{r}/issues?state=all&sort=updated&direction=asc``; GitHub's
+        ``since`` keeps the issues updated at or after it.
+
+        Raises:
+            GitHubError: past :data:`MAX_LIST_PAGES`, or as :meth:`closed_issues_page`.
+        """
+        parameters: dict[str, Any] = {
+            "state": "all",
+            "sort": "updated",
+            "direction": "asc",
+            "per_page": PER_PAGE,
+            "page": page,
+        }
+        if since is not None:
+            parameters["since"] = since.strftime("%Y-%m-%dT%H:%M:%SZ")
+        what = (
+            f"list issues of {repo} updated since {parameters.get('since', 'ever')} (page {page})"
+        )
+        if page > MAX_LIST_PAGES:
+            raise GitHubError(f"{what}: the list goes on past {MAX_LIST_PAGES} pages")
+        return self._issues_page(repo, parameters, what, None)
+
+    def _issues_page(
+        self, repo: str, parameters: dict[str, Any], what: str, etag: str | None
+    ) -> IssuePage:
         path = f"/repos/{repo}/issues"
 
         def fetch() -> IssuePage:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "BodyRevision",
@@ -21,6 +21,7 @@ __all__ = [
     "PullRef",
     "RateLimit",
     "ReviewComment",
+    "SettlePort",
     "TimelineItem",
 ]
 
@@ -175,11 +176,14 @@ class ListedIssue:
     lock_reason: str | None = None
     pull_request: bool = False
     repository: str | None = None  # OWNER/NAME its repository_url names
+    state: str = "closed"
+    updated_at: datetime | None = None
 
 
 @dataclass(frozen=True)
 class IssuePage:
-    """One page of closed issues, newest first; ``issues`` is ``None`` on a 304."""
+    """One page of a list of issues (closed ones newest first, or updated ones least recently
+    updated first); ``issues`` is ``None`` on a 304."""
 
     issues: tuple[ListedIssue, ...] | None
     etag: str | None
@@ -256,3 +260,22 @@ class IssueHistoryPort(Protocol):
         ...
 
     def repo_file(self, repo: str, path: str, ref: str | None) -> str | None: ...
+
+
+@runtime_checkable
+class SettlePort(Protocol):
+    """What settling reads (``triage-bot settle``, the scheduled run); raises
+    :class:`~bot.errors.GitHubError` only."""
+
+    def updated_issues_page(self, repo: str, page: int, *, since: datetime | None) -> IssuePage:
+        """Issues and PRs of every state updated at or after ``since``, least recently updated
+        first, 100 a page (one request)."""
+        ...
+
+    def issue_timeline(self, repo: str, number: int) -> list[TimelineItem] | None:
+        """As :meth:`IssueHistoryPort.issue_timeline`."""
+        ...
+
+    def edit_histories(self, node_ids: Sequence[str]) -> dict[str, EditHistory]:
+        """As :meth:`IssueHistoryPort.edit_histories`."""
+        ...

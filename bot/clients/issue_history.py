@@ -81,6 +81,8 @@ class _Issue(_Wire):
     author_association: str = "NONE"
     labels: list[_Label] = Field(default_factory=list)
     created_at: datetime
+    updated_at: datetime | None = None
+    state: str = "closed"
     state_reason: str | None = None
     locked: bool = False
     active_lock_reason: str | None = None
@@ -191,6 +193,8 @@ def parse_issue_page(data: Any, *, what: str) -> tuple[ListedIssue, ...]:
             lock_reason=item.active_lock_reason,
             pull_request=item.pull_request is not None,
             repository=repository_of(item.repository_url),
+            state=item.state,
+            updated_at=item.updated_at,
         )
         for item in items
     )

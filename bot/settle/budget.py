@@ -34,3 +34,8 @@ class Budget:
         if self.used + requests > self.limit:
             raise BudgetSpent(f"{self.used} of {self.limit} requests spent")
         self.used += requests
+
+    def count(self, requests: int) -> None:
+        """Count ``requests`` already sent (a long timeline's further pages), past the limit if
+        so: the next :meth:`spend` then stops the run."""
+        self.used += requests

@@ -1,7 +1,8 @@
 """A loopback GitHub for the dataset: a real HTTP server on 127.0.0.1 (``http.server`` in a
 thread) serving a world of closed issues (:mod:`tests.support.dataset_world`) the way GitHub does:
 the closed-issues list (pull requests among the issues, newest first, 100 a page, ``Link``
-and ``ETag`` headers, 304 to a matching ``If-None-Match``), each issue's timeline (404 for a
+and ``ETag`` headers, 304 to a matching ``If-None-Match``; ``state=all&sort=updated`` lists the
+open ones too, by update time, as settling asks), each issue's timeline (404 for a
 deleted one; for a transferred one, 301 to ``/repositories/{id}/issues/{number}/timeline``,
 where it is served), the GraphQL edit histories (``nodes(ids:)``, ``null`` and a ``NOT_FOUND`` error
 for a deleted issue), the repository file, and ``X-RateLimit-*`` headers on every answer.
@@ -306,6 +307,13 @@ class LoopbackGitHub:
         per_page = int(query.get("per_page", "30"))
         page = int(query.get("page", "1"))
         items = self.listing
+        if query.get("state", "open") != "all":
+            items = [item for item in items if item["state"] == query.get("state", "open")]
+        if query.get("sort") == "updated":
+            ascending = query.get("direction") == "asc"
+            items = sorted(
+                items, key=lambda i: (i["updated_at"], i["number"]), reverse=not ascending
+            )
         if "since" in query:
             items = [item for item in items if item["updated_at"] >= query["since"]]
         chunk = items[(page - 1) * per_page : page * per_page]

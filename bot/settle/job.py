@@ -1,0 +1,106 @@
+"""Settling in a job: the scheduled run's part (after the backlog) and ``triage-bot settle``."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from bot.clients.github_port import SettlePort
+from bot.config import Settings
+from bot.context import JobContext
+from bot.errors import BotError, ConfigError
+from bot.gate.labels import gate_labels
+from bot.neutralise import log_value
+from bot.run_report import RunReport
+from bot.settle.budget import Budget
+from bot.settle.settling import PullsStep, SettleReport, settle_repo
+from bot.stores import store_kind
+
+__all__ = ["NO_LIVE_RECORD", "settle_in_job", "settle_scheduled", "store_outlives_job"]
+
+NO_LIVE_RECORD = "no live record: the store does not outlive the job"
+
+GITHUB_HOSTED = "github-hosted"
+"""``RUNNER_ENVIRONMENT`` on a runner GitHub provides, whose disk is gone after the job."""
+
+
+def store_outlives_job(settings: Settings) -> bool:
+    """Whether the job's store is kept after it: PostgreSQL, or a SQLite file on a
+    self-hosted runner or at a path the workflow set (one it keeps, a cache say); the default
+    SQLite file on a GitHub-hosted runner is not."""
+    kind = store_kind(str(settings.db_path)) if settings.db_path else None
+    if kind is not None and not kind.on_runner:
+        return True
+    return settings.runner_environment != GITHUB_HOSTED or "db_path" in settings.explicit
+
+
+def _settle_github(ctx: JobContext) -> SettlePort:
+    github = ctx.github()
+    if not isinstance(github, SettlePort):
+        raise ConfigError("settling needs a GitHub client that reads timelines and edit histories")
+    return github
+
+
+def settle_in_job(
+    ctx: JobContext,
+    repo: str,
+    budget: Budget,
+    *,
+    since: datetime | None = None,
+    pulls: PullsStep | None = None,
+) -> SettleReport:
+    """Settle ``repo`` with the job's GitHub client and store (writable), within ``budget``.
+
+    Raises:
+        ConfigError: no token, or two gate labels share a name.
+        GitHubError: other than a rate limit; StoreError.
+    """
+    settings = ctx.settings
+    github = _settle_github(ctx)
+    login = settings.bot_login
+    if login is None:
+        budget.spend(1)  # the client asks GitHub once (GraphQL viewer)
+        login = ctx.github().login()
+    return settle_repo(
+        github,
+        ctx.store(),
+        repo,
+        budget,
+        since=since,
+        gate=gate_labels(settings),
+        bot_login=login,
+        max_body_chars=settings.max_body_chars,
+        pulls=pulls,
+    )
+
+
+def settle_scheduled(
+    ctx: JobContext, repo: str, report: RunReport, *, pulls: PullsStep | None = None
+) -> RunReport:
+    """The scheduled run's report with settling after it, within ``settle-budget`` requests.
+
+    Settling's own failure is a warning: what the run did before it stands, and the cursor
+    keeps what was settled.
+    """
+    settings = ctx.settings
+    if settings.settle_budget == 0:
+        return report
+    if not store_outlives_job(settings):
+        return _with(report, [f"settle:   {NO_LIVE_RECORD}"], f"{NO_LIVE_RECORD}.\n")
+    if settings.dry_run:
+        line = "settle:   not on a dry run (it writes the store)"
+        return _with(report, [line], "Settling: not on a dry run.\n")
+    try:
+        settled = settle_in_job(ctx, repo, Budget(settings.settle_budget), pulls=pulls)
+    except BotError as exc:
+        warning = f"settling stopped: {exc}"
+        done = _with(report, [f"settle:   {log_value(warning, max_chars=500)}"], "")
+        done.warnings.append(warning)
+        return done
+    return _with(report, settled.lines(), settled.summary())
+
+
+def _with(report: RunReport, lines: list[str], summary: str) -> RunReport:
+    text = report.text + "".join(f"\n{line}" for line in lines)
+    summary = report.summary + "\n" + summary
+    return replace(report, text=text, summary=summary, warnings=list(report.warnings))
