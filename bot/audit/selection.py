@@ -21,6 +21,7 @@ __all__ = [
     "Skipped",
     "added_ranges",
     "merge_ranges",
+    "removed_lines",
     "right_side_lines",
     "select_segments",
     "split_range",
@@ -39,6 +40,7 @@ DEFAULT_SKIP_GLOBS: tuple[str, ...] = (
 """Lock, vendored, generated and minified files (fnmatch; ``*`` also matches ``/``)."""
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+_OLD_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@")
 
 
 @dataclass(frozen=True, order=True)
@@ -108,6 +110,29 @@ def added_ranges(patch: str) -> list[tuple[int, int]]:
 def right_side_lines(patch: str) -> frozenset[int]:
     """The added and context lines: the only ones a RIGHT-side review comment may target."""
     return frozenset(number for number, _ in _new_side(patch))
+
+
+def removed_lines(patch: str) -> frozenset[int]:
+    """The old-side lines a diff removes or replaces (a changed line is removed, then added).
+
+    A hunk claiming to start at old line 0 removes nothing: GitHub writes ``-0,0`` for a file
+    it adds.
+    """
+    removed: set[int] = set()
+    old_line = 0
+    in_hunk = False
+    for raw in patch.split("\n"):
+        line = raw.rstrip("\r")
+        header = _OLD_HUNK.match(line)
+        if header:
+            old_line = int(header.group(1))
+            in_hunk = old_line >= 1
+        elif in_hunk and line.startswith("-"):
+            removed.add(old_line)
+            old_line += 1
+        elif in_hunk and (line.startswith(" ") or line == ""):
+            old_line += 1
+    return frozenset(removed)
 
 
 def merge_ranges(ranges: Iterable[tuple[int, int]], gap: int) -> list[tuple[int, int]]:

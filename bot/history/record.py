@@ -30,6 +30,7 @@ __all__ = [
     "cursor",
     "defect_records",
     "gate_records",
+    "pending_defects",
     "put_cursor",
     "put_defects",
     "put_gate_outcome",
@@ -72,6 +73,9 @@ class DefectOutcome(StrEnum):
     """The pull request was closed unmerged: counted apart."""
     FILE_GONE = "file_gone"
     """The file no longer exists at merge: counted apart."""
+    UNTRACEABLE = "untraceable"
+    """The merged head cannot be compared line by line with the defect's head SHA (a
+    force-push rewrote it, or GitHub shows no patch for the file): counted apart."""
 
     @property
     def counted(self) -> bool:
@@ -171,15 +175,50 @@ def settle_defect(
     outcome: DefectOutcome,
     reason: str,
     event_at: str | None = None,
+    review_comment_id: int | None = None,
 ) -> None:
-    """Set the outcome of the defect with ``key`` (repo, pr, head_sha, path, line).
+    """Set the outcome of the defect with ``key`` (repo, pr, head_sha, path, line), and its
+    review comment id when one is given.
 
     Raises:
         StoreError: the write failed or the store is read-only.
     """
-    values = {"outcome": str(outcome), "reason": reason, "event_at": event_at}
+    values: dict[str, Any] = {"outcome": str(outcome), "reason": reason, "event_at": event_at}
     values["settled_at"] = utc_now()
+    if review_comment_id is not None:
+        values["review_comment_id"] = review_comment_id
     store.change(DEFECT_TABLE, lambda t: t.update(key, values))
+
+
+_PENDING_SQL = (
+    f"select repo, pr, head_sha, path, line, category, review_comment_id, model, "  # noqa: S608
+    f"prompt_version, created_at from {DEFECT_TABLE} "
+    "where repo = ? and outcome is null and created_at >= ? order by pr, created_at, path, line"
+)
+
+
+def pending_defects(store: HistoryStore, repo: str, since: str = "") -> list[DefectRow]:
+    """The defects of ``repo`` not settled yet, recorded at or after ``since`` (ISO 8601;
+    ``""``: all), by pull request number.
+
+    Raises:
+        StoreError: the read failed.
+    """
+    return [
+        DefectRow(
+            repo=str(r[0]),
+            pr=int(r[1]),
+            head_sha=str(r[2]),
+            path=str(r[3]),
+            line=int(r[4]),
+            category=str(r[5]),
+            review_comment_id=None if r[6] is None else int(r[6]),
+            model=str(r[7]),
+            prompt_version=str(r[8]),
+            created_at=str(r[9]),
+        )
+        for r in store.fetch(_PENDING_SQL, [repo, since])
+    ]
 
 
 def cursor(store: HistoryStore, repo: str, kind: str) -> str | None:
@@ -309,8 +348,8 @@ def defect_records(
         counted = acted + cell.get(DefectOutcome.NOT_ACTED_ON, 0)
         apart = {
             str(o): cell[o]
-            for o in (DefectOutcome.UNMERGED, DefectOutcome.FILE_GONE)
-            if cell.get(o)
+            for o in DefectOutcome
+            if o is not DefectOutcome.ANSWERED and not o.counted and cell.get(o)
         }
         records.append(
             DefectRecord(
