@@ -10,6 +10,7 @@ from bot.audit.selection import (
     Segment,
     added_ranges,
     merge_ranges,
+    removed_lines,
     select_segments,
     split_range,
 )
@@ -153,3 +154,25 @@ def test_statuses_with_patches_are_audited(status: str) -> None:
 def test_a_hunk_claiming_line_zero_is_ignored() -> None:
     """Found by fuzzing: a malformed "+0" hunk with added lines once gave a segment at line 0."""
     assert added_ranges("@@ -1 +0 @@\n+x\n@@ -5,1 +5,2 @@\n a\n+b") == [(6, 6)]
+
+
+def test_removed_lines_are_counted_on_the_old_side() -> None:
+    # hunk 2 starts at old line 20: 20 is context, 21 replaced; hunk 3 replaces old line 40
+    assert removed_lines(MULTI_HUNK) == frozenset({21, 40})
+    assert removed_lines(MULTI_HUNK.replace("\n", "\r\n")) == frozenset({21, 40})
+
+
+def test_a_line_changed_past_the_no_newline_marker_is_removed() -> None:
+    assert removed_lines(NO_NEWLINE) == frozenset({2})
+
+
+def test_an_added_file_removes_nothing() -> None:
+    assert removed_lines("@@ -0,0 +1,2 @@\n+a\n+b") == frozenset()
+
+
+@given(patches())
+def test_removed_lines_are_the_minus_lines_counted_from_the_hunk_start(patch: str) -> None:
+    kinds = [line[:1] for line in patch.split("\n")[1:] if not line.startswith("\\")]
+    old_side = [kind for kind in kinds if kind in (" ", "-")]
+    expected = {1 + i for i, kind in enumerate(old_side) if kind == "-"}
+    assert removed_lines(patch) == expected
