@@ -63,6 +63,8 @@ class PullsReport:
     still_open: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
     requests: int = 0
+    requests_per_pull: dict[int, int] = field(default_factory=dict)
+    """Requests each pull request read cost (the bot's login with the first that needed it)."""
     stopped: str | None = None
 
     @property
@@ -94,7 +96,11 @@ def settle_pulls(
     last: int | None = None
     try:
         for number in order:
-            closed = _settle_pull(github, repo, number, by_pull[number], budget, login)
+            before = budget.used
+            try:
+                closed = _settle_pull(github, repo, number, by_pull[number], budget, login)
+            finally:
+                report.requests_per_pull[number] = budget.used - before
             report.pulls_read += 1
             if closed is None:
                 report.still_open += 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 
 import pytest
@@ -28,6 +29,7 @@ from bot.history.record import (
 from bot.settle.budget import Budget
 from bot.settle.pulls import settle_pulls
 from tests.support.fake_github import FakeGitHub
+from tests.support.pull_world import CASES, pull_world
 
 REPO = "Codertocat/Hello-World"
 OLD = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
@@ -323,3 +325,23 @@ def test_a_settled_defect_keeps_its_outcome_when_reported_again(store: HistorySt
     put_defects(store, [_defect(1, line=13)])  # a replayed audit of the same head
     assert pending_defects(store, REPO) == []
     assert _outcomes(store)[(1, 13)][0] == DefectOutcome.ACTED_ON
+
+
+def test_every_case_of_a_world_settles_to_what_its_history_implies(store: HistoryStore) -> None:
+    github, expected = pull_world(store, 2 * len(CASES))
+    report = settle_pulls(github, store, REPO, Budget(200), since=None)
+    assert report.stopped is None
+    assert _outcomes_by_line(store) == expected
+    # each pull request: its read, and one comparison when merged past the defect's head;
+    # the bot's login once a run
+    compared = sum(2 for c in CASES if c.state == "MERGED" and not c.at_final_head)
+    assert Counter(github.requests) == {
+        "pull_history": 2 * len(CASES),
+        "compare": compared,
+        "login": 1,
+    }
+    assert report.requests == 2 * len(CASES) + compared + 1
+
+
+def _outcomes_by_line(store: HistoryStore) -> dict[tuple[int, int], str]:
+    return {key: outcome for key, (outcome, _) in _outcomes(store).items()}
