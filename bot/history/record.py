@@ -73,6 +73,9 @@ class DefectOutcome(StrEnum):
     """The pull request was closed unmerged: counted apart."""
     FILE_GONE = "file_gone"
     """The file no longer exists at merge: counted apart."""
+    REPEATED = "repeated"
+    """The same defect (file, category, line at merge) as one reported at an earlier head of
+    the pull request: counted there, and nowhere here, not even as reported."""
     UNTRACEABLE = "untraceable"
     """The merged head cannot be compared line by line with the defect's head SHA (a
     force-push rewrote it, or GitHub shows no patch for the file): counted apart."""
@@ -265,11 +268,12 @@ class DefectRecord:
     model: str
     prompt_version: str
     reported: int
+    """Distinct defects: one reported again at a later head of its pull request counts once."""
     acted_on: Share
     """Defects acted on among those settled as acted on or not."""
     answered: int
     apart: dict[str, int] = field(default_factory=dict)
-    """Settled but not counted (closed unmerged, file gone), by outcome."""
+    """Settled but not counted (closed unmerged, file gone, untraceable), by outcome."""
     pending: int = 0
 
 
@@ -349,13 +353,15 @@ def defect_records(
         apart = {
             str(o): cell[o]
             for o in DefectOutcome
-            if o is not DefectOutcome.ANSWERED and not o.counted and cell.get(o)
+            if o not in (DefectOutcome.ANSWERED, DefectOutcome.REPEATED)
+            and not o.counted
+            and cell.get(o)
         }
         records.append(
             DefectRecord(
                 model=model,
                 prompt_version=prompt,
-                reported=sum(cell.values()),
+                reported=sum(n for o, n in cell.items() if o != DefectOutcome.REPEATED),
                 acted_on=Share(acted, counted),
                 answered=cell.get(DefectOutcome.ANSWERED, 0),
                 apart=apart,

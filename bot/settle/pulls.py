@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from bot.audit.selection import removed_lines
+from bot.audit.selection import moved_line, removed_lines
 from bot.clients.github_port import (
     ChangedFile,
     Comparison,
@@ -197,10 +197,48 @@ def _settle_pull(
         budget.spend()
         comparisons[head] = github.compare(repo, head, history.head_sha)
     own = login() if any(_threads_of(row, history) for row in rows) else None
-    return _Closed(
-        [(row, judge_defect(row, history, comparisons.get(row.head_sha), own)) for row in rows],
-        history.merged_at,
-    )
+    judged = [(row, judge_defect(row, history, comparisons.get(row.head_sha), own)) for row in rows]
+    return _Closed(_each_once(judged, history, comparisons), history.merged_at)
+
+
+def _each_once(
+    judged: Sequence[tuple[DefectRow, Settled]],
+    history: PullHistory,
+    comparisons: dict[str, Comparison | None],
+) -> list[tuple[DefectRow, Settled]]:
+    """``judged`` with a defect reported again at a later head marked repeated: the same file,
+    category and line at merge as one reported at an earlier head (audits of later pushes
+    read the same changed lines again)."""
+    first: dict[tuple[str, str, int], DefectRow] = {}
+    out = []
+    for row, settled in sorted(judged, key=lambda pair: pair[0].created_at):
+        line = _line_at_merge(row, settled, history, comparisons.get(row.head_sha))
+        key = None if line is None else (row.path, row.category, line)
+        earlier = first.get(key) if key is not None else None
+        if earlier is not None and earlier.head_sha != row.head_sha:
+            why = f"reported first at {earlier.head_sha[:12]} (line {earlier.line}): counted there"
+            out.append((row, Settled(DefectOutcome.REPEATED, why, settled.review_comment_id)))
+            continue
+        if key is not None:
+            first.setdefault(key, row)
+        out.append((row, settled))
+    return out
+
+
+def _line_at_merge(
+    row: DefectRow, settled: Settled, history: PullHistory, comparison: Comparison | None
+) -> int | None:
+    """Where the defect's line is at the merged head; ``None`` when it is gone or unknown."""
+    if settled.outcome in (DefectOutcome.FILE_GONE, DefectOutcome.UNTRACEABLE):
+        return None
+    if row.head_sha == history.head_sha:
+        return row.line
+    if comparison is None:
+        return None
+    changed = _file_at_merge(row, comparison)
+    if changed is None:
+        return row.line
+    return moved_line(changed.patch, row.line) if changed.patch is not None else None
 
 
 def _threads_of(row: DefectRow, history: PullHistory) -> list[ReviewThread]:

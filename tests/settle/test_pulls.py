@@ -345,3 +345,64 @@ def test_every_case_of_a_world_settles_to_what_its_history_implies(store: Histor
 
 def _outcomes_by_line(store: HistoryStore) -> dict[tuple[int, int], str]:
     return {key: outcome for key, (outcome, _) in _outcomes(store).items()}
+
+
+ABOVE_13 = "@@ -10,3 +10,4 @@\n a\n+inserted\n b\n c"
+"""A later commit inserting a line above 13: line 13 is 14 at merge."""
+
+
+def _at(head: str, line: int, when: str, category: str = "logic") -> DefectRow:
+    return DefectRow(REPO, 2, head, PATH, line, category, "fake-model", "p1", created_at=when)
+
+
+def _by_head(store: HistoryStore) -> dict[tuple[str, int, str], str]:
+    rows = store.fetch(f"select head_sha, line, category, outcome from {DEFECT_TABLE}", [])
+    return {(str(h), int(n), str(c)): str(o) for h, n, c, o in rows}
+
+
+def test_a_defect_reported_again_at_a_later_head_counts_once(store: HistoryStore) -> None:
+    github = FakeGitHub(bot_login=BOT)
+    github.pull_histories[2] = _merged(2)  # merged at NEW
+    github.comparisons[(OLD, NEW)] = _compare(_modified(ABOVE_13))
+    put_defects(
+        store,
+        [
+            _at(OLD, 13, "2026-11-30T05:00:00+00:00"),
+            _at(NEW, 14, "2026-11-30T05:30:00+00:00"),  # the same line, moved by the push
+            _at(NEW, 20, "2026-11-30T05:30:00+00:00"),  # another line
+        ],
+    )
+    settle_pulls(github, store, REPO, Budget(10), since=None)
+    assert _by_head(store) == {
+        (OLD, 13, "logic"): "not_acted_on",
+        (NEW, 14, "logic"): "repeated",
+        (NEW, 20, "logic"): "not_acted_on",
+    }
+    (record,) = defect_records(store, REPO)
+    assert (record.reported, record.acted_on.n, record.apart) == (2, 2, {})
+
+
+def test_another_category_on_the_same_line_is_another_defect(store: HistoryStore) -> None:
+    github = FakeGitHub(bot_login=BOT)
+    github.pull_histories[2] = _merged(2)
+    github.comparisons[(OLD, NEW)] = _compare()
+    put_defects(
+        store,
+        [_at(OLD, 13, "2026-11-30T05:00:00+00:00"), _at(NEW, 13, "2026-11-30T05:30:00", "race")],
+    )
+    settle_pulls(github, store, REPO, Budget(10), since=None)
+    assert set(_by_head(store).values()) == {"not_acted_on"}
+
+
+def test_a_changed_line_flagged_again_is_a_new_defect(store: HistoryStore) -> None:
+    github = FakeGitHub(bot_login=BOT)
+    github.pull_histories[2] = _merged(2)
+    github.comparisons[(OLD, NEW)] = _compare(_modified(CHANGES_LINE_13))
+    put_defects(
+        store, [_at(OLD, 13, "2026-11-30T05:00:00+00:00"), _at(NEW, 13, "2026-11-30T05:30:00")]
+    )
+    settle_pulls(github, store, REPO, Budget(10), since=None)
+    assert _by_head(store) == {
+        (OLD, 13, "logic"): "acted_on",  # the fix the author pushed
+        (NEW, 13, "logic"): "not_acted_on",  # which the audit of that push still flagged
+    }
