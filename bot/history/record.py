@@ -24,6 +24,7 @@ __all__ = [
     "DefectOutcome",
     "DefectRecord",
     "DefectRow",
+    "DefectSettlement",
     "GateOutcome",
     "GateOutcomeRow",
     "GateRecord",
@@ -35,6 +36,7 @@ __all__ = [
     "put_defects",
     "put_gate_outcome",
     "settle_defect",
+    "settle_defects",
 ]
 
 GATE_TABLE = "gate_outcomes"
@@ -222,6 +224,50 @@ def pending_defects(store: HistoryStore, repo: str, since: str = "") -> list[Def
         )
         for r in store.fetch(_PENDING_SQL, [repo, since])
     ]
+
+
+@dataclass(frozen=True)
+class DefectSettlement:
+    """One defect's outcome: the reason shown with it, the deciding event's time and the
+    review comment found for it."""
+
+    defect: DefectRow
+    outcome: DefectOutcome
+    reason: str
+    event_at: str | None = None
+    review_comment_id: int | None = None
+
+
+def settle_defects(store: HistoryStore, settled: Sequence[DefectSettlement]) -> None:
+    """Set the outcomes of several defects in one transaction (all or none).
+
+    Raises:
+        StoreError: the write failed or the store is read-only.
+    """
+    now = utc_now()
+
+    def write(table: Any) -> None:
+        for item in settled:
+            row = item.defect
+            key = {
+                "repo": row.repo,
+                "pr": row.pr,
+                "head_sha": row.head_sha,
+                "path": row.path,
+                "line": row.line,
+            }
+            values: dict[str, Any] = {
+                "outcome": str(item.outcome),
+                "reason": item.reason,
+                "event_at": item.event_at,
+                "settled_at": now,
+            }
+            if item.review_comment_id is not None:
+                values["review_comment_id"] = item.review_comment_id
+            table.update(key, values)
+
+    if settled:
+        store.change(DEFECT_TABLE, write)
 
 
 def cursor(store: HistoryStore, repo: str, kind: str) -> str | None:

@@ -3,10 +3,10 @@
 Per pull request with unsettled defects in the store: one GraphQL read of its state, final
 head SHA and review threads, then one comparison per distinct earlier head SHA a defect was
 reported at (usually one), each counted on the run's :class:`~bot.settle.budget.Budget` before
-it is sent. A pull request's outcomes are written only once all its reads are in, so a run
-stopped by the budget or a GitHub fault leaves that pull request pending, whole, for the next
-run; a second pass over a settled one finds nothing pending. The rules are in
-docs/live-record-audits.md.
+it is sent. A pull request's outcomes are written in one transaction once all its reads are
+in, so a run stopped by the budget, a GitHub fault or a store fault leaves that pull request
+pending, whole, for the next run; a second pass over a settled one finds nothing pending.
+The rules are in docs/live-record-audits.md.
 """
 
 from __future__ import annotations
@@ -28,10 +28,11 @@ from bot.history.protocol import HistoryStore
 from bot.history.record import (
     DefectOutcome,
     DefectRow,
+    DefectSettlement,
     cursor,
     pending_defects,
     put_cursor,
-    settle_defect,
+    settle_defects,
 )
 from bot.settle.budget import Budget, BudgetSpent
 
@@ -105,16 +106,16 @@ def settle_pulls(
             if closed is None:
                 report.still_open += 1
             else:
-                for row, outcome in closed.defects:
-                    settle_defect(
-                        store,
-                        _key(row),
-                        outcome.outcome,
-                        outcome.reason,
-                        closed.event_at,
-                        outcome.review_comment_id,
-                    )
-                    report.outcomes[str(outcome.outcome)] += 1
+                settle_defects(
+                    store,
+                    [
+                        DefectSettlement(
+                            row, s.outcome, s.reason, closed.event_at, s.review_comment_id
+                        )
+                        for row, s in closed.defects
+                    ],
+                )
+                report.outcomes.update(str(s.outcome) for _, s in closed.defects)
             last = number
     except BudgetSpent as exc:
         report.stopped = f"request budget spent ({exc}); the next run resumes"
@@ -140,16 +141,6 @@ def _rotated(numbers: list[int], after: str | None) -> list[int]:
         return numbers
     split = next((i for i, n in enumerate(numbers) if n > int(after)), len(numbers))
     return numbers[split:] + numbers[:split]
-
-
-def _key(row: DefectRow) -> dict[str, object]:
-    return {
-        "repo": row.repo,
-        "pr": row.pr,
-        "head_sha": row.head_sha,
-        "path": row.path,
-        "line": row.line,
-    }
 
 
 class _Login:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any, cast
 
 import pytest
 
@@ -15,9 +16,9 @@ from bot.clients.github_port import (
     ThreadComment,
 )
 from bot.config import Settings
-from bot.errors import GitHubUnavailable
+from bot.errors import GitHubUnavailable, StoreError
 from bot.factory import make_store
-from bot.history.protocol import HistoryStore
+from bot.history.protocol import HistoryStore, KeyedTable
 from bot.history.record import (
     DEFECT_TABLE,
     DefectOutcome,
@@ -406,3 +407,32 @@ def test_a_changed_line_flagged_again_is_a_new_defect(store: HistoryStore) -> No
         (OLD, 13, "logic"): "acted_on",  # the fix the author pushed
         (NEW, 13, "logic"): "not_acted_on",  # which the audit of that push still flagged
     }
+
+
+class _FailingSecondWrite:
+    """The store, whose second write to the defects table fails (a disk full mid-run)."""
+
+    def __init__(self, store: HistoryStore) -> None:
+        self._store = store
+        self.writes = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def change(self, table: str, change: Callable[[KeyedTable], object]) -> None:
+        if table == DEFECT_TABLE:
+            self.writes += 1
+            if self.writes == 2:
+                raise StoreError("could not write: disk full")
+        self._store.change(table, change)
+
+
+def test_a_store_fault_mid_run_keeps_whole_pull_requests(store: HistoryStore) -> None:
+    github = _world(store, 3)
+    failing = _FailingSecondWrite(store)
+    with pytest.raises(StoreError, match="disk full"):
+        settle_pulls(github, cast(HistoryStore, failing), REPO, Budget(200), since=None)
+    assert sorted({d.pr for d in pending_defects(store, REPO)}) == [2, 3]  # 1 whole, 2 none
+    report = settle_pulls(github, store, REPO, Budget(200), since=None)
+    assert (report.stopped, report.settled) == (None, 4)
+    assert pending_defects(store, REPO) == []
