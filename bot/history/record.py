@@ -271,7 +271,8 @@ def settle_defects(store: HistoryStore, settled: Sequence[DefectSettlement]) -> 
 
 
 def cursor(store: HistoryStore, repo: str, kind: str) -> str | None:
-    """Where settling ``kind`` (``issues`` or ``pulls``) resumes: an ISO 8601 time, or ``None``."""
+    """Where settling ``kind`` resumes, or ``None``: for ``issues`` an ISO 8601 time; for
+    ``pulls`` the last pull request number visited (:data:`bot.settle.pulls.CURSOR_KIND`)."""
     row = store.get(CURSOR_TABLE, {"repo": repo, "kind": kind})
     return str(row["since"]) if row else None
 

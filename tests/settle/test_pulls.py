@@ -342,6 +342,15 @@ def test_every_case_of_a_world_settles_to_what_its_history_implies(store: Histor
         "login": 1,
     }
     assert report.requests == 2 * len(CASES) + compared + 1
+    (record,) = defect_records(store, REPO)
+    settled = Counter(expected.values())
+    assert record.reported == len(expected)
+    assert (record.acted_on.k, record.acted_on.n) == (
+        settled["acted_on"],
+        settled["acted_on"] + settled["not_acted_on"],
+    )
+    assert record.answered == settled["answered"]
+    assert record.apart == {o: settled[o] for o in ("unmerged", "file_gone", "untraceable")}
 
 
 def _outcomes_by_line(store: HistoryStore) -> dict[tuple[int, int], str]:
