@@ -8,6 +8,7 @@ from typing import Any, cast
 
 import pytest
 
+from bot.clients.github_client import PyGithubClient
 from bot.clients.github_port import (
     ChangedFile,
     Comparison,
@@ -29,6 +30,7 @@ from bot.history.record import (
 )
 from bot.settle.budget import Budget
 from bot.settle.pulls import settle_pulls
+from tests.support import cassette
 from tests.support.fake_github import FakeGitHub
 from tests.support.pull_world import CASES, pull_world
 
@@ -445,3 +447,21 @@ def test_a_store_fault_mid_run_keeps_whole_pull_requests(store: HistoryStore) ->
     report = settle_pulls(github, store, REPO, Budget(200), since=None)
     assert (report.stopped, report.settled) == (None, 4)
     assert pending_defects(store, REPO) == []
+
+
+def test_settling_on_recorded_traffic_costs_two_requests(store: HistoryStore) -> None:
+    """The PyGithub client on cassettes/github_settle_merged_pull.yaml: the bot's thread on
+    line 13 (GraphQL names the app without "[bot]"), a person's reply, line 13 replaced."""
+    put_defects(store, [_defect(), _defect(line=3)])
+    with cassette("github_settle_merged_pull") as cass:
+        github = PyGithubClient(token="test-token-not-real", retries=0, login=BOT)
+        report = settle_pulls(github, store, REPO, Budget(10), since=None)
+    assert cass.all_played
+    assert (cass.play_count, report.requests) == (2, 3)  # the login is known: counted, not sent
+    assert _outcomes(store) == {
+        (2, 13): ("acted_on", "a later commit changed line 13"),
+        (2, 3): ("not_acted_on", "line 3 stands unchanged at merge"),
+    }
+    stored = store.get(DEFECT_TABLE, {"repo": REPO, "pr": 2, "line": 13})
+    assert stored is not None
+    assert (stored["review_comment_id"], stored["event_at"]) == (2179001, MERGED_AT)
