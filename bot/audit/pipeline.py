@@ -89,7 +89,8 @@ def run(
             notes += f"\n**Superseded:** {neutralise(why or '')}; nothing stored or posted.\n"
         else:
             text += (
-                f"\napplied:  {applied.rows_written} row(s) stored; comment {applied.comment}; "
+                f"\napplied:  {applied.rows_written} row(s) stored, "
+                f"{applied.defects_recorded} defect(s) recorded; comment {applied.comment}; "
                 f"review {applied.review}"
             )
     outputs = {"audits-accepted": str(plan.accepted), "audits-rejected": str(plan.rejected)}

@@ -23,11 +23,13 @@ from bot.clients.github_port import BotComment, GitHubPort, PullRef, ReviewComme
 from bot.concurrency import map_bounded, results_or_raise
 from bot.errors import GitHubError
 from bot.history.protocol import AuditRow, HistoryStore
+from bot.history.record import DefectRow, put_defects
 
 __all__ = [
     "AppliedAudit",
     "AuditPlan",
     "apply_audit",
+    "defect_rows",
     "plan_audit",
     "superseded",
 ]
@@ -67,6 +69,7 @@ class AppliedAudit:
     rows_written: int
     comment: str
     review: str = "none"
+    defects_recorded: int = 0
 
 
 def _row(pull: PullRef, result: AuditResult, fmt: str) -> AuditRow:
@@ -180,27 +183,56 @@ def superseded(
     return None
 
 
+def defect_rows(plan: AuditPlan) -> tuple[DefectRow, ...]:
+    """Each verified defect of the accepted audits that cites a line, one per line of a file:
+    the live record's rows, whether or not the defect gets a line comment."""
+    pull = plan.pull
+    found: dict[tuple[str, int], DefectRow] = {}
+    for result in plan.outcomes:
+        if not isinstance(result, AuditResult):
+            continue
+        for claim in result.defects:
+            if claim.line is None or (result.segment.path, claim.line) in found:
+                continue
+            found[(result.segment.path, claim.line)] = DefectRow(
+                repo=pull.repo,
+                pr=pull.number,
+                head_sha=pull.head_sha,
+                path=result.segment.path,
+                line=claim.line,
+                category=str(claim.category or ""),
+                model=result.model,
+                prompt_version=result.prompt_version,
+            )
+    return tuple(found.values())
+
+
 def apply_audit(plan: AuditPlan, github: GitHubPort, store: HistoryStore) -> AppliedAudit:
-    """Write the accepted rows, then create or edit the comment, then post the review.
+    """Write the accepted rows and the reported defects, then create or edit the comment, then
+    post the review.
 
     Nothing accepted and no comment: nothing is posted; an older comment is edited to the
-    coverage line. An identical body is not written again. Rows go first: after a failed post
-    the next run replaces them and posts, never a second row or comment.
+    coverage line. An identical body is not written again. Rows and defects go first: after a
+    failed post the next run replaces them and posts, never a second row or comment; a failed
+    store write posts nothing.
 
     Raises:
-        StoreError: the rows could not be written (nothing is posted then).
+        StoreError: the rows or defects could not be written (nothing is posted then).
         GitHubError: the comment could not be read or written.
     """
     if plan.already_audited:
         return AppliedAudit(plan, 0, "unchanged")
     written = store.record_audits(plan.rows)
+    defects = defect_rows(plan)
+    put_defects(store, defects)
     existing = plan.existing
     if not plan.rows and existing is None:
         return AppliedAudit(plan, 0, "not posted (nothing accepted)")
     if existing is not None and existing.body == plan.comment:
-        return AppliedAudit(plan, written, "unchanged", _apply_review(plan, github))
+        review = _apply_review(plan, github)
+        return AppliedAudit(plan, written, "unchanged", review, len(defects))
     action = github.upsert_comment(plan.pull.repo, plan.pull.number, existing, plan.comment)
-    return AppliedAudit(plan, written, action, _apply_review(plan, github))
+    return AppliedAudit(plan, written, action, _apply_review(plan, github), len(defects))
 
 
 def _apply_review(plan: AuditPlan, github: GitHubPort) -> str:

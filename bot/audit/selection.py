@@ -21,6 +21,8 @@ __all__ = [
     "Skipped",
     "added_ranges",
     "merge_ranges",
+    "moved_line",
+    "removed_lines",
     "right_side_lines",
     "select_segments",
     "split_range",
@@ -39,6 +41,7 @@ DEFAULT_SKIP_GLOBS: tuple[str, ...] = (
 """Lock, vendored, generated and minified files (fnmatch; ``*`` also matches ``/``)."""
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+_OLD_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 
 
 @dataclass(frozen=True, order=True)
@@ -108,6 +111,61 @@ def added_ranges(patch: str) -> list[tuple[int, int]]:
 def right_side_lines(patch: str) -> frozenset[int]:
     """The added and context lines: the only ones a RIGHT-side review comment may target."""
     return frozenset(number for number, _ in _new_side(patch))
+
+
+def removed_lines(patch: str) -> frozenset[int]:
+    """The old-side lines a diff removes or replaces (a changed line is removed, then added).
+
+    A hunk claiming to start at old line 0 removes nothing: GitHub writes ``-0,0`` for a file
+    it adds.
+    """
+    removed: set[int] = set()
+    old_line = 0
+    in_hunk = False
+    for raw in patch.split("\n"):
+        line = raw.rstrip("\r")
+        header = _OLD_HUNK.match(line)
+        if header:
+            old_line = int(header.group(1))
+            in_hunk = old_line >= 1
+        elif in_hunk and line.startswith("-"):
+            removed.add(old_line)
+            old_line += 1
+        elif in_hunk and (line.startswith(" ") or line == ""):
+            old_line += 1
+    return frozenset(removed)
+
+
+def moved_line(patch: str, line: int) -> int | None:
+    """Where old-side ``line`` is on the new side of a diff; ``None`` when the diff removes or
+    replaces it."""
+    old_line = new_line = 0
+    offset = 0
+    in_hunk = False
+    for raw in patch.split("\n"):
+        text = raw.rstrip("\r")
+        header = _OLD_HUNK.match(text)
+        if header:
+            if in_hunk:
+                offset = new_line - old_line
+            old_line, new_line = int(header.group(1)), int(header.group(2))
+            if line < old_line:
+                return line + offset
+            in_hunk = True
+        elif in_hunk and text.startswith("-"):
+            if old_line == line:
+                return None
+            old_line += 1
+        elif in_hunk and text.startswith("+"):
+            new_line += 1
+        elif in_hunk and (text.startswith(" ") or text == ""):
+            if old_line == line:
+                return new_line
+            old_line += 1
+            new_line += 1
+    if in_hunk:
+        offset = new_line - old_line
+    return line + offset
 
 
 def merge_ranges(ranges: Iterable[tuple[int, int]], gap: int) -> list[tuple[int, int]]:

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 import requests
 from github import Auth, Github, GithubException, GithubRetry
@@ -34,10 +34,12 @@ from bot.clients.github_errors import (
 from bot.clients.github_port import (
     BotComment,
     ChangedFile,
+    Comparison,
     EditHistory,
     IssuePage,
     LabelEvent,
     PostedReviewComment,
+    PullHistory,
     PullRef,
     RateLimit,
     ReviewComment,
@@ -50,6 +52,7 @@ from bot.clients.issue_history import (
     parse_issue_page,
     parse_timeline_item,
 )
+from bot.clients.pull_history import PULL_HISTORY_QUERY, parse_comparison, parse_pull_history
 from bot.errors import (
     ConfigError,
     GitHubError,
@@ -482,6 +485,45 @@ class PyGithubClient:
             ]
 
         return self._call(f"list open issues of {repo}", fetch, safe_to_repeat=True)
+
+    def pull_history(self, repo: str, number: int) -> PullHistory | None:
+        """One GraphQL query (``PULL_HISTORY_QUERY``); a ``NOT_FOUND`` answer is ``None``."""
+        owner, _, name = repo.partition("/")
+        what = f"read the review threads of {repo}#{number}"
+
+        def fetch() -> PullHistory | None:
+            requester = self._gh.requester
+            variables = {"owner": owner, "name": name, "number": number}
+            headers, data = requester.requestJsonAndCheck(
+                "POST",
+                requester.graphql_url,
+                input={"query": PULL_HISTORY_QUERY, "variables": variables},
+            )
+            errors = data.get("errors") if isinstance(data, dict) else None
+            if any(isinstance(e, dict) and e.get("type") == "RATE_LIMITED" for e in errors or []):
+                raise RateLimitExceededException(403, data, headers)
+            return parse_pull_history(data, what=what)
+
+        return self._call(what, fetch, safe_to_repeat=True)
+
+    def compare(self, repo: str, base: str, head: str) -> Comparison | None:
+        """``GET .../compare/{base}...{head}?per_page=1``: the files come with the first page
+        whatever its size, so one commit a page keeps the answer small."""
+        what = f"compare {base[:12]}...{head[:12]} in {repo}"
+        path = f"/repos/{repo}/compare/{quote(base, safe='')}...{quote(head, safe='')}"
+
+        def fetch() -> Comparison | None:
+            try:
+                _, data = self._gh.requester.requestJsonAndCheck(
+                    "GET", path, parameters={"per_page": 1}, headers={"Accept": REST_MEDIA_TYPE}
+                )
+            except GithubException as exc:
+                if exc.status == 404:
+                    return None
+                raise
+            return parse_comparison(data, what=what)
+
+        return self._call(what, fetch, safe_to_repeat=True)
 
     def rate_limit(self) -> RateLimit | None:
         remaining, limit = self._gh.requester.rate_limiting

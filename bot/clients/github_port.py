@@ -11,6 +11,7 @@ __all__ = [
     "BodyRevision",
     "BotComment",
     "ChangedFile",
+    "Comparison",
     "EditHistory",
     "GitHubPort",
     "IssueHistoryPort",
@@ -18,10 +19,13 @@ __all__ = [
     "LabelEvent",
     "ListedIssue",
     "PostedReviewComment",
+    "PullHistory",
     "PullRef",
     "RateLimit",
     "ReviewComment",
     "SettlePort",
+    "ReviewThread",
+    "ThreadComment",
     "TimelineItem",
 ]
 
@@ -78,6 +82,57 @@ class PostedReviewComment:
 
     commit_id: str
     body: str
+
+
+@dataclass(frozen=True)
+class ThreadComment:
+    """One review comment of a thread: who wrote it, and where and at which commit it was
+    written (``line`` ``None``: a file-level comment, or GitHub lost its position)."""
+
+    id: int
+    author: str | None
+    path: str
+    line: int | None
+    commit_id: str | None
+
+
+@dataclass(frozen=True)
+class ReviewThread:
+    """A pull request's review thread: its comments oldest first, the first one the root."""
+
+    resolved: bool
+    comments: tuple[ThreadComment, ...]
+
+
+@dataclass(frozen=True)
+class PullHistory:
+    """What settling reads of a pull request: its state, final head SHA and review threads.
+
+    ``state`` is ``OPEN``, ``CLOSED`` or ``MERGED``; times are ISO 8601; ``complete`` is false
+    when GitHub had more threads (or comments in a thread) than one query reads.
+    """
+
+    number: int
+    state: str
+    head_sha: str
+    merged_at: str | None
+    closed_at: str | None
+    threads: tuple[ReviewThread, ...]
+    complete: bool = True
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The files changed from ``base`` to ``head`` (``GET .../compare/{base}...{head}``).
+
+    ``status``: ``ahead`` when ``head`` descends from ``base`` (the only case whose patches
+    are on ``base``'s lines), ``identical``, ``behind`` or ``diverged``; ``truncated``: GitHub
+    lists at most 300 files, so a file not listed may still have changed.
+    """
+
+    status: str
+    files: tuple[ChangedFile, ...]
+    truncated: bool = False
 
 
 class GitHubPort(Protocol):
@@ -157,6 +212,15 @@ class GitHubPort(Protocol):
 
     def open_issues(self, repo: str) -> list[dict[str, Any]]:
         """Open issues, not PRs, as payload-shaped dicts."""
+        ...
+
+    def pull_history(self, repo: str, number: int) -> PullHistory | None:
+        """The PR's state, final head and review threads in one GraphQL query; ``None`` if gone."""
+        ...
+
+    def compare(self, repo: str, base: str, head: str) -> Comparison | None:
+        """The files changed from ``base`` to ``head`` in one request; ``None`` when either
+        commit is unknown to GitHub (a force-push it collected)."""
         ...
 
 

@@ -24,16 +24,19 @@ __all__ = [
     "DefectOutcome",
     "DefectRecord",
     "DefectRow",
+    "DefectSettlement",
     "GateOutcome",
     "GateOutcomeRow",
     "GateRecord",
     "cursor",
     "defect_records",
     "gate_records",
+    "pending_defects",
     "put_cursor",
     "put_defects",
     "put_gate_outcome",
     "settle_defect",
+    "settle_defects",
 ]
 
 GATE_TABLE = "gate_outcomes"
@@ -72,6 +75,12 @@ class DefectOutcome(StrEnum):
     """The pull request was closed unmerged: counted apart."""
     FILE_GONE = "file_gone"
     """The file no longer exists at merge: counted apart."""
+    REPEATED = "repeated"
+    """The same defect (file, category, line at merge) as one reported at an earlier head of
+    the pull request: counted there, and nowhere here, not even as reported."""
+    UNTRACEABLE = "untraceable"
+    """The merged head cannot be compared line by line with the defect's head SHA (a
+    force-push rewrote it, or GitHub shows no patch for the file): counted apart."""
 
     @property
     def counted(self) -> bool:
@@ -171,19 +180,99 @@ def settle_defect(
     outcome: DefectOutcome,
     reason: str,
     event_at: str | None = None,
+    review_comment_id: int | None = None,
 ) -> None:
-    """Set the outcome of the defect with ``key`` (repo, pr, head_sha, path, line).
+    """Set the outcome of the defect with ``key`` (repo, pr, head_sha, path, line), and its
+    review comment id when one is given.
 
     Raises:
         StoreError: the write failed or the store is read-only.
     """
-    values = {"outcome": str(outcome), "reason": reason, "event_at": event_at}
+    values: dict[str, Any] = {"outcome": str(outcome), "reason": reason, "event_at": event_at}
     values["settled_at"] = utc_now()
+    if review_comment_id is not None:
+        values["review_comment_id"] = review_comment_id
     store.change(DEFECT_TABLE, lambda t: t.update(key, values))
 
 
+_PENDING_SQL = (
+    f"select repo, pr, head_sha, path, line, category, review_comment_id, model, "  # noqa: S608
+    f"prompt_version, created_at from {DEFECT_TABLE} "
+    "where repo = ? and outcome is null and created_at >= ? order by pr, created_at, path, line"
+)
+
+
+def pending_defects(store: HistoryStore, repo: str, since: str = "") -> list[DefectRow]:
+    """The defects of ``repo`` not settled yet, recorded at or after ``since`` (ISO 8601;
+    ``""``: all), by pull request number.
+
+    Raises:
+        StoreError: the read failed.
+    """
+    return [
+        DefectRow(
+            repo=str(r[0]),
+            pr=int(r[1]),
+            head_sha=str(r[2]),
+            path=str(r[3]),
+            line=int(r[4]),
+            category=str(r[5]),
+            review_comment_id=None if r[6] is None else int(r[6]),
+            model=str(r[7]),
+            prompt_version=str(r[8]),
+            created_at=str(r[9]),
+        )
+        for r in store.fetch(_PENDING_SQL, [repo, since])
+    ]
+
+
+@dataclass(frozen=True)
+class DefectSettlement:
+    """One defect's outcome: the reason shown with it, the deciding event's time and the
+    review comment found for it."""
+
+    defect: DefectRow
+    outcome: DefectOutcome
+    reason: str
+    event_at: str | None = None
+    review_comment_id: int | None = None
+
+
+def settle_defects(store: HistoryStore, settled: Sequence[DefectSettlement]) -> None:
+    """Set the outcomes of several defects in one transaction (all or none).
+
+    Raises:
+        StoreError: the write failed or the store is read-only.
+    """
+    now = utc_now()
+
+    def write(table: Any) -> None:
+        for item in settled:
+            row = item.defect
+            key = {
+                "repo": row.repo,
+                "pr": row.pr,
+                "head_sha": row.head_sha,
+                "path": row.path,
+                "line": row.line,
+            }
+            values: dict[str, Any] = {
+                "outcome": str(item.outcome),
+                "reason": item.reason,
+                "event_at": item.event_at,
+                "settled_at": now,
+            }
+            if item.review_comment_id is not None:
+                values["review_comment_id"] = item.review_comment_id
+            table.update(key, values)
+
+    if settled:
+        store.change(DEFECT_TABLE, write)
+
+
 def cursor(store: HistoryStore, repo: str, kind: str) -> str | None:
-    """Where settling ``kind`` (``issues`` or ``pulls``) resumes: an ISO 8601 time, or ``None``."""
+    """Where settling ``kind`` resumes, or ``None``: for ``issues`` an ISO 8601 time; for
+    ``pulls`` the last pull request number visited (:data:`bot.settle.pulls.CURSOR_KIND`)."""
     row = store.get(CURSOR_TABLE, {"repo": repo, "kind": kind})
     return str(row["since"]) if row else None
 
@@ -226,11 +315,12 @@ class DefectRecord:
     model: str
     prompt_version: str
     reported: int
+    """Distinct defects: one reported again at a later head of its pull request counts once."""
     acted_on: Share
     """Defects acted on among those settled as acted on or not."""
     answered: int
     apart: dict[str, int] = field(default_factory=dict)
-    """Settled but not counted (closed unmerged, file gone), by outcome."""
+    """Settled but not counted (closed unmerged, file gone, untraceable), by outcome."""
     pending: int = 0
 
 
@@ -309,14 +399,16 @@ def defect_records(
         counted = acted + cell.get(DefectOutcome.NOT_ACTED_ON, 0)
         apart = {
             str(o): cell[o]
-            for o in (DefectOutcome.UNMERGED, DefectOutcome.FILE_GONE)
-            if cell.get(o)
+            for o in DefectOutcome
+            if o not in (DefectOutcome.ANSWERED, DefectOutcome.REPEATED)
+            and not o.counted
+            and cell.get(o)
         }
         records.append(
             DefectRecord(
                 model=model,
                 prompt_version=prompt,
-                reported=sum(cell.values()),
+                reported=sum(n for o, n in cell.items() if o != DefectOutcome.REPEATED),
                 acted_on=Share(acted, counted),
                 answered=cell.get(DefectOutcome.ANSWERED, 0),
                 apart=apart,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,6 +12,8 @@ from bot.audit.selection import (
     Segment,
     added_ranges,
     merge_ranges,
+    moved_line,
+    removed_lines,
     select_segments,
     split_range,
 )
@@ -153,3 +157,71 @@ def test_statuses_with_patches_are_audited(status: str) -> None:
 def test_a_hunk_claiming_line_zero_is_ignored() -> None:
     """Found by fuzzing: a malformed "+0" hunk with added lines once gave a segment at line 0."""
     assert added_ranges("@@ -1 +0 @@\n+x\n@@ -5,1 +5,2 @@\n a\n+b") == [(6, 6)]
+
+
+def test_removed_lines_are_counted_on_the_old_side() -> None:
+    # hunk 2 starts at old line 20: 20 is context, 21 replaced; hunk 3 replaces old line 40
+    assert removed_lines(MULTI_HUNK) == frozenset({21, 40})
+    assert removed_lines(MULTI_HUNK.replace("\n", "\r\n")) == frozenset({21, 40})
+
+
+def test_a_line_changed_past_the_no_newline_marker_is_removed() -> None:
+    assert removed_lines(NO_NEWLINE) == frozenset({2})
+
+
+def test_an_added_file_removes_nothing() -> None:
+    assert removed_lines("@@ -0,0 +1,2 @@\n+a\n+b") == frozenset()
+
+
+@given(patches())
+def test_removed_lines_are_the_minus_lines_counted_from_the_hunk_start(patch: str) -> None:
+    kinds = [line[:1] for line in patch.split("\n")[1:] if not line.startswith("\\")]
+    old_side = [kind for kind in kinds if kind in (" ", "-")]
+    expected = {1 + i for i, kind in enumerate(old_side) if kind == "-"}
+    assert removed_lines(patch) == expected
+
+
+def test_a_line_moves_with_the_lines_added_and_removed_above_it() -> None:
+    assert moved_line(MULTI_HUNK, 1) == 1  # context before the first addition
+    assert moved_line(MULTI_HUNK, 2) == 4  # two lines added above it
+    assert moved_line(MULTI_HUNK, 10) == 12  # between hunks
+    assert moved_line(MULTI_HUNK, 20) == 22
+    assert moved_line(MULTI_HUNK, 21) is None  # replaced
+    assert moved_line(MULTI_HUNK, 22) == 25
+    assert moved_line(MULTI_HUNK, 40) is None
+    assert moved_line(MULTI_HUNK, 41) == 44
+    assert moved_line(MULTI_HUNK, 90) == 93  # past the last hunk
+
+
+def _git_patch(old: list[str], new: list[str]) -> str:
+    """A patch as GitHub shows one: unified, three lines of context, no file header."""
+    lines = list(difflib.unified_diff(old, new, lineterm="", n=3))
+    return "\n".join(lines[2:])
+
+
+@given(
+    st.lists(st.sampled_from("abcde"), max_size=40),
+    st.lists(st.tuples(st.integers(0, 40), st.sampled_from(["drop", "add", "change"]))),
+)
+def test_a_kept_line_is_found_where_the_new_side_has_it(
+    old: list[str], edits: list[tuple[int, str]]
+) -> None:
+    tagged = [f"{x}{i}" for i, x in enumerate(old)]  # each old line unique
+    new = list(tagged)
+    for where, how in edits:
+        at = min(where, len(new))
+        if how == "add":
+            new.insert(at, "added")
+        elif new and at < len(new):
+            if how == "drop":
+                del new[at]
+            else:
+                new[at] = "changed"
+    patch = _git_patch(tagged, new)
+    for number, text in enumerate(tagged, start=1):
+        found = moved_line(patch, number) if patch else number
+        if text in new:
+            assert found == new.index(text) + 1
+        else:
+            assert found is None
+            assert number in removed_lines(patch)

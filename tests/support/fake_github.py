@@ -27,8 +27,10 @@ from typing import Any
 from bot.clients.github_port import (
     BotComment,
     ChangedFile,
+    Comparison,
     LabelEvent,
     PostedReviewComment,
+    PullHistory,
     PullRef,
     ReviewComment,
 )
@@ -89,6 +91,10 @@ class FakeGitHub:
         default_factory=lambda: defaultdict(list)
     )
     """PR number → its reviews as ``(commit_id, body, comments)``, all the bot's."""
+    pull_histories: dict[int, PullHistory] = field(default_factory=dict)
+    """PR number → its state, final head and review threads (:meth:`pull_history`)."""
+    comparisons: dict[tuple[str, str], Comparison] = field(default_factory=dict)
+    """``(base, head)`` → the files changed between them (:meth:`compare`); absent: 404."""
     bot_login: str = "github-actions[bot]"
     bot_type: str = "Bot"
     configured_login: str | None = None
@@ -295,3 +301,13 @@ class FakeGitHub:
             else dict(issue)
             for issue in self.open_issue_list
         ]
+
+    def pull_history(self, repo: str, number: int) -> PullHistory | None:
+        self._enter("pull_history")
+        self.reads.append(("pull_history", str(number)))
+        return self.pull_histories.get(number)
+
+    def compare(self, repo: str, base: str, head: str) -> Comparison | None:
+        self._enter("compare")
+        self.reads.append(("compare", f"{base}...{head}"))
+        return self.comparisons.get((base, head))
