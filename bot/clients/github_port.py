@@ -23,8 +23,8 @@ __all__ = [
     "PullRef",
     "RateLimit",
     "ReviewComment",
-    "SettlePort",
     "ReviewThread",
+    "SettlePort",
     "ThreadComment",
     "TimelineItem",
 ]

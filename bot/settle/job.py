@@ -13,6 +13,7 @@ from bot.gate.labels import gate_labels
 from bot.neutralise import log_value
 from bot.run_report import RunReport
 from bot.settle.budget import Budget
+from bot.settle.pulls import PullsReport, settle_pulls
 from bot.settle.settling import PullsStep, SettleReport, settle_repo
 from bot.stores import store_kind
 
@@ -61,9 +62,16 @@ def settle_in_job(
     if login is None:
         budget.spend(1)  # the client asks GitHub once (GraphQL viewer)
         login = ctx.github().login()
+    store = ctx.store()
+    if pulls is None:
+        start = since.isoformat() if since else None
+
+        def pulls(left: Budget) -> PullsReport:
+            return settle_pulls(ctx.github(), store, repo, left, since=start)
+
     return settle_repo(
         github,
-        ctx.store(),
+        store,
         repo,
         budget,
         since=since,

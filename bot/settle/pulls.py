@@ -34,6 +34,7 @@ from bot.history.record import (
     put_cursor,
     settle_defects,
 )
+from bot.neutralise import log_value
 from bot.settle.budget import Budget, BudgetSpent
 
 __all__ = ["CURSOR_KIND", "PullsReport", "Settled", "judge_defect", "settle_pulls"]
@@ -71,6 +72,17 @@ class PullsReport:
     @property
     def settled(self) -> int:
         return sum(self.outcomes.values())
+
+    def lines(self) -> list[str]:
+        """The report as plain log lines (untrusted values through ``log_value``)."""
+        settled = ", ".join(f"{n} {o}" for o, n in sorted(self.outcomes.items())) or "none"
+        out = [
+            f"settle:   pull requests read {self.pulls_read} ({self.still_open} still open); "
+            f"defects settled {settled}; {self.requests} request(s)"
+        ]
+        if self.stopped:
+            out.append(f"  stopped: {log_value(self.stopped, max_chars=300)}")
+        return out
 
 
 def settle_pulls(
