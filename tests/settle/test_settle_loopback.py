@@ -1,24 +1,29 @@
 """Settling through the PyGithub adapter, on the dataset's loopback GitHub (a real HTTP server
 serving GitHub's wire shapes) and on its recording (cassettes/settle_issues.yaml): every kind
-of decided issue settles to the outcome its history implies, at the requests the docs promise,
-on both stores."""
+of decided issue, and every settling rule of an audited pull request, settles to the outcome
+its history implies, at the requests the docs promise, on both stores."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from bot.cli import main
 from bot.config import Settings
 from bot.factory import make_github, make_store
-from bot.history.record import GATE_TABLE, cursor
+from bot.history.record import DEFECT_TABLE, GATE_TABLE, DefectRow, cursor, put_defects
+from bot.runner import run_settle
 from bot.settle.budget import Budget
+from bot.settle.pulls import PullsReport
 from bot.settle.settling import ISSUES, settle_repo
 from tests.support import cassette
 from tests.support.dataset_server import LoopbackGitHub
 from tests.support.dataset_world import REPO
+from tests.support.pull_world import CASES, audited_pulls
 from tests.support.settle_world import BOT, KINDS, decide_all, world
 
 
@@ -101,3 +106,58 @@ def test_the_settle_command_on_recorded_traffic(store_target: str) -> None:
     assert dict(listed.query) == {
         "state": "all", "sort": "updated", "direction": "asc", "per_page": "100", "page": "1",
     }  # fmt: skip
+
+
+def test_issues_then_audited_pull_requests_settle_over_http_and_resume(
+    store_target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(time, "sleep", lambda _: None)  # PyGithub's 1 s between POSTs
+    # triage-bot settle's path (bot.runner.run_settle) on the loopback GitHub: every issue kind
+    # and every settling rule of an audited pull request once, and a pull request GitHub no
+    # longer has (GraphQL's NOT_FOUND); the bot's login asked once a run (GraphQL viewer).
+    issues = world(len(KINDS))
+    audited = audited_pulls(len(CASES), first=len(KINDS) + 1)
+    gone = DefectRow(REPO, 99, "c" * 40, "src/limits.py", 7, "logic", "fake-model", "p1")
+    store = make_store(Settings(db_path=store_target))
+    decide_all(store, issues)
+    for pull in audited:
+        put_defects(store, pull.defects)
+    put_defects(store, [gone])
+    store.close()
+    want = {k: v for pull in audited for k, v in pull.expected.items()} | {(99, 7): "unmerged"}
+    scenarios = [d.scenario for d in issues]
+    with LoopbackGitHub(scenarios, pulls_every=0, audited=audited, login=BOT) as github:
+        settings = Settings(github_token="t", github_api_url=github.base_url, db_path=store_target)
+        # 1 viewer + 1 list + 1 GraphQL + 7 timelines = 10; the pull requests get 5
+        first = run_settle(settings, REPO, budget=15)
+        pulls = first.parts[0]
+        assert isinstance(pulls, PullsReport)
+        assert pulls.stopped is not None
+        assert "budget" in pulls.stopped
+        assert github.requests["viewer"] == 1
+        second = run_settle(settings, REPO, budget=200)
+        assert second.stopped is None
+        rows = _defect_outcomes(store_target)
+        assert rows == want
+        assert all(n <= 3 for n in github.per_pull.values())  # one stopped between reads: 3
+        assert sorted(github.per_issue.values()) == [1] * sum(
+            1 for d in issues if d.verdict is not None
+        )
+        before = dict(github.requests)
+        third = run_settle(settings, REPO, budget=200)
+        spent = {k: v - before.get(k, 0) for k, v in github.requests.items() if v != before.get(k)}
+        assert spent == {"contents": 1, "viewer": 1, "list": 1}
+        third_pulls = third.parts[0]
+        assert isinstance(third_pulls, PullsReport)
+        assert (third_pulls.pulls_read, third_pulls.requests) == (0, 0)
+    assert _outcomes(store_target) == {d.number: d.outcome for d in issues if d.outcome}
+    assert _defect_outcomes(store_target) == want
+
+
+def _defect_outcomes(db: str) -> dict[tuple[int, int], str]:
+    store = make_store(Settings(db_path=db), read_only=True)
+    try:
+        rows = store.fetch(f"select pr, line, outcome from {DEFECT_TABLE}", [])
+        return {(int(pr), int(line)): str(o) for pr, line, o in rows}
+    finally:
+        store.close()

@@ -6,9 +6,14 @@ open ones too, by update time, as settling asks), each issue's timeline (404 for
 deleted one; for a transferred one, 301 to ``/repositories/{id}/issues/{number}/timeline``,
 where it is served), the GraphQL edit histories (``nodes(ids:)``, ``null`` and a ``NOT_FOUND`` error
 for a deleted issue), the repository file, and ``X-RateLimit-*`` headers on every answer.
+For settling audits it serves audited pull requests (:mod:`tests.support.pull_world`): the
+GraphQL pull request with its review threads, ``compare/{base}...{head}`` (404 for a head it
+does not know) and the ``viewer`` query, in the shapes of :mod:`tests.support.pull_wire`.
 
-It counts every request by kind (``list``, ``timeline``, ``graphql``, ``contents``), so a
-benchmark or test measures what a run costs, and answers rate limits on demand: ``faults``
+It counts every request by kind (``list``, ``timeline``, ``graphql`` for the edit histories,
+``contents``, ``pull``, ``compare``, ``viewer``), the timelines also per issue (``per_issue``)
+and the ``pull`` and ``compare`` requests per pull request (``per_pull``), so a benchmark or
+test measures what a run costs, and answers rate limits on demand: ``faults``
 queues, per kind, the answers its next requests get instead of the normal one:
 
 - ``primary``: 403 "API rate limit exceeded", ``X-RateLimit-Remaining: 0`` and a reset;
@@ -41,13 +46,16 @@ import json
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
+from bot.clients.github_port import Comparison, PullHistory
 from tests.support.dataset_world import REPO, REPO_FILE, T0, Scenario, issue_item, never_edited
+from tests.support.pull_wire import comparison_answer, pull_history_answer
+from tests.support.pull_world import AuditedPull
 
 __all__ = ["RESERVE_LEFT", "RESET_IN_S", "LoopbackGitHub"]
 
@@ -69,6 +77,9 @@ class LoopbackGitHub:
         repo_file: the ``.github/triage-bot.yml`` text, ``None`` for none (404).
         faults: kind → the answers its next requests get (module docstring).
         clock: the server's epoch seconds (for ``X-RateLimit-Reset``).
+        audited: the audited pull requests settling reads (their numbers apart from the
+            issues').
+        login: the login the ``viewer`` query answers.
     """
 
     def __init__(
@@ -80,8 +91,19 @@ class LoopbackGitHub:
         repo_file: str | None = REPO_FILE,
         faults: dict[str, list[str]] | None = None,
         clock: Callable[[], float] = time.time,
+        audited: Sequence[AuditedPull] = (),
+        login: str = "github-actions[bot]",
     ) -> None:
         self.scenarios = {s.number: s for s in scenarios}
+        self.pull_histories: dict[int, PullHistory] = {a.history.number: a.history for a in audited}
+        self.comparisons: dict[tuple[str, str], tuple[int, Comparison]] = {
+            key: (a.history.number, comparison)
+            for a in audited
+            for key, comparison in a.comparisons.items()
+        }
+        self.login = login
+        self.per_pull: Counter[int] = Counter()
+        self.per_issue: Counter[int] = Counter()
         self.by_node = {s.item["node_id"]: s for s in scenarios}
         self.moved = {s.moved: s for s in scenarios if s.moved is not None}
         pulls = [
@@ -250,6 +272,8 @@ class LoopbackGitHub:
                 self._moved(handler, url.query, scenario.moved)
             else:
                 self._timeline(handler, url.path, query, scenario)
+        elif len(rest) == 2 and rest[0] == "compare":
+            self._compare(handler, unquote(rest[1]))
         elif rest[:1] == ["contents"]:
             self.count("contents")
             if self.repo_file is None:
@@ -272,6 +296,32 @@ class LoopbackGitHub:
         else:
             self._send(handler, 404, {"message": "Not Found"})
 
+    def _compare(self, handler: BaseHTTPRequestHandler, spec: str) -> None:
+        fault = self.count("compare")
+        if self._fault(handler, fault, "core"):
+            return
+        base, _, head = spec.partition("...")
+        found = self.comparisons.get((base, head))
+        if found is None:
+            self._send(handler, 404, {"message": "Not Found"})
+            return
+        number, comparison = found
+        with self._lock:
+            self.per_pull[number] += 1
+        body = comparison_answer(self.base_url, REPO, base, head, comparison)
+        self._send(handler, 200, body, _low(fault))
+
+    def _pull(self, handler: BaseHTTPRequestHandler, variables: dict[str, Any]) -> None:
+        fault = self.count("pull")
+        if self._fault(handler, fault, "graphql"):
+            return
+        number = int(variables.get("number", 0))
+        with self._lock:
+            self.per_pull[number] += 1
+        repo = f"{variables.get('owner')}/{variables.get('name')}"
+        history = self.pull_histories.get(number) if repo == REPO else None
+        self._send(handler, 200, pull_history_answer(history), _low(fault), resource="graphql")
+
     def _timeline(
         self,
         handler: BaseHTTPRequestHandler,
@@ -280,6 +330,9 @@ class LoopbackGitHub:
         scenario: Scenario | None,
     ) -> None:
         fault = self.count("timeline")
+        if scenario is not None:
+            with self._lock:
+                self.per_issue[scenario.number] += 1
         if self._fault(handler, fault, "core"):
             return
         if scenario is None or scenario.timeline is None:
@@ -364,6 +417,15 @@ class LoopbackGitHub:
         payload = json.loads(handler.rfile.read(length) or b"{}")
         if urlsplit(handler.path).path != "/graphql":
             self._send(handler, 404, {"message": "Not Found"})
+            return
+        query = str(payload.get("query", ""))
+        if "pullRequest(" in query:
+            self._pull(handler, payload.get("variables") or {})
+            return
+        if "viewer" in query:
+            self.count("viewer")
+            body = {"data": {"viewer": {"login": self.login}}}
+            self._send(handler, 200, body, resource="graphql")
             return
         fault = self.count("graphql")
         if self._fault(handler, fault, "graphql"):

@@ -1,9 +1,10 @@
 """Audited pull requests whose histories imply each defect's outcome: the settle tests'
-scenarios and ``benchmarks/settle_pulls.py``'s.
+scenarios and ``benchmarks/settle.py``'s.
 
-:func:`pull_world` builds ``pulls`` pull requests on a :class:`FakeGitHub`, cycling through
-:data:`CASES` (one per settling rule, the bot's own reply and a thread that is a person's among
-them), records their defects in the store and returns what each defect should settle to.
+:func:`audited_pulls` builds pull requests cycling through :data:`CASES` (one per settling rule,
+the bot's own reply and a thread that is a person's among them), with their defects and what
+each should settle to; :func:`pull_world` puts them on a :class:`FakeGitHub` and the defects in
+a store, and the loopback GitHub (``tests/support/dataset_server.py``) serves them over HTTP.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from bot.history.protocol import HistoryStore
 from bot.history.record import DefectRow, put_defects
 from tests.support.fake_github import FakeGitHub
 
-__all__ = ["BOT", "CASES", "REPO", "PullCase", "pull_world"]
+__all__ = ["BOT", "CASES", "REPO", "AuditedPull", "PullCase", "audited_pulls", "pull_world"]
 
 REPO = "Codertocat/Hello-World"
 BOT = "github-actions[bot]"
@@ -79,16 +80,29 @@ def _sha(number: int, which: str) -> str:
     return f"{which}{number:039x}"[:40]
 
 
-def pull_world(
-    store: HistoryStore, pulls: int, *, case_of: Callable[[int], PullCase] | None = None
-) -> tuple[FakeGitHub, dict[tuple[int, int], str]]:
-    """``pulls`` audited pull requests (numbers 1…) with two defects each, on lines 13 and 3
-    of the same head (line 3 is never changed, so it is not acted on wherever 13 is counted);
-    returns the GitHub and each ``(pr, line)``'s expected outcome."""
-    github = FakeGitHub(bot_login=BOT)
-    expected: dict[tuple[int, int], str] = {}
-    for number in range(1, pulls + 1):
-        case = (case_of or (lambda n: CASES[(n - 1) % len(CASES)]))(number)
+@dataclass(frozen=True)
+class AuditedPull:
+    """One audited pull request: what GitHub holds of it, its defects and their outcomes."""
+
+    history: PullHistory
+    comparisons: dict[tuple[str, str], Comparison]
+    """``(base, head)`` → the files changed between them."""
+    defects: list[DefectRow]
+    expected: dict[tuple[int, int], str]
+    """``(pr, line)`` → the outcome its history implies."""
+
+
+def audited_pulls(
+    pulls: int, *, first: int = 1, case_of: Callable[[int], PullCase] | None = None
+) -> list[AuditedPull]:
+    """``pulls`` audited pull requests numbered from ``first``, the ``n``-th of them of
+    ``case_of(n)`` (default: cycling through :data:`CASES`), with two defects each, on lines
+    13 and 3 of the same head (line 3 is never changed, so it is not acted on wherever 13 is
+    counted)."""
+    out = []
+    for i in range(1, pulls + 1):
+        number = first + i - 1
+        case = (case_of or (lambda n: CASES[(n - 1) % len(CASES)]))(i)
         old, new = _sha(number, "a"), _sha(number, "b")
         final = old if case.at_final_head else new
         threads: tuple[ReviewThread, ...] = ()
@@ -101,19 +115,32 @@ def pull_world(
             )
             threads = (ReviewThread(case.resolved, (root, *replies)),)
         merged = MERGED_AT if case.state == "MERGED" else None
-        github.pull_histories[number] = PullHistory(
-            number, case.state, final, merged, MERGED_AT, threads
-        )
+        history = PullHistory(number, case.state, final, merged, MERGED_AT, threads)
         files = (case.changed,) if case.changed is not None else ()
-        github.comparisons[(old, new)] = Comparison(case.status, files)
-        put_defects(
-            store,
-            [
-                DefectRow(REPO, number, old, PATH, line, "logic", "fake-model", "p1")
-                for line in (13, 3)
-            ],
-        )
-        expected[(number, 13)] = case.expected
+        defects = [
+            DefectRow(REPO, number, old, PATH, line, "logic", "fake-model", "p1")
+            for line in (13, 3)
+        ]
         apart = case.expected in ("unmerged", "file_gone", "untraceable")
-        expected[(number, 3)] = case.expected if apart else "not_acted_on"
+        expected = {
+            (number, 13): case.expected,
+            (number, 3): case.expected if apart else "not_acted_on",
+        }
+        comparisons = {(old, new): Comparison(case.status, files)}
+        out.append(AuditedPull(history, comparisons, defects, expected))
+    return out
+
+
+def pull_world(
+    store: HistoryStore, pulls: int, *, case_of: Callable[[int], PullCase] | None = None
+) -> tuple[FakeGitHub, dict[tuple[int, int], str]]:
+    """:func:`audited_pulls` (numbers 1…) on a :class:`FakeGitHub`, their defects recorded in
+    ``store``; returns the GitHub and each ``(pr, line)``'s expected outcome."""
+    github = FakeGitHub(bot_login=BOT)
+    expected: dict[tuple[int, int], str] = {}
+    for pull in audited_pulls(pulls, case_of=case_of):
+        github.pull_histories[pull.history.number] = pull.history
+        github.comparisons.update(pull.comparisons)
+        put_defects(store, pull.defects)
+        expected.update(pull.expected)
     return github, expected
