@@ -1,5 +1,6 @@
 """Settling in a job: the schedule run after its backlog (budget setting, a store that does not
-outlive the job, a failure as a warning) and ``triage-bot settle`` (output, exit codes)."""
+outlive the job, a failure as a warning, the audited pull requests after the issues) and
+``triage-bot settle`` (output, exit codes)."""
 
 from __future__ import annotations
 
@@ -19,11 +20,13 @@ from bot.errors import GitHubUnavailable
 from bot.factory import make_store
 from bot.gate.issue_text import prepare_issue
 from bot.history.protocol import GateRow
-from bot.history.record import GATE_TABLE
+from bot.history.record import DEFECT_TABLE, GATE_TABLE, put_defects
+from bot.neutralise import neutralise
 from bot.settle.job import NO_LIVE_RECORD, store_outlives_job
 from tests.support import write_payload
 from tests.support.dataset_world import COMMIT, REPO, SHORT_BODY, T0, closed, issue_item, labeled
 from tests.support.fake_github import FakeGitHub
+from tests.support.pull_world import CASES, audited_pulls
 from tests.support.settle_github import SettleGitHub
 
 BOT = "github-actions[bot]"
@@ -119,6 +122,78 @@ def test_the_schedule_run_stops_at_its_budget_and_the_next_resumes(
     assert _outcomes(db) == {1: "agree"}
     _scheduled(tmp_path, db, settle_budget=200)
     assert _outcomes(db) == {1: "agree", 2: "agree", 3: "agree"}
+
+
+def _audited(db: str, github: JobGitHub) -> None:
+    """Two merged pull requests (10, 11), two defects each: on #10 a later commit replaced
+    line 13; on #11 the author replied to the bot's review comment on it."""
+    cases = {1: CASES[0], 2: CASES[5]}
+    assert (CASES[0].expected, CASES[5].expected) == ("acted_on", "answered")
+    store = make_store(Settings(db_path=db))
+    try:
+        for pull in audited_pulls(2, first=10, case_of=cases.__getitem__):
+            github.pull_histories[pull.history.number] = pull.history
+            github.comparisons.update(pull.comparisons)
+            put_defects(store, pull.defects)
+    finally:
+        store.close()
+
+
+def _defects(db: str) -> dict[tuple[int, int], str | None]:
+    store = make_store(Settings(db_path=db), read_only=True)
+    try:
+        rows = store.fetch(f"select pr, line, outcome from {DEFECT_TABLE}", [])
+        return {(int(pr), int(line)): (str(o) if o else None) for pr, line, o in rows}
+    finally:
+        store.close()
+
+
+PULLS_SETTLED = (
+    "settle:   pull requests read 2 (0 still open); defects settled 1 acted_on, 1 answered, "
+    "2 not_acted_on; 5 request(s)"
+)
+
+
+def test_the_schedule_run_settles_the_audited_pull_requests_after_the_issues(
+    tmp_path: Path, github: JobGitHub, store_target: str
+) -> None:
+    _decided(store_target, github)
+    _audited(store_target, github)
+    report = _scheduled(tmp_path, store_target)
+    issues = "issues settled 2 agree; 0 unsettled; 0 unchanged; 4 request(s)"
+    assert report.text.index(issues) < report.text.index(PULLS_SETTLED)
+    shown = report.summary.index(neutralise(PULLS_SETTLED))  # the markdown of that line
+    assert report.summary.index("### Settling Codertocat/Hello-World") < shown
+    assert _outcomes(store_target) == {1: "agree", 2: "agree"}
+    assert _defects(store_target) == {
+        (10, 13): "acted_on", (10, 3): "not_acted_on",
+        (11, 13): "answered", (11, 3): "not_acted_on",
+    }  # fmt: skip
+    # the pull requests' reads came after every issue read, the bot's login asked once for #11
+    reads = [name for name, _ in github.reads if name in ("pull_history", "compare", "login")]
+    assert reads == ["pull_history", "compare", "pull_history", "compare", "login"]
+    assert report.warnings == []
+
+
+def test_the_pull_requests_get_what_the_issues_left_of_the_budget(
+    tmp_path: Path, github: JobGitHub
+) -> None:
+    db = str(tmp_path / "kept.db")
+    _decided(db, github)
+    _audited(db, github)
+    report = _scheduled(tmp_path, db, settle_budget=5)  # 4 for the issues, 1 left
+    assert "issues settled 2 agree; 0 unsettled; 0 unchanged; 4 request(s)" in report.text
+    pulls = "settle:   pull requests read 0 (0 still open); defects settled none; 1 request(s)"
+    assert pulls in report.text
+    assert neutralise(pulls) in report.summary
+    assert "stopped: request budget spent (5 of 5 requests spent); the next run resumes" in (
+        report.text
+    )
+    assert set(_defects(db).values()) == {None}  # #10 read, its comparison not: left whole
+    again = _scheduled(tmp_path, db, settle_budget=200)
+    assert "issues settled none; 0 unsettled; 1 unchanged; 1 request(s)" in again.text
+    assert PULLS_SETTLED in again.text  # #10 read again: nothing of it was written
+    assert _defects(db)[(11, 13)] == "answered"
 
 
 def test_with_a_store_that_does_not_outlive_the_job_the_schedule_keeps_no_record(
