@@ -6,7 +6,7 @@ reported at (usually one), each counted on the run's :class:`~bot.settle.budget.
 it is sent. A pull request's outcomes are written in one transaction once all its reads are
 in, so a run stopped by the budget, a GitHub fault or a store fault leaves that pull request
 pending, whole, for the next run; a second pass over a settled one finds nothing pending.
-The rules are in docs/live-record-audits.md.
+The rules are in docs/live-record.md, "Settling audits".
 """
 
 from __future__ import annotations
