@@ -67,7 +67,7 @@ def settle_in_job(
         start = since.isoformat() if since else None
 
         def pulls(left: Budget) -> PullsReport:
-            return settle_pulls(ctx.github(), store, repo, left, since=start)
+            return settle_pulls(ctx.github(), store, repo, left, since=start, bot_login=login)
 
     return settle_repo(
         github,

@@ -92,9 +92,11 @@ def settle_pulls(
     budget: Budget,
     *,
     since: str | None,
+    bot_login: str | None = None,
 ) -> PullsReport:
     """Settle the pending defects of ``repo`` recorded at or after ``since`` (ISO 8601;
-    ``None``: all) whose pull requests have closed, within ``budget``.
+    ``None``: all) whose pull requests have closed, within ``budget``; ``bot_login`` known
+    spares asking GitHub for it.
 
     Raises:
         StoreError: a read or write of the store failed (outcomes written before it stay).
@@ -105,7 +107,7 @@ def settle_pulls(
         by_pull.setdefault(row.pr, []).append(row)
     order = _rotated(sorted(by_pull), cursor(store, repo, CURSOR_KIND))
     start = budget.used
-    login = _Login(github, budget)
+    login = _Login(github, budget, bot_login)
     last: int | None = None
     try:
         for number in order:
@@ -158,10 +160,10 @@ def _rotated(numbers: list[int], after: str | None) -> list[int]:
 class _Login:
     """The bot's own login, asked of GitHub at most once a call (one request, budgeted)."""
 
-    def __init__(self, github: GitHubPort, budget: Budget) -> None:
+    def __init__(self, github: GitHubPort, budget: Budget, known: str | None = None) -> None:
         self._github, self._budget = github, budget
-        self._known = False
-        self._login: str | None = None
+        self._known = known is not None
+        self._login: str | None = known
 
     def __call__(self) -> str | None:
         if not self._known:
