@@ -213,6 +213,8 @@ class GateRecord:
     """Settled VALID decisions the maintainers agreed with."""
     overrides: int
     unsettled: int
+    unsettled_by_reason: dict[str, int] = field(default_factory=dict)
+    """The unsettled decisions by the reason the rules gave, most first."""
 
     @property
     def settled(self) -> int:
@@ -235,15 +237,19 @@ class DefectRecord:
 
 
 _GATE_RECORD_SQL = (
-    f"select model, prompt_version, policy_version, verdict, outcome, count(*) "  # noqa: S608
+    f"select model, prompt_version, policy_version, verdict, outcome, "  # noqa: S608
+    f"case when outcome = '{GateOutcome.UNSETTLED}' then reason else '' end as why, count(*) "
     f"from {GATE_TABLE} where repo = ? group by model, prompt_version, policy_version, "
-    "verdict, outcome"
+    "verdict, outcome, why"
 )
 
 _DEFECT_RECORD_SQL = (
     f"select model, prompt_version, outcome, count(*) from {DEFECT_TABLE} "  # noqa: S608
     "where repo = ? group by model, prompt_version, outcome"
 )
+
+
+_VERDICTS = ("VALID", "NEEDS_REFINEMENT")
 
 
 def _identity(model: str, aliases: dict[str, str]) -> str:
@@ -260,20 +266,27 @@ def gate_records(
         StoreError: the read failed.
     """
     groups: dict[tuple[str, str, str], dict[tuple[str, str], int]] = {}
-    for model, prompt, policy, verdict, outcome, count in store.fetch(_GATE_RECORD_SQL, [repo]):
+    reasons: dict[tuple[str, str, str], dict[str, int]] = {}
+    rows = store.fetch(_GATE_RECORD_SQL, [repo])
+    for model, prompt, policy, verdict, outcome, why, count in rows:
         key = (_identity(str(model), aliases or {}), str(prompt), str(policy or ""))
         cell = groups.setdefault(key, {})
         cell[(str(verdict), str(outcome))] = cell.get((str(verdict), str(outcome)), 0) + int(count)
-    records = [_gate_record(key, cell) for key, cell in groups.items()]
+        if outcome == GateOutcome.UNSETTLED and verdict in _VERDICTS:
+            by = reasons.setdefault(key, {})
+            by[str(why or "")] = by.get(str(why or ""), 0) + int(count)
+    records = [_gate_record(key, cell, reasons.get(key, {})) for key, cell in groups.items()]
     return sorted(records, key=lambda r: (-r.settled, r.model, r.prompt_version))
 
 
-def _gate_record(key: tuple[str, str, str], cell: dict[tuple[str, str], int]) -> GateRecord:
+def _gate_record(
+    key: tuple[str, str, str], cell: dict[tuple[str, str], int], reasons: dict[str, int]
+) -> GateRecord:
     def count(verdicts: Iterable[str], outcomes: Iterable[GateOutcome]) -> int:
         wanted = {(v, str(o)) for v in verdicts for o in outcomes}
         return sum(n for k, n in cell.items() if k in wanted)
 
-    both = ("VALID", "NEEDS_REFINEMENT")
+    both = _VERDICTS
     settled = [o for o in GateOutcome if o.settled]
     return GateRecord(
         model=key[0],
@@ -286,6 +299,7 @@ def _gate_record(key: tuple[str, str, str], cell: dict[tuple[str, str], int]) ->
         valid_precision=Share(count(["VALID"], [GateOutcome.AGREE]), count(["VALID"], settled)),
         overrides=count(both, [GateOutcome.OVERRIDE]),
         unsettled=count(both, [GateOutcome.UNSETTLED]),
+        unsettled_by_reason=dict(sorted(reasons.items(), key=lambda item: (-item[1], item[0]))),
     )
 
 
