@@ -47,7 +47,7 @@ def read_live_records(
     """The live records of ``repo`` (one grouped query); a failed read is kept as ``error``."""
     names = dict(aliases or {})
     try:
-        records = gate_records(store, repo, names)
+        records = gate_records(store, repo, names, by_reason=False)
     except StoreError as exc:
         return LiveRecords(aliases=names, error=str(exc))
     precision = {(r.model, r.prompt_version, r.policy_version): r.nr_precision for r in records}

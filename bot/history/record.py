@@ -237,10 +237,16 @@ class DefectRecord:
 
 
 _GATE_RECORD_SQL = (
-    f"select model, prompt_version, policy_version, verdict, outcome, "  # noqa: S608
-    f"case when outcome = '{GateOutcome.UNSETTLED}' then reason else '' end as why, count(*) "
+    f"select model, prompt_version, policy_version, verdict, outcome, count(*) "  # noqa: S608
     f"from {GATE_TABLE} where repo = ? group by model, prompt_version, policy_version, "
-    "verdict, outcome, why"
+    "verdict, outcome"
+)
+
+# outcome as a literal: the partial index gate_outcomes_unsettled answers it alone
+_UNSETTLED_SQL = (
+    f"select model, prompt_version, policy_version, verdict, reason, count(*) "  # noqa: S608
+    f"from {GATE_TABLE} where repo = ? and outcome = '{GateOutcome.UNSETTLED}' "
+    "group by model, prompt_version, policy_version, verdict, reason"
 )
 
 _DEFECT_RECORD_SQL = (
@@ -257,23 +263,32 @@ def _identity(model: str, aliases: dict[str, str]) -> str:
 
 
 def gate_records(
-    store: HistoryStore, repo: str, aliases: dict[str, str] | None = None
+    store: HistoryStore,
+    repo: str,
+    aliases: dict[str, str] | None = None,
+    *,
+    by_reason: bool = True,
 ) -> list[GateRecord]:
     """Each model identity, prompt version and policy's record in ``repo``, most settled
-    first; ``aliases`` maps a model name to the name of the same weights.
+    first; ``aliases`` maps a model name to the name of the same weights. One grouped query,
+    and a second over the unsettled rows when ``by_reason``.
 
     Raises:
         StoreError: the read failed.
     """
+    names = aliases or {}
     groups: dict[tuple[str, str, str], dict[tuple[str, str], int]] = {}
-    reasons: dict[tuple[str, str, str], dict[str, int]] = {}
-    rows = store.fetch(_GATE_RECORD_SQL, [repo])
-    for model, prompt, policy, verdict, outcome, why, count in rows:
-        key = (_identity(str(model), aliases or {}), str(prompt), str(policy or ""))
+    for model, prompt, policy, verdict, outcome, count in store.fetch(_GATE_RECORD_SQL, [repo]):
+        key = (_identity(str(model), names), str(prompt), str(policy or ""))
         cell = groups.setdefault(key, {})
         cell[(str(verdict), str(outcome))] = cell.get((str(verdict), str(outcome)), 0) + int(count)
-        if outcome == GateOutcome.UNSETTLED and verdict in _VERDICTS:
-            by = reasons.setdefault(key, {})
+    reasons: dict[tuple[str, str, str], dict[str, int]] = {}
+    rows = store.fetch(_UNSETTLED_SQL, [repo]) if by_reason else []
+    for model, prompt, policy, verdict, why, count in rows:
+        if verdict in _VERDICTS:
+            by = reasons.setdefault(
+                (_identity(str(model), names), str(prompt), str(policy or "")), {}
+            )
             by[str(why or "")] = by.get(str(why or ""), 0) + int(count)
     records = [_gate_record(key, cell, reasons.get(key, {})) for key, cell in groups.items()]
     return sorted(records, key=lambda r: (-r.settled, r.model, r.prompt_version))
