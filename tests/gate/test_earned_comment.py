@@ -234,3 +234,34 @@ def test_no_live_record_given_keeps_the_calibrated_rule() -> None:
     assert comment_bound(_decision(0.5), 0.8).withheld is not None
     share = LiveRecords({}).share_for(_decision())
     assert share == Share(0, 0)
+
+
+def test_a_backlog_reads_the_record_once_and_withholds_by_it(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Four short issues, one read of the live record, which (36 of 60) withholds all four
+    author comments although the policy's calibrated figure (90%) would post them."""
+    import bot.gate.pipeline as pipeline
+
+    target = str(tmp_path / "triage.db")
+    policy, version = _policy(tmp_path, 0.9)
+    _seed(target, 36, 60, policy_version=version)
+    reads: list[str] = []
+
+    def counted(store: HistoryStore, repo: str, aliases: Any = None) -> LiveRecords:
+        reads.append(repo)
+        return read_live_records(store, repo, aliases)
+
+    monkeypatch.setattr(pipeline, "read_live_records", counted)
+    github.open_issue_list = [
+        {"number": n, "title": "Crash", "body": SHORT_BODY, "state": "open", "labels": []}
+        for n in (1, 2, 3, 4)
+    ]
+    model.enqueue(*[NEEDS_REPLY] * 4)
+    settings = Settings(github_token="t", db_path=target, author_comment=True, gate_policy=policy)
+    runner.run_backlog(settings, REPO)
+    assert reads == [REPO]
+    assert {n: github.issue_labels[n] for n in (1, 2, 3, 4)} == {
+        n: ["needs-refinement"] for n in (1, 2, 3, 4)
+    }
+    assert not _posted(github)
