@@ -28,11 +28,19 @@ from bot.run_report import RunReport
 from bot.shares import Share
 from tests.support import FakeChatModel, guards_policy, load_webhook, policy_file, write_payload
 from tests.support.fake_github import FakeGitHub
+from tests.support.markdown_oracle import render
 from tests.support.replies import NEEDS_REPLY
 
 REPO = "Codertocat/Hello-World"
 SHORT_BODY = "The app crashes when I click save."
 """Seven words: the ``short`` guard rules NEEDS_REFINEMENT whatever the model quotes."""
+
+
+MINE = " for this model, prompt and policy"
+CALIBRATED = (
+    "the policy's calibrated figure (the live record holds 20 of the 30 settled "
+    "needs-refinement decisions it decides from)"
+)
 
 
 def _seed(
@@ -102,11 +110,11 @@ def _posted(github: FakeGitHub) -> bool:
     ("agree", "settled", "calibrated", "posted", "decided"),
     [
         # the live record decides from 30 settled, whatever the calibration says
-        (54, 60, 0.5, True, "record:   the live record (90% (54 of 60; 95% CI 80–95%)"),
-        (36, 60, 0.9, False, "record:   the live record (60% (36 of 60; 95% CI 47–71%)"),
+        (54, 60, 0.5, True, f"the live record (90% (54 of 60; 95% CI 80–95%){MINE})"),
+        (36, 60, 0.9, False, f"the live record (60% (36 of 60; 95% CI 47–71%){MINE})"),
         # with fewer, the policy's calibrated figure decides, as before the record
-        (20, 20, 0.5, False, "the live record holds 20 of the 30 settled"),
-        (2, 20, 0.9, True, "the live record holds 20 of the 30 settled"),
+        (20, 20, 0.5, False, CALIBRATED),
+        (2, 20, 0.9, True, CALIBRATED),
     ],
 )
 def test_the_live_record_earns_the_author_comment_once_it_holds_30(
@@ -126,8 +134,10 @@ def test_the_live_record_earns_the_author_comment_once_it_holds_30(
     report = _run(tmp_path, store_target, policy)
     assert report.outputs["verdict"] == "NEEDS_REFINEMENT"
     assert _posted(github) is posted
-    assert decided in report.text
-    assert "**Decided by:**" in report.summary
+    assert f"record:   {decided}" in report.text
+    shown = render(report.summary)
+    assert f"<strong>Decided by:</strong> {decided}" in shown.html.replace("&quot;", '"')
+    assert not shown.mentions
     if not posted:
         assert "comment:  not posted: " in report.text
         assert "**Author comment:** not posted: " in report.summary
