@@ -321,9 +321,25 @@ def history(repo: str, db_path: str | None, as_json: bool, limit: int) -> None:
 @setting_options("stats")
 @click.option("--weeks", default=8, type=click.IntRange(1, 52), help="How many weeks back.")
 @click.option("--gate", is_flag=True, help="Gate decisions instead of accepted audits.")
-def stats(repo: str, db_path: str | None, as_json: bool, weeks: int, gate: bool) -> None:
+@click.option(
+    "--record",
+    is_flag=True,
+    help="The live record instead of weekly figures: per model, prompt version (and policy, "
+    "with --gate) the settled decisions, agreement and precision, or the defects reported and "
+    "the share acted on; each share with its count and 95% interval.",
+)
+def stats(
+    repo: str,
+    db_path: str | None,
+    as_json: bool,
+    weeks: int,
+    gate: bool,
+    record: bool,
+    **flags: Any,
+) -> None:
     """Weekly statistics of accepted audits (verdict shares, retry rate, confidence mix), or
-    with --gate of gate decisions (verdict mix, errors by kind, p50/p95 model time, versions).
+    with --gate of gate decisions (verdict mix, errors by kind, p50/p95 model time, versions);
+    with --record, the live record.
     """
 
     def job() -> None:
@@ -331,6 +347,9 @@ def stats(repo: str, db_path: str | None, as_json: bool, weeks: int, gate: bool)
         from bot.neutralise import json_line
 
         _check_repo(repo)
+        if record:
+            _record_stats(repo, _settings({"db_path": db_path, **flags}), as_json, gate)
+            return
         if gate:
             _gate_stats(repo, db_path, as_json, weeks)
             return
@@ -343,6 +362,44 @@ def stats(repo: str, db_path: str | None, as_json: bool, weeks: int, gate: bool)
         _show(f"Accepted audits of {repo}, last {weeks} week(s)", columns, cells)
 
     _guarded(job)
+
+
+def _record_stats(repo: str, settings: Settings, as_json: bool, gate: bool) -> None:
+    from bot.audit.stats import NO_DEFECT_RECORD, defect_cells, defect_columns, defect_dict
+    from bot.factory import make_store
+    from bot.gate.stats import NO_LIVE_RECORD, record_cells, record_columns, record_dict
+    from bot.history.record import defect_records, gate_records
+
+    aliases: dict[str, str] = {}  # the CLI reads no repository file: records by model name
+    store = make_store(settings, read_only=True)
+    try:
+        gates = gate_records(store, repo, aliases) if gate else []
+        defects = [] if gate else defect_records(store, repo, aliases)
+    finally:
+        store.close()
+    bound, acted = settings.comment_min_precision, settings.line_comments_min_acted
+    if as_json:
+        from bot.neutralise import json_line
+
+        rows = (
+            [record_dict(r, min_precision=bound) for r in gates]
+            if gate
+            else [defect_dict(r, min_acted=acted) for r in defects]
+        )
+        click.echo(json_line(rows))
+        return
+    if gate:
+        if not gates:
+            click.echo(NO_LIVE_RECORD)
+            return
+        cells = [record_cells(r, min_precision=bound, text=str) for r in gates]
+        _show(f"Live record of {repo}: gate decisions", record_columns(), cells)
+        return
+    if not defects:
+        click.echo(NO_DEFECT_RECORD)
+        return
+    cells = [defect_cells(r, min_acted=acted, text=str) for r in defects]
+    _show(f"Live record of {repo}: reported defects", defect_columns(), cells)
 
 
 def _gate_stats(repo: str, db_path: str | None, as_json: bool, weeks: int) -> None:

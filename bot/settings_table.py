@@ -318,12 +318,13 @@ class SettingsTable:
         0.8,
         env="TRIAGE_COMMENT_MIN_PRECISION",
         flag="--comment-min-precision",
-        commands=("run", "backlog"),
+        commands=("run", "backlog", "stats"),
         action_input="comment-min-precision",
         parse=share,
-        help="the author comment is posted only when the policy's needs-refinement precision, "
-        "measured for this model and prompt, is at least this (0-1); below it, or unmeasured, "
-        "only the label is set; 0 posts it whatever was measured",
+        help="the author comment is posted only when the needs-refinement precision of this "
+        "model, prompt and policy is at least this (0-1): the repository's live record once it "
+        "holds 30 settled needs-refinement decisions, the policy's calibrated figure before; "
+        "below it, or unmeasured, only the label is set; 0 posts it whatever was measured",
     )
     repo_file_path: Path | None = setting(
         None,
@@ -374,6 +375,17 @@ class SettingsTable:
         help="besides the summary comment, post each verified defect on its diff line, in one "
         "`COMMENT` review per head SHA (only findings not posted before; never approves or "
         "requests changes)",
+    )
+    line_comments_min_acted: float = setting(
+        0.3,
+        env="TRIAGE_LINE_COMMENTS_MIN_ACTED",
+        flag="--line-comments-min-acted",
+        commands=("run", "audit", "stats"),
+        action_input="line-comments-min-acted",
+        parse=share,
+        help="line review comments stop once at least 30 settled defects of this model and "
+        "prompt version show authors acted on them less often than this (0-1; the summary "
+        "comment lists every defect either way and says why); 0 keeps them on",
     )
     skip_globs: tuple[str, ...] = setting(
         (),

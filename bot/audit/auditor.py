@@ -146,6 +146,16 @@ class Auditor:
         self._fmt: AuditFormat = fmt
         self._forbidden = forbidden
 
+    @property
+    def model_name(self) -> str:
+        """The model's name, as each audit records it."""
+        return self._model.name
+
+    @property
+    def prompt_version(self) -> str:
+        """The system prompt's version, as each audit records it."""
+        return system_prompt(self._fmt)[1]
+
     def _attempt(
         self, messages: Sequence[ChatMessage], ref: SegmentRef, turn: Turn = "first"
     ) -> _Attempt:

@@ -11,12 +11,14 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from bot.audit.auditor import AuditRejected, AuditResult, Outcome, make_auditor
+from bot.audit.auditor import Auditor, AuditRejected, AuditResult, Outcome, make_auditor
+from bot.audit.earned import LineRule, line_rule
 from bot.audit.plan import AuditPlan, apply_audit, plan_audit, superseded
 from bot.audit.pr_comment import MARKER, coverage_line
 from bot.audit.selection import DEFAULT_SKIP_GLOBS
 from bot.clients.github_port import GitHubPort, PullRef
 from bot.context import JobContext
+from bot.errors import StoreError
 from bot.history.protocol import HistoryStore
 from bot.neutralise import code_span, log_value, neutralise
 from bot.run_report import (
@@ -54,6 +56,7 @@ def run(
     store = None if settings.dry_run else ctx.store()
     seen = store.last_audit(pull.repo, pull.number) if store is not None else None
     auditor = make_auditor(settings, ctx.model("auditor"))
+    lines = _line_rule(ctx, pull.repo, auditor) if settings.review_comments else None
     plan = plan_audit(
         pull,
         github,
@@ -65,6 +68,7 @@ def run(
         skip_if_audited=skip_if_audited,
         review_comments=settings.review_comments,
         concurrency=ctx.model_concurrency(),
+        lines=lines,
     )
     if plan.already_audited:
         return skipped_report(
@@ -106,6 +110,24 @@ def run(
 
 LOCK_WAIT_SHOWN_S = 0.1
 """A wait for a pull request's lock this long or longer is shown (s)."""
+
+
+def _line_rule(ctx: JobContext, repo: str, auditor: Auditor) -> LineRule:
+    """The line comments' stop rule from the job's store (read-only on a dry run)."""
+    settings = ctx.settings
+    try:
+        store = ctx.store()
+    except StoreError as exc:
+        why = f"the live record could not be read ({exc}); the summary comment lists every defect"
+        return LineRule(why, "the live record, unreadable")
+    return line_rule(
+        store,
+        repo,
+        model=auditor.model_name,
+        prompt_version=auditor.prompt_version,
+        min_acted=settings.line_comments_min_acted,
+        aliases=settings.repo_file.gate.model_aliases if settings.repo_file else None,
+    )
 
 
 def _checked(
@@ -170,6 +192,9 @@ def render_audit_plan(plan: AuditPlan) -> str:
         f"review comment (unless posted before): {log_value(c.path, max_chars=300)}:{c.line}"
         for c in plan.review
     ]
+    if plan.lines is not None:
+        state = f"stopped: {plan.lines.stopped}" if plan.lines.stopped else "posted"
+        lines.append(f"line comments: {log_value(state)} ({log_value(plan.lines.basis)})")
     lines.append("comment (as it would be posted):")
     lines += quoted_lines(plan.comment)
     return "\n".join(lines)
@@ -192,6 +217,9 @@ def render_audit_summary(plan: AuditPlan, *, applied: bool) -> str:
             for o in faults
         ]
         out += ["", f"**Model errors:** {'; '.join(costs)}."]
+    if plan.lines is not None:
+        state = f"stopped: {plan.lines.stopped}" if plan.lines.stopped else "posted"
+        out += ["", f"**Line comments:** {neutralise(state)} ({neutralise(plan.lines.basis)})."]
     out += ["", calls_summary(_audit_calls(plan))]
     if pull.public_repo:
         out.append(PUBLIC_WARNING)

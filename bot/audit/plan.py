@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.audit.auditor import Auditor, AuditResult, Outcome
+from bot.audit.earned import LineRule
 from bot.audit.enclosing import enclosing_context
 from bot.audit.pr_comment import MARKER, audited_head, render_audit_comment
 from bot.audit.ranges import check_range_in_file, parse_range_spec
@@ -51,6 +52,8 @@ class AuditPlan:
     existing: BotComment | None = None
     already_audited: bool = False
     review: tuple[ReviewComment, ...] = ()
+    lines: LineRule | None = None
+    """The line comments' stop rule as the live record decided it (``None``: not consulted)."""
 
     @property
     def accepted(self) -> int:
@@ -105,11 +108,13 @@ def plan_audit(
     skip_if_audited: bool = False,
     review_comments: bool = False,
     concurrency: int = 1,
+    lines: LineRule | None = None,
 ) -> AuditPlan:
     """Select, read and audit a PR's changed lines; plan the rows, comment and review.
 
     With ``skip_if_audited``, a comment naming this head SHA makes the plan ``already_audited``.
-    Up to ``concurrency`` segments are audited at once; outcomes keep segment order.
+    Up to ``concurrency`` segments are audited at once; outcomes keep segment order. Line
+    comments are planned only with ``review_comments`` and unless ``lines`` stopped them.
 
     Raises:
         InvalidRange: the requested range breaks a rule.
@@ -158,12 +163,19 @@ def plan_audit(
     outcomes = tuple(audits)
     rows = tuple(_row(pull, o, audit_format) for o in outcomes if isinstance(o, AuditResult))
     model = outcomes[0].model if outcomes else "no model call"
+    stopped = lines.stopped if review_comments and lines is not None else None
     comment = render_audit_comment(
-        head_sha=pull.head_sha, selection=final, outcomes=outcomes, model=model
+        head_sha=pull.head_sha,
+        selection=final,
+        outcomes=outcomes,
+        model=model,
+        lines_stopped=stopped,
     )
     diff_lines = {f.path: right_side_lines(f.patch) for f in files if f.patch}
-    review = line_comments(outcomes, diff_lines) if review_comments else ()
-    return AuditPlan(pull, final, outcomes, rows, comment, audit_format, existing, False, review)
+    review = line_comments(outcomes, diff_lines) if review_comments and not stopped else ()
+    return AuditPlan(
+        pull, final, outcomes, rows, comment, audit_format, existing, False, review, lines
+    )
 
 
 def superseded(

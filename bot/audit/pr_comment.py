@@ -156,9 +156,18 @@ def _details(result: AuditResult) -> str:
 
 
 def render_audit_comment(
-    *, head_sha: str, selection: Selection, outcomes: Sequence[Outcome], model: str
+    *,
+    head_sha: str,
+    selection: Selection,
+    outcomes: Sequence[Outcome],
+    model: str,
+    lines_stopped: str | None = None,
 ) -> str:
-    """The full comment body, starting with :data:`MARKER`, at most ``COMMENT_LIMIT`` long."""
+    """The full comment body, starting with :data:`MARKER`, at most ``COMMENT_LIMIT`` long.
+
+    ``lines_stopped`` is why no line review comments were posted (plain text), said under the
+    coverage line.
+    """
     accepted = [o for o in outcomes if isinstance(o, AuditResult)]
     title = (
         f"### triage-bot audit of {code_span(head_sha[:12])} ({neutralise(model, max_chars=80)})"
@@ -180,6 +189,11 @@ def render_audit_comment(
             f"{r.confidence} | {'yes' if r.retried else 'no'} |"
         )
     head = f"{top}\n\n" + "\n".join(table) + f"\n\n{MEANING}\n\n"
+    stopped = (
+        f"\n\n**Line comments stopped:** {neutralise(lines_stopped, max_chars=500)}."
+        if lines_stopped
+        else ""
+    )
     details = [_details(r) for r in accepted]
     omitted = 0
     while True:
@@ -189,7 +203,8 @@ def render_audit_comment(
             if omitted
             else ""
         )
-        body = head + "\n\n".join(details) + "\n\n" + coverage + note + f"\n\n{foot}\n"
+        body = head + "\n\n".join(details) + "\n\n" + coverage + stopped + note
+        body += f"\n\n{foot}\n"
         if len(body) <= COMMENT_LIMIT or not details:
             return body[:COMMENT_LIMIT]
         details.pop()

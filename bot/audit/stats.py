@@ -1,4 +1,5 @@
-"""Read-only views of accepted audits: history rows and weekly statistics, per model too.
+"""Read-only views of accepted audits: history rows and weekly statistics, per model too; the
+live record's rows of reported defects.
 
 Weeks start on Monday (UTC). The queries read the ``audit_weeks`` counts, a few rows a week,
 counted by value, so a verdict the contract adds needs no schema change.
@@ -13,14 +14,21 @@ from datetime import datetime
 from typing import Any, Literal
 
 from bot.audit.contract import CONFIDENCES, VERDICTS, Confidence, Verdict, defect_verdicts
+from bot.audit.earned import LINE_MIN_SETTLED
 from bot.history.protocol import HistoryStore, first_week
+from bot.history.record import DefectRecord
 from bot.neutralise import chart_label
 
 __all__ = [
+    "NO_DEFECT_RECORD",
     "ModelStats",
     "WeekStats",
+    "defect_cells",
+    "defect_columns",
+    "defect_dict",
     "history_line",
     "json_key",
+    "lines_decided_by",
     "mermaid_fix_share",
     "model_stats",
     "stats_cells",
@@ -165,3 +173,74 @@ def mermaid_fix_share(stats: list[WeekStats]) -> str:
         f'    y-axis "{name} %" 0 --> 100\n'
         f"    bar [{shares}]\n```"
     )
+
+
+NO_DEFECT_RECORD = (
+    "No live record: the store holds no reported defect for this repository (settling needs a "
+    "store that outlives the job)."
+)
+"""What the stats say when the store holds no reported defect."""
+
+
+def defect_columns() -> tuple[str, ...]:
+    """The live record table's headings (one row per model identity and prompt version)."""
+    return (
+        "model",
+        "prompt",
+        "reported",
+        "acted on",
+        "answered",
+        "counted apart",
+        "pending",
+        "line comments",
+    )
+
+
+def lines_decided_by(record: DefectRecord, min_acted: float) -> str:
+    """Whether the stop rule applies to ``record``'s line comments under ``min_acted``."""
+    share = record.acted_on
+    if min_acted <= 0:
+        return "on (no bound)"
+    if share.n < LINE_MIN_SETTLED or share.value is None:
+        return f"on ({share.n} of {LINE_MIN_SETTLED} settled)"
+    if share.value < min_acted:
+        return f"stopped: acted on below {min_acted:.0%}"
+    return f"on: acted on at least {min_acted:.0%}"
+
+
+def defect_cells(
+    record: DefectRecord, *, min_acted: float, text: Callable[[str], str]
+) -> tuple[str, ...]:
+    """One record's row under :func:`defect_columns`; ``text`` is the sink for stored strings."""
+    apart = ", ".join(f"{text(o)} {n}" for o, n in record.apart.items()) or "0"
+    return (
+        text(record.model),
+        text(record.prompt_version),
+        str(record.reported),
+        str(record.acted_on),
+        str(record.answered),
+        apart,
+        str(record.pending),
+        lines_decided_by(record, min_acted),
+    )
+
+
+def defect_dict(record: DefectRecord, *, min_acted: float) -> dict[str, object]:
+    """JSON-ready (``stats --record --json``): the acted-on share with its count and interval."""
+    share = record.acted_on
+    low, high = share.interval or (None, None)
+    return {
+        "model": record.model,
+        "prompt_version": record.prompt_version,
+        "reported": record.reported,
+        "acted_on": {
+            "k": share.k,
+            "n": share.n,
+            "share": None if share.value is None else round(share.value, 4),
+            "ci95": None if low is None else [round(low, 4), round(high or 0.0, 4)],
+        },
+        "answered": record.answered,
+        "apart": dict(record.apart),
+        "pending": record.pending,
+        "line_comments": lines_decided_by(record, min_acted),
+    }

@@ -5,12 +5,16 @@ A new command is one handler, one entry here, and its README row.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 
 from bot import audit, gate
 from bot.audit.contract import VERDICTS
+from bot.audit.earned import LINE_MIN_SETTLED
 from bot.audit.pr_comment import shown_path
 from bot.audit.stats import (
+    NO_DEFECT_RECORD,
+    defect_cells,
+    defect_columns,
     history_line,
     mermaid_fix_share,
     model_stats,
@@ -20,17 +24,23 @@ from bot.audit.stats import (
 )
 from bot.commands.spec import Answer, CommandContext, CommandSpec, help_text
 from bot.errors import InvalidRange
+from bot.gate.earned import LIVE_MIN_SETTLED
 from bot.gate.stats import (
+    NO_LIVE_RECORD,
     gate_cells,
     gate_columns,
     gate_health,
     mermaid_error_share,
+    record_cells,
+    record_columns,
     version_cells,
     version_columns,
 )
 from bot.history.protocol import HistoryStore
+from bot.history.record import defect_records, gate_records
 from bot.neutralise import code_block, code_span, neutralise
 from bot.run_report import fit
+from bot.settings_table import SettingsTable
 
 __all__ = [
     "COMMANDS",
@@ -76,24 +86,50 @@ def _from_store(call: CommandContext, reply: Callable[[HistoryStore, str, int], 
     return reply(call.job.store(read_only=True), call.repo, call.command.count or 1)
 
 
+def _aliases(call: CommandContext) -> dict[str, str]:
+    file = call.job.settings.repo_file
+    return dict(file.gate.model_aliases) if file is not None else {}
+
+
 def list_history(call: CommandContext) -> Answer:
     """``/audit_history [N]``: the last N accepted audits; the store is opened read-only."""
     return _from_store(call, history_reply)
 
 
 def show_stats(call: CommandContext) -> Answer:
-    """``/audit_stats [WEEKS]``: weekly statistics; the store is opened read-only."""
-    return _from_store(call, stats_reply)
+    """``/audit_stats [WEEKS]``: weekly statistics and the live record of reported defects;
+    the store is opened read-only."""
+    min_acted = call.job.settings.line_comments_min_acted
+    return _from_store(
+        call,
+        lambda store, repo, weeks: stats_reply(
+            store, repo, weeks, min_acted=min_acted, aliases=_aliases(call)
+        ),
+    )
 
 
 def show_gate_stats(call: CommandContext) -> Answer:
-    """``/triage_stats [WEEKS]``: weekly gate health; the store is opened read-only."""
-    return _from_store(call, triage_stats_reply)
+    """``/triage_stats [WEEKS]``: weekly gate health and the live record; the store is opened
+    read-only."""
+    min_precision = call.job.settings.comment_min_precision
+    return _from_store(
+        call,
+        lambda store, repo, weeks: triage_stats_reply(
+            store, repo, weeks, min_precision=min_precision, aliases=_aliases(call)
+        ),
+    )
 
 
 def list_commands(call: CommandContext) -> Answer:
     """``/help``: one line per command."""
     return "triage-bot commands:\n" + help_text(call.commands)
+
+
+DEFAULT_MIN_PRECISION: float = SettingsTable.comment_min_precision
+"""``comment-min-precision``'s default, for a reply built without the job's settings."""
+
+DEFAULT_MIN_ACTED: float = SettingsTable.line_comments_min_acted
+"""``line-comments-min-acted``'s default, for a reply built without the job's settings."""
 
 
 HISTORY_MAX_CHARS = 60_000
@@ -111,11 +147,20 @@ def history_reply(store: HistoryStore, repo: str, count: int) -> str:
     return f"Last {len(rows)} accepted audit(s):\n{code_block(lines)}{note}"
 
 
-def stats_reply(store: HistoryStore, repo: str, weeks: int) -> str:
-    """The ``/audit_stats`` reply: weekly table, chart of the ``FIX`` share, and per model."""
+def stats_reply(
+    store: HistoryStore,
+    repo: str,
+    weeks: int,
+    *,
+    min_acted: float = DEFAULT_MIN_ACTED,
+    aliases: Mapping[str, str] | None = None,
+) -> str:
+    """The ``/audit_stats`` reply: weekly table, chart of the ``FIX`` share, per model, and the
+    live record of reported defects (``min_acted``: the line comments' stop bound)."""
+    record = _defect_record(store, repo, min_acted, aliases)
     stats = weekly_stats(store, repo, weeks)
     if not stats:
-        return f"No accepted audits in the last {weeks} week(s)."
+        return f"No accepted audits in the last {weeks} week(s).\n\n{record}"
     columns = stats_columns(short=False)
     table = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     table += ["| " + " | ".join(stats_cells(s, short=False, text=_stored)) + " |" for s in stats]
@@ -126,6 +171,35 @@ def stats_reply(store: HistoryStore, repo: str, weeks: int) -> str:
         + mermaid_fix_share(stats)
         + "\n\n"
         + _per_model(store, repo, weeks)
+        + "\n\n"
+        + record
+    )
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
+
+
+def _listed_more(total: int, shown: int, what: str) -> str:
+    return f"\n\n{total - shown} more {what} not listed." if total > shown else ""
+
+
+def _defect_record(
+    store: HistoryStore, repo: str, min_acted: float, aliases: Mapping[str, str] | None
+) -> str:
+    records = defect_records(store, repo, dict(aliases or {}))
+    if not records:
+        return f"Live record: {NO_DEFECT_RECORD}"
+    shown = records[:MODELS_SHOWN]
+    rows = [defect_cells(r, min_acted=min_acted, text=_stored) for r in shown]
+    return (
+        "Live record: reported defects per model and prompt version, all time. Acted on: "
+        "a later commit changed the cited line, or its thread was resolved and the file "
+        "touched, among the defects settled as acted on or not (95% Wilson interval); line "
+        f"comments stop from {LINE_MIN_SETTLED} settled below {min_acted:.0%}.\n\n"
+        + _table(defect_columns(), rows)
+        + _listed_more(len(records), len(shown), "model and prompt version(s)")
     )
 
 
@@ -155,11 +229,20 @@ def _stored(text: str) -> str:
     return code_span(text, max_chars=STORED_MAX_CHARS, table=True)
 
 
-def triage_stats_reply(store: HistoryStore, repo: str, weeks: int) -> str:
-    """The ``/triage_stats`` reply: weekly table, error chart, per model and prompt version."""
+def triage_stats_reply(
+    store: HistoryStore,
+    repo: str,
+    weeks: int,
+    *,
+    min_precision: float = DEFAULT_MIN_PRECISION,
+    aliases: Mapping[str, str] | None = None,
+) -> str:
+    """The ``/triage_stats`` reply: weekly table, error chart, per model and prompt version,
+    and the live record (``min_precision``: the author comment's bound)."""
+    record = _gate_record(store, repo, min_precision, aliases)
     health = gate_health(store, repo, weeks)
     if not health.weeks:
-        return f"No gate decisions in the last {weeks} week(s)."
+        return f"No gate decisions in the last {weeks} week(s).\n\n{record}"
     columns = gate_columns()
     table = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     table += ["| " + " | ".join(gate_cells(w, text=_stored)) + " |" for w in health.weeks]
@@ -178,6 +261,29 @@ def triage_stats_reply(store: HistoryStore, repo: str, weeks: int) -> str:
         "validator-error is its error rate):\n\n"
         + "\n".join(per_version)
         + (f"\n\n{more} more model and prompt version(s) not listed." if more > 0 else "")
+        + "\n\n"
+        + record
+    )
+
+
+def _gate_record(
+    store: HistoryStore, repo: str, min_precision: float, aliases: Mapping[str, str] | None
+) -> str:
+    records = gate_records(store, repo, dict(aliases or {}))
+    if not records:
+        return f"Live record: {NO_LIVE_RECORD}"
+    shown = records[:MODELS_SHOWN]
+    rows = [record_cells(r, min_precision=min_precision, text=_stored) for r in shown]
+    return (
+        "Live record: the bot's latest decision per issue, settled from what maintainers and "
+        "authors did next, per model, prompt version and policy, all time. Agreement: settled "
+        "decisions the maintainers' actions match; precision: of the settled decisions with "
+        "that verdict; each with its count and 95% Wilson interval. The author comment is "
+        f"decided by the live record from {LIVE_MIN_SETTLED} settled needs-refinement "
+        f"decisions against {min_precision:.0%}, by the policy's calibrated figure before."
+        "\n\n"
+        + _table(record_columns(), rows)
+        + _listed_more(len(records), len(shown), "model, prompt and policy record(s)")
     )
 
 
@@ -196,12 +302,13 @@ COMMANDS: dict[str, CommandSpec] = {
         CommandSpec("audit_history", "count", "list the last N accepted audits of this repository",
                     list_history, arg_name="N", default=10, maximum=50),
         CommandSpec("audit_stats", "count",
-                    "weekly audit statistics for the last WEEKS weeks, and the same weeks per "
-                    "model",
+                    "weekly audit statistics for the last WEEKS weeks, the same weeks per model, "
+                    "and the live record: defects reported and the share authors acted on",
                     show_stats, arg_name="WEEKS", default=8, maximum=52),
         CommandSpec("triage_stats", "count",
                     "weekly gate health for the last WEEKS weeks (verdicts, errors by kind, "
-                    "model time, versions), and the same weeks per model and prompt version",
+                    "model time, versions), the same weeks per model and prompt version, and the "
+                    "live record: agreement with the maintainers and precision",
                     show_gate_stats, arg_name="WEEKS", default=8, maximum=52),
         CommandSpec("help", "none", "list the commands", list_commands),
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Generator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.clients.github_port import GitHubPort
@@ -21,6 +21,7 @@ from bot.config import Settings
 from bot.context import JobContext
 from bot.events import Issue, IssuesEvent
 from bot.gate.backlog import OUTAGE_KINDS, Backlog, BacklogItem, select_backlog
+from bot.gate.earned import LiveRecords, read_live_records
 from bot.gate.issue_text import prepare_issue
 from bot.gate.labels import GateLabels, gate_labels
 from bot.gate.plan import (
@@ -83,6 +84,8 @@ class _Gate:
     store: HistoryStore
     validator: Validator
     labels: GateLabels
+    live: LiveRecords | None = None
+    """The repository's live record, read once per run when the author comment is bounded."""
 
 
 @dataclass(frozen=True)
@@ -167,7 +170,16 @@ def _plan(
         gate_labels=gate.labels,
         comment_min_precision=settings.comment_min_precision,
         decision=decision,
+        live=gate.live,
     )
+
+
+def _live(settings: Settings, store: HistoryStore, repo: str) -> LiveRecords | None:
+    """The live record for the author comment's bound: read only when that bound applies."""
+    if not settings.author_comment or settings.comment_min_precision <= 0:
+        return None
+    aliases = settings.repo_file.gate.model_aliases if settings.repo_file else {}
+    return read_live_records(store, repo, aliases)
 
 
 def _skip_reason(event: IssuesEvent, settings: Settings) -> str | None:
@@ -217,6 +229,7 @@ def _event(ctx: JobContext, event: IssuesEvent, *, force: bool) -> RunReport:
             return skipped_report(
                 f"a maintainer set {hand_set!r} by hand; /triage re-runs the gate"
             )
+    gate = replace(gate, live=_live(settings, store, repo))
     judged = _judge(gate, event, history, last, force=force)
     if judged.hand_set is not None:
         return skipped_report(
@@ -297,7 +310,7 @@ def _backlog(ctx: JobContext, work: Backlog) -> RunReport:
     stopped = ""
     if todo:  # the model only when there is an issue to judge
         validator = make_validator(settings, ctx.model("validator"))
-        gate = _Gate(settings, github, store, validator, labels)
+        gate = _Gate(settings, github, store, validator, labels, _live(settings, store, repo))
         decided = _decided(ctx, validator, repo, todo)
         with contextlib.closing(decided):
             for done, (item, event, decision) in enumerate(decided, start=1):
@@ -401,6 +414,8 @@ def render_gate_plan(plan: GatePlan) -> str:
         lines += quoted_lines(wanted.body)
     elif plan.comment_withheld is not None:
         lines.append(f"comment:  not posted: {log_value(plan.comment_withheld)}")
+    if plan.comment_basis is not None:
+        lines.append(f"record:   {log_value(plan.comment_basis)}")
     return "\n".join(lines)
 
 
@@ -439,6 +454,8 @@ def render_gate_summary(
         out.append(f"\n**Author comment:** {fate}")
     elif plan.comment_withheld is not None:
         out.append(f"\n**Author comment:** not posted: {neutralise(plan.comment_withheld)}")
+    if plan.comment_basis is not None:
+        out.append(f"\n**Decided by:** {neutralise(plan.comment_basis)}")
     if d.issue.truncated:
         out.append(
             f"\nThe body was cut to {d.issue.kept_chars} of {d.issue.original_chars} "

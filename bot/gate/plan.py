@@ -9,6 +9,7 @@ from typing import Any, Literal
 from bot.clients.github_port import GitHubPort, LabelEvent
 from bot.events import IssuesEvent
 from bot.gate.author_comment import ready_comment, refinement_comment_for
+from bot.gate.earned import LiveRecords, comment_bound
 from bot.gate.issue_text import prepare_issue
 from bot.gate.labels import DEFAULT_LABELS, GateLabels, LabelPlan, plan_labels
 from bot.gate.types import GateDecision
@@ -61,6 +62,8 @@ class GatePlan:
     labels: LabelPlan
     author_comment: AuthorCommentPlan | None = None
     comment_withheld: str | None = None
+    comment_basis: str | None = None
+    """Which record decided the author comment, and its figure (NEEDS_REFINEMENT only)."""
 
 
 @dataclass(frozen=True)
@@ -74,31 +77,16 @@ class AppliedGate:
     comment: str = "none"
 
 
-def comment_withheld(decision: GateDecision, min_precision: float) -> str | None:
+def comment_withheld(
+    decision: GateDecision, min_precision: float, live: LiveRecords | None = None
+) -> str | None:
     """Why a NEEDS_REFINEMENT decision posts no author comment (one line), or ``None``.
 
-    Withheld when the model's quotes were not found in the issue, or when the deciding policy's
-    measured needs-refinement precision is unknown or below ``min_precision`` (0: no bound).
+    Withheld when the model's quotes were not found in the issue, or when the deciding record's
+    needs-refinement precision (:func:`bot.gate.earned.comment_bound`) is unknown or below
+    ``min_precision`` (0: no bound).
     """
-    if decision.ruling is not None and decision.ruling.model_fault:
-        return "the model's quotes could not be found in the issue: its error, not the author's"
-    if min_precision <= 0:
-        return None
-    chosen = decision.policy
-    if chosen is None:
-        return "no policy decided"
-    precision = chosen.nr_precision
-    if precision is None:
-        return (
-            f"the policy {chosen.policy.name} is not measured for this model and prompt "
-            f"({chosen.mismatch}); calibrate one to ask authors"
-        )
-    if precision < min_precision:
-        return (
-            f"the policy's measured needs-refinement precision, {precision:.0%}, is below "
-            f"{min_precision:.0%}"
-        )
-    return None
+    return comment_bound(decision, min_precision, live).withheld
 
 
 def _author_comment(
@@ -133,8 +121,12 @@ def plan_gate(
     gate_labels: GateLabels = DEFAULT_LABELS,
     comment_min_precision: float = 0.8,
     decision: GateDecision | None = None,
+    live: LiveRecords | None = None,
 ) -> GatePlan:
     """Judge the event's issue (unless ``decision`` is given) and plan its writes.
+
+    The author comment's bound is checked against ``live`` (the repository's live record)
+    once it holds enough settled decisions, else the policy's calibrated figure.
 
     Never raises for model faults. Labels come from the payload; ``last_applied`` (the store's
     last label) is removed too, as a stale payload may not show it. ``owner(name, shown)`` is
@@ -157,9 +149,10 @@ def plan_gate(
         mine = tuple(name for name, who in owners.items() if who == "bot")
         kept = tuple(name for name, who in owners.items() if who == "other")
         labels = LabelPlan(labels.target, labels.add, mine, kept)
-    withheld = None
+    withheld = basis = None
     if author_comment and decision.verdict == "NEEDS_REFINEMENT":
-        withheld = comment_withheld(decision, comment_min_precision)
+        bound = comment_bound(decision, comment_min_precision, live)
+        withheld, basis = bound.withheld, bound.basis
     return GatePlan(
         event=f"issues.{event.action}",
         repo=event.repository.full_name,
@@ -173,6 +166,7 @@ def plan_gate(
             else None
         ),
         comment_withheld=withheld,
+        comment_basis=basis,
     )
 
 

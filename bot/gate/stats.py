@@ -1,4 +1,4 @@
-"""Gate health: weekly figures over ``gate_decisions``, read-only.
+"""Gate health: weekly figures over ``gate_decisions``, read-only; the live record's rows.
 
 Weeks are ISO weeks (UTC), named by their Monday. Model-time percentiles are nearest-rank, over
 the decisions that reached the model (``duration_ms > 0``), so an outage never reads as fast.
@@ -14,22 +14,30 @@ from datetime import UTC, datetime
 from typing import TypeVar, get_args
 
 from bot.errors import StoreError
+from bot.gate.earned import LIVE_MIN_SETTLED
 from bot.gate.verdict import VerdictValue
 from bot.history.protocol import HistoryStore, first_week
+from bot.history.record import GateRecord
 from bot.neutralise import chart_label
+from bot.shares import Share
 
 __all__ = [
     "ERROR_OUTCOME",
+    "NO_LIVE_RECORD",
     "OUTCOMES",
     "GateHealth",
     "GateWeek",
     "VersionHealth",
+    "comment_decided_by",
     "gate_cells",
     "gate_columns",
     "gate_health",
     "gate_weeks",
     "mermaid_error_share",
     "nearest_rank",
+    "record_cells",
+    "record_columns",
+    "record_dict",
     "version_cells",
     "version_columns",
 ]
@@ -310,3 +318,86 @@ def mermaid_error_share(weeks: list[GateWeek]) -> str:
         f'    y-axis "{ERROR_OUTCOME} %" 0 --> 100\n'
         f"    bar [{shares}]\n```"
     )
+
+
+NO_LIVE_RECORD = (
+    "No live record: the store holds no settled gate decision for this repository (settling "
+    "needs a store that outlives the job)."
+)
+"""What the stats say when the store holds no live record of the gate."""
+
+
+def record_columns() -> tuple[str, ...]:
+    """The live record table's headings (one row per model identity, prompt and policy)."""
+    return (
+        "model",
+        "prompt",
+        "policy",
+        "settled",
+        "agreement",
+        "needs-refinement precision",
+        "valid precision",
+        "overrides",
+        "unsettled",
+        "author comment",
+    )
+
+
+def comment_decided_by(record: GateRecord, min_precision: float) -> str:
+    """Which record decides the author comment for ``record``'s model, prompt and policy, and
+    whether it is earned under ``min_precision``."""
+    share = record.nr_precision
+    if min_precision <= 0:
+        return "no bound"
+    if share.n < LIVE_MIN_SETTLED or share.value is None:
+        return f"calibrated figure decides ({share.n} of {LIVE_MIN_SETTLED} settled)"
+    state = "withheld" if share.value < min_precision else "earned"
+    return f"{state}: live record against {min_precision:.0%}"
+
+
+def record_cells(
+    record: GateRecord, *, min_precision: float, text: Callable[[str], str]
+) -> tuple[str, ...]:
+    """One record's row under :func:`record_columns`; ``text`` is the sink for stored strings."""
+    reasons = [f"{text(r or UNKNOWN_KIND)} {n}" for r, n in record.unsettled_by_reason.items()]
+    unsettled = str(record.unsettled) + (f" ({_listed(reasons, SHOWN_KINDS)})" if reasons else "")
+    return (
+        text(record.model),
+        text(record.prompt_version),
+        text(record.policy_version or "none"),
+        str(record.settled),
+        str(record.agreed),
+        str(record.nr_precision),
+        str(record.valid_precision),
+        str(record.overrides),
+        unsettled,
+        comment_decided_by(record, min_precision),
+    )
+
+
+def _share_dict(share: Share) -> dict[str, object]:
+    low, high = share.interval or (None, None)
+    value = share.value
+    return {
+        "k": share.k,
+        "n": share.n,
+        "share": None if value is None else round(value, 4),
+        "ci95": None if low is None else [round(low, 4), round(high or 0.0, 4)],
+    }
+
+
+def record_dict(record: GateRecord, *, min_precision: float) -> dict[str, object]:
+    """JSON-ready (``stats --gate --record --json``): every share with its count and interval."""
+    return {
+        "model": record.model,
+        "prompt_version": record.prompt_version,
+        "policy_version": record.policy_version,
+        "settled": record.settled,
+        "agreement": _share_dict(record.agreed),
+        "nr_precision": _share_dict(record.nr_precision),
+        "valid_precision": _share_dict(record.valid_precision),
+        "overrides": record.overrides,
+        "unsettled": record.unsettled,
+        "unsettled_by_reason": dict(record.unsettled_by_reason),
+        "author_comment": comment_decided_by(record, min_precision),
+    }

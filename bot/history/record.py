@@ -302,6 +302,8 @@ class GateRecord:
     """Settled VALID decisions the maintainers agreed with."""
     overrides: int
     unsettled: int
+    unsettled_by_reason: dict[str, int] = field(default_factory=dict)
+    """The unsettled decisions by the reason the rules gave, most first."""
 
     @property
     def settled(self) -> int:
@@ -330,10 +332,20 @@ _GATE_RECORD_SQL = (
     "verdict, outcome"
 )
 
+# outcome as a literal: the partial index gate_outcomes_unsettled answers it alone
+_UNSETTLED_SQL = (
+    f"select model, prompt_version, policy_version, verdict, reason, count(*) "  # noqa: S608
+    f"from {GATE_TABLE} where repo = ? and outcome = '{GateOutcome.UNSETTLED}' "
+    "group by model, prompt_version, policy_version, verdict, reason"
+)
+
 _DEFECT_RECORD_SQL = (
     f"select model, prompt_version, outcome, count(*) from {DEFECT_TABLE} "  # noqa: S608
     "where repo = ? group by model, prompt_version, outcome"
 )
+
+
+_VERDICTS = ("VALID", "NEEDS_REFINEMENT")
 
 
 def _identity(model: str, aliases: dict[str, str]) -> str:
@@ -341,29 +353,45 @@ def _identity(model: str, aliases: dict[str, str]) -> str:
 
 
 def gate_records(
-    store: HistoryStore, repo: str, aliases: dict[str, str] | None = None
+    store: HistoryStore,
+    repo: str,
+    aliases: dict[str, str] | None = None,
+    *,
+    by_reason: bool = True,
 ) -> list[GateRecord]:
     """Each model identity, prompt version and policy's record in ``repo``, most settled
-    first; ``aliases`` maps a model name to the name of the same weights.
+    first; ``aliases`` maps a model name to the name of the same weights. One grouped query,
+    and a second over the unsettled rows when ``by_reason``.
 
     Raises:
         StoreError: the read failed.
     """
+    names = aliases or {}
     groups: dict[tuple[str, str, str], dict[tuple[str, str], int]] = {}
     for model, prompt, policy, verdict, outcome, count in store.fetch(_GATE_RECORD_SQL, [repo]):
-        key = (_identity(str(model), aliases or {}), str(prompt), str(policy or ""))
+        key = (_identity(str(model), names), str(prompt), str(policy or ""))
         cell = groups.setdefault(key, {})
         cell[(str(verdict), str(outcome))] = cell.get((str(verdict), str(outcome)), 0) + int(count)
-    records = [_gate_record(key, cell) for key, cell in groups.items()]
+    reasons: dict[tuple[str, str, str], dict[str, int]] = {}
+    rows = store.fetch(_UNSETTLED_SQL, [repo]) if by_reason else []
+    for model, prompt, policy, verdict, why, count in rows:
+        if verdict in _VERDICTS:
+            by = reasons.setdefault(
+                (_identity(str(model), names), str(prompt), str(policy or "")), {}
+            )
+            by[str(why or "")] = by.get(str(why or ""), 0) + int(count)
+    records = [_gate_record(key, cell, reasons.get(key, {})) for key, cell in groups.items()]
     return sorted(records, key=lambda r: (-r.settled, r.model, r.prompt_version))
 
 
-def _gate_record(key: tuple[str, str, str], cell: dict[tuple[str, str], int]) -> GateRecord:
+def _gate_record(
+    key: tuple[str, str, str], cell: dict[tuple[str, str], int], reasons: dict[str, int]
+) -> GateRecord:
     def count(verdicts: Iterable[str], outcomes: Iterable[GateOutcome]) -> int:
         wanted = {(v, str(o)) for v in verdicts for o in outcomes}
         return sum(n for k, n in cell.items() if k in wanted)
 
-    both = ("VALID", "NEEDS_REFINEMENT")
+    both = _VERDICTS
     settled = [o for o in GateOutcome if o.settled]
     return GateRecord(
         model=key[0],
@@ -376,6 +404,7 @@ def _gate_record(key: tuple[str, str, str], cell: dict[tuple[str, str], int]) ->
         valid_precision=Share(count(["VALID"], [GateOutcome.AGREE]), count(["VALID"], settled)),
         overrides=count(both, [GateOutcome.OVERRIDE]),
         unsettled=count(both, [GateOutcome.UNSETTLED]),
+        unsettled_by_reason=dict(sorted(reasons.items(), key=lambda item: (-item[1], item[0]))),
     )
 
 

@@ -10,7 +10,7 @@ from tests.support import ROOT
 
 BOT = ROOT / "bot"
 
-PARALLEL = frozenset({"pipeline.py", "plan.py", "stats.py", "evidence.py"})
+PARALLEL = frozenset({"pipeline.py", "plan.py", "stats.py", "evidence.py", "earned.py"})
 """The names each pipeline gives its own part of the same kind (``bot/gate/plan.py`` and
 ``bot/audit/plan.py`` are both a pipeline's plan)."""
 

@@ -130,7 +130,9 @@ def test_the_weeks_bound_the_window(tmp_path: Path) -> None:
 def test_an_empty_store_has_no_weeks() -> None:
     store = Store(":memory:")
     assert gate_weeks(store, "o/r", 52, now=NOW) == []
-    assert triage_stats_reply(store, "o/r", 8) == "No gate decisions in the last 8 week(s)."
+    reply = triage_stats_reply(store, "o/r", 8)
+    assert reply.startswith("No gate decisions in the last 8 week(s).\n\n")
+    assert "No live record: the store holds no settled gate decision" in reply
 
 
 @pytest.mark.parametrize(
@@ -333,7 +335,9 @@ def test_the_reply_renders_as_a_table_and_a_chart_whatever_the_versions(tmp_path
     assert rendered.tags["tr"] == 53 + 21
     assert rendered.tags["td"] == 52 * len(gate_columns()) + 20 * len(version_columns())
     assert rendered.tags["pre"] == 1  # the chart, and only it
-    assert [b[0] for b in rendered.blocks] == ["p", "table", "pre", "p", "table", "p"]
+    # then the live record: none in this store, said in a paragraph
+    assert [b[0] for b in rendered.blocks] == ["p", "table", "pre", "p", "table", "p", "p"]
+    assert rendered.blocks[-1][1].startswith("Live record: No live record")
     assert rendered.blocks[2][1].startswith("xychart-beta\n")
     assert 'class="language-mermaid"' in rendered.html
     assert rendered.html.count("language-") == 1

@@ -425,6 +425,7 @@ def test_audits_from_before_the_counts_by_value_read_the_same(
         monkeypatch.setattr(handlers, "weekly_stats", lambda *a, f=week_stats, **k: f)
         monkeypatch.setattr(handlers, "model_stats", lambda *a, f=per_model, **k: f)
         monkeypatch.setattr(stats, "weekly_stats", lambda *a, f=week_stats, **k: f)
+        monkeypatch.setattr(handlers, "defect_records", lambda *a, **k: [])  # none reported
         reply = handlers.stats_reply(None, repo, weeks)  # type: ignore[arg-type]
         shown_before[repo, weeks] = (reply, _cli_stats(empty, repo, weeks))
     monkeypatch.undo()

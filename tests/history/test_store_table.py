@@ -100,7 +100,7 @@ def test_the_release_sqlite_store_opens_upgrades_and_passes_doctor(tmp_path: Pat
     settings = Settings(db_path=str(path))
     before = check_store(settings)
     assert (before.ok, before.warning) == (True, True), before.detail
-    assert "0005_record pending" in before.detail
+    assert "0005_record, 0006_unsettled_reasons pending" in before.detail
     reader = make_store(settings, read_only=True)
     assert [r["verdict"] for r in reader.audits("o/r")] == ["FIX"]
     reader.close()
@@ -113,7 +113,7 @@ def test_the_release_sqlite_store_opens_upgrades_and_passes_doctor(tmp_path: Pat
     store.close()
     after = check_store(settings)
     assert (after.ok, after.warning) == (True, False), after.detail
-    assert "(5 migrations)" in after.detail
+    assert "(6 migrations)" in after.detail
 
 
 def test_a_sqlite_store_before_m008_is_refused_with_what_to_do(tmp_path: Path) -> None:
@@ -144,13 +144,13 @@ def test_the_release_postgresql_store_opens_upgrades_and_passes_doctor(pg_url: s
     settings = Settings(db_path=pg_url)
     before = check_store(settings)
     assert (before.ok, before.warning) == (True, True), before.detail
-    assert "0005_record pending" in before.detail
+    assert "0005_record, 0006_unsettled_reasons pending" in before.detail
     store = make_store(settings)
     assert isinstance(store, PostgresStore)
     assert store.last_gate("o/r", 3) is not None
     store.record_audits([audit_row(repo="o/r", pr=8)])
     store.close()
-    assert check_store(settings).detail.endswith("is reachable and migrated (5 migrations)")
+    assert check_store(settings).detail.endswith("is reachable and migrated (6 migrations)")
 
 
 # --- a new kind of store is one row -------------------------------------------------------

@@ -20,11 +20,18 @@ from hypothesis import strategies as st
 
 from bot import runner
 from bot.audit.contract import VERDICTS
-from bot.audit.stats import stats_columns
+from bot.audit.stats import defect_columns, stats_columns
 from bot.cli import main
 from bot.commands.handlers import stats_reply, triage_stats_reply
 from bot.config import Settings
-from bot.gate.stats import gate_columns, version_columns
+from bot.gate.stats import gate_columns, record_columns, version_columns
+from bot.history.record import (
+    DefectRow,
+    GateOutcome,
+    GateOutcomeRow,
+    put_defects,
+    put_gate_outcome,
+)
 from bot.history.store import Store
 from bot.neutralise import chart_label
 from bot.run_report import skipped_report
@@ -58,7 +65,19 @@ def _gate_store(weeks: list[str], models: list[str], prompts: list[str], kinds: 
                  "prompt_tokens": 1, "output_tokens": 1, "duration_ms": 100.0 + m,
                  "created_at": NOW.isoformat(), "content_sha": None, "week": week}
             )  # fmt: skip
+    for m, (model, prompt, kind) in enumerate(zip(models, prompts, kinds, strict=False)):
+        outcome = GateOutcome.UNSETTLED if m % 2 else GateOutcome.AGREE
+        put_gate_outcome(  # the live record: model, prompt, policy and reason hostile too
+            store,
+            GateOutcomeRow(
+                "o/r", m, m, model, prompt, kind, "NEEDS_REFINEMENT", outcome, None, kind
+            ),
+        )
     return store
+
+
+def _records(models: list[str], prompts: list[str], kinds: list[str]) -> int:
+    return len({(m, p, k) for m, p, k in zip(models, prompts, kinds, strict=False)})
 
 
 def _chart(rendered: Any, weeks: int) -> None:
@@ -106,11 +125,12 @@ def test_any_stored_string_keeps_the_triage_stats_reply_whole(
     _inert(rendered)
     _chart(rendered, len(weeks))
     versions = len({(m, p) for m, p, _ in zip(models, prompts, kinds, strict=False)})
-    assert [tag for tag, _ in rendered.blocks] == ["p", "table", "pre", "p", "table"]
-    assert rendered.tags["tr"] == 1 + len(weeks) + 1 + versions
+    records = _records(models, prompts, kinds)
+    assert [tag for tag, _ in rendered.blocks] == ["p", "table", "pre", "p", "table", "p", "table"]
+    assert rendered.tags["tr"] == 1 + len(weeks) + 1 + versions + 1 + records
     assert rendered.tags["td"] == len(weeks) * len(gate_columns()) + versions * len(
         version_columns()
-    )
+    ) + records * len(record_columns())
 
 
 @FUZZ
@@ -126,15 +146,27 @@ def test_any_stored_string_keeps_the_audit_stats_reply_whole(
             table.insert(  # type: ignore[union-attr]
                 {**row, "retried": 1, "created_at": NOW.isoformat(), "week": _week(week)}
             )
+    defects = [  # the live record: model, prompt and outcome hostile too
+        DefectRow("o/r", m, "a" * 40, "p.py", 1, "other", model, week)
+        for m, (model, week) in enumerate(zip(models or ["m"], weeks, strict=False))
+    ]
+    put_defects(store, defects)
+    for row, week in zip(defects, weeks, strict=False):
+        store.change(
+            "audit_defects",
+            lambda t, r=row, w=week: t.update({"repo": "o/r", "pr": r.pr}, {"outcome": w}),
+        )
     reply = stats_reply(store, "o/r", 52)
     rendered = render(reply)
     _inert(rendered)
     _chart(rendered, len(weeks))
-    assert [tag for tag, _ in rendered.blocks] == ["p", "table", "pre", "p", "table"]
+    assert [tag for tag, _ in rendered.blocks] == ["p", "table", "pre", "p", "table", "p", "table"]
     shown_models = len(set(models or ["m"]))
-    assert rendered.tags["tr"] == 1 + len(weeks) + 1 + shown_models
+    records = len({(d.model, d.prompt_version) for d in defects})
+    assert rendered.tags["tr"] == 1 + len(weeks) + 1 + shown_models + 1 + records
     per_model = len(("model", "audits", *VERDICTS, "retried"))
     cells = len(weeks) * len(stats_columns(short=False)) + shown_models * per_model
+    cells += records * len(defect_columns())
     assert rendered.tags["td"] == cells
 
 
