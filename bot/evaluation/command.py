@@ -66,7 +66,9 @@ def _gate_model(
     settings: Settings, flags: Mapping[str, Any]
 ) -> tuple[ChatModel, ReplayModel | None]:
     if flags.get("replies_path") is not None:
-        replay = ReplayModel(load_replies(flags["replies_path"], what="--replies"))
+        replay = ReplayModel(
+            load_replies(flags["replies_path"], what="--replies").answering("validator")
+        )
         return replay, replay
     return make_chat_model(settings, "validator"), None
 

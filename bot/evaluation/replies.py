@@ -81,6 +81,19 @@ class Replies:
             return str(next(iter(names)))
         return f"replies:{self.path.stem}"
 
+    def answering(self, prompt: str) -> Replies:
+        """Only the lines answering ``prompt`` (``validator``, ``audit-json`` …) or naming none:
+        one set's replies out of a file ``eval --only both --save-replies`` wrote."""
+
+        def kept(lines: dict[str, RecordedReply]) -> dict[str, RecordedReply]:
+            return {
+                i: r
+                for i, r in lines.items()
+                if r.prompt_version is None or r.prompt_version.startswith(f"{prompt}@")
+            }
+
+        return Replies(self.path, kept(self.by_id), kept(self.repairs))
+
     def require(self, ids: Iterable[str]) -> None:
         """Check every item has a reply; :exc:`ConfigError` names the first ten missing."""
         missing = [i for i in ids if i not in self.by_id]

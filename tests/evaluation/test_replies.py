@@ -323,3 +323,26 @@ def test_eval_saves_the_audit_replies_of_both_turns(
         repair_version("markdown")
     }
     assert {r["model"] for r in lines} == {"model-x"}
+
+
+def test_the_gate_reads_only_its_own_lines_of_a_file_holding_both_sets(tmp_path: Path) -> None:
+    """``eval --only both --save-replies`` writes the gate's and the auditor's replies into one
+    file; ``--replies`` judges the issues on the gate's lines and names no other prompt."""
+    gate = [
+        {"id": i.id, "reply": _reply_for(i), "prompt_version": system_prompt()[1]} for i in ISSUES
+    ]
+    audit = [
+        {"id": "py-file-leak", "reply": "{}", "prompt_version": audit_system_prompt("json")[1]},
+        {"id": "py-file-leak", "reply": "{}", "prompt_version": repair_version("json"),
+         "turn": "repair"},
+    ]  # fmt: skip
+    both = _write(tmp_path / "both.jsonl", gate + audit)
+    assert load_replies(both).answering("validator").by_id.keys() == {i.id for i in ISSUES}
+    assert not load_replies(both).answering("validator").repairs
+    issues = tmp_path / "issues.jsonl"
+    issues.write_text("".join(i.model_dump_json() + "\n" for i in ISSUES), "utf-8")
+    args = ["eval", "--only", "gate", "--issues", str(issues), "--replies", str(both),
+            "--out", str(tmp_path / "r.json")]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "the replies name" not in result.output
