@@ -589,7 +589,8 @@ replies_option = click.option(
 @click.option(
     "--save-replies",
     type=click.Path(path_type=Path, dir_okay=False),
-    help="Write the gate's replies as JSONL {id, prompt_version, model, reply} (for --replies).",
+    help="Write the replies as JSONL {id, prompt_version, model, reply, turn} (for --replies): "
+    "the gate's, and each audit's first and repair turn.",
 )
 @setting_options("eval")
 def eval_command(**flags: Any) -> None:  # fmt: skip

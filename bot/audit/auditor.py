@@ -23,7 +23,13 @@ from bot.audit.contract import (
 )
 from bot.audit.enclosing import Context
 from bot.audit.evidence import Claim, defect_items, keep_verified, parse_claim
-from bot.audit.prompt import AuditFormat, repair_message, segment_message, system_prompt
+from bot.audit.prompt import (
+    AuditFormat,
+    repair_message,
+    repair_version,
+    segment_message,
+    system_prompt,
+)
 from bot.audit.selection import Segment
 from bot.audit.structured import AuditJSON, parse_audit_json
 from bot.chat import (
@@ -155,6 +161,11 @@ class Auditor:
     def prompt_version(self) -> str:
         """The system prompt's version, as each audit records it."""
         return system_prompt(self._fmt)[1]
+
+    @property
+    def prompt_versions(self) -> dict[Turn, str]:
+        """The version of the prompt each turn answers: the system prompt, the repair turn."""
+        return {"first": system_prompt(self._fmt)[1], "repair": repair_version(self._fmt)}
 
     def _attempt(
         self, messages: Sequence[ChatMessage], ref: SegmentRef, turn: Turn = "first"

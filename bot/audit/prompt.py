@@ -33,6 +33,7 @@ __all__ = [
     "AuditFormat",
     "number_lines",
     "repair_message",
+    "repair_version",
     "segment_message",
     "system_prompt",
 ]
@@ -117,10 +118,18 @@ def segment_message(
     )
 
 
+def _repair_name(fmt: AuditFormat) -> str:
+    return "repair" if fmt == "markdown" else "repair_json"
+
+
+def repair_version(fmt: AuditFormat) -> str:
+    """The repair turn's version ``repair-FORMAT@SHA8``, a hash of its prompt file's text."""
+    return prompt_version(f"repair-{fmt}", load_prompt(_repair_name(fmt)))
+
+
 def repair_message(violations: Sequence[Violation], fmt: AuditFormat) -> ChatMessage:
     """The repair turn: quotes every violation and asks for the whole corrected response."""
     messages = [v.message if fmt == "markdown" else v.worded(_field_name) for v in violations]
     listed = "\n".join(f"- {m}" for m in messages)
-    name = "repair" if fmt == "markdown" else "repair_json"
-    text = load_prompt(name).replace("{violations}", listed)
+    text = load_prompt(_repair_name(fmt)).replace("{violations}", listed)
     return ChatMessage("user", text.replace("{first_heading}", heading(SECTIONS[0])))

@@ -24,7 +24,12 @@ from bot.evaluation.calibrate import (
     render_candidates,
     set_problems,
 )
-from bot.evaluation.replies import ReplayModel, load_replies, replies_jsonl
+from bot.evaluation.replies import (
+    ReplayModel,
+    audit_replies_jsonl,
+    load_replies,
+    replies_jsonl,
+)
 from bot.evaluation.report import (
     Threshold,
     compare_reports,
@@ -61,7 +66,9 @@ def _gate_model(
     settings: Settings, flags: Mapping[str, Any]
 ) -> tuple[ChatModel, ReplayModel | None]:
     if flags.get("replies_path") is not None:
-        replay = ReplayModel(load_replies(flags["replies_path"], what="--replies"))
+        replay = ReplayModel(
+            load_replies(flags["replies_path"], what="--replies").answering("validator")
+        )
         return replay, replay
     return make_chat_model(settings, "validator"), None
 
@@ -110,6 +117,7 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
     report: dict[str, Any] = {"model": model.name, "audit_format": settings.audit_format}
     redact = settings.redactor()  # a server may echo its key into a reply
     note = ""
+    saved: list[str] = []
     with Progress(transient=True) as progress:
         if flags["only"] in ("gate", "both"):
             issues = load_jsonl(flags["issues_path"], EvalIssue, what="--issues")[:limit]
@@ -126,13 +134,13 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
                 concurrency=model_concurrency(settings),
             )
             note = _version_note(replay, validator.prompt_version)
-            if flags.get("save_replies") is not None:
-                saved = replies_jsonl(
+            saved.append(
+                replies_jsonl(
                     report["gate"]["outcomes"],
                     prompt_version=validator.prompt_version,
                     model=model.name,
                 )
-                write_output(flags["save_replies"], redact(saved), what="--save-replies")
+            )
         if flags["only"] in ("audit", "both"):
             segments = load_jsonl(flags["segments_path"], EvalSegment, what="--segments")[:limit]
             task = progress.add_task("audit", total=len(segments))
@@ -145,6 +153,15 @@ def run_eval(settings: Settings, flags: Mapping[str, Any]) -> str:
                 audit_recorder,
                 concurrency=model_concurrency(settings),
             )
+            saved.append(
+                audit_replies_jsonl(
+                    report["audit"]["outcomes"],
+                    versions=auditor.prompt_versions,
+                    model=audit_recorder.name,
+                )
+            )
+    if flags.get("save_replies") is not None:
+        write_output(flags["save_replies"], redact("".join(saved)), what="--save-replies")
     report_text = json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     write_output(flags["out"], redact(report_text), what="--out")
     text = render_report(report)

@@ -29,6 +29,7 @@ from bot.shares import Share
 
 __all__ = [
     "LINE_SLACK",
+    "Call",
     "Judged",
     "RecordingModel",
     "audit_metrics",
@@ -48,7 +49,8 @@ Progress = Callable[[], None]
 
 
 class RecordingModel:
-    """A :class:`ChatModel` wrapper keeping every reply's text, per thread, for the eval report.
+    """A :class:`ChatModel` wrapper keeping every call's reply or fault, per thread, for the
+    eval report and ``--save-replies``.
 
     The auditor keeps no rejected audit's text; the report shows it to say why.
     """
@@ -58,11 +60,11 @@ class RecordingModel:
         self._local = threading.local()
 
     @property
-    def _replies(self) -> list[str]:
-        if not hasattr(self._local, "replies"):
-            self._local.replies = []
-        replies: list[str] = self._local.replies
-        return replies
+    def _calls(self) -> list[Call]:
+        if not hasattr(self._local, "calls"):
+            self._local.calls = []
+        calls: list[Call] = self._local.calls
+        return calls
 
     @property
     def last_fault(self) -> str | None:
@@ -85,16 +87,29 @@ class RecordingModel:
             result = self._model.chat(messages, options=options, schema=schema)
         except ModelError as exc:
             self._local.last_fault = exc.kind
+            self._calls.append(Call(None, exc.kind))
             raise
         self._local.last_fault = None
-        self._replies.append(result.text)
+        self._calls.append(Call(result.text, None))
         return result
 
+    def take_calls(self) -> list[Call]:
+        """This thread's calls since its last ``take`` or ``take_calls``, oldest first."""
+        calls = self._calls
+        self._local.calls = []
+        return calls
+
     def take(self) -> list[str]:
-        """This thread's replies since its last ``take``, oldest first."""
-        replies = self._replies
-        self._local.replies = []
-        return replies
+        """The replies of :meth:`take_calls`: the texts of the calls that returned."""
+        return [c.reply for c in self.take_calls() if c.reply is not None]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One recorded call: the model's text, or the kind of the fault it raised."""
+
+    reply: str | None
+    error: str | None
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -386,21 +401,31 @@ def eval_audit(
     progress: Progress = lambda: None,
     recorder: RecordingModel | None = None,
     concurrency: int = 1,
+    *,
+    replay: ReplayModel | None = None,
 ) -> dict[str, Any]:
-    """Audit every segment, up to ``concurrency`` at once: figures, timing and outcomes.
+    """Audit every segment, up to ``concurrency`` at once (one at a time with ``replay``):
+    figures, timing and outcomes, each with its calls (``turns``) when ``recorder`` is the
+    auditor's model.
 
     A model fault rejects a segment; any other error is raised once every audit has ended.
+    Raises :exc:`ConfigError` before auditing if ``replay`` lacks a segment.
     """
+    if replay is not None:
+        replay.require(item.id for item in items)
 
-    def audit(item: EvalSegment) -> tuple[Outcome, list[str]]:
+    def audit(item: EvalSegment) -> tuple[Outcome, list[Call]]:
+        if replay is not None:
+            replay.select(item.id)
         result = auditor.audit(Segment(item.path, item.start, item.end), item.lines)
-        return result, recorder.take() if recorder else []
+        return result, recorder.take_calls() if recorder else []
 
+    limit = 1 if replay is not None else concurrency
     audited = results_or_raise(
-        map_bounded(audit, items, limit=concurrency, on_done=lambda _index: progress())
+        map_bounded(audit, items, limit=limit, on_done=lambda _index: progress())
     )
     outcomes: list[dict[str, Any]] = []
-    for item, (result, replies) in zip(items, audited, strict=True):
+    for item, (result, calls) in zip(items, audited, strict=True):
         accepted = isinstance(result, AuditResult)
         cited = cited_lines(result.markdown) if isinstance(result, AuditResult) else []
         outcomes.append(
@@ -421,7 +446,8 @@ def eval_audit(
                 "duration_ms": round(result.duration_ms, 1),
                 "prompt_tokens": result.prompt_tokens,
                 "output_tokens": result.output_tokens,
-                "replies": replies,
+                "replies": [c.reply for c in calls if c.reply is not None],
+                "turns": [{"reply": c.reply, "error": c.error} for c in calls],
             }
         )
     return {

@@ -2,7 +2,8 @@
 (bot/evaluation/calibrate.py): a reply judged from a file is judged as a live one; a missing
 reply is an error that names it; ``--save-replies`` writes what ``--replies`` reads; calibrate
 scores every candidate on both halves, writes the best on the tune half with its figures, and
-prints a block the repository file accepts. The replies here are written for the tests."""
+prints a block the repository file accepts; an audit's first and repair replies are recorded and
+replayed per segment. The replies here are written for the tests."""
 
 from __future__ import annotations
 
@@ -13,14 +14,18 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from bot.audit.auditor import Auditor
+from bot.audit.contract import render_sections
+from bot.audit.prompt import repair_version
+from bot.audit.prompt import system_prompt as audit_system_prompt
 from bot.cli import main
-from bot.config import VALIDATOR_OPTIONS
+from bot.config import AUDITOR_OPTIONS, VALIDATOR_OPTIONS
 from bot.errors import ConfigError, ModelTruncated
 from bot.evaluation import command
 from bot.evaluation.calibrate import calibrate, candidates, label_of
-from bot.evaluation.replies import ReplayModel, load_replies, replies_jsonl
-from bot.evaluation.run import RecordingModel, eval_gate, judge_items
-from bot.evaluation.sets import EvalIssue, dev_half, load_jsonl
+from bot.evaluation.replies import ReplayModel, audit_replies_jsonl, load_replies, replies_jsonl
+from bot.evaluation.run import RecordingModel, eval_audit, eval_gate, judge_items
+from bot.evaluation.sets import EvalIssue, EvalSegment, dev_half, load_jsonl
 from bot.gate.policy import default_policy
 from bot.gate.validator import Validator, system_prompt
 from bot.policy_file import GatePolicy, load_policy
@@ -88,7 +93,7 @@ def test_a_recorded_fault_is_a_validator_error_of_its_kind(tmp_path: Path) -> No
         ('{"id": "a", "reply": "x"}\nnot json\n', r"r\.jsonl:2: not a recorded reply"),
         (
             '{"id": "a", "reply": "x"}\n\n{"id": "a", "reply": "y"}\n',
-            r"r\.jsonl:3: the same id as line 1",
+            r"r\.jsonl:3: the same id and turn as line 1",
         ),
         ('{"id": "a", "reply": 3}\n', r"r\.jsonl:1: not a recorded reply: reply"),
     ],
@@ -210,3 +215,134 @@ def test_calibrate_writes_the_best_on_the_tune_half_with_both_halves(tmp_path: P
     repo_policy = parse_repo_file(block).gate.policy
     assert isinstance(repo_policy, GatePolicy)
     assert repo_policy == policy
+
+
+# --- an audit's two turns ---------------------------------------------------------------------
+
+SEGMENTS = {s.id: s for s in load_jsonl(ROOT / "evals" / "segments.jsonl", EvalSegment)}
+
+
+def _audit(name: str, defects: str, verdict: str) -> str:
+    return render_sections(
+        {
+            "bottom_line": f"{name} is reviewed.",
+            "verified_defects": defects,
+            "non_blocking_risks": "None",
+            "assumptions": "None",
+            "future_improvements": "None",
+            "verdict": verdict,
+            "confidence": "High",
+        }
+    )
+
+
+AUDITED = ["py-off-by-one-range", "py-off-by-one-range-fixed", "py-clean-config", "js-xss"]
+"""Accepted first; repaired; repaired after a truncated first call; rejected after both turns."""
+
+
+def _audit_calls() -> list[str | ModelTruncated]:
+    return [
+        _audit("page", "- Line 13: the slice starts one page late.", "FIX"),
+        "not the seven sections",
+        _audit("page", "None", "GO"),
+        ModelTruncated("cut"),
+        _audit("read_config", "None", "GO"),
+        "still nothing",
+        "nothing again",
+    ]
+
+
+def _keep(report: dict[str, Any]) -> list[dict[str, Any]]:
+    keep = ("id", "status", "verdict", "cited_lines", "violations", "error_kind")
+    return [{k: o[k] for k in keep} for o in report["outcomes"]]
+
+
+def test_an_audits_first_and_repair_replies_are_replayed_as_recorded(tmp_path: Path) -> None:
+    """What ``--save-replies`` writes of an audit run, its first turns and repair turns, replays
+    through the auditor to the same outcomes, with no model."""
+    items = [SEGMENTS[i] for i in AUDITED]
+    recorder = RecordingModel(FakeChatModel(name="model-x").enqueue(*_audit_calls()))
+    auditor = Auditor(recorder, AUDITOR_OPTIONS)
+    first = eval_audit(auditor, items, recorder=recorder)
+    assert [o["status"] for o in first["outcomes"]] == ["first", "repaired", "repaired", "rejected"]
+    saved = tmp_path / "audit.jsonl"
+    saved.write_text(
+        audit_replies_jsonl(first["outcomes"], versions=auditor.prompt_versions, model="model-x"),
+        "utf-8",
+    )
+    replies = load_replies(saved)
+    assert set(replies.repairs) == {"py-off-by-one-range-fixed", "py-clean-config", "js-xss"}
+    assert replies.by_id["py-clean-config"].error == "truncated"
+    assert replies.prompt_versions == {audit_system_prompt("markdown")[1]}
+    assert replies.repair_versions == {repair_version("markdown")}
+    replay = ReplayModel(replies)
+    again = eval_audit(Auditor(replay, AUDITOR_OPTIONS), items, replay=replay)
+    assert _keep(again) == _keep(first)
+
+
+def test_a_repair_turn_with_no_recorded_reply_is_an_error_that_names_the_segment(
+    tmp_path: Path,
+) -> None:
+    """A segment recorded as accepted on its first reply but now asked for a repair (its
+    checker changed) stops the replay and names the segment."""
+    item = SEGMENTS["py-off-by-one-range"]
+    path = _write(tmp_path / "r.jsonl", [{"id": item.id, "reply": "not the seven sections"}])
+    replay = ReplayModel(load_replies(path))
+    with pytest.raises(ConfigError, match="no recorded reply for call 2 of py-off-by-one-range"):
+        eval_audit(Auditor(replay, AUDITOR_OPTIONS), [item], replay=replay)
+
+
+def test_a_repair_reply_without_its_first_reply_is_refused(tmp_path: Path) -> None:
+    path = _write(tmp_path / "r.jsonl", [{"id": "a", "reply": "x", "turn": "repair"}])
+    with pytest.raises(ConfigError, match=r"r\.jsonl:1: a repair reply with no first reply"):
+        load_replies(path)
+
+
+def test_eval_saves_the_audit_replies_of_both_turns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeChatModel(name="model-x").enqueue(*_audit_calls())
+    monkeypatch.setattr(command, "make_chat_model", lambda *_: fake)
+    segments = _write(tmp_path / "s.jsonl", [SEGMENTS[i].model_dump() for i in AUDITED])
+    saved = tmp_path / "audit.jsonl"
+    args = ["eval", "--only", "audit", "--audit-format", "markdown", "--segments", str(segments),
+            "--out", str(tmp_path / "r.json"), "--save-replies", str(saved)]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in saved.read_text("utf-8").splitlines()]
+    assert [(r["id"], r["turn"], r["error"]) for r in lines] == [
+        ("py-off-by-one-range", "first", None),
+        ("py-off-by-one-range-fixed", "first", None),
+        ("py-off-by-one-range-fixed", "repair", None),
+        ("py-clean-config", "first", "truncated"),
+        ("py-clean-config", "repair", None),
+        ("js-xss", "first", None),
+        ("js-xss", "repair", None),
+    ]
+    assert {r["prompt_version"] for r in lines if r["turn"] == "repair"} == {
+        repair_version("markdown")
+    }
+    assert {r["model"] for r in lines} == {"model-x"}
+
+
+def test_the_gate_reads_only_its_own_lines_of_a_file_holding_both_sets(tmp_path: Path) -> None:
+    """``eval --only both --save-replies`` writes the gate's and the auditor's replies into one
+    file; ``--replies`` judges the issues on the gate's lines and names no other prompt."""
+    gate = [
+        {"id": i.id, "reply": _reply_for(i), "prompt_version": system_prompt()[1]} for i in ISSUES
+    ]
+    audit = [
+        {"id": "py-file-leak", "reply": "{}", "prompt_version": audit_system_prompt("json")[1]},
+        {"id": "py-file-leak", "reply": "{}", "prompt_version": repair_version("json"),
+         "turn": "repair"},
+    ]  # fmt: skip
+    both = _write(tmp_path / "both.jsonl", gate + audit)
+    assert load_replies(both).answering("validator").by_id.keys() == {i.id for i in ISSUES}
+    assert not load_replies(both).answering("validator").repairs
+    issues = tmp_path / "issues.jsonl"
+    issues.write_text("".join(i.model_dump_json() + "\n" for i in ISSUES), "utf-8")
+    args = ["eval", "--only", "gate", "--issues", str(issues), "--replies", str(both),
+            "--out", str(tmp_path / "r.json")]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "the replies name" not in result.output
