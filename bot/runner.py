@@ -25,7 +25,7 @@ from bot.gate.backlog import BACKLOG_LIMIT, Backlog
 from bot.gate.labels import gate_labels
 from bot.run_report import RunReport, skipped_report
 from bot.settle.budget import Budget
-from bot.settle.job import settle_in_job, settle_scheduled
+from bot.settle.job import NOTHING_TO_SETTLE, recorded_repo, settle_in_job, settle_scheduled
 from bot.settle.settling import SettleReport
 
 __all__ = ["job_context", "run_backlog", "run_dataset", "run_event", "run_pull", "run_settle"]
@@ -148,10 +148,19 @@ def run_settle(
     """``triage-bot settle``: settle ``repo``'s decisions within ``budget`` requests, from
     ``since`` (``None``: where the last run stopped).
 
-    Raises :exc:`ConfigError` for no token or a broken repository file, GitHub and store errors
-    as they come (what was settled before stays, and the cursor with it).
+    A repository the store holds nothing of is not read (:data:`NOTHING_TO_SETTLE`).
+
+    Raises :exc:`ConfigError` for no token, a broken repository file or a repository the
+    store names in another case, GitHub and store errors as they come (what was settled
+    before stays, and the cursor with it).
     """
+    if not settings.github_token:
+        raise ConfigError(
+            "no GitHub token: settling reads the repository's history; set GITHUB_TOKEN"
+        )
     with job_context(settings) as ctx:
+        if not recorded_repo(ctx.store(), repo):
+            return SettleReport(repo, skipped=NOTHING_TO_SETTLE)
         return settle_in_job(
             ctx.with_repository_file(repo, None), repo, Budget(budget), since=since
         )

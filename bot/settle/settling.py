@@ -70,9 +70,13 @@ class SettleReport:
     """Why the run stopped before the list's end (budget, rate limit), ``None``: it got there."""
     cursor: str | None = None
     parts: list[SettlePart] = field(default_factory=list)
+    skipped: str | None = None
+    """Why nothing was read (``None``: the run read GitHub)."""
 
     def lines(self) -> list[str]:
         """The report as plain log lines (untrusted values through ``log_value``)."""
+        if self.skipped is not None:
+            return [f"settle:   {log_value(self.repo)}: {log_value(self.skipped, max_chars=300)}"]
         settled = ", ".join(f"{n} {o}" for o, n in sorted(self.settled.items())) or "none"
         out = [
             f"settle:   {log_value(self.repo)}: issues settled {settled}; "
@@ -90,6 +94,8 @@ class SettleReport:
 
     def summary(self) -> str:
         """The report as markdown for the step summary."""
+        if self.skipped is not None:
+            return f"### Settling {neutralise(self.repo)}\n\n{neutralise(self.skipped)}.\n\n"
         rows = [f"| {neutralise(o)} | {n} |" for o, n in sorted(self.settled.items())]
         rows += [
             f"| unsettled: {neutralise(r)} | {n} |"
@@ -165,7 +171,7 @@ def settle_issues(
     report = SettleReport(repo)
     stored = cursor(store, repo, ISSUES)
     start = since or (datetime.fromisoformat(stored) if stored else None)
-    report.cursor = _stamp(start) if start else None
+    report.cursor = stored  # where the next run resumes, until this one moves it
     # Every issue updated at or before ``through`` is handled: the stored cursor's second, or
     # for ``since`` (on or after it) the one before.
     through = since - timedelta(seconds=1) if since else start
