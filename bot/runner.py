@@ -142,6 +142,25 @@ def run_dataset(
         )
 
 
+def _refuse_a_persons_login(login: str | None) -> None:
+    """From a shell the token is usually a maintainer's own: GitHub's ``viewer`` then names
+    that maintainer, whose labels and questions settling would leave out as the bot's, and
+    settled outcomes are final. An app's login (``NAME[bot]``) is the bot's.
+
+    Raises:
+        ConfigError: ``login`` is a person's (or unknown).
+    """
+    if login is not None and login.lower().endswith("[bot]"):
+        return
+    who = login or "unknown"
+    raise ConfigError(
+        f"the token is {who}'s, not an app's: settling would take {who}'s labels and comments "
+        "for the bot's own and leave them out, and its outcomes are final. Set "
+        "TRIAGE_BOT_LOGIN to the login the bot writes as (github-actions[bot] for the Actions "
+        f"token, NAME[bot] for an app's; {who} if the bot itself runs with this token)"
+    )
+
+
 def run_settle(
     settings: Settings, repo: str, *, budget: int, since: datetime | None = None
 ) -> SettleReport:
@@ -150,9 +169,9 @@ def run_settle(
 
     A repository the store holds nothing of is not read (:data:`NOTHING_TO_SETTLE`).
 
-    Raises :exc:`ConfigError` for no token, a broken repository file or a repository the
-    store names in another case, GitHub and store errors as they come (what was settled
-    before stays, and the cursor with it).
+    Raises :exc:`ConfigError` for no token, a person's token with no ``bot-login`` set, a
+    broken repository file or a repository the store names in another case; GitHub and store
+    errors as they come (what was settled before stays, and the cursor with it).
     """
     if not settings.github_token:
         raise ConfigError(
@@ -161,6 +180,8 @@ def run_settle(
     with job_context(settings) as ctx:
         if not recorded_repo(ctx.store(), repo):
             return SettleReport(repo, skipped=NOTHING_TO_SETTLE)
+        if settings.bot_login is None:
+            _refuse_a_persons_login(ctx.github().login())
         return settle_in_job(
             ctx.with_repository_file(repo, None), repo, Budget(budget), since=since
         )
