@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -122,3 +123,38 @@ def test_a_deleted_issue_settles_unsettled_with_its_reason(store: HistoryStore) 
     assert row["outcome"] == "unsettled"
     assert "deleted" in str(row["reason"])
     assert sum(report.unsettled.values()) == 1
+
+
+def test_a_decision_written_while_settling_reads_is_settled_by_the_next_run(
+    store: HistoryStore,
+) -> None:
+    # The gate judges issue 1 again (its author edited it) between settling's read of the
+    # store and its read of the timeline: the outcome written is the older decision's, and the
+    # next run, the issue listed again for the gate's label, settles the newer one.
+    github = SettleGitHub()
+    start = T0 + timedelta(hours=1)
+    item = issue_item(1, title=_title(1), body=SHORT_BODY, created=start)
+    github.put(item, fixed(1, start), updated=start + timedelta(days=2))
+    older = decide(store, 1, "VALID", start + timedelta(minutes=1))
+    original = github.issue_timeline
+    newer: list[int] = []
+
+    def racing(repo: str, number: int) -> Any:
+        if not newer:
+            newer.append(decide(store, 1, "NEEDS_REFINEMENT", start + timedelta(days=1)))
+            github.put(github.items[1], github.timelines[1], updated=start + timedelta(days=3))
+        return original(repo, number)
+
+    github.issue_timeline = racing  # type: ignore[method-assign]
+    settle_issues(github, store, REPO, Budget(200))
+    row = store.get(GATE_TABLE, {"repo": REPO, "issue": 1})
+    assert row is not None
+    assert (int(row["decision_id"]), row["outcome"]) == (older, "agree")
+    settle_issues(github, store, REPO, Budget(200))
+    row = store.get(GATE_TABLE, {"repo": REPO, "issue": 1})
+    assert row is not None
+    assert (int(row["decision_id"]), row["verdict"], row["outcome"]) == (
+        newer[0],
+        "NEEDS_REFINEMENT",
+        "disagree",
+    )
