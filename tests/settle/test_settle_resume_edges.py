@@ -128,7 +128,7 @@ def test_a_deleted_issue_settles_unsettled_with_its_reason(store: HistoryStore) 
 def test_a_decision_written_while_settling_reads_is_settled_by_the_next_run(
     store: HistoryStore,
 ) -> None:
-    # The gate judges issue 1 again (its author edited it) between settling's read of the
+    # The gate judges the issue again (its author edited it) between settling's read of the
     # store and its read of the timeline: the outcome written is the older decision's, and the
     # next run, the issue listed again for the gate's label, settles the newer one.
     github = SettleGitHub()
