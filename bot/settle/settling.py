@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from bot.clients.github_port import EditHistory, ListedIssue, SettlePort
 from bot.dataset.rules import LabelRules
-from bot.errors import GitHubRateLimited
+from bot.errors import GitHubRateLimited, GitHubUnreadable
 from bot.gate.labels import DEFAULT_LABELS, GateLabels
 from bot.history.protocol import HistoryStore
 from bot.history.record import (
@@ -300,7 +300,12 @@ def _settle_one(
     max_body_chars: int,
 ) -> None:
     budget.spend(1)
-    timeline = github.issue_timeline(repo, issue.number)
+    unreadable = False
+    try:
+        timeline = github.issue_timeline(repo, issue.number)
+    except GitHubUnreadable:
+        # The same answer every run: stopping here would stop every run here.
+        timeline, unreadable = None, True
     extra = (len(timeline or ()) - 1) // PER_PAGE
     if extra > 0:
         budget.count(extra)
@@ -313,6 +318,7 @@ def _settle_one(
         rules=rules,
         gate=gate,
         max_body_chars=max_body_chars,
+        unreadable=unreadable,
     )
     if _same(store, row):
         report.unchanged += 1

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from bot.config import Settings
+from bot.errors import GitHubUnavailable, GitHubUnreadable
 from bot.factory import make_store
 from bot.history.protocol import HistoryStore
 from bot.history.record import GATE_TABLE
@@ -158,3 +159,46 @@ def test_a_decision_written_while_settling_reads_is_settled_by_the_next_run(
         "NEEDS_REFINEMENT",
         "disagree",
     )
+
+
+def test_an_issue_whose_timeline_cannot_be_read_whole_does_not_block_the_rest(
+    store: HistoryStore,
+) -> None:
+    # The client refuses a timeline past its page limit, or whose next page loops: the same
+    # answer every run. Stopping there would stop every run there, settling nothing after it.
+    github = SettleGitHub()
+    for n in (1, 2, 3):
+        start = T0 + timedelta(hours=n)
+        item = issue_item(n, title=_title(n), body=SHORT_BODY, created=start)
+        github.put(item, fixed(n, start), updated=start + timedelta(days=2))
+        decide(store, n, "VALID", start + timedelta(minutes=1))
+    original = github.issue_timeline
+
+    def endless(repo: str, number: int) -> Any:
+        if number == 2:
+            raise GitHubUnreadable(
+                f"read the timeline of {repo}#{number}: the timeline goes on past 100 pages "
+                "(10,000 events); stopped there"
+            )
+        return original(repo, number)
+
+    github.issue_timeline = endless  # type: ignore[method-assign]
+    report = settle_issues(github, store, REPO, Budget(200))
+    assert outcomes(store) == {1: "agree", 2: "unsettled", 3: "agree"}
+    row = store.get(GATE_TABLE, {"repo": REPO, "issue": 2})
+    assert row is not None
+    assert "timeline" in str(row["reason"])
+    assert sum(report.unsettled.values()) == 1
+
+
+def test_a_passing_fault_still_stops_the_run(store: HistoryStore) -> None:
+    # A 5xx or a refused token is not the issue's: the run stops, the next one reads it.
+    github = SettleGitHub()
+    start = T0 + timedelta(hours=1)
+    item = issue_item(1, title=_title(1), body=SHORT_BODY, created=start)
+    github.put(item, fixed(1, start), updated=start + timedelta(days=2))
+    decide(store, 1, "VALID", start + timedelta(minutes=1))
+    github.fail("timeline", GitHubUnavailable("read the timeline: GitHub answered 502", 502))
+    with pytest.raises(GitHubUnavailable):
+        settle_issues(github, store, REPO, Budget(200))
+    assert outcomes(store) == {}
