@@ -489,23 +489,29 @@ run's share of the token."""
 )
 @setting_options("settle")
 def settle(repo: str, since: datetime | None, budget: int, **flags: Any) -> None:
-    """Settle the bot's gate decisions on REPO from what happened after them (backfill).
+    """Settle the bot's gate decisions and reported defects on REPO from what happened after
+    them (backfill).
 
     Reads the issues updated since the last run (or --since), and for each whose latest
     decision is not yet settled, its timeline and edit history: agreement when the
     maintainers' actions (the dataset rules, the bot's own labels and comments left out) or
     the author's answer to the bot's comment match the verdict, disagreement when they do not,
     an override when a maintainer replaced or removed the bot's label on unchanged text, and
-    unsettled, counted by reason, when the rules cannot tell. Resumable and idempotent; the
-    schedule run does the same within settle-budget requests (docs/live-record.md).
+    unsettled, counted by reason, when the rules cannot tell. Then, with what is left of the
+    budget, the closed pull requests with defects the audit reported: acted on when a later
+    commit changed the cited line. Resumable and idempotent; the schedule run does the same
+    within settle-budget requests (docs/live-record.md).
     """
 
     def job() -> None:
+        from bot.errors import ConfigError
         from bot.runner import run_settle
 
         settings = _settings(flags)
         _check_repo(repo)
         start = since.replace(tzinfo=UTC) if since else None
+        if start is not None and start > datetime.now(UTC):
+            raise ConfigError(f"--since {start:%Y-%m-%d %H:%M:%S} UTC is in the future")
         report = run_settle(settings, repo, budget=budget, since=start)
         _print_walled("\n".join(report.lines()))
 

@@ -171,6 +171,12 @@ class GitHubError(BotError):
         self.status = status
 
 
+class GitHubUnreadable(GitHubError):
+    """GitHub's answer for one resource cannot be read whole, the same on every try: a
+    timeline past the client's page limit, pages whose ``next`` loops or leaves the API's
+    host, an answer of the wrong shape. Retrying does not help; reading other resources may."""
+
+
 class GitHubAuthError(GitHubError):
     """401 bad credentials, or 403 that is not a rate limit (token lacks a permission)."""
 

@@ -25,7 +25,7 @@ from bot.gate.backlog import BACKLOG_LIMIT, Backlog
 from bot.gate.labels import gate_labels
 from bot.run_report import RunReport, skipped_report
 from bot.settle.budget import Budget
-from bot.settle.job import settle_in_job, settle_scheduled
+from bot.settle.job import NOTHING_TO_SETTLE, recorded_repo, settle_in_job, settle_scheduled
 from bot.settle.settling import SettleReport
 
 __all__ = ["job_context", "run_backlog", "run_dataset", "run_event", "run_pull", "run_settle"]
@@ -142,16 +142,46 @@ def run_dataset(
         )
 
 
+def _refuse_a_persons_login(login: str | None) -> None:
+    """From a shell the token is usually a maintainer's own: GitHub's ``viewer`` then names
+    that maintainer, whose labels and questions settling would leave out as the bot's, and
+    settled outcomes are final. An app's login (``NAME[bot]``) is the bot's.
+
+    Raises:
+        ConfigError: ``login`` is a person's (or unknown).
+    """
+    if login is not None and login.lower().endswith("[bot]"):
+        return
+    who = login or "unknown"
+    raise ConfigError(
+        f"the token is {who}'s, not an app's: settling would take {who}'s labels and comments "
+        "for the bot's own and leave them out, and its outcomes are final. Set "
+        "TRIAGE_BOT_LOGIN to the login the bot writes as (github-actions[bot] for the Actions "
+        f"token, NAME[bot] for an app's; {who} if the bot itself runs with this token)"
+    )
+
+
 def run_settle(
     settings: Settings, repo: str, *, budget: int, since: datetime | None = None
 ) -> SettleReport:
     """``triage-bot settle``: settle ``repo``'s decisions within ``budget`` requests, from
     ``since`` (``None``: where the last run stopped).
 
-    Raises :exc:`ConfigError` for no token or a broken repository file, GitHub and store errors
-    as they come (what was settled before stays, and the cursor with it).
+    A repository the store holds nothing of is not read (:data:`NOTHING_TO_SETTLE`).
+
+    Raises :exc:`ConfigError` for no token, a person's token with no ``bot-login`` set, a
+    broken repository file or a repository the store names in another case; GitHub and store
+    errors as they come (what was settled before stays, and the cursor with it).
     """
+    if not settings.github_token:
+        raise ConfigError(
+            "no GitHub token: settling reads the repository's history; set GITHUB_TOKEN"
+        )
     with job_context(settings) as ctx:
+        if not recorded_repo(ctx.store(), repo):
+            return SettleReport(repo, skipped=NOTHING_TO_SETTLE)
+        if settings.bot_login is None:
+            _refuse_a_persons_login(ctx.github().login())
         return settle_in_job(
             ctx.with_repository_file(repo, None), repo, Budget(budget), since=since
         )

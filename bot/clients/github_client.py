@@ -58,6 +58,7 @@ from bot.errors import (
     GitHubError,
     GitHubNotFound,
     GitHubUnavailable,
+    GitHubUnreadable,
 )
 from bot.retry import RetryPolicy, call_with_retries
 from bot.urls import NO_SECRETS, Redactor, shown_url
@@ -624,7 +625,7 @@ class PyGithubClient:
         if _origin(url) != _origin(self._base_url) or not (
             path == base_path or path.startswith(base_path + "/")
         ):
-            raise GitHubError(
+            raise GitHubUnreadable(
                 f"{what}: GitHub's next page is not on the API's host "
                 f"({shown_url(url)}, not {shown_url(self._base_url)}); not followed"
             )
@@ -644,11 +645,11 @@ class PyGithubClient:
             items = []
             while url is not None:
                 if url in read:
-                    raise GitHubError(
+                    raise GitHubUnreadable(
                         f"{what}: GitHub's next page is one already read; not followed"
                     )
                 if len(read) == MAX_TIMELINE_PAGES:
-                    raise GitHubError(
+                    raise GitHubUnreadable(
                         f"{what}: the timeline goes on past {MAX_TIMELINE_PAGES} pages "
                         f"({MAX_TIMELINE_PAGES * PER_PAGE:,} events); stopped there"
                     )
@@ -663,7 +664,7 @@ class PyGithubClient:
                         return None
                     raise
                 if not isinstance(data, list):
-                    raise GitHubError(f"{what}: GitHub's answer is not a list of events")
+                    raise GitHubUnreadable(f"{what}: GitHub's answer is not a list of events")
                 items += [item for raw in data if (item := parse_timeline_item(raw, repo))]
                 url = self._next_link(headers, url, what) if data else None
             return items

@@ -22,7 +22,7 @@ from bot.clients.github_port import (
     ReviewThread,
     ThreadComment,
 )
-from bot.errors import GitHubError
+from bot.errors import GitHubUnreadable
 
 __all__ = [
     "COMPARE_MAX_FILES",
@@ -151,18 +151,19 @@ def parse_pull_history(data: Any, *, what: str) -> PullHistory | None:
     answers that the repository or pull request is not there (``NOT_FOUND``).
 
     Raises:
-        GitHubError: the answer is not that shape, or holds another error and no pull request.
+        GitHubUnreadable: the answer is not that shape, or holds another error and no pull
+            request.
     """
     try:
         answer = _Answer.model_validate(data)
     except ValidationError as exc:
-        raise GitHubError(f"{what}: GitHub's answer is not a pull request ({exc})") from None
+        raise GitHubUnreadable(f"{what}: GitHub's answer is not a pull request ({exc})") from None
     pull = answer.data.repository.pull_request if answer.data and answer.data.repository else None
     if pull is None:
         if answer.errors and all(e.type == "NOT_FOUND" for e in answer.errors):
             return None
         kinds = ", ".join(sorted({e.type or "unnamed" for e in answer.errors})) or "none"
-        raise GitHubError(f"{what}: GitHub's answer holds no pull request (errors: {kinds})")
+        raise GitHubUnreadable(f"{what}: GitHub's answer holds no pull request (errors: {kinds})")
     threads = []
     complete = not _more(pull.review_threads.page_info)
     for thread in pull.review_threads.nodes:
@@ -198,12 +199,12 @@ def parse_comparison(data: Any, *, what: str) -> Comparison:
     """A "Compare two commits" answer → :class:`Comparison`.
 
     Raises:
-        GitHubError: the answer is not that shape.
+        GitHubUnreadable: the answer is not that shape.
     """
     try:
         answer = _Comparison.model_validate(data)
     except ValidationError as exc:
-        raise GitHubError(f"{what}: GitHub's answer is not a comparison ({exc})") from None
+        raise GitHubUnreadable(f"{what}: GitHub's answer is not a comparison ({exc})") from None
     files = tuple(
         ChangedFile(f.filename, f.status, f.patch or None, f.previous_filename or None)
         for f in answer.files

@@ -40,12 +40,16 @@ __all__ = [
     "NO_VERDICT",
     "OPEN",
     "TIMELINE_GONE",
+    "TIMELINE_UNREADABLE",
     "settle_issue",
 ]
 
 NO_VERDICT = "the decision was a validator-error: no verdict to settle"
 OPEN = "the issue is open: settled once it is closed, or when a maintainer overrides the label"
 TIMELINE_GONE = "the issue was deleted or transferred: its timeline is gone"
+TIMELINE_UNREADABLE = (
+    "GitHub's timeline of the issue cannot be read whole (too long, or its pages loop)"
+)
 
 _VERDICTS = ("VALID", "NEEDS_REFINEMENT")
 
@@ -139,10 +143,12 @@ def settle_issue(
     rules: LabelRules,
     gate: GateLabels = DEFAULT_LABELS,
     max_body_chars: int,
+    unreadable: bool = False,
 ) -> GateOutcomeRow:
     """The outcome of ``decision`` (the store's latest ``gate_decisions`` row of the issue).
 
-    ``timeline`` ``None`` is an issue GitHub no longer has; ``edits`` ``None`` an unknown edit
+    ``timeline`` ``None`` is an issue GitHub no longer has (``unreadable``: one whose timeline
+    GitHub cannot give whole, the same every run); ``edits`` ``None`` an unknown edit
     history; ``rules`` name the bot's login and every gate label (renamed ones too), so the
     bot's own labels and comments never count; ``max_body_chars`` is the gate's setting, with
     which the issue's text is hashed as the gate hashed it.
@@ -168,6 +174,8 @@ def settle_issue(
 
     if verdict not in _VERDICTS:
         return row(GateOutcome.UNSETTLED, None, NO_VERDICT)
+    if unreadable:
+        return row(GateOutcome.UNSETTLED, None, TIMELINE_UNREADABLE)
     if timeline is None or transferred(issue, timeline, repo):
         return row(GateOutcome.UNSETTLED, None, TIMELINE_GONE)
     history = _History(issue, timeline, edits, rules)

@@ -10,6 +10,7 @@ from bot.config import Settings
 from bot.context import JobContext
 from bot.errors import BotError, ConfigError
 from bot.gate.labels import gate_labels
+from bot.history.protocol import HistoryStore
 from bot.neutralise import log_value
 from bot.run_report import RunReport
 from bot.settle.budget import Budget
@@ -17,9 +18,25 @@ from bot.settle.pulls import PullsReport, settle_pulls
 from bot.settle.settling import PullsStep, SettleReport, settle_repo
 from bot.stores import store_kind
 
-__all__ = ["NO_LIVE_RECORD", "settle_in_job", "settle_scheduled", "store_outlives_job"]
+__all__ = [
+    "NOTHING_TO_SETTLE",
+    "NO_LIVE_RECORD",
+    "recorded_repo",
+    "settle_in_job",
+    "settle_scheduled",
+    "store_outlives_job",
+]
 
 NO_LIVE_RECORD = "no live record: the store does not outlive the job"
+
+NOTHING_TO_SETTLE = (
+    "nothing to settle: the store holds no gate decision or reported defect of this repository"
+)
+
+_RECORDED_SQL = (
+    "select distinct repo from gate_decisions where lower(repo) = lower(?) "
+    "union select distinct repo from audit_defects where lower(repo) = lower(?)"
+)
 
 GITHUB_HOSTED = "github-hosted"
 """``RUNNER_ENVIRONMENT`` on a runner GitHub provides, whose disk is gone after the job."""
@@ -33,6 +50,23 @@ def store_outlives_job(settings: Settings) -> bool:
     if kind is not None and not kind.on_runner:
         return True
     return settings.runner_environment != GITHUB_HOSTED or "db_path" in settings.explicit
+
+
+def recorded_repo(store: HistoryStore, repo: str) -> bool:
+    """Whether the store holds a gate decision or a reported defect of ``repo``.
+
+    Raises:
+        ConfigError: it holds them under another case of the name (GitHub's names ignore
+            case, the store's do not: settling that name would read the repository for
+            nothing).
+        StoreError: the read failed.
+    """
+    names = sorted({str(name) for (name,) in store.fetch(_RECORDED_SQL, [repo, repo])})
+    if repo in names or not names:
+        return repo in names
+    raise ConfigError(
+        f"the store records {log_value(repo)} as {log_value(names[0])}: give --repo {names[0]}"
+    )
 
 
 def _settle_github(ctx: JobContext) -> SettlePort:

@@ -23,7 +23,7 @@ from bot.clients.github_port import (
     PullHistory,
     ReviewThread,
 )
-from bot.errors import GitHubError
+from bot.errors import GitHubError, GitHubUnreadable
 from bot.history.protocol import HistoryStore
 from bot.history.record import (
     DefectOutcome,
@@ -68,6 +68,9 @@ class PullsReport:
     requests_per_pull: dict[int, int] = field(default_factory=dict)
     """Requests each pull request read cost (the bot's login with the first that needed it)."""
     stopped: str | None = None
+    unreadable: int = 0
+    """Pull requests whose answer GitHub gave in a shape the client cannot read: passed over,
+    still pending (the next visit reads them again)."""
 
     @property
     def settled(self) -> int:
@@ -80,6 +83,11 @@ class PullsReport:
             f"settle:   pull requests read {self.pulls_read} ({self.still_open} still open); "
             f"defects settled {settled}; {self.requests} request(s)"
         ]
+        if self.unreadable:
+            out.append(
+                f"  passed over {self.unreadable}: GitHub's answer could not be read; "
+                "read again on the next visit"
+            )
         if self.stopped:
             out.append(f"  stopped: {log_value(self.stopped, max_chars=300)}")
         return out
@@ -114,6 +122,11 @@ def settle_pulls(
             before = budget.used
             try:
                 closed = _settle_pull(github, repo, number, by_pull[number], budget, login)
+            except GitHubUnreadable:
+                # The same answer on every visit: stopping here would stop every run here.
+                report.unreadable += 1
+                last = number
+                continue
             finally:
                 report.requests_per_pull[number] = budget.used - before
             report.pulls_read += 1

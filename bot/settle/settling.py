@@ -3,9 +3,11 @@ settled, settled within a request budget; then the pull requests, if given.
 
 Requests: one per page of the updated-issues list (100 issues), one GraphQL query per page for
 the edit histories of the issues to settle on it, one per page of each such issue's timeline.
-The cursor moves only past issues whose rows are written, to the last one's update time
-(GitHub's ``since`` keeps it, so an issue at that second is listed again and skipped by the
-store), so a spent budget, a rate limit or a fault loses nothing: the next run resumes there.
+The cursor names the last second whose issues are all handled: the last one's update time,
+or the second before it when an issue of that same second may be left (the run stopped in the
+middle of them, or at a page's end), so a spent budget, a rate limit or a fault loses nothing:
+the next run resumes there (GitHub's ``since`` keeps that second, whose unsettled issues the
+store then skips as handled).
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from bot.clients.github_port import EditHistory, ListedIssue, SettlePort
 from bot.dataset.rules import LabelRules
-from bot.errors import GitHubRateLimited
+from bot.errors import GitHubRateLimited, GitHubUnreadable
 from bot.gate.labels import DEFAULT_LABELS, GateLabels
 from bot.history.protocol import HistoryStore
 from bot.history.record import (
@@ -68,9 +70,13 @@ class SettleReport:
     """Why the run stopped before the list's end (budget, rate limit), ``None``: it got there."""
     cursor: str | None = None
     parts: list[SettlePart] = field(default_factory=list)
+    skipped: str | None = None
+    """Why nothing was read (``None``: the run read GitHub)."""
 
     def lines(self) -> list[str]:
         """The report as plain log lines (untrusted values through ``log_value``)."""
+        if self.skipped is not None:
+            return [f"settle:   {log_value(self.repo)}: {log_value(self.skipped, max_chars=300)}"]
         settled = ", ".join(f"{n} {o}" for o, n in sorted(self.settled.items())) or "none"
         out = [
             f"settle:   {log_value(self.repo)}: issues settled {settled}; "
@@ -88,6 +94,8 @@ class SettleReport:
 
     def summary(self) -> str:
         """The report as markdown for the step summary."""
+        if self.skipped is not None:
+            return f"### Settling {neutralise(self.repo)}\n\n{neutralise(self.skipped)}.\n\n"
         rows = [f"| {neutralise(o)} | {n} |" for o, n in sorted(self.settled.items())]
         rows += [
             f"| unsettled: {neutralise(r)} | {n} |"
@@ -114,8 +122,8 @@ def _pending(
     since: datetime | None,
 ) -> bool:
     """Whether the decision is to settle: no outcome of it yet, or an unsettled one and the
-    issue updated after ``since`` (the time the list starts at, whose issues the run before
-    handled). A settled outcome is final for its decision."""
+    issue updated after ``since`` (the last second whose issues a run before handled). A
+    settled outcome is final for its decision."""
     row = store.get(GATE_TABLE, {"repo": repo, "issue": decision["issue"]})
     if row is None or int(row["decision_id"]) != int(decision["id"]):
         return True
@@ -163,7 +171,11 @@ def settle_issues(
     report = SettleReport(repo)
     stored = cursor(store, repo, ISSUES)
     start = since or (datetime.fromisoformat(stored) if stored else None)
-    report.cursor = _stamp(start) if start else None
+    report.cursor = stored  # where the next run resumes, until this one moves it
+    # Every issue updated at or before ``through`` is handled: the stored cursor's second, or
+    # for ``since`` (on or after it) the one before.
+    through = since - timedelta(seconds=1) if since else start
+    done: set[int] = set()  # handled by this run (a page listed again holds them)
     used = budget.used
     page = 1
 
@@ -184,7 +196,9 @@ def settle_issues(
                 issues,
                 report,
                 advance,
-                start,
+                through,
+                done,
+                listed.has_next,
                 rules,
                 gate,
                 max_body_chars,
@@ -215,18 +229,27 @@ def _settle_page(
     report: SettleReport,
     advance: Callable[[datetime], None],
     since: datetime | None,
+    done: set[int],
+    more: bool,
     rules: LabelRules,
     gate: GateLabels,
     max_body_chars: int,
 ) -> datetime | None:
-    """Settle a page's issues in order; the cursor moves (``advance``) to the update time of
-    the last one fully handled, also when a request fails or the budget is spent."""
+    """Settle a page's issues in order (those in ``done``, handled earlier in the run, left
+    alone; each handled one added); returns the update time of the last one handled.
+
+    The cursor moves (``advance``), also when a request fails or the budget is spent, to that
+    time, or to the second before it when an issue of the same second may be left unhandled:
+    the next one on the page, or one on the next page (``more``)."""
     todo: dict[int, dict[str, Any]] = {}
     for issue in issues:
+        if issue.number in done:
+            continue
         decision = store.last_gate(repo, issue.number)
         if decision is not None and _pending(store, repo, decision, issue, since):
             todo[issue.number] = decision
     handled: datetime | None = None
+    left = list(issues)
     try:
         edits: dict[str, EditHistory] = {}
         if todo:
@@ -236,9 +259,7 @@ def _settle_page(
             edits = github.edit_histories(wanted)
         for issue in issues:
             decision = todo.get(issue.number)
-            if decision is None:
-                report.unchanged += 1
-            else:
+            if decision is not None:
                 _settle_one(
                     github,
                     store,
@@ -252,10 +273,16 @@ def _settle_page(
                     gate,
                     max_body_chars,
                 )
+            elif issue.number not in done:
+                report.unchanged += 1
+            done.add(issue.number)
             handled = issue.updated_at or handled
+            left.pop(0)
     finally:
         if handled is not None:
-            advance(handled)
+            nxt = left[0].updated_at if left else None
+            shared = nxt == handled or (bool(left) and nxt is None) or (not left and more)
+            advance(handled - timedelta(seconds=1) if shared else handled)
     return handled
 
 
@@ -273,7 +300,12 @@ def _settle_one(
     max_body_chars: int,
 ) -> None:
     budget.spend(1)
-    timeline = github.issue_timeline(repo, issue.number)
+    unreadable = False
+    try:
+        timeline = github.issue_timeline(repo, issue.number)
+    except GitHubUnreadable:
+        # The same answer every run: stopping here would stop every run here.
+        timeline, unreadable = None, True
     extra = (len(timeline or ()) - 1) // PER_PAGE
     if extra > 0:
         budget.count(extra)
@@ -286,6 +318,7 @@ def _settle_one(
         rules=rules,
         gate=gate,
         max_body_chars=max_body_chars,
+        unreadable=unreadable,
     )
     if _same(store, row):
         report.unchanged += 1

@@ -17,7 +17,7 @@ from bot.clients.github_port import (
     ThreadComment,
 )
 from bot.config import Settings
-from bot.errors import GitHubUnavailable, StoreError
+from bot.errors import GitHubUnavailable, GitHubUnreadable, StoreError
 from bot.factory import make_store
 from bot.history.protocol import HistoryStore, KeyedTable
 from bot.history.record import (
@@ -465,3 +465,30 @@ def test_settling_on_recorded_traffic_costs_two_requests(store: HistoryStore) ->
     stored = store.get(DEFECT_TABLE, {"repo": REPO, "pr": 2, "line": 13})
     assert stored is not None
     assert (stored["review_comment_id"], stored["event_at"]) == (2179001, MERGED_AT)
+
+
+def test_a_pull_request_github_cannot_answer_for_does_not_stop_every_run(
+    store: HistoryStore,
+) -> None:
+    # GitHub's answer for the first pull request is one the client cannot read, twice: had
+    # that stopped the run, the next would start there again and never reach the others.
+    github = _world(store, 3)
+    original = github.pull_history
+    faults = [1, 1]
+
+    def unreadable(repo: str, number: int) -> Any:
+        if faults and number == faults[0]:
+            faults.pop(0)
+            raise GitHubUnreadable("read the review threads: GitHub's answer is not a pull request")
+        return original(repo, number)
+
+    github.pull_history = unreadable  # type: ignore[method-assign]
+    first = settle_pulls(github, store, REPO, Budget(200), since=None)
+    assert (first.settled, first.unreadable, first.stopped) == (4, 1, None)
+    assert any("passed over 1" in line for line in first.lines())
+    assert sorted({d.pr for d in pending_defects(store, REPO)}) == [1]  # read again later
+    second = settle_pulls(github, store, REPO, Budget(200), since=None)
+    assert (second.settled, second.unreadable) == (0, 1)
+    third = settle_pulls(github, store, REPO, Budget(200), since=None)
+    assert third.settled == 2
+    assert pending_defects(store, REPO) == []

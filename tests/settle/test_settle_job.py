@@ -301,3 +301,58 @@ def test_the_settle_command_without_a_token_says_so(tmp_path: Path) -> None:
     result = _cli("--repo", REPO, db=str(tmp_path / "kept.db"), token=None)
     assert result.exit_code == 2
     assert "no GitHub token" in result.output
+
+
+def test_the_settle_command_refuses_a_since_in_the_future(
+    tmp_path: Path, github: JobGitHub
+) -> None:
+    # A typo (2062 for 2026) would list nothing and say nothing: refused, before any request.
+    db = str(tmp_path / "kept.db")
+    _decided(db, github)
+    result = _cli("--repo", REPO, "--since", "2999-01-01", db=db)
+    assert result.exit_code == 2
+    assert "--since" in result.output
+    assert "future" in result.output
+    assert github.world.total == 0
+
+
+def test_the_cursor_line_names_where_the_next_run_resumes(
+    tmp_path: Path, github: JobGitHub
+) -> None:
+    # A --since after every issue lists none: the stored cursor stays, and the line says so.
+    db = str(tmp_path / "kept.db")
+    _decided(db, github)
+    first = _cli("--repo", REPO, db=db)
+    stored = first.output.split("cursor: ", 1)[1].split()[0]
+    later = (T0 + timedelta(days=200)).strftime("%Y-%m-%d")
+    again = _cli("--repo", REPO, "--since", later, db=db)
+    assert again.exit_code == 0, again.output
+    assert f"cursor: {stored}" in again.output
+
+
+def test_the_settle_command_on_a_repository_the_store_does_not_hold(
+    tmp_path: Path, github: JobGitHub
+) -> None:
+    # GitHub's names ignore case, the store's do not: settling "codertocat/hello-world" would
+    # list the whole repository, find no decision under that name and say it settled nothing.
+    db = str(tmp_path / "kept.db")
+    _decided(db, github)
+    result = _cli("--repo", REPO.lower(), db=db)
+    assert result.exit_code == 2
+    assert f"--repo {REPO}" in result.output
+    assert github.world.total == 0
+    unknown = _cli("--repo", "someone/else", db=db)
+    assert unknown.exit_code == 0, unknown.output
+    assert "nothing to settle" in unknown.output
+    assert github.world.total == 0
+
+
+def test_the_settle_command_without_a_token_gives_no_dry_run_advice(tmp_path: Path) -> None:
+    result = _cli("--repo", REPO, db=str(tmp_path / "kept.db"), token=None)
+    assert result.exit_code == 2
+    assert "--dry-run" not in result.output  # settle has none
+
+
+def test_the_settle_help_names_the_pull_requests_too() -> None:
+    result = CliRunner().invoke(main, ["settle", "--help"])
+    assert "pull request" in " ".join(result.output.split())

@@ -22,7 +22,7 @@ from bot.settle.pulls import PullsReport
 from bot.settle.settling import ISSUES, settle_repo
 from tests.support import cassette
 from tests.support.dataset_server import LoopbackGitHub
-from tests.support.dataset_world import REPO
+from tests.support.dataset_world import MAINTAINER, REPO
 from tests.support.pull_world import CASES, audited_pulls
 from tests.support.settle_world import BOT, KINDS, decide_all, world
 
@@ -161,3 +161,30 @@ def _defect_outcomes(db: str) -> dict[tuple[int, int], str]:
         return {(int(pr), int(line)): str(o) for pr, line, o in rows}
     finally:
         store.close()
+
+
+def test_the_settle_command_with_a_persons_token_and_no_bot_login_settles_nothing(
+    tmp_path: Path,
+) -> None:
+    # From a shell a maintainer runs it with their own token: GitHub's viewer is then that
+    # maintainer, whose labels and questions would be left out as the bot's own, and the bot's
+    # as nobody's, settling four of these seven wrongly, for good. It stops instead.
+    issues = world(len(KINDS))
+    db = str(tmp_path / "kept.db")
+    store = make_store(Settings(db_path=db))
+    decide_all(store, issues)
+    store.close()
+    with LoopbackGitHub([d.scenario for d in issues], pulls_every=0, login=MAINTAINER) as github:
+        env = {"GITHUB_TOKEN": "t", "GITHUB_API_URL": github.base_url, "TRIAGE_DB": db,
+               "TRIAGE_BOT_LOGIN": None}  # fmt: skip
+        refused = CliRunner().invoke(main, ["settle", "--repo", REPO], env=env)
+        assert refused.exit_code == 2, refused.output
+        assert "TRIAGE_BOT_LOGIN" in refused.output
+        assert MAINTAINER in refused.output
+        assert github.requests["timeline"] == 0
+        assert _outcomes(db) == {}
+        # a bot that runs as a machine user says so, and is taken at its word
+        env["TRIAGE_BOT_LOGIN"] = BOT
+        done = CliRunner().invoke(main, ["settle", "--repo", REPO], env=env)
+        assert done.exit_code == 0, done.output
+    assert _outcomes(db) == {d.number: d.outcome for d in issues if d.outcome is not None}
