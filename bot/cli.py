@@ -673,8 +673,16 @@ def calibrate(**flags: Any) -> None:
     help="Only issues opened on or after this date (UTC).",
 )
 @click.option("--limit", type=click.IntRange(min=1), help="Stop once --out holds N rows.")
+@click.option(
+    "--types",
+    is_flag=True,
+    help="Write type rows to --out instead: each closed issue's type (bug, feature, "
+    "question) from its maintainers' type label (below).",
+)
 @setting_options("dataset")
-def dataset(repo: str, out: Path, since: datetime | None, limit: int | None, **flags: Any) -> None:
+def dataset(
+    repo: str, out: Path, since: datetime | None, limit: int | None, types: bool, **flags: Any
+) -> None:
     """Label REPO's closed issues by what its maintainers did, for eval and calibrate.
 
     Reads through the GitHub API (GITHUB_TOKEN with read access): each closed issue's
@@ -710,6 +718,16 @@ def dataset(repo: str, out: Path, since: datetime | None, limit: int | None, **f
     keeps the title and body as a maintainer first saw them, the kind from the labels, and a
     rationale naming the deciding event. OUT.state.json keeps the skipped issues and page
     ETags; GitHub's rate limit is waited for, not failed on.
+
+    With --types, a row is {id, title, body, type, repo, created_at} for each closed issue
+    whose labels name exactly one type by types.labels in .github/triage-bot.yml (default:
+    bug, type: bug, kind/bug ...; enhancement, feature-request ...; question, support ...;
+    case-insensitive, whole names). The label counts when a maintainer added it (anyone
+    else than the reporter, the reporter when OWNER, MEMBER or COLLABORATOR, a listed
+    triager bot), or when the reporter (an issue form) or an app added it and a maintainer
+    then added another label or closed the issue as completed. The bot's own type label
+    never counts. The text is the issue's as opened. Issues with no type label, type
+    labels of two types, or an unconfirmed one are left out, counted by reason.
     """
 
     def job() -> None:
@@ -719,6 +737,7 @@ def dataset(repo: str, out: Path, since: datetime | None, limit: int | None, **f
 
         from bot.dataset import DatasetProgress
         from bot.errors import ConfigError
+        from bot.repo_file import TYPE_NAMES
         from bot.runner import run_dataset
 
         settings = _settings(flags)
@@ -729,7 +748,7 @@ def dataset(repo: str, out: Path, since: datetime | None, limit: int | None, **f
                 "token: set GITHUB_TOKEN (read access to the repository's issues is enough)"
             )
         start = since.replace(tzinfo=UTC) if since else None
-        shown = DatasetProgress()
+        shown = DatasetProgress(kinds=TYPE_NAMES) if types else DatasetProgress()
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), transient=True) as bar:
             task = bar.add_task("reading closed issues", total=None)
 
@@ -746,7 +765,14 @@ def dataset(repo: str, out: Path, since: datetime | None, limit: int | None, **f
 
             try:
                 report = run_dataset(
-                    settings, repo, out, since=start, limit=limit, on_progress=show, sleep=sleep
+                    settings,
+                    repo,
+                    out,
+                    since=start,
+                    limit=limit,
+                    on_progress=show,
+                    sleep=sleep,
+                    types=types,
                 )
             except KeyboardInterrupt:
                 bar.stop()

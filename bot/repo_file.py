@@ -6,11 +6,21 @@ How it is read and checked, and why: docs/repository-file.md.
 from __future__ import annotations
 
 import unicodedata
-from typing import Annotated, Any
+from pathlib import PurePosixPath
+from typing import Annotated, Any, Literal
 
 import re2
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from bot.checklist import EVERY_ISSUE, RESERVED_KEYS
 from bot.errors import ConfigError
@@ -19,8 +29,10 @@ from bot.setting_spec import IntRange, github_login
 from bot.settings_table import SETTINGS
 
 __all__ = [
+    "DEFAULT_TYPE_LABELS",
     "REPO_FILE_PATH",
     "SETTING_OF_KEY",
+    "TYPE_NAMES",
     "AuditConfig",
     "AuthorCommentConfig",
     "DatasetConfig",
@@ -31,6 +43,9 @@ __all__ = [
     "ModelsConfig",
     "RepoFile",
     "SkipRules",
+    "TypeLabels",
+    "TypeName",
+    "TypesConfig",
     "compile_pattern",
     "json_schema",
     "parse_repo_file",
@@ -244,6 +259,142 @@ class DatasetConfig(_Strict):
     )
 
 
+TypeName = Literal["bug", "feature", "question"]
+"""An issue's type, as type rows and the classifier name it."""
+
+TYPE_NAMES: tuple[TypeName, ...] = ("bug", "feature", "question")
+
+DEFAULT_TYPE_LABELS: dict[TypeName, tuple[str, ...]] = {
+    "bug": ("bug", "type: bug", "type:bug", "kind/bug", "Type: Bug"),
+    "feature": (
+        "enhancement",
+        "feature",
+        "feature-request",
+        "feature request",
+        "type: feature",
+        "type:feature",
+        "kind/feature",
+        "Type: Feature Request",
+    ),
+    "question": (
+        "question",
+        "type: question",
+        "type:question",
+        "kind/question",
+        "Type: Question",
+        "support",
+        "type:support",
+    ),
+}
+"""The common names of each type's label; the first is the one the bot applies."""
+
+_TypeList = Annotated[list[_LabelName], Field(max_length=50)]
+
+
+def _clash(
+    mine: list[str], others: dict[TypeName, list[str] | tuple[str, ...]]
+) -> tuple[str, TypeName] | None:
+    """A name of ``mine`` that another type lists too (case-insensitively), and that type."""
+    for name in mine:
+        for other, names in others.items():
+            if name.lower() in {n.lower() for n in names}:
+                return name, other
+    return None
+
+
+class TypeLabels(_Strict):
+    """``types.labels:``: the label names of each issue type. A type left out keeps the
+    common names (:data:`DEFAULT_TYPE_LABELS`); a type given an empty list has no label.
+    Names match case-insensitively, on the whole name; the first name of a type is the one
+    the bot applies. A name may stand for one type only."""
+
+    bug: _TypeList | None = Field(
+        default=None,
+        description="labels of bug reports, the one the bot applies first (default: bug, "
+        "type: bug, type:bug, kind/bug, Type: Bug)",
+    )
+    feature: _TypeList | None = Field(
+        default=None,
+        description="labels of feature requests, the one the bot applies first (default: "
+        "enhancement, feature, feature-request, feature request, type: feature, "
+        "type:feature, kind/feature, Type: Feature Request)",
+    )
+    question: _TypeList | None = Field(
+        default=None,
+        description="labels of questions, the one the bot applies first (default: question, "
+        "type: question, type:question, kind/question, Type: Question, support, "
+        "type:support)",
+    )
+
+    @field_validator("feature", "question")
+    @classmethod
+    def _one_type_a_name(cls, names: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        """A name also under an earlier type given in the file, refused at this type's key."""
+        earlier: dict[TypeName, list[str] | tuple[str, ...]] = {
+            t: info.data[t] for t in TYPE_NAMES if info.data.get(t) is not None
+        }
+        clash = _clash(names or [], earlier)
+        if clash is not None:
+            raise ValueError(f"{clash[0]!r} is listed under {clash[1]} too: a label names one type")
+        return names
+
+    @model_validator(mode="after")
+    def _none_among_the_defaults(self) -> TypeLabels:
+        """A given name that is a common name of a type left out, refused."""
+        given = {t: getattr(self, t) for t in TYPE_NAMES if getattr(self, t) is not None}
+        kept: dict[TypeName, list[str] | tuple[str, ...]] = {
+            t: DEFAULT_TYPE_LABELS[t] for t in TYPE_NAMES if t not in given
+        }
+        for kind, names in given.items():
+            clash = _clash(names, kept)
+            if clash is not None:
+                raise ValueError(
+                    f"{clash[0]!r} under {kind} is one of {clash[1]}'s common names, which "
+                    f"{clash[1]} keeps while the file lists none of its own: list {clash[1]} too"
+                )
+        return self
+
+    def names(self, kind: TypeName) -> tuple[str, ...]:
+        """The label names of ``kind``, the one the bot applies first."""
+        given: list[str] | None = getattr(self, kind)
+        return DEFAULT_TYPE_LABELS[kind] if given is None else tuple(given)
+
+    def applied(self, kind: TypeName) -> str | None:
+        """The label the bot applies for ``kind``; ``None`` when the type has no label."""
+        names = self.names(kind)
+        return names[0] if names else None
+
+    def type_of(self, label: str) -> TypeName | None:
+        """The type a label names (case-insensitively, the whole name), or ``None``."""
+        wanted = label.lower()
+        return next((t for t in TYPE_NAMES if wanted in {n.lower() for n in self.names(t)}), None)
+
+
+def _repository_path(path: str) -> str:
+    """A path from the repository's root: relative, no ``..``, no control character."""
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in path) or "\\" in path:
+        raise ValueError("a path may not hold a control character or a backslash")
+    parts = PurePosixPath(path).parts
+    if path.startswith("/") or ".." in parts or not parts or path.endswith("/"):
+        raise ValueError("must be a file's path from the repository's root (no leading /, no ..)")
+    return path
+
+
+class TypesConfig(_Strict):
+    """``types:``: the labels that say what an issue is (a bug, a feature request, a
+    question), read by ``triage-bot dataset --types`` and applied by the bot, and the type
+    model learned from them."""
+
+    labels: TypeLabels = Field(default_factory=TypeLabels)
+    model: Annotated[str, AfterValidator(_repository_path)] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=300,
+        description="the type model's file, a path from the repository's root (read at the "
+        "default branch)",
+    )
+
+
 def _one_line(text: str) -> str:
     if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in text):
         raise ValueError("must be one line with no control or invisible characters")
@@ -308,6 +459,7 @@ class RepoFile(_Strict):
     models: ModelsConfig = Field(default_factory=ModelsConfig)
     gate: GateConfig = Field(default_factory=GateConfig)
     dataset: DatasetConfig = Field(default_factory=DatasetConfig)
+    types: TypesConfig = Field(default_factory=TypesConfig)
 
     def settings(self) -> dict[str, Any]:
         """Setting name → value, for the settings the file sets (lists become tuples)."""

@@ -23,6 +23,7 @@ from bot.events import (
 from bot.factory import make_chat_model, make_github, make_store, model_concurrency
 from bot.gate.backlog import BACKLOG_LIMIT, Backlog
 from bot.gate.labels import gate_labels
+from bot.repo_file import TypeLabels
 from bot.run_report import RunReport, skipped_report
 from bot.settle.budget import Budget
 from bot.settle.job import NOTHING_TO_SETTLE, recorded_repo, settle_in_job, settle_scheduled
@@ -111,13 +112,16 @@ def run_dataset(
     limit: int | None = None,
     on_progress: Callable[[dataset.DatasetProgress], None] | None = None,
     sleep: Callable[[float], None] | None = None,
+    types: bool = False,
 ) -> dataset.DatasetReport:
     """``triage-bot dataset``: append ``repo``'s labelled closed issues to ``out``.
 
-    The GitHub client waits out rate limits through ``sleep``. Raises :exc:`ConfigError` for a
-    broken repository file or an unusable ``out``, before any request.
+    ``types``: type rows, by the repository file's ``types.labels``. The GitHub client waits
+    out rate limits through ``sleep``. Raises :exc:`ConfigError` for a broken repository file
+    or an unusable ``out``, before any request.
     """
-    files = dataset.DatasetFiles(out, repo)  # refused before any request to GitHub
+    # refused before any request to GitHub
+    files = dataset.DatasetFiles(out, repo, rows="types" if types else "eval")
     github = make_github(settings, sleep=sleep)
     with JobContext.build(
         settings,
@@ -139,6 +143,7 @@ def run_dataset(
             limit=limit,
             on_progress=on_progress,
             files=files,
+            types=(file.types.labels if file is not None else TypeLabels()) if types else None,
         )
 
 

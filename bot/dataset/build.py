@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 from bot.clients.github_port import EditHistory, IssueHistoryPort, ListedIssue, RateLimit
-from bot.dataset.files import DatasetFiles, PageMark, row_id
+from bot.dataset.files import DatasetFiles, PageMark, RowKind, row_id
 from bot.dataset.rules import (
     Decision,
     LabelRules,
@@ -25,19 +25,27 @@ from bot.dataset.rules import (
     transferred,
 )
 from bot.dataset.text import body_at, title_at
+from bot.dataset.type_rows import TypeRow, decide_type, early_type_skip, type_text
 from bot.errors import ConfigError, GitHubError
 from bot.evaluation.sets import EvalIssue
 from bot.gate.labels import DEFAULT_LABELS, GateLabels
 from bot.neutralise import log_value
-from bot.repo_file import DatasetConfig
+from bot.repo_file import TYPE_NAMES, DatasetConfig, TypeLabels
 
 __all__ = ["DatasetProgress", "DatasetReport", "run_dataset"]
 
 
+_VERDICTS = ("VALID", "NEEDS_REFINEMENT")
+
+
 @dataclass
 class DatasetProgress:
-    """What a run has done so far; counts are this run's, except ``rows`` (the file's)."""
+    """What a run has done so far; counts are this run's, except ``rows`` (the file's).
 
+    ``labelled`` counts the rows by verdict, or by type for type rows (``kinds``).
+    """
+
+    kinds: tuple[str, ...] = _VERDICTS
     read: int = 0
     labelled: Counter[str] = field(default_factory=Counter)
     borderline: int = 0
@@ -54,8 +62,7 @@ class DatasetProgress:
         known = self.rate_limit
         parts = [
             f"read {self.read}",
-            f"VALID {self.labelled['VALID']}",
-            f"NEEDS_REFINEMENT {self.labelled['NEEDS_REFINEMENT']}",
+            *(f"{kind} {self.labelled[kind]}" for kind in self.kinds),
             f"skipped {sum(self.skipped.values())}" + (f" ({skipped})" if skipped else ""),
             "requests left " + ("?" if known is None else f"{known.remaining}/{known.limit}"),
         ]
@@ -94,10 +101,18 @@ class DatasetReport:
             lines.append(
                 "A row cut short by an earlier crash was dropped; its issue was read again."
             )
+        if done.kinds == _VERDICTS:
+            labelled = (
+                f"labelled {done.labelled['VALID']} VALID and "
+                f"{done.labelled['NEEDS_REFINEMENT']} NEEDS_REFINEMENT "
+                f"({done.borderline} borderline)"
+            )
+        else:
+            counts = ", ".join(f"{done.labelled[kind]} {kind}" for kind in done.kinds)
+            labelled = f"typed {counts}"
         lines.append(
-            f"This run: read {done.read} closed issue(s); labelled {done.labelled['VALID']} "
-            f"VALID and {done.labelled['NEEDS_REFINEMENT']} NEEDS_REFINEMENT "
-            f"({done.borderline} borderline); left out {sum(done.skipped.values())}."
+            f"This run: read {done.read} closed issue(s); {labelled}; "
+            f"left out {sum(done.skipped.values())}."
         )
         for reason, count in done.skipped.most_common():
             lines.append(f"  {count:>5}  {reason.value}")
@@ -108,7 +123,7 @@ class DatasetReport:
             )
         if done.skipped or done.earlier:
             lines.append(f"Issues left out, with their reason: {log_value(str(self.state_file))}")
-        if done.rows:
+        if done.rows and done.kinds == _VERDICTS:
             lines.append(
                 f"Next: triage-bot eval --only gate --split --issues {out} "
                 "--save-replies replies.jsonl (add your model's flags, e.g. --ollama-host URL "
@@ -152,6 +167,33 @@ def _row(
     )
 
 
+def _type_row(
+    github: IssueHistoryPort,
+    repo: str,
+    issue: ListedIssue,
+    history: EditHistory | None,
+    rules: LabelRules,
+    mapping: TypeLabels,
+) -> TypeRow | SkipReason:
+    timeline = github.issue_timeline(repo, issue.number)
+    if timeline is None:
+        return SkipReason.GONE
+    if transferred(issue, timeline, repo):
+        return SkipReason.TRANSFERRED
+    kind = decide_type(issue, timeline, mapping, rules)
+    if isinstance(kind, SkipReason):
+        return kind
+    title, body = type_text(issue, timeline, history)
+    return TypeRow(
+        id=row_id(repo, issue.number),
+        title=title,
+        body=body,
+        type=kind,
+        repo=repo,
+        created_at=issue.created_at,
+    )
+
+
 def run_dataset(
     github: IssueHistoryPort,
     repo: str,
@@ -164,18 +206,35 @@ def run_dataset(
     limit: int | None = None,
     on_progress: Callable[[DatasetProgress], None] | None = None,
     files: DatasetFiles | None = None,
+    types: TypeLabels | None = None,
 ) -> DatasetReport:
     """Label ``repo``'s closed issues and append the rows to ``out``, resuming a stopped run.
 
-    ``since`` is UTC; ``limit`` counts the file's rows; ``files`` may be opened beforehand.
+    With ``types`` (the repository's type labels) the rows are type rows
+    (:mod:`bot.dataset.type_rows`). ``since`` is UTC; ``limit`` counts the file's rows;
+    ``files`` may be opened beforehand (with the same kind of rows).
 
     Raises:
         ConfigError: ``out`` or its state file is not this command's, or cannot be written.
         GitHubError: a read failed, or the list does not end; what was done is kept.
     """
     rules = LabelRules.from_config(config, gate=gate, bot_login=bot_login)
-    files = DatasetFiles(out, repo) if files is None else files
-    progress = DatasetProgress(rows=len(files.row_ids))
+    kind: RowKind = "eval" if types is None else "types"
+    files = DatasetFiles(out, repo, rows=kind) if files is None else files
+    if files.rows != kind:
+        raise ValueError(f"{out}: opened for {files.rows} rows, written with {kind} rows")
+    progress = DatasetProgress(
+        rows=len(files.row_ids), kinds=_VERDICTS if types is None else TYPE_NAMES
+    )
+
+    def early_skip_of(issue: ListedIssue) -> SkipReason | None:
+        return early_skip(issue) if types is None else early_type_skip(issue, types)
+
+    def row_of(issue: ListedIssue, history: EditHistory | None) -> EvalIssue | TypeRow | SkipReason:
+        if types is None:
+            return _row(github, repo, issue, history, rules)
+        return _type_row(github, repo, issue, history, rules, types)
+
     seen_issue = bool(files.row_ids) or bool(files.skipped_reasons())
 
     def tell() -> None:
@@ -213,7 +272,7 @@ def run_dataset(
             seen_issue = seen_issue or bool(in_scope)
             pending = [i for i in in_scope if not files.done(i.number)]
             progress.earlier += len(in_scope) - len(pending)
-            early = {i.number: early_skip(i) for i in pending}
+            early = {i.number: early_skip_of(i) for i in pending}
             histories = github.edit_histories(
                 [i.node_id for i in pending if early[i.number] is None]
             )
@@ -223,15 +282,17 @@ def run_dataset(
                     finished = False
                     break
                 progress.read += 1
-                outcome = early[issue.number] or _row(
-                    github, repo, issue, histories.get(issue.node_id), rules
-                )
+                outcome = early[issue.number] or row_of(issue, histories.get(issue.node_id))
                 if isinstance(outcome, SkipReason):
                     files.skip(row_id(repo, issue.number), outcome.value)
                     progress.skipped[outcome] += 1
+                    tell()
+                    continue
+                files.append(outcome)
+                progress.rows += 1
+                if isinstance(outcome, TypeRow):
+                    progress.labelled[outcome.type] += 1
                 else:
-                    files.append(outcome)
-                    progress.rows += 1
                     progress.labelled[outcome.expected] += 1
                     progress.borderline += outcome.borderline
                 tell()

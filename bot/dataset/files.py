@@ -8,9 +8,11 @@ import os
 import re
 import tempfile
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bot.dataset.type_rows import TypeRow
 from bot.errors import ConfigError
 from bot.evaluation.sets import EvalIssue
 from bot.regular_file import (
@@ -24,6 +26,7 @@ from bot.regular_file import (
 __all__ = [
     "DatasetFiles",
     "PageMark",
+    "RowKind",
     "check_writable",
     "legacy_row_id",
     "row_id",
@@ -116,24 +119,31 @@ class _RepoState(BaseModel):
     pages: dict[str, PageMark] = Field(default_factory=dict)
 
 
+RowKind = Literal["eval", "types"]
+"""What a rows file holds: the eval format's labelled rows, or type rows."""
+
+
 class _State(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     version: int = 1
+    rows: RowKind = "eval"
     repos: dict[str, _RepoState] = Field(default_factory=dict)
 
 
 class DatasetFiles:
     """The rows file and the state file of one run for one repository.
 
-    Opening drops a torn last row. Raises :exc:`ConfigError`, naming the file, for any other
-    line that is not a row, a foreign state file, or a failed write.
+    ``rows`` says which rows the file holds (:class:`EvalIssue` or :class:`TypeRow`). Opening
+    drops a torn last row. Raises :exc:`ConfigError`, naming the file, for any other line that
+    is not such a row, a foreign state file (the other kind's too), or a failed write.
     """
 
-    def __init__(self, out: Path, repo: str) -> None:
+    def __init__(self, out: Path, repo: str, *, rows: RowKind = "eval") -> None:
         self.out = out
         self.state_file = state_path(out)
         self.repo = repo
+        self.rows = rows
         self.dropped_torn_line = False
         self._needs_line_end = False
         self._legacy_rows: set[tuple[str, int]] = set()
@@ -158,16 +168,20 @@ class DatasetFiles:
             if not line.strip():
                 continue
             try:
-                row = EvalIssue.model_validate_json(line)
-                ids.add(row.id)
-                self._note_legacy(row)
+                if self.rows == "types":
+                    ids.add(TypeRow.model_validate_json(line).id)
+                else:
+                    row = EvalIssue.model_validate_json(line)
+                    ids.add(row.id)
+                    self._note_legacy(row)
             except ValidationError:
                 if number == len(lines) and ids and torn_row(line):
                     self.dropped_torn_line = True
                     continue
+                what = "a type row" if self.rows == "types" else "a row of the eval format"
                 raise ConfigError(
-                    f"--out {self.out}:{number}: not a row of the eval format; give a new "
-                    "file, or the one an earlier dataset run wrote"
+                    f"--out {self.out}:{number}: not {what}; give a new file, or the one an "
+                    f"earlier dataset run{' --types' if self.rows == 'types' else ''} wrote"
                 ) from None
         if self.dropped_torn_line:  # every other line is a row: only the torn one goes
             try:
@@ -191,18 +205,28 @@ class DatasetFiles:
         try:
             raw = read_regular(self.state_file, limit=MAX_INPUT_BYTES, follow_symlinks=False)
         except FileNotFoundError:
-            return _State()
+            return _State(rows=self.rows)
         except OSError as exc:
             raise ConfigError(
                 f"{self.state_file}: cannot be read ({exc.strerror or type(exc).__name__})"
             ) from None
         try:
-            return _State.model_validate_json(raw)
+            state = _State.model_validate_json(raw)
         except ValidationError:
             raise ConfigError(
                 f"{self.state_file}: not the state a dataset run keeps; delete it to read "
                 "every issue again (the rows in --out are kept)"
             ) from None
+        if state.rows != self.rows:
+            kept, asked = (
+                ("type rows", "readiness rows") if state.rows == "types" else
+                ("readiness rows", "type rows")
+            )  # fmt: skip
+            raise ConfigError(
+                f"{self.state_file}: kept by a run that wrote {kept}, and this one writes "
+                f"{asked}: give each its own --out"
+            )
+        return state
 
     def done(self, number: int) -> bool:
         """Whether issue ``number`` is in the rows or skipped, under its id or the legacy one."""
@@ -217,7 +241,7 @@ class DatasetFiles:
     def page(self, key: str) -> PageMark | None:
         return self._mine.pages.get(key)
 
-    def append(self, row: EvalIssue) -> None:
+    def append(self, row: EvalIssue | TypeRow) -> None:
         """Append one row and flush it to disk; a row already there is not written again."""
         if row.id in self.row_ids:
             return

@@ -74,7 +74,10 @@ Expected = Literal["VALID", "NEEDS_REFINEMENT"]
 
 
 class SkipReason(StrEnum):
-    """Why a closed issue is not in the set; counted, and kept in the state file."""
+    """Why a closed issue is not in the set; counted, and kept in the state file.
+
+    The last six are the type rows' (:mod:`bot.dataset.type_rows`).
+    """
 
     BOT = "opened by a bot"
     MAINTAINER = "opened by a maintainer (nobody judged the report)"
@@ -86,6 +89,15 @@ class SkipReason(StrEnum):
     DUPLICATE = "closed as a duplicate, with no other decision"
     NO_DECISION = "closed with no fix, label or question from a maintainer"
     TEXT_UNKNOWN = "edited after the first maintainer response, and GitHub keeps no earlier text"
+    PULL_REQUEST = "a pull request"
+    OPEN = "open"
+    NO_TYPE = "no type label"
+    SEVERAL_TYPES = "type labels of more than one type"
+    TYPE_BY_BOT = "its type label is the bot's own"
+    TYPE_UNCONFIRMED = (
+        "its type label is the reporter's (an issue form's) or an app's, and no maintainer "
+        "confirmed it"
+    )
 
 
 def _normal(name: str) -> str:
