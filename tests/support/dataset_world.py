@@ -157,6 +157,13 @@ def labeled(
     return {**_event("labeled", at, actor, kind), "label": {"name": label, "color": "d73a4a"}}
 
 
+def unlabeled(
+    at: datetime, label: str, actor: str = MAINTAINER, kind: str = "User"
+) -> dict[str, Any]:
+    """An ``unlabeled`` timeline event (the ``labeled`` event's shape)."""
+    return {**_event("unlabeled", at, actor, kind), "label": {"name": label, "color": "d73a4a"}}
+
+
 def commented(
     at: datetime,
     body: str,
