@@ -665,7 +665,8 @@ def calibrate(**flags: Any) -> None:
     "--out",
     type=click.Path(path_type=Path, dir_okay=False),
     required=True,
-    help="The rows (JSONL, the eval format); appended by issue id, so a rerun resumes.",
+    help="The rows (JSONL: the eval format, or type rows with --types); appended by issue id, "
+    "so a rerun resumes.",
 )
 @click.option(
     "--since",

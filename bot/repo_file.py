@@ -6,7 +6,6 @@ How it is read and checked, and why: docs/repository-file.md.
 from __future__ import annotations
 
 import unicodedata
-from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal
 
 import re2
@@ -374,8 +373,8 @@ def _repository_path(path: str) -> str:
     """A path from the repository's root: relative, no ``..``, no control character."""
     if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in path) or "\\" in path:
         raise ValueError("a path may not hold a control character or a backslash")
-    parts = PurePosixPath(path).parts
-    if path.startswith("/") or ".." in parts or not parts or path.endswith("/"):
+    parts = path.split("/")
+    if path.startswith("/") or ".." in parts or parts[-1] in ("", "."):
         raise ValueError("must be a file's path from the repository's root (no leading /, no ..)")
     return path
 

@@ -119,6 +119,7 @@ def test_a_type_given_no_names_has_no_label() -> None:
         ("types:\n  model: ../secrets.json\n", "line 2: types.model: Value error, must be a"),
         ("types:\n  model: /etc/passwd\n", "line 2: types.model: Value error, must be a"),
         ("types:\n  model: models/\n", "line 2: types.model: Value error, must be a"),
+        ("types:\n  model: models/.\n", "line 2: types.model: Value error, must be a"),
         ("types:\n  model: 'a\\\\b.json'\n", "line 2: types.model: Value error, a path may"),
         ("types:\n  model: ''\n", "line 2: types.model: Value error, must be a"),
         ("types:\n  model: 3\n", "line 2: types.model: Input should be"),

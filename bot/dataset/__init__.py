@@ -2,5 +2,6 @@
 
 from bot.dataset.build import DatasetProgress, DatasetReport, run_dataset
 from bot.dataset.files import DatasetFiles
+from bot.dataset.type_rows import TypeRow
 
-__all__ = ["DatasetFiles", "DatasetProgress", "DatasetReport", "run_dataset"]
+__all__ = ["DatasetFiles", "DatasetProgress", "DatasetReport", "TypeRow", "run_dataset"]
