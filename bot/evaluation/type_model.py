@@ -40,7 +40,7 @@ def _table(title: str, rows: Sequence[Sequence[str]]) -> str:
         table.add_row(*row)
     out = io.StringIO()
     Console(file=out, width=100, color_system=None, legacy_windows=False).print(table)
-    return out.getvalue()
+    return "\n".join(line.rstrip() for line in out.getvalue().strip("\n").splitlines())
 
 
 def _load_rows(path: Path, repo: str | None) -> list[TypeRow]:
