@@ -610,7 +610,12 @@ replies_option = click.option(
 )
 @setting_options("eval")
 def eval_command(**flags: Any) -> None:  # fmt: skip
-    """Measure the gate and the auditor on labelled sets; print markdown, write JSON."""
+    """Measure the gate and the auditor on labelled sets; print markdown, write JSON.
+
+    With --only types: a type model (--types-model, from triage-bot types fit) on type rows
+    (--issues): macro-F1, per type precision, recall and F1, precision and coverage at the
+    model's thresholds, and each row's guess; a model file that cannot be applied: exit 2.
+    """
 
     def job() -> None:
         if flags["only"] == "types":

@@ -20,7 +20,15 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["TOKEN_PATTERN", "Analyzer", "Field", "char_wb_ngrams", "field_text", "word_ngrams"]
+__all__ = [
+    "TOKEN_PATTERN",
+    "Analyzer",
+    "Field",
+    "char_wb_ngrams",
+    "field_text",
+    "tfidf",
+    "word_ngrams",
+]
 
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"  # noqa: S105 (a pattern, no secret)
 """scikit-learn's default word token: two or more word characters."""
@@ -48,20 +56,45 @@ def word_ngrams(text: str, ngram_range: tuple[int, int]) -> list[str]:
     return grams
 
 
+def _padded_grams(word: str, low: int, high: int) -> list[str]:
+    padded = f" {word} "
+    size = len(padded)
+    grams: list[str] = []
+    for n in range(low, high + 1):
+        if n >= size:
+            grams.append(padded)
+            break
+        grams += [padded[i : i + n] for i in range(size - n + 1)]
+    return grams
+
+
+def _words(text: str) -> list[str]:
+    return _WHITE_SPACES.sub(" ", text.lower()).split()
+
+
 def char_wb_ngrams(text: str, ngram_range: tuple[int, int]) -> list[str]:
     """The lowercased character n-grams of each word of ``text``, the word padded by a space
-    each side; a word shorter than an n gives itself, padded, once."""
+    each side; a word no longer than an n, padded, gives itself once and no longer n-gram."""
     low, high = ngram_range
-    grams: list[str] = []
-    for word in _WHITE_SPACES.sub(" ", text.lower()).split():
-        padded = f" {word} "
-        size = len(padded)
-        for n in range(low, high + 1):
-            if n >= size:
-                grams.append(padded)
-                break
-            grams += [padded[i : i + n] for i in range(size - n + 1)]
-    return grams
+    return [gram for word in _words(text) for gram in _padded_grams(word, low, high)]
+
+
+def _known_counts(
+    text: str, analyzer: Analyzer, ngram_range: tuple[int, int], vocabulary: dict[str, int]
+) -> dict[int, int]:
+    """Each known n-gram's column and count; each distinct word's character n-grams made once."""
+    counts: dict[int, int] = {}
+    if analyzer == "words":
+        for gram, times in Counter(word_ngrams(text, ngram_range)).items():
+            if (column := vocabulary.get(gram)) is not None:
+                counts[column] = times
+        return counts
+    low, high = ngram_range
+    for word, times in Counter(_words(text)).items():
+        for gram in _padded_grams(word, low, high):
+            if (column := vocabulary.get(gram)) is not None:
+                counts[column] = counts.get(column, 0) + times
+    return counts
 
 
 def tfidf(
@@ -76,13 +109,12 @@ def tfidf(
     a text with no known n-gram gives a row of zeros."""
     import numpy as np
 
-    split = word_ngrams if analyzer == "words" else char_wb_ngrams
     rows = np.zeros((len(texts), len(idf)), dtype=np.float64)
     for row, text in enumerate(texts):
-        counts = {g: c for g, c in Counter(split(text, ngram_range)).items() if g in vocabulary}
+        counts = _known_counts(text, analyzer, ngram_range, vocabulary)
         if not counts:
             continue
-        columns = np.fromiter((vocabulary[g] for g in counts), dtype=np.intp, count=len(counts))
+        columns = np.fromiter(counts, dtype=np.intp, count=len(counts))
         tf = np.fromiter(counts.values(), dtype=np.float64, count=len(counts))
         values = (1.0 + np.log(tf)) * idf[columns]
         norm = float(np.sqrt(np.dot(values, values)))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -251,18 +252,26 @@ def _out_of_fold(
     return out
 
 
+def _one_blas_thread() -> AbstractContextManager[object]:
+    """One BLAS thread while it is entered. threadpoolctl limits the libraries loaded when it
+    is called: scipy's and scikit-learn's are imported first."""
+    import importlib
+
+    from threadpoolctl import threadpool_limits
+
+    for module in ("scipy.sparse", "sklearn.linear_model", "sklearn.model_selection"):
+        importlib.import_module(module)
+    limit: AbstractContextManager[object] = threadpool_limits(limits=1, user_api="blas")
+    return limit
+
+
 def cv_predictions(rows: Sequence[TypeRow], specs: Sequence[BlockSpec]) -> list[Prediction]:
     """Each row's guess, in the rows' order, by a model fitted on the other folds (5-fold,
     stratified, no thresholds): how candidate blocks compare."""
     import numpy as np
-    import scipy.sparse
-    import sklearn.linear_model
-    import sklearn.model_selection
-    from threadpoolctl import threadpool_limits
 
-    del scipy, sklearn  # loaded before the limit, which holds the libraries loaded
     labels = [row.type for row in rows]
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _one_blas_thread():
         counts = [_Counts(spec, rows) for spec in specs]
         folds = _out_of_fold(counts, np.arange(len(rows)), labels, lambda: None)
     by_row = {int(i): p for test, fold in folds for i, p in zip(test, fold, strict=True)}
@@ -284,14 +293,8 @@ def fit_type_model(
     cores). Raises :exc:`ConfigError` as :func:`check_rows` does, or when the rows share too
     few n-grams.
     """
-    import scipy.sparse
-    import sklearn.linear_model
-    import sklearn.model_selection
-    from threadpoolctl import threadpool_limits
-
     check_rows(rows)
-    del scipy, sklearn  # loaded before the limit, which holds the libraries loaded
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _one_blas_thread():
         return _fit(rows, min_precision=min_precision, repo=repo, specs=specs, on_fit=on_fit)
 
 
