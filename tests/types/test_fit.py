@@ -105,11 +105,8 @@ def test_nested_thresholds_are_chosen_without_the_rows_they_are_measured_on() ->
     rows = made_up_rows(14)
     result = fit_type_model(rows, min_precision=0.9)
     figures = result.model.figures
-    # the figures at the thresholds are the outer folds' (each row by thresholds chosen on
-    # inner folds without it), not those of the thresholds written into the model
-    written = at_thresholds(
-        result.predictions, [result.model.thresholds] * len(rows), ["bug", "feature", "question"]
-    )
+    # the figures at the thresholds are the outer folds' (each row held to thresholds chosen
+    # on inner folds without it)
     assert figures.coverage == result.at_thresholds.overall_coverage
     for kind, scores in figures.per_type.items():
         assert scores.threshold_coverage == result.at_thresholds.coverage[kind]
@@ -118,7 +115,6 @@ def test_nested_thresholds_are_chosen_without_the_rows_they_are_measured_on() ->
         result.predictions, ["bug", "feature", "question"], 0.9
     )
     assert len(result.predictions) == len(rows)
-    assert written.labelled  # computed on the same guesses
     # and those guesses are the plain 5-fold cross-validation's
     assert result.predictions == cv_predictions(rows, BLOCKS)
 
@@ -164,3 +160,27 @@ def test_rows_that_share_no_ngram_are_refused() -> None:
     ]
     with pytest.raises(ConfigError, match="share too few words of their text"):
         fit_type_model(rows, min_precision=0.9)
+
+
+def test_each_outer_fold_takes_thresholds_chosen_on_its_training_part_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import bot.types.fit as fit
+
+    calls: list[int] = []
+    real = fit.choose_thresholds
+
+    def recording(
+        predictions: list[Prediction], types: list[TypeName], bound: float
+    ) -> dict[TypeName, float | None]:
+        calls.append(len(predictions))
+        return real(predictions, types, bound)
+
+    monkeypatch.setattr(fit, "choose_thresholds", recording)
+    rows = made_up_rows(14)  # 42 rows: outer folds of 8 or 9, training parts of 34 or 33
+    fit_type_model(rows, min_precision=0.9)
+    # five outer folds, each choosing on its training part's inner out-of-fold guesses only,
+    # then the written thresholds on all 42 outer guesses
+    assert len(calls) == 6
+    assert sorted(calls[:5]) == [33, 33, 34, 34, 34]
+    assert calls[5] == 42
