@@ -2,6 +2,7 @@
 
     BotError                              exit 1 unless a subclass says otherwise
     ├── ConfigError                       exit 2  bad flag, missing env var, unreadable setting
+    │   └── TypeModelError                        a type model file that cannot be applied
     ├── EventError                        exit 3  event file missing/unreadable/malformed payload
     ├── InvalidRange                      exit 2  a PATH:START-END the audit refuses
     ├── ModelError                        (gate: validator-error label, never an exit)
@@ -47,6 +48,7 @@ __all__ = [
     "ModelTruncated",
     "ModelUnavailable",
     "StoreError",
+    "TypeModelError",
 ]
 
 
@@ -62,6 +64,13 @@ class ConfigError(BotError):
 
     exit_code = 2
     kind = "config"
+
+
+class TypeModelError(ConfigError):
+    """A type model file is unreadable, too large, or not a valid model; the message names the
+    file and the problem, never the file's content."""
+
+    kind = "type_model"
 
 
 class EventError(BotError):

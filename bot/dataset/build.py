@@ -130,6 +130,11 @@ class DatasetReport:
                 "--model NAME); then triage-bot calibrate --issues "
                 f"{out} --replies replies.jsonl --out policy.json"
             )
+        elif done.rows:
+            lines.append(
+                f"Next: triage-bot types fit --issues {out} --repo {self.repo} "
+                "--out .github/triage-bot-types.json (needs the types-fit extra)"
+            )
         return lines
 
 

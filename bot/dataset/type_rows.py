@@ -7,35 +7,14 @@ out in docs/measure-your-model.md, "Type rows: what an issue is".
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
-
-from pydantic import BaseModel, ConfigDict
 
 from bot.clients.github_port import EditHistory, ListedIssue, TimelineItem
 from bot.dataset.rules import MAINTAINER_ASSOCIATIONS, LabelRules, SkipReason
 from bot.dataset.text import body_at, title_at
 from bot.repo_file import TypeLabels, TypeName
+from bot.types.rows import TypeRow
 
 __all__ = ["TypeRow", "decide_type", "early_type_skip", "issue_types", "type_text"]
-
-
-class TypeRow(BaseModel):
-    """One issue and its type, a line of ``dataset --types``'s file.
-
-    The shape of the development set of issue types (``repo`` and ``created_at`` optional).
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    id: str
-    """As ``dataset`` names the issue's row (:func:`bot.dataset.files.row_id`)."""
-    title: str
-    body: str
-    type: TypeName
-    repo: str | None = None
-    """``OWNER/NAME``."""
-    created_at: datetime | None = None
-    """When the issue was opened (UTC)."""
 
 
 def issue_types(labels: Sequence[str], mapping: TypeLabels) -> set[TypeName]:

@@ -318,6 +318,11 @@ def test_each_type_rule_end_to_end(tmp_path: Path) -> None:
     assert f"{unconfirmed:>5}  {SkipReason.TYPE_UNCONFIRMED.value}" in result.output
     assert f"    1  {SkipReason.SEVERAL_TYPES.value}" in result.output
     assert "Next: triage-bot eval" not in result.output  # the readiness rows' next step
+    (nxt,) = [line for line in result.output.splitlines() if line.startswith("Next: ")]
+    assert nxt.startswith(f"Next: triage-bot types fit --issues {out} --repo {REPO} --out ")
+    fit = main.commands["types"].commands["fit"]  # type: ignore[attr-defined]
+    options = {o for p in fit.params for o in p.opts}
+    assert {w for w in nxt.split() if w.startswith("--")} <= options
 
 
 def test_a_stopped_types_run_resumes_and_an_unchanged_list_costs_one_request(
