@@ -7,9 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.repo_file import TypeName
+from bot.shares import wilson
 
 __all__ = [
     "MIN_THRESHOLD_SUPPORT",
+    "THRESHOLD_Z",
     "AtThresholds",
     "Prediction",
     "Scores",
@@ -22,6 +24,10 @@ __all__ = [
 
 MIN_THRESHOLD_SUPPORT = 5
 """The fewest guesses of a type at or above a threshold that may choose it."""
+
+THRESHOLD_Z = 1.2815515655446004
+"""The normal quantile of 0.9: a threshold's precision must clear the bound at the one-sided
+90% Wilson lower limit, not as a point estimate (docs/types.md says why)."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +78,8 @@ def choose_threshold(
     min_support: int = MIN_THRESHOLD_SUPPORT,
 ) -> float | None:
     """The lowest confidence ``t`` at which the guesses of ``kind`` with confidence ≥ ``t``
-    are at least ``min_support`` and have precision ≥ ``bound``; ``None`` when none does."""
+    are at least ``min_support`` and the lower limit of their precision (:data:`THRESHOLD_Z`)
+    is ≥ ``bound``; ``None`` when none does."""
     guesses = sorted(
         ((p.confidence, p.expected == kind) for p in predictions if p.got == kind), reverse=True
     )
@@ -82,7 +89,7 @@ def choose_threshold(
         hits += hit
         if taken < len(guesses) and guesses[taken][0] == confidence:
             continue  # a threshold takes every guess of its confidence
-        if taken >= min_support and hits >= bound * taken:
+        if taken >= min_support and wilson(hits, taken, THRESHOLD_Z)[0] >= bound:
             chosen = confidence
     return chosen
 

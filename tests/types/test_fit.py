@@ -14,10 +14,17 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from bot.errors import ConfigError
 from bot.repo_file import TypeName
+from bot.shares import wilson
 from bot.types.features import field_text
 from bot.types.fit import BLOCKS, check_rows, cv_predictions, fit_type_model
 from bot.types.rows import TypeRow
-from bot.types.scores import Prediction, at_thresholds, choose_threshold, choose_thresholds
+from bot.types.scores import (
+    THRESHOLD_Z,
+    Prediction,
+    at_thresholds,
+    choose_threshold,
+    choose_thresholds,
+)
 from tests.support.type_rows import made_up_rows
 
 
@@ -43,25 +50,36 @@ def _p(expected: TypeName, got: TypeName, confidence: float) -> Prediction:
     return Prediction(expected, got, confidence)
 
 
-def test_the_threshold_is_the_lowest_confidence_that_reaches_the_bound() -> None:
-    # bug guesses, most confident first: 6 right above 0.7, a wrong one at 0.65, right below
-    guesses = [_p("bug", "bug", c) for c in (0.99, 0.95, 0.9, 0.85, 0.8, 0.75)]
-    guesses += [_p("question", "bug", 0.65), _p("bug", "bug", 0.6), _p("feature", "bug", 0.5)]
-    guesses += [_p("feature", "bug", 0.45), _p("feature", "feature", 0.9)]
-    # ≥ 0.6: 7 of 8 right (0.875 < 0.9); ≥ 0.75: 6 of 6; ≥ 0.5 and lower: worse
-    assert choose_threshold(guesses, "bug", 0.9) == 0.75
-    # 0.85 bound: ≥ 0.6 gives 0.875, the lowest that reaches it
-    assert choose_threshold(guesses, "bug", 0.85) == 0.6
-    # fewer than 5 guesses at or above any threshold reaching 1.0 besides the top six: 0.75
-    assert choose_threshold(guesses, "bug", 1.0) == 0.75
+def _lower(right: int, kept: int) -> float:
+    return wilson(right, kept, THRESHOLD_Z)[0]
+
+
+def test_the_threshold_is_the_lowest_confidence_whose_lower_limit_reaches_the_bound() -> None:
+    # bug guesses, most confident first: 12 right from 0.99 down, a wrong one at 0.65, then
+    # 8 right, then wrong ones
+    right_high = [_p("bug", "bug", 0.99 - i * 0.02) for i in range(12)]  # 0.99 … 0.77
+    guesses = [*right_high, _p("question", "bug", 0.65)]
+    guesses += [_p("bug", "bug", 0.6 - i * 0.01) for i in range(8)]  # 0.60 … 0.53
+    guesses += [_p("feature", "bug", 0.5), _p("feature", "bug", 0.45)]
+    guesses += [_p("feature", "feature", 0.9)]
+    # 12 of 12 has a lower limit of about 0.88: not 0.9, though the point estimate is 1.0
+    assert _lower(12, 12) < 0.9 < 1.0
+    assert choose_threshold(guesses, "bug", 0.9) is None
+    # 0.85: ≥ 0.77 (12 of 12) clears it; ≥ 0.53 (20 of 21, lower ~0.86) clears it too
+    assert _lower(20, 21) >= 0.85
+    assert choose_threshold(guesses, "bug", 0.85) == pytest.approx(0.53)
+    # 0.8: the lowest, 20 of 23 at 0.45, has a lower limit under it; 20 of 22 too
+    assert _lower(20, 22) < 0.8
+    assert choose_threshold(guesses, "bug", 0.8) == pytest.approx(0.53)
     # a type with fewer than 5 guesses gets none
-    assert choose_threshold(guesses, "feature", 0.5) is None
-    assert choose_threshold(guesses, "question", 0.5) is None
+    assert choose_threshold(guesses, "feature", 0.1) is None
+    assert choose_threshold(guesses, "question", 0.1) is None
 
 
 def test_a_threshold_takes_every_guess_of_its_confidence() -> None:
-    # five right and one wrong all at 0.8: no threshold can keep the right ones alone
-    guesses = [_p("bug", "bug", 0.8)] * 5 + [_p("feature", "bug", 0.8)]
+    # thirty right and one wrong all at 0.8: no threshold can keep the right ones alone
+    guesses = [_p("bug", "bug", 0.8)] * 30 + [_p("feature", "bug", 0.8)]
+    assert _lower(30, 31) < 0.9
     assert choose_threshold(guesses, "bug", 0.9) is None
     assert choose_threshold(guesses, "bug", 0.8) == 0.8
 
@@ -70,9 +88,9 @@ def test_a_threshold_takes_every_guess_of_its_confidence() -> None:
 @given(
     st.lists(
         st.tuples(st.sampled_from(["bug", "feature"]), st.floats(0.34, 1.0, allow_nan=False)),
-        max_size=30,
+        max_size=40,
     ),
-    st.floats(0.5, 1.0),
+    st.floats(0.3, 1.0),
 )
 def test_the_chosen_threshold_reaches_the_bound_and_is_the_lowest(
     raw: list[tuple[TypeName, float]], bound: float
@@ -83,7 +101,7 @@ def test_the_chosen_threshold_reaches_the_bound_and_is_the_lowest(
     def reaches(t: float) -> bool:
         kept = [g for g in guesses if g.confidence >= t]
         right = sum(1 for g in kept if g.expected == "bug")
-        return len(kept) >= 5 and right >= bound * len(kept)
+        return len(kept) >= 5 and _lower(right, len(kept)) >= bound
 
     candidates = sorted({g.confidence for g in guesses if reaches(g.confidence)})
     assert chosen == (candidates[0] if candidates else None)
