@@ -397,7 +397,8 @@ def _backlog(ctx: JobContext, work: Backlog) -> RunReport:
                 judged = _judge(gate, event, history, item.last, decision, guess=guess)
                 plan = judged.plan
                 kind = f", {plan.decision.error_kind}" if plan.decision.error_kind else ""
-                typed = f"; type: {plan.types.describe()}" if plan.types is not None else ""
+                guessed = plan.types is not None and plan.types.guess is not None
+                typed = f"; type: {plan.types.describe()}" if plan.types and guessed else ""
                 if judged.superseded is not None:
                     superseded_count += 1
                     lines.append(f"#{plan.number}: {log_value(judged.superseded)}")
@@ -421,13 +422,15 @@ def _backlog(ctx: JobContext, work: Backlog) -> RunReport:
     plain = ", ".join(f"{log_value(name)}: {count}" for name, count in counts.items()) + extra
     text = "\n".join(
         [f"triage-bot: {what} of {log_value(repo)}: {len(todo)} issue(s){state}", *lines, plain]
+        + [f"warning: {log_value(w)}" for w in warnings]
         + ([stopped] if stopped else [])
     )
     shown = ", ".join(f"{code_span(name)}: {count}" for name, count in counts.items()) + extra
     tail = f"; {stopped}" if stopped else ""
+    notes = "".join(f"\n**Warning:** {neutralise(w)}\n" for w in warnings)
     return RunReport(
         text,
-        f"triage-bot {what} of {code_span(repo)}: {shown}{state}{tail}\n",
+        f"triage-bot {what} of {code_span(repo)}: {shown}{state}{tail}\n{notes}",
         warnings=warnings + ([stopped] if stopped else []),
     )
 

@@ -21,7 +21,7 @@ from bot.errors import ConfigError
 from bot.gate.validator import checklist_of, system_prompt
 from bot.repo_file import REPO_FILE_PATH, TypeName, parse_repo_file
 from bot.run_report import RunReport
-from bot.type_guess import TypeGuess
+from bot.type_guess import MAX_TYPE_MODEL_BYTES, TypeGuess
 from tests.support import FakeChatModel, guards_policy, load_webhook, write_payload
 from tests.support.fake_github import FakeGitHub
 from tests.support.markdown_oracle import render
@@ -424,3 +424,104 @@ def test_the_backlog_dry_run_lists_each_guess(
         report.text
     )
     assert github.writes == []
+    assert len(loader.loaded) == 1  # read and loaded once for the job's issues
+
+
+def test_triage_adds_the_type_label_with_the_gate_label(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, loader: FakeLoader
+) -> None:
+    _serve(github, _file(), model_file("feature", 0.91, 0.9))
+    payload = load_webhook("issue_comment.created.0")  # the first issue, default branch master
+    payload["comment"]["body"] = "/triage"
+    payload["issue"].update(body=COMPLETE_BODY, labels=[])
+    github.permissions[payload["comment"]["user"]["login"]] = "admin"
+    github.issue_texts[1] = (payload["issue"]["title"], COMPLETE_BODY)
+    model.enqueue(VALID_REPLY)
+    base = Settings(
+        github_token="t",
+        event_name="issue_comment",
+        event_path=write_payload(tmp_path, payload),
+        db_path=tmp_path / "triage.db",
+        bot_login=BOT,
+    )
+    report = runner.run_event(base)
+    assert _label_writes(github) == [("add_labels", "1", "ready-for-dev", "enhancement")]
+    assert "feature 0.91, threshold 0.90: +enhancement" in report.text
+    assert github.requests.count("label_events") == 1  # /triage re-runs: who removed one
+
+
+SHA = "6113728f27ae82c7b1a177c8d03f9e96e0adf246"
+
+
+def test_the_model_is_kept_per_commit_like_the_repository_file(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, loader: FakeLoader
+) -> None:
+    github.repo_files[(SHA, REPO_FILE_PATH)] = _file()
+    github.repo_files[(SHA, MODEL_PATH)] = model_file("bug", 0.93, 0.85)
+    model.enqueue(VALID_REPLY, VALID_REPLY)
+    at_commit = {"commit_sha": SHA, "git_ref": "refs/heads/master"}
+    _run(tmp_path, _payload(), **at_commit)
+    assert github.reads.count(("repo_file", f"{MODEL_PATH}@{SHA}")) == 1
+    second = _payload()
+    second["issue"]["number"] = 2
+    _run(tmp_path, second, **at_commit)
+    assert github.reads.count(("repo_file", f"{MODEL_PATH}@{SHA}")) == 1  # the store's copy
+    assert loader.loaded == [f"{MODEL_PATH} in the repository"] * 2  # loaded once per job
+    assert _label_writes(github)[-1] == ("add_labels", "2", "ready-for-dev", "bug")
+
+
+def test_a_local_model_over_the_size_bound_is_a_warning(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, loader: FakeLoader
+) -> None:
+    local = tmp_path / "types.json"
+    local.write_bytes(b" " * (MAX_TYPE_MODEL_BYTES + 1))
+    _serve(github, "")
+    model.enqueue(VALID_REPLY)
+    report = _run(tmp_path, _payload(), types_model=local)
+    assert loader.loaded == []
+    (warning,) = report.warnings
+    assert "cannot be read" in warning
+    assert f"larger than {MAX_TYPE_MODEL_BYTES:,} bytes" in warning
+    assert _label_writes(github) == [("add_labels", "1", "ready-for-dev")]
+
+
+@pytest.mark.parametrize(
+    ("confidence", "threshold", "clears"),
+    [(0.8, 0.8, True), (0.7999, 0.8, False), (1.0, None, False), (0.0, 0.0, True)],
+)
+def test_a_guess_clears_its_threshold_at_or_above_it(
+    confidence: float, threshold: float | None, clears: bool
+) -> None:
+    assert TypeGuess("bug", confidence, threshold).clears is clears
+
+
+def test_a_backlog_with_a_broken_model_warns_once_and_labels_as_usual(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, loader: FakeLoader
+) -> None:
+    github.repo_files[("main", REPO_FILE_PATH)] = _file()
+    github.repo_files[("main", MODEL_PATH)] = "{not json"
+    github.open_issue_list = [
+        {"number": n, "title": "Crash", "body": COMPLETE_BODY, "state": "open", "labels": []}
+        for n in (1, 2)
+    ]
+    model.enqueue(VALID_REPLY, VALID_REPLY)
+    report = runner.run_backlog(Settings(github_token="t", db_path=tmp_path / "triage.db"), REPO)
+    assert report.warnings == [
+        "type model not applied: triage/types.json in the repository: not a type model"
+    ]
+    assert report.text.count("not a type model") == 1
+    assert "Warning: type model not applied" in render(report.summary).text
+    assert _label_writes(github) == [
+        ("add_labels", "1", "ready-for-dev"),
+        ("add_labels", "2", "ready-for-dev"),
+    ]
+
+
+def test_a_guess_below_its_threshold_reads_no_label_events_on_edit(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, loader: FakeLoader
+) -> None:
+    _serve(github, _file(), model_file("bug", 0.5, 0.85))
+    model.enqueue(VALID_REPLY)
+    _run(tmp_path, _payload("edited", (), COMPLETE_BODY + " Again."))
+    assert "label_events" not in github.requests
+    assert _label_writes(github) == [("add_labels", "1", "ready-for-dev")]
