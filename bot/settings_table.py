@@ -319,6 +319,7 @@ class SettingsTable:
         env="TRIAGE_TYPES_MODEL",
         flag="--types-model",
         commands=("run", "backlog"),
+        action_input="types-model",
         parse=existing_file("type model"),
         readme_default="the repository file's `types.model`, else none",
         help="a local type model file: the gate adds the type label its guess clears the "
