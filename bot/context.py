@@ -24,9 +24,9 @@ __all__ = [
     "ConcurrencyRule",
     "GitHubBuilder",
     "JobContext",
+    "JobTypeModel",
     "ModelBuilder",
     "StoreBuilder",
-    "TypeModel",
     "default_branch_commit",
 ]
 
@@ -45,7 +45,7 @@ ConcurrencyRule = Callable[[Settings], int]
 
 
 @dataclass(frozen=True)
-class TypeModel:
+class JobTypeModel:
     """The job's type model: the classifier, or why there is none though one is configured.
 
     Attributes:
@@ -72,7 +72,7 @@ class _Built:
     models: dict[str, ChatModel] = field(default_factory=dict)
     read_repository: Callable[[str], str | None] | None = None
     """Reads a path at the default branch, as the repository file was (set with the file)."""
-    type_model: TypeModel | None = None
+    type_model: JobTypeModel | None = None
     type_model_read: bool = False
 
 
@@ -140,12 +140,12 @@ class JobContext:
         """How many model calls the job may send at once (≥ 1; 1 for the embedded model)."""
         return self._built.concurrency(self.settings)
 
-    def type_model(self) -> TypeModel | None:
+    def type_model(self) -> JobTypeModel | None:
         """The type model, read and loaded once per job; ``None`` when none is configured.
 
         The local ``types_model`` setting wins over the repository file's ``types.model``,
         read at the default branch like the repository file. Never raises: a file that cannot
-        be read or loaded is a :class:`TypeModel` with its ``problem``.
+        be read or loaded is a :class:`JobTypeModel` with its ``problem``.
         """
         built = self._built
         if not built.type_model_read:
@@ -153,7 +153,7 @@ class JobContext:
             built.type_model_read = True
         return built.type_model
 
-    def _read_type_model(self) -> TypeModel | None:
+    def _read_type_model(self) -> JobTypeModel | None:
         settings = self.settings
         types = settings.repo_file.types if settings.repo_file is not None else None
         if settings.types_model is not None:
@@ -162,34 +162,34 @@ class JobContext:
                 data = read_regular(settings.types_model, limit=MAX_TYPE_MODEL_BYTES)
             except OSError as exc:
                 reason = exc.strerror or type(exc).__name__
-                return TypeModel(source, None, f"{source}: cannot be read ({reason})")
+                return JobTypeModel(source, None, f"{source}: cannot be read ({reason})")
         elif types is not None and types.model is not None:
             source = f"{types.model} in the repository"
             read = self._built.read_repository
             if read is None:
-                return TypeModel(source, None, f"{source}: not read (no GitHub token)")
+                return JobTypeModel(source, None, f"{source}: not read (no GitHub token)")
             try:
                 text = read(types.model)
             except (ConfigError, GitHubError, StoreError) as exc:
-                return TypeModel(source, None, f"{source}: cannot be read ({exc})")
+                return JobTypeModel(source, None, f"{source}: cannot be read ({exc})")
             if text is None:
-                return TypeModel(
+                return JobTypeModel(
                     source, None, f"{source}: the repository's default branch does not hold it"
                 )
             data = text.encode("utf-8")
             if len(data) > MAX_TYPE_MODEL_BYTES:
-                return TypeModel(
+                return JobTypeModel(
                     source, None, f"{source}: larger than {MAX_TYPE_MODEL_BYTES:,} bytes"
                 )
         else:
             return None
         load = self._built.load_type_model
         if load is None:
-            return TypeModel(source, None, f"{source}: this triage-bot cannot load type models")
+            return JobTypeModel(source, None, f"{source}: this triage-bot cannot load type models")
         try:
-            return TypeModel(source, load(data, source))
+            return JobTypeModel(source, load(data, source))
         except ConfigError as exc:
-            return TypeModel(source, None, str(exc))
+            return JobTypeModel(source, None, str(exc))
 
     def with_repository_file(self, repo: str, branch: str | None) -> JobContext:
         """This context with the repository file read once; it shares this one's clients.

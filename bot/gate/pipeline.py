@@ -18,7 +18,7 @@ from typing import Any
 from bot.clients.github_port import GitHubPort
 from bot.concurrency import Failed, iter_bounded
 from bot.config import Settings
-from bot.context import JobContext, TypeModel
+from bot.context import JobContext, JobTypeModel
 from bot.events import Issue, IssuesEvent
 from bot.gate.backlog import OUTAGE_KINDS, Backlog, BacklogItem, select_backlog
 from bot.gate.earned import LiveRecords, read_live_records
@@ -89,7 +89,7 @@ class _Gate:
     labels: GateLabels
     live: LiveRecords | None = None
     """The repository's live record, read once per run when the author comment is bounded."""
-    types: TypeModel | None = None
+    types: JobTypeModel | None = None
     """The job's type model; ``None`` when none is configured."""
     backlog: bool = False
     """A backlog run: its issues' label events are there to read, whatever their action."""
@@ -323,7 +323,7 @@ def _event(ctx: JobContext, event: IssuesEvent, *, force: bool) -> RunReport:
     )
 
 
-def _type_warnings(types: TypeModel | None) -> list[str]:
+def _type_warnings(types: JobTypeModel | None) -> list[str]:
     if types is None or types.classifier is not None:
         return []
     return [f"type model not applied: {types.problem}"]

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bot.clients.github_port import LabelEvent
-from bot.context import TypeModel
+from bot.context import JobTypeModel
 from bot.gate.labels import GateLabel
 from bot.repo_file import TypeLabels
 from bot.type_guess import TypeGuess
@@ -101,7 +101,7 @@ def _blocked(
 
 
 def plan_type(
-    model: TypeModel,
+    model: JobTypeModel,
     types: TypeLabels,
     guess: TypeGuess | None,
     label_names: Sequence[str],
