@@ -51,10 +51,20 @@ class TypePlan:
         if self.guess is None:
             return f"not guessed: {self.problem}"
         g = self.guess
-        said = f"{g.type} {g.confidence:.2f}"
+        said = f"{g.type} {_shown(g.confidence, g.threshold)}"
         if self.label is not None:
-            return f"{said}, threshold {g.threshold:.2f}: +{self.label}"
+            return f"{said}, threshold {_shown(g.threshold, g.confidence)}: +{self.label}"
         return f"{said}, {self.why_not}: no label"
+
+
+def _shown(value: float | None, other: float | None) -> str:
+    """``value`` with 2 decimals, or as many more (up to 4) as tell it from ``other``."""
+    if value is None:
+        return "none"
+    for digits in (2, 3):
+        if other is None or f"{value:.{digits}f}" != f"{other:.{digits}f}":
+            return f"{value:.{digits}f}"
+    return f"{value:.4f}"
 
 
 def _same(login: str | None, own: str | None) -> bool:
@@ -120,7 +130,8 @@ def plan_type(
     if guess.threshold is None:
         return TypePlan(guess, why_not="a type the model never applies")
     if not guess.clears:
-        return TypePlan(guess, why_not=f"below its threshold {guess.threshold:.2f}")
+        shown = _shown(guess.threshold, guess.confidence)
+        return TypePlan(guess, why_not=f"below its threshold {shown}")
     name = types.applied(guess.type)
     if name is None:
         return TypePlan(guess, why_not=f"the repository file gives {guess.type} no label")

@@ -17,9 +17,11 @@ from bot import runner
 from bot.cli import main
 from bot.clients.github_port import LabelEvent
 from bot.config import Settings
+from bot.context import JobTypeModel
 from bot.errors import ConfigError
+from bot.gate.type_label import plan_type
 from bot.gate.validator import checklist_of, system_prompt
-from bot.repo_file import REPO_FILE_PATH, TypeName, parse_repo_file
+from bot.repo_file import REPO_FILE_PATH, TypeLabels, TypeName, parse_repo_file
 from bot.run_report import RunReport
 from bot.type_guess import MAX_TYPE_MODEL_BYTES, TypeGuess
 from tests.support import FakeChatModel, guards_policy, load_webhook, write_payload
@@ -525,3 +527,25 @@ def test_a_guess_below_its_threshold_reads_no_label_events_on_edit(
     _run(tmp_path, _payload("edited", (), COMPLETE_BODY + " Again."))
     assert "label_events" not in github.requests
     assert _label_writes(github) == [("add_labels", "1", "ready-for-dev")]
+
+
+@pytest.mark.parametrize(
+    ("confidence", "threshold", "line"),
+    [
+        (0.6799, 0.6812, "question 0.680, below its threshold 0.681: no label"),
+        (0.62, 0.8, "question 0.62, below its threshold 0.80: no label"),
+        (0.68121, 0.68123, "question 0.6812, below its threshold 0.6812: no label"),
+    ],
+)
+def test_a_guess_near_its_threshold_gets_the_digits_that_tell_them_apart_up_to_four(
+    confidence: float, threshold: float, line: str
+) -> None:
+    plan = plan_type(
+        JobTypeModel("m", None),
+        TypeLabels(),
+        TypeGuess("question", confidence, threshold),
+        [],
+        events=None,
+        login=lambda: BOT,
+    )
+    assert plan.describe() == line
