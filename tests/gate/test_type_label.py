@@ -393,8 +393,9 @@ def test_a_model_that_cannot_be_used_is_a_warning_and_the_gate_labels_as_usual(
 
 
 def test_without_a_loader_a_configured_model_is_a_warning(
-    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(runner, "load_type_model", None)
     _serve(github, _file(), model_file("bug", 0.93, 0.85))
     model.enqueue(VALID_REPLY)
     report = _run(tmp_path, _payload())
