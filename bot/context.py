@@ -12,17 +12,19 @@ from types import TracebackType
 from bot.chat import ChatModel, ModelRole
 from bot.clients.github_port import GitHubPort
 from bot.config import Settings
-from bot.errors import ConfigError, StoreError
+from bot.errors import ConfigError, GitHubError, StoreError
 from bot.history.github_memory import cached_repo_file, remember_repo_file
 from bot.history.protocol import HistoryStore
 from bot.policy_file import GatePolicy, policy_from_text
 from bot.regular_file import FileTooLarge, NotRegularFile, read_regular, utf8_text
+from bot.type_guess import MAX_TYPE_MODEL_BYTES, TypeClassifier, TypeModelLoader
 
 __all__ = [
     "DEFAULT_BRANCH_EVENTS",
     "ConcurrencyRule",
     "GitHubBuilder",
     "JobContext",
+    "JobTypeModel",
     "ModelBuilder",
     "StoreBuilder",
     "default_branch_commit",
@@ -42,16 +44,36 @@ ConcurrencyRule = Callable[[Settings], int]
 """``(settings) -> N`` model calls at once: :func:`bot.factory.model_concurrency`."""
 
 
+@dataclass(frozen=True)
+class JobTypeModel:
+    """The job's type model: the classifier, or why there is none though one is configured.
+
+    Attributes:
+        source: the file, as output names it (a local path, or a path in the repository).
+        classifier: ``None`` when the file could not be read or loaded.
+        problem: why not (one line), when ``classifier`` is ``None``.
+    """
+
+    source: str
+    classifier: TypeClassifier | None
+    problem: str | None = None
+
+
 @dataclass
 class _Built:
     make_github: GitHubBuilder
     make_store: StoreBuilder
     make_model: ModelBuilder
     concurrency: ConcurrencyRule
+    load_type_model: TypeModelLoader | None = None
     github: GitHubPort | None = None
     store: HistoryStore | None = None
     store_read_only: bool = False
     models: dict[str, ChatModel] = field(default_factory=dict)
+    read_repository: Callable[[str], str | None] | None = None
+    """Reads a path at the default branch, as the repository file was (set with the file)."""
+    type_model: JobTypeModel | None = None
+    type_model_read: bool = False
 
 
 @dataclass(frozen=True)
@@ -70,9 +92,14 @@ class JobContext:
         make_store: StoreBuilder,
         make_model: ModelBuilder,
         model_concurrency: ConcurrencyRule,
+        load_type_model: TypeModelLoader | None = None,
     ) -> JobContext:
-        """A job's context; nothing is built until it is asked for."""
-        return cls(settings, _Built(make_github, make_store, make_model, model_concurrency))
+        """A job's context; nothing is built until it is asked for. Without
+        ``load_type_model`` a configured type model is reported unusable."""
+        return cls(
+            settings,
+            _Built(make_github, make_store, make_model, model_concurrency, load_type_model),
+        )
 
     def github(self) -> GitHubPort:
         """The GitHub client; a dry run needs no token. :exc:`ConfigError`: no token to write."""
@@ -113,6 +140,57 @@ class JobContext:
         """How many model calls the job may send at once (≥ 1; 1 for the embedded model)."""
         return self._built.concurrency(self.settings)
 
+    def type_model(self) -> JobTypeModel | None:
+        """The type model, read and loaded once per job; ``None`` when none is configured.
+
+        The local ``types_model`` setting wins over the repository file's ``types.model``,
+        read at the default branch like the repository file. Never raises: a file that cannot
+        be read or loaded is a :class:`JobTypeModel` with its ``problem``.
+        """
+        built = self._built
+        if not built.type_model_read:
+            built.type_model = self._read_type_model()
+            built.type_model_read = True
+        return built.type_model
+
+    def _read_type_model(self) -> JobTypeModel | None:
+        settings = self.settings
+        types = settings.repo_file.types if settings.repo_file is not None else None
+        if settings.types_model is not None:
+            source = str(settings.types_model)
+            try:
+                data = read_regular(settings.types_model, limit=MAX_TYPE_MODEL_BYTES)
+            except OSError as exc:
+                reason = exc.strerror or type(exc).__name__
+                return JobTypeModel(source, None, f"{source}: cannot be read ({reason})")
+        elif types is not None and types.model is not None:
+            source = f"{types.model} in the repository"
+            read = self._built.read_repository
+            if read is None:
+                return JobTypeModel(source, None, f"{source}: not read (no GitHub token)")
+            try:
+                text = read(types.model)
+            except (ConfigError, GitHubError, StoreError) as exc:
+                return JobTypeModel(source, None, f"{source}: cannot be read ({exc})")
+            if text is None:
+                return JobTypeModel(
+                    source, None, f"{source}: the repository's default branch does not hold it"
+                )
+            data = text.encode("utf-8")
+            if len(data) > MAX_TYPE_MODEL_BYTES:
+                return JobTypeModel(
+                    source, None, f"{source}: larger than {MAX_TYPE_MODEL_BYTES:,} bytes"
+                )
+        else:
+            return None
+        load = self._built.load_type_model
+        if load is None:
+            return JobTypeModel(source, None, f"{source}: this triage-bot cannot load type models")
+        try:
+            return JobTypeModel(source, load(data, source))
+        except ConfigError as exc:
+            return JobTypeModel(source, None, str(exc))
+
     def with_repository_file(self, repo: str, branch: str | None) -> JobContext:
         """This context with the repository file read once; it shares this one's clients.
 
@@ -129,6 +207,10 @@ class JobContext:
         if settings.repo_file is not None:
             return self
         if settings.repo_file_path is not None:  # the operator's file, to try before committing
+            if settings.github_token:
+                self._built.read_repository = lambda path: self.github().repo_file(
+                    repo, path, branch
+                )
             local = _read_local_file(settings.repo_file_path)
             parsed = parse_repo_file(local, source=f"--repo-file {settings.repo_file_path}")
             return replace(self, settings=settings.with_repository_file(parsed))
@@ -142,6 +224,7 @@ class JobContext:
                 return github.repo_file(repo, path, branch)
             return self._file_at_commit(github, repo, path, commit)
 
+        self._built.read_repository = read
         text = read(REPO_FILE_PATH)
         file = RepoFile() if text is None else parse_repo_file(text)
         settings = settings.with_repository_file(file)

@@ -28,8 +28,21 @@ from bot.run_report import RunReport, skipped_report
 from bot.settle.budget import Budget
 from bot.settle.job import NOTHING_TO_SETTLE, recorded_repo, settle_in_job, settle_scheduled
 from bot.settle.settling import SettleReport
+from bot.type_guess import TypeModelLoader
 
-__all__ = ["job_context", "run_backlog", "run_dataset", "run_event", "run_pull", "run_settle"]
+__all__ = [
+    "job_context",
+    "load_type_model",
+    "run_backlog",
+    "run_dataset",
+    "run_event",
+    "run_pull",
+    "run_settle",
+]
+
+
+load_type_model: TypeModelLoader | None = None
+"""The type model loader jobs are built with; ``None``: a configured model is a warning."""
 
 
 def job_context(settings: Settings) -> JobContext:
@@ -40,6 +53,7 @@ def job_context(settings: Settings) -> JobContext:
         make_store=make_store,
         make_model=make_chat_model,
         model_concurrency=model_concurrency,
+        load_type_model=load_type_model,
     )
 
 

@@ -314,6 +314,18 @@ class SettingsTable:
         "through the API at the default branch like the repository file (the action checks "
         "nothing out); the local `--gate-policy` wins over it",
     )
+    types_model: Path | None = setting(
+        None,
+        env="TRIAGE_TYPES_MODEL",
+        flag="--types-model",
+        commands=("run", "backlog"),
+        action_input="types-model",
+        parse=existing_file("type model"),
+        readme_default="the repository file's `types.model`, else none",
+        help="a local type model file: the gate adds the type label its guess clears the "
+        "threshold for (a bug, a feature request, a question); wins over the repository "
+        "file's `types.model`",
+    )
     comment_min_precision: float = setting(
         0.8,
         env="TRIAGE_COMMENT_MIN_PRECISION",

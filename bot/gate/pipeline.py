@@ -18,7 +18,7 @@ from typing import Any
 from bot.clients.github_port import GitHubPort
 from bot.concurrency import Failed, iter_bounded
 from bot.config import Settings
-from bot.context import JobContext
+from bot.context import JobContext, JobTypeModel
 from bot.events import Issue, IssuesEvent
 from bot.gate.backlog import OUTAGE_KINDS, Backlog, BacklogItem, select_backlog
 from bot.gate.earned import LiveRecords, read_live_records
@@ -38,10 +38,12 @@ from bot.gate.plan import (
     plan_gate,
     superseded,
 )
+from bot.gate.type_label import TypePlan, bot_type_labels, plan_type
 from bot.gate.types import GateDecision
 from bot.gate.validator import Validator, make_validator
 from bot.history.protocol import HistoryStore
 from bot.neutralise import code_span, log_value, neutralise
+from bot.repo_file import TypeLabels
 from bot.run_report import (
     PUBLIC_WARNING,
     RunReport,
@@ -50,6 +52,7 @@ from bot.run_report import (
     quoted_lines,
     skipped_report,
 )
+from bot.type_guess import TypeGuess
 
 __all__ = ["render_gate_plan", "render_gate_summary", "run"]
 
@@ -86,6 +89,39 @@ class _Gate:
     labels: GateLabels
     live: LiveRecords | None = None
     """The repository's live record, read once per run when the author comment is bounded."""
+    types: JobTypeModel | None = None
+    """The job's type model; ``None`` when none is configured."""
+    backlog: bool = False
+    """A backlog run: its issues' label events are there to read, whatever their action."""
+
+    @property
+    def type_labels(self) -> TypeLabels:
+        """The repository's type labels."""
+        file = self.settings.repo_file
+        return file.types.labels if file is not None else TypeLabels()
+
+    def guess(self, event: IssuesEvent) -> TypeGuess | None:
+        """The classifier's guess on the event's issue (``None`` without a classifier)."""
+        if self.types is None or self.types.classifier is None:
+            return None
+        issue = event.issue
+        return self.types.classifier.guess(issue.title or "", issue.body or "")
+
+    def type_plan(
+        self, event: IssuesEvent, history: LabelHistory, guess: TypeGuess | None
+    ) -> TypePlan | None:
+        """The type plan for the event's issue; ``None`` when no type model is configured."""
+        if self.types is None:
+            return None
+        fresh = event.action == "opened" and not self.backlog
+        return plan_type(
+            self.types,
+            self.type_labels,
+            guess,
+            event.issue.label_names,
+            events=None if fresh else history.events,
+            login=self.github.login,
+        )
 
 
 @dataclass(frozen=True)
@@ -114,6 +150,7 @@ def _judge(
     decision: GateDecision | None = None,
     *,
     force: bool = False,
+    guess: TypeGuess | None = None,
 ) -> _Judged:
     """Plan one issue (from ``decision`` when judged ahead); unless the run is dry, check the
     plan under the issue's lock and write it, then its decision row.
@@ -124,7 +161,9 @@ def _judge(
     labels with the same decision.
     """
     settings = gate.settings
-    plan = _plan(gate, event, history, seen, decision)
+    if decision is None:  # guessed here, before the validator
+        guess = gate.guess(event)
+    plan = _plan(gate, event, history, seen, decision, guess)
     if not force and event.action in HAND_SET_ACTIONS and plan.labels.kept:
         person = hand_set_label(plan.labels.kept, history.events(), login=gate.github.login)
         if person is not None:
@@ -146,7 +185,7 @@ def _judge(
             current = event.model_copy(update={"issue": issue})
             if changed:  # another run wrote labels since the events were read
                 history = LabelHistory(gate.github, repo, number)
-            plan = _plan(gate, current, history, now, plan.decision)
+            plan = _plan(gate, current, history, now, plan.decision, guess)
         applied = apply_gate(plan, gate.github, store=gate.store)
         gate.store.record_gate(gate_row(plan))
     return _Judged(plan, applied, waited)
@@ -158,6 +197,7 @@ def _plan(
     history: LabelHistory,
     last: Mapping[str, Any] | None,
     decision: GateDecision | None,
+    guess: TypeGuess | None,
 ) -> GatePlan:
     settings = gate.settings
     return plan_gate(
@@ -171,6 +211,7 @@ def _plan(
         comment_min_precision=settings.comment_min_precision,
         decision=decision,
         live=gate.live,
+        types=gate.type_plan(event, history, guess),
     )
 
 
@@ -182,28 +223,50 @@ def _live(settings: Settings, store: HistoryStore, repo: str) -> LiveRecords | N
     return read_live_records(store, repo, aliases)
 
 
-def _skip_reason(event: IssuesEvent, settings: Settings) -> str | None:
-    """Why the repository file's skip rules leave this issue alone, or ``None``."""
+def _skip_reason(
+    event: IssuesEvent, settings: Settings, ignored: frozenset[str] = frozenset()
+) -> str | None:
+    """Why the repository file's skip rules leave this issue alone, or ``None``; the
+    lower-cased label names ``ignored`` do not count."""
     if settings.repo_file is None:
         return None
     issue = event.issue
     return settings.repo_file.skip.reason(
         title=issue.title,
-        labels=issue.label_names,
+        labels=[name for name in issue.label_names if name.lower() not in ignored],
         author=issue.user.login if issue.user else None,
         author_type=issue.user.type if issue.user else None,
     )
 
 
+def _skips_a_type_label(event: IssuesEvent, settings: Settings) -> bool:
+    """Whether a skip label on the issue is a type label, which the bot may have added (never
+    before the issue's first event)."""
+    file = settings.repo_file
+    if file is None or event.action == "opened":
+        return False
+    skipped = {name.lower() for name in file.skip.labels}
+    return any(
+        name.lower() in skipped and file.types.labels.type_of(name) is not None
+        for name in event.issue.label_names
+    )
+
+
 def _event(ctx: JobContext, event: IssuesEvent, *, force: bool) -> RunReport:
     settings = ctx.settings
+    repo, number = event.repository.full_name, event.issue.number
+    history: LabelHistory | None = None
     if not force:
         skip = _skip_reason(event, settings)
+        if skip is not None and _skips_a_type_label(event, settings):
+            history = LabelHistory(ctx.github(), repo, number)
+            types = settings.repo_file.types.labels if settings.repo_file else TypeLabels()
+            mine = bot_type_labels(history.events(), types, login=ctx.github().login)
+            skip = _skip_reason(event, settings, mine)
         if skip is not None:
             return skipped_report(skip)
     github = ctx.github()
-    repo, number = event.repository.full_name, event.issue.number
-    history = LabelHistory(github, repo, number)
+    history = history or LabelHistory(github, repo, number)
     store = ctx.store()
     last = store.last_gate(repo, number)
     model = ctx.model("validator")
@@ -229,7 +292,7 @@ def _event(ctx: JobContext, event: IssuesEvent, *, force: bool) -> RunReport:
             return skipped_report(
                 f"a maintainer set {hand_set!r} by hand; /triage re-runs the gate"
             )
-    gate = replace(gate, live=_live(settings, store, repo))
+    gate = replace(gate, live=_live(settings, store, repo), types=ctx.type_model())
     judged = _judge(gate, event, history, last, force=force)
     if judged.hand_set is not None:
         return skipped_report(
@@ -240,7 +303,7 @@ def _event(ctx: JobContext, event: IssuesEvent, *, force: bool) -> RunReport:
     text += "".join(f"\n{line}" for line in _write_lines(judged, settings.dry_run))
     if applied is not None and plan.author_comment is not None:
         text += f"; author comment {applied.comment}"
-    warnings = []
+    warnings = _type_warnings(gate.types)
     if plan.decision.error_kind:
         warnings.append(
             f"validator-error on #{plan.number} ({plan.decision.error_kind}): "
@@ -258,6 +321,12 @@ def _event(ctx: JobContext, event: IssuesEvent, *, force: bool) -> RunReport:
         {"verdict": plan.decision.outcome, "label": plan.labels.target.name},
         warnings,
     )
+
+
+def _type_warnings(types: JobTypeModel | None) -> list[str]:
+    if types is None or types.classifier is not None:
+        return []
+    return [f"type model not applied: {types.problem}"]
 
 
 LOCK_WAIT_SHOWN_S = 0.1
@@ -308,16 +377,28 @@ def _backlog(ctx: JobContext, work: Backlog) -> RunReport:
     counts = {label.name: 0 for label in labels.all}
     superseded_count = 0
     stopped = ""
+    warnings: list[str] = []
     if todo:  # the model only when there is an issue to judge
         validator = make_validator(settings, ctx.model("validator"))
-        gate = _Gate(settings, github, store, validator, labels, _live(settings, store, repo))
-        decided = _decided(ctx, validator, repo, todo)
+        gate = _Gate(
+            settings,
+            github,
+            store,
+            validator,
+            labels,
+            _live(settings, store, repo),
+            types=ctx.type_model(),
+            backlog=True,
+        )
+        warnings += _type_warnings(gate.types)
+        decided = _decided(ctx, gate, repo, todo)
         with contextlib.closing(decided):
-            for done, (item, event, decision) in enumerate(decided, start=1):
-                history = LabelHistory(github, repo, item.issue["number"], item.events)
-                judged = _judge(gate, event, history, item.last, decision)
+            for done, (item, event, history, guess, decision) in enumerate(decided, start=1):
+                judged = _judge(gate, event, history, item.last, decision, guess=guess)
                 plan = judged.plan
                 kind = f", {plan.decision.error_kind}" if plan.decision.error_kind else ""
+                guessed = plan.types is not None and plan.types.guess is not None
+                typed = f"; type: {plan.types.describe()}" if plan.types and guessed else ""
                 if judged.superseded is not None:
                     superseded_count += 1
                     lines.append(f"#{plan.number}: {log_value(judged.superseded)}")
@@ -325,7 +406,7 @@ def _backlog(ctx: JobContext, work: Backlog) -> RunReport:
                     counts[plan.labels.target.name] += 1
                     lines.append(
                         f"#{plan.number}: {log_value(plan.labels.target.name)} "
-                        f"({plan.decision.model_ms:.0f} ms{kind})"
+                        f"({plan.decision.model_ms:.0f} ms{kind}){log_value(typed)}"
                     )
                 work.on_progress(done, len(todo))
                 outage = plan.decision.error_kind in OUTAGE_KINDS
@@ -341,22 +422,29 @@ def _backlog(ctx: JobContext, work: Backlog) -> RunReport:
     plain = ", ".join(f"{log_value(name)}: {count}" for name, count in counts.items()) + extra
     text = "\n".join(
         [f"triage-bot: {what} of {log_value(repo)}: {len(todo)} issue(s){state}", *lines, plain]
+        + [f"warning: {log_value(w)}" for w in warnings]
         + ([stopped] if stopped else [])
     )
     shown = ", ".join(f"{code_span(name)}: {count}" for name, count in counts.items()) + extra
     tail = f"; {stopped}" if stopped else ""
+    notes = "".join(f"\n**Warning:** {neutralise(w)}\n" for w in warnings)
     return RunReport(
         text,
-        f"triage-bot {what} of {code_span(repo)}: {shown}{state}{tail}\n",
-        warnings=[stopped] if stopped else [],
+        f"triage-bot {what} of {code_span(repo)}: {shown}{state}{tail}\n{notes}",
+        warnings=warnings + ([stopped] if stopped else []),
     )
 
 
+_Decided = tuple[BacklogItem, IssuesEvent, LabelHistory, TypeGuess | None, GateDecision]
+
+
 def _decided(
-    ctx: JobContext, validator: Validator, repo: str, todo: Sequence[BacklogItem]
-) -> Generator[tuple[BacklogItem, IssuesEvent, GateDecision], None, None]:
-    """Each backlog issue with its event and its decision, in the selection's order, up to
-    the job's model concurrency judged at once; closing it starts no further call.
+    ctx: JobContext, gate: _Gate, repo: str, todo: Sequence[BacklogItem]
+) -> Generator[_Decided, None, None]:
+    """Each backlog issue with its event, label history, type guess and decision, in the
+    selection's order, up to the job's model concurrency judged at once; closing it starts no
+    further call. The types are guessed first, on this thread (the label each adds counts for
+    its validator).
 
     Raises:
         Whatever judging an issue raised beyond a model fault (a model fault is a decision),
@@ -368,20 +456,35 @@ def _decided(
         )
         for item in todo
     ]
+    histories = [
+        LabelHistory(gate.github, repo, item.issue["number"], item.events) for item in todo
+    ]
+    guesses = [gate.guess(event) for event in events]
+    added = []
+    for event, history, guess in zip(events, histories, guesses, strict=True):
+        types = gate.type_plan(event, history, guess)
+        added.append((types.label,) if types is not None and types.label is not None else ())
+    validator = gate.validator
     judged = iter_bounded(
-        lambda event: judge_issue(validator, event), events, limit=ctx.model_concurrency()
+        lambda pair: judge_issue(validator, pair[0], extra_labels=pair[1]),
+        list(zip(events, added, strict=True)),
+        limit=ctx.model_concurrency(),
     )
     with contextlib.closing(judged):
-        for item, event, decision in zip(todo, events, judged, strict=True):
+        for item, event, history, guess, decision in zip(
+            todo, events, histories, guesses, judged, strict=True
+        ):
             if isinstance(decision, Failed):
                 raise decision.error
-            yield item, event, decision
+            yield item, event, history, guess, decision
 
 
 def _label_changes(plan: GatePlan) -> str:
     # plain text: each sink escapes it for its place
     labels = plan.labels
     parts = [f"+{name}" for name in labels.add] + [f"-{name}" for name in labels.remove]
+    if plan.types is not None and plan.types.label is not None:
+        parts.append(f"+{plan.types.label}")
     kept = [f"kept {name} (not added by the bot)" for name in labels.kept]
     if not parts:
         parts = [f"no change ({labels.target.name} already set)"]
@@ -416,6 +519,8 @@ def render_gate_plan(plan: GatePlan) -> str:
         lines.append(f"comment:  not posted: {log_value(plan.comment_withheld)}")
     if plan.comment_basis is not None:
         lines.append(f"record:   {log_value(plan.comment_basis)}")
+    if plan.types is not None:
+        lines.append(f"type:     {log_value(plan.types.describe())}")
     return "\n".join(lines)
 
 
@@ -456,6 +561,8 @@ def render_gate_summary(
         out.append(f"\n**Author comment:** not posted: {neutralise(plan.comment_withheld)}")
     if plan.comment_basis is not None:
         out.append(f"\n**Decided by:** {neutralise(plan.comment_basis)}")
+    if plan.types is not None:
+        out.append(f"\n**Type:** {neutralise(plan.types.describe())}")
     if d.issue.truncated:
         out.append(
             f"\nThe body was cut to {d.issue.kept_chars} of {d.issue.original_chars} "

@@ -11,10 +11,11 @@ from bot.events import IssuesEvent
 from bot.gate.author_comment import ready_comment, refinement_comment_for
 from bot.gate.earned import LiveRecords, comment_bound
 from bot.gate.issue_text import prepare_issue
-from bot.gate.labels import DEFAULT_LABELS, GateLabels, LabelPlan, plan_labels
+from bot.gate.labels import DEFAULT_LABELS, GateLabel, GateLabels, LabelPlan, plan_labels
+from bot.gate.type_label import TypePlan, type_label
 from bot.gate.types import GateDecision
 from bot.gate.validator import Validator
-from bot.gate.writes import add_gate_label, write_author_comment
+from bot.gate.writes import add_labels, write_author_comment
 from bot.history.protocol import GateRow, HistoryStore
 
 __all__ = [
@@ -64,6 +65,8 @@ class GatePlan:
     comment_withheld: str | None = None
     comment_basis: str | None = None
     """Which record decided the author comment, and its figure (NEEDS_REFINEMENT only)."""
+    types: TypePlan | None = None
+    """The type label's plan; ``None`` when no type model is configured."""
 
 
 @dataclass(frozen=True)
@@ -122,8 +125,11 @@ def plan_gate(
     comment_min_precision: float = 0.8,
     decision: GateDecision | None = None,
     live: LiveRecords | None = None,
+    types: TypePlan | None = None,
 ) -> GatePlan:
     """Judge the event's issue (unless ``decision`` is given) and plan its writes.
+
+    The type label ``types`` adds counts as one of the issue's labels for the validator.
 
     The author comment's bound is checked against ``live`` (the repository's live record)
     once it holds enough settled decisions, else the policy's calibrated figure.
@@ -133,7 +139,7 @@ def plan_gate(
     asked for each label to remove: only the bot's go, others are ``LabelPlan.kept``.
     """
     if decision is None:
-        decision = judge_issue(validator, event)
+        decision = judge_issue(validator, event, extra_labels=_type_added(types))
     target = gate_labels.for_verdict(decision.verdict)
     labels = plan_labels(event.issue.label_names, target, gate_labels)
     if (
@@ -167,12 +173,21 @@ def plan_gate(
         ),
         comment_withheld=withheld,
         comment_basis=basis,
+        types=types,
     )
 
 
-def judge_issue(validator: Validator, event: IssuesEvent) -> GateDecision:
-    """The validator's decision on the event's issue. Never raises for model faults; thread-safe."""
-    return validator.judge(event.issue.title, event.issue.body, labels=event.issue.label_names)
+def _type_added(types: TypePlan | None) -> tuple[str, ...]:
+    return (types.label,) if types is not None and types.label is not None else ()
+
+
+def judge_issue(
+    validator: Validator, event: IssuesEvent, *, extra_labels: Sequence[str] = ()
+) -> GateDecision:
+    """The validator's decision on the event's issue, as if it also had ``extra_labels``.
+    Never raises for model faults; thread-safe."""
+    labels = [*event.issue.label_names, *extra_labels]
+    return validator.judge(event.issue.title, event.issue.body, labels=labels)
 
 
 def apply_gate(
@@ -181,7 +196,8 @@ def apply_gate(
     *,
     store: HistoryStore | None = None,
 ) -> AppliedGate:
-    """Add the target label, remove stale ones, then write the author comment.
+    """Add the target label and the type label (one request), remove stale ones, then write
+    the author comment.
 
     A failed comment write raises after the labels are on: record no decision then.
 
@@ -191,10 +207,13 @@ def apply_gate(
     """
     requests = 0
     # add before removing: a crash in between leaves two gate labels, never none
-    if plan.labels.add:
-        requests += add_gate_label(
-            github, store, plan.repo, plan.number, plan.labels.target, plan.labels.add
-        )
+    created: list[GateLabel] = [plan.labels.target] if plan.labels.add else []
+    names = list(plan.labels.add)
+    if plan.types is not None and plan.types.label is not None:
+        created.append(type_label(plan.types.label))
+        names.append(plan.types.label)
+    if names:
+        requests += add_labels(github, store, plan.repo, plan.number, created, names)
     for name in plan.labels.remove:
         github.remove_label(plan.repo, plan.number, name)
         requests += 1

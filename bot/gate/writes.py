@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bot.clients.github_port import GitHubPort
@@ -21,7 +21,7 @@ from bot.history.github_memory import (
 )
 from bot.history.protocol import HistoryStore
 
-__all__ = ["CommentWrite", "add_gate_label", "write_author_comment"]
+__all__ = ["CommentWrite", "add_labels", "write_author_comment"]
 
 
 def _remember(write: Callable[..., object], *args: object) -> None:
@@ -30,32 +30,36 @@ def _remember(write: Callable[..., object], *args: object) -> None:
         write(*args)
 
 
-def add_gate_label(
+def add_labels(
     github: GitHubPort,
     store: HistoryStore | None,
     repo: str,
     number: int,
-    target: GateLabel,
-    names: tuple[str, ...],
+    created: Sequence[GateLabel],
+    names: Sequence[str],
 ) -> int:
-    """Add ``names`` to ``repo#number``, creating ``target`` first unless the bot did before.
-    Returns the requests made (1 or 2).
+    """Add ``names`` to ``repo#number`` in one request, creating each of ``created`` first
+    unless the bot did before. Returns the requests made (1 + the labels created).
 
     Raises:
-        GitHubError: the label could not be created or added (after the client's retries).
+        GitHubError: a label could not be created or added (after the client's retries).
     """
     requests = 0
-    known = store is not None and created_label(store, repo, target.name)
-    if not known:
-        github.ensure_label(repo, target.name, color=target.color, description=target.description)
+    known = []
+    for label in created:
+        if store is not None and created_label(store, repo, label.name):
+            known.append(label.name)
+            continue
+        github.ensure_label(repo, label.name, color=label.color, description=label.description)
         requests += 1
         if store is not None:
-            _remember(remember_label, store, repo, target.name)
+            _remember(remember_label, store, repo, label.name)
     try:
         github.add_labels(repo, number, names)
-    except GitHubError:  # a maintainer may have deleted it: the next run creates it again
-        if store is not None and known:
-            _remember(forget_label, store, repo, target.name)
+    except GitHubError:  # a maintainer may have deleted one: the next run creates it again
+        if store is not None:
+            for name in known:
+                _remember(forget_label, store, repo, name)
         raise
     return requests + 1
 
