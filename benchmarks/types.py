@@ -72,7 +72,7 @@ def measure(repo: str, rows: list[TypeRow], folder: Path) -> dict[str, float]:
     times = []
     for row in rows:
         start = time.perf_counter()
-        model.guess([(row.title, row.body)])
+        model.guesses([(row.title, row.body)])
         times.append(time.perf_counter() - start)
     figures = model.figures
     print(

@@ -28,7 +28,8 @@ from bot.run_report import RunReport, skipped_report
 from bot.settle.budget import Budget
 from bot.settle.job import NOTHING_TO_SETTLE, recorded_repo, settle_in_job, settle_scheduled
 from bot.settle.settling import SettleReport
-from bot.type_guess import TypeModelLoader
+from bot.type_guess import TypeClassifier, TypeModelLoader
+from bot.types.model_file import type_model_from_text
 
 __all__ = [
     "job_context",
@@ -41,7 +42,11 @@ __all__ = [
 ]
 
 
-load_type_model: TypeModelLoader | None = None
+def _type_model(data: bytes, source: str) -> TypeClassifier:
+    return type_model_from_text(data, source=source)
+
+
+load_type_model: TypeModelLoader | None = _type_model
 """The type model loader jobs are built with; ``None``: a configured model is a warning."""
 
 

@@ -15,8 +15,8 @@ from bot.repo_file import TypeName
 
 __all__ = ["MAX_TYPE_MODEL_BYTES", "TypeClassifier", "TypeGuess", "TypeModelLoader"]
 
-MAX_TYPE_MODEL_BYTES = 1_000_000
-"""The largest type model file read (bytes)."""
+MAX_TYPE_MODEL_BYTES = 2**20
+"""A type model file's size bound (1 MiB), checked before it is read whole."""
 
 
 @dataclass(frozen=True)

@@ -109,7 +109,7 @@ def run_types_fit(flags: Mapping[str, Any]) -> str:
 def types_report(model: TypeModel, rows: Sequence[TypeRow]) -> dict[str, Any]:
     """The eval report's ``types`` section: the model's top guess for each row against its
     type, and the figures at the model's thresholds."""
-    guesses = model.guess([(row.title, row.body) for row in rows])
+    guesses = model.guesses([(row.title, row.body) for row in rows])
     predictions = [
         Prediction(row.type, guess.type, guess.confidence)
         for row, guess in zip(rows, guesses, strict=True)
@@ -139,7 +139,7 @@ def types_report(model: TypeModel, rows: Sequence[TypeRow]) -> dict[str, Any]:
                 "expected": row.type,
                 "got": guess.type,
                 "confidence": guess.confidence,
-                "labelled": guess.cleared,
+                "labelled": guess.clears,
             }
             for row, guess in zip(rows, guesses, strict=True)
         ],

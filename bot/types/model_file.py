@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from bot.errors import TypeModelError
 from bot.regular_file import FileTooLarge, field_names, read_regular, write_atomic
 from bot.repo_file import TYPE_NAMES, TypeName
+from bot.type_guess import MAX_TYPE_MODEL_BYTES, TypeGuess
 from bot.types.features import Analyzer, field_text, tfidf
 from bot.types.features import Field as TextField
 
@@ -31,10 +32,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORMAT",
-    "MAX_MODEL_BYTES",
     "VERSION",
     "Array",
-    "Guess",
     "TfidfBlock",
     "TypeFigures",
     "TypeModel",
@@ -45,8 +44,6 @@ __all__ = [
 
 FORMAT: Literal["triage-bot-types"] = "triage-bot-types"
 VERSION: Literal[1] = 1
-MAX_MODEL_BYTES = 2**20
-"""A model file's size bound (1 MiB), checked before it is read whole."""
 
 Share = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 
@@ -164,16 +161,6 @@ class TypeFigures(_Strict):
     per_type: dict[TypeName, TypeScores]
 
 
-class Guess(_Strict):
-    """A model's guess for one issue."""
-
-    type: TypeName
-    confidence: float
-    """The top type's probability."""
-    cleared: bool
-    """Whether the confidence reaches the type's threshold (a type with none never does)."""
-
-
 class TypeModel(_Strict):
     """A type model file's content."""
 
@@ -244,17 +231,18 @@ class TypeModel(_Strict):
         result: npt.NDArray[np.float64] = exp / exp.sum(axis=1, keepdims=True)
         return result
 
-    def guess(self, issues: Sequence[tuple[str, str]]) -> list[Guess]:
-        """The top type of each issue, its probability, and whether it clears its threshold."""
+    def guesses(self, issues: Sequence[tuple[str, str]]) -> list[TypeGuess]:
+        """The top type of each ``(title, body)``, its probability and its type's threshold."""
         guesses = []
         for row in self.probabilities(issues):
             top = int(row.argmax())
             kind = self.types[top]
-            threshold = self.thresholds[kind]
-            confidence = float(row[top])
-            cleared = threshold is not None and confidence >= threshold
-            guesses.append(Guess(type=kind, confidence=confidence, cleared=cleared))
+            guesses.append(TypeGuess(kind, float(row[top]), self.thresholds[kind]))
         return guesses
+
+    def guess(self, title: str, body: str) -> TypeGuess:
+        """One issue's :meth:`guesses` (the gate's :class:`bot.type_guess.TypeClassifier`)."""
+        return self.guesses([(title, body)])[0]
 
     def to_json(self) -> str:
         """The file's text: the same model gives the same bytes."""
@@ -300,14 +288,15 @@ def load_type_model(path: Path) -> TypeModel:
     """The type model in the file ``path``.
 
     Raises:
-        TypeModelError: unreadable, not a regular file, over :data:`MAX_MODEL_BYTES` (refused
+        TypeModelError: unreadable, not a regular file, over :data:`MAX_TYPE_MODEL_BYTES` (refused
             before it is read whole), not JSON, another format or version, or not a valid model.
     """
     try:
-        data = read_regular(path, limit=MAX_MODEL_BYTES)
+        data = read_regular(path, limit=MAX_TYPE_MODEL_BYTES)
     except FileTooLarge:
         raise TypeModelError(
-            f"type model {path}: larger than {MAX_MODEL_BYTES:,} bytes, the most a model may be"
+            f"type model {path}: larger than {MAX_TYPE_MODEL_BYTES:,} bytes, the most a model "
+            "may be"
         ) from None
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
@@ -319,13 +308,13 @@ def write_type_model(path: Path, model: TypeModel) -> int:
     """Write ``model`` to ``path`` atomically; return its size in bytes.
 
     Raises:
-        TypeModelError: the file would be over :data:`MAX_MODEL_BYTES`, or cannot be written.
+        TypeModelError: the file would be over :data:`MAX_TYPE_MODEL_BYTES`, or cannot be written.
     """
     data = model.to_json().encode("utf-8")
-    if len(data) > MAX_MODEL_BYTES:
+    if len(data) > MAX_TYPE_MODEL_BYTES:
         raise TypeModelError(
-            f"type model {path}: {len(data):,} bytes, over the {MAX_MODEL_BYTES:,} a model may "
-            "be; fit with smaller vocabularies"
+            f"type model {path}: {len(data):,} bytes, over the {MAX_TYPE_MODEL_BYTES:,} a "
+            "model may be; fit with smaller vocabularies"
         )
     try:
         write_atomic(path, data)

@@ -101,14 +101,14 @@ def test_eval_only_types_reports_each_row_and_the_figures(
     }  # fmt: skip
     model = load_type_model(model_path)
     rows = made_up_rows(6, seed=21)
-    guesses = model.guess([(r.title, r.body) for r in rows])
+    guesses = model.guesses([(r.title, r.body) for r in rows])
     assert section["outcomes"] == [
         {
             "id": r.id,
             "expected": r.type,
             "got": g.type,
             "confidence": g.confidence,
-            "labelled": g.cleared,
+            "labelled": g.clears,
         }
         for r, g in zip(rows, guesses, strict=True)
     ]

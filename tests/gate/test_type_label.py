@@ -24,10 +24,12 @@ from bot.gate.validator import checklist_of, system_prompt
 from bot.repo_file import REPO_FILE_PATH, TypeLabels, TypeName, parse_repo_file
 from bot.run_report import RunReport
 from bot.type_guess import MAX_TYPE_MODEL_BYTES, TypeGuess
+from bot.types.fit import fit_type_model
 from tests.support import FakeChatModel, guards_policy, load_webhook, write_payload
 from tests.support.fake_github import FakeGitHub
 from tests.support.markdown_oracle import render
 from tests.support.replies import COMPLETE_BODY, VALID_REPLY, reply
+from tests.support.type_rows import made_up_rows
 
 REPO = "Codertocat/Hello-World"
 BOT = "github-actions[bot]"
@@ -128,6 +130,27 @@ def test_a_confident_guess_adds_its_label_in_the_gate_labels_request(
     assert "+ready-for-dev  +bug" in report.text
     assert "Type: bug 0.93, threshold 0.85: +bug" in render(report.summary).text
     assert loader.classifiers[0].asked == [(_payload()["issue"]["title"], COMPLETE_BODY)]
+    assert report.warnings == []
+
+
+def test_a_fitted_model_file_is_applied_by_the_runners_own_loader(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+) -> None:
+    # the real loader and model file: fitted on made-up rows, its bug threshold set low
+    fitted = fit_type_model(made_up_rows(40), min_precision=0.9).model
+    fitted = fitted.model_copy(update={"thresholds": {**fitted.thresholds, "bug": 0.4}})
+    title, body = "Crash with a traceback", "It fails with an error: broken, a regression."
+    guess = fitted.guess(title, body)
+    assert guess.type == "bug"
+    assert guess.clears
+    _serve(github, _file(), fitted.to_json())
+    model.enqueue(VALID_REPLY)
+    payload = _payload(body=body)
+    payload["issue"]["title"] = title
+    report = _run(tmp_path, payload)
+    # one request for the gate label (this short body needs refinement) and the type label
+    assert _label_writes(github) == [("add_labels", "1", "needs-refinement", "bug")]
+    assert f"type:     bug {guess.confidence:.2f}, threshold 0.40: +bug" in report.text
     assert report.warnings == []
 
 

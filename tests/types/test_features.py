@@ -105,7 +105,7 @@ def test_the_probabilities_of_real_looking_issues_are_scikit_learns(
     got = model.probabilities(issues)
     np.testing.assert_allclose(got, _sklearn_proba(vectorizers, head, issues), rtol=0, atol=1e-6)
     np.testing.assert_allclose(got.sum(axis=1), 1.0)
-    assert model.guess([issues[-1]])[0].type == "bug"  # the made-up bug words win
+    assert model.guesses([issues[-1]])[0].type == "bug"  # the made-up bug words win
 
 
 def test_the_file_keeps_the_fitted_weights_to_float32(

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from bot.errors import ConfigError, TypeModelError
+from bot.type_guess import MAX_TYPE_MODEL_BYTES
 from bot.types.fit import fit_type_model
 from bot.types.model_file import (
-    MAX_MODEL_BYTES,
     Array,
     TypeModel,
     load_type_model,
@@ -31,16 +31,16 @@ def model() -> TypeModel:
 def test_fit_write_load_predict_round_trip(model: TypeModel, tmp_path: Path) -> None:
     path = tmp_path / "types.json"
     size = write_type_model(path, model)
-    assert size == path.stat().st_size < MAX_MODEL_BYTES
+    assert size == path.stat().st_size < MAX_TYPE_MODEL_BYTES
     loaded = load_type_model(path)
     assert loaded == model
     issues = [("App crash with traceback", "it fails"), ("How do I", "anyone help?"), ("", "")]
     np.testing.assert_array_equal(loaded.probabilities(issues), model.probabilities(issues))
-    guesses = loaded.guess(issues)
+    guesses = loaded.guesses(issues)
     assert [g.type for g in guesses[:2]] == ["bug", "question"]
     for guess in guesses:
         threshold = loaded.thresholds[guess.type]
-        assert guess.cleared == (threshold is not None and guess.confidence >= threshold)
+        assert guess.clears == (threshold is not None and guess.confidence >= threshold)
     assert loaded.repo == "acme/widgets"
     assert loaded.figures.rows == 36
     assert {k: s.rows for k, s in loaded.figures.per_type.items()} == {
@@ -169,7 +169,7 @@ def test_a_file_over_the_bound_is_refused_before_it_is_read(
     model: TypeModel, tmp_path: Path
 ) -> None:
     path = tmp_path / "types.json"
-    path.write_bytes(model.to_json().encode() + b" " * MAX_MODEL_BYTES)
+    path.write_bytes(model.to_json().encode() + b" " * MAX_TYPE_MODEL_BYTES)
     with pytest.raises(TypeModelError, match=r"larger than 1,048,576 bytes"):
         load_type_model(path)
     # 64 GiB (sparse): read whole it would not fit in memory, refused by its size
