@@ -569,11 +569,6 @@ replies_option = click.option(
     help="What to measure; types: a type model (--types-model) on type rows (--issues).",
 )
 @click.option(
-    "--types-model",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="With --only types: the type model file (triage-bot types fit) to measure.",
-)
-@click.option(
     "--split",
     is_flag=True,
     help="Report the development set's fixed halves (tune, check) beside the whole.",

@@ -318,7 +318,7 @@ class SettingsTable:
         None,
         env="TRIAGE_TYPES_MODEL",
         flag="--types-model",
-        commands=("run", "backlog"),
+        commands=("run", "backlog", "eval"),
         action_input="types-model",
         parse=existing_file("type model"),
         readme_default="the repository file's `types.model`, else none",
