@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Generator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bot.clients.github_port import GitHubPort
@@ -93,6 +93,8 @@ class _Gate:
     """The job's type model; ``None`` when none is configured."""
     backlog: bool = False
     """A backlog run: its issues' label events are there to read, whatever their action."""
+    failed: list[str] = field(default_factory=list)
+    """Why the classifier failed on an issue of this run, one line per failure."""
 
     @property
     def type_labels(self) -> TypeLabels:
@@ -105,7 +107,13 @@ class _Gate:
         if self.types is None or self.types.classifier is None:
             return None
         issue = event.issue
-        return self.types.classifier.guess(issue.title or "", issue.body or "")
+        try:
+            return self.types.classifier.guess(issue.title or "", issue.body or "")
+        except Exception as exc:  # a repository's model file must not stop the gate
+            self.failed.append(
+                f"{self.types.source}: failed on #{issue.number} ({type(exc).__name__})"
+            )
+            return None
 
     def type_plan(
         self, event: IssuesEvent, history: LabelHistory, guess: TypeGuess | None
@@ -114,8 +122,11 @@ class _Gate:
         if self.types is None:
             return None
         fresh = event.action == "opened" and not self.backlog
+        model = self.types
+        if guess is None and self.failed:
+            model = replace(model, classifier=None, problem=self.failed[-1])
         return plan_type(
-            self.types,
+            model,
             self.type_labels,
             guess,
             event.issue.label_names,
@@ -303,7 +314,7 @@ def _event(ctx: JobContext, event: IssuesEvent, *, force: bool) -> RunReport:
     text += "".join(f"\n{line}" for line in _write_lines(judged, settings.dry_run))
     if applied is not None and plan.author_comment is not None:
         text += f"; author comment {applied.comment}"
-    warnings = _type_warnings(gate.types)
+    warnings = _type_warnings(gate)
     if plan.decision.error_kind:
         warnings.append(
             f"validator-error on #{plan.number} ({plan.decision.error_kind}): "
@@ -323,10 +334,12 @@ def _event(ctx: JobContext, event: IssuesEvent, *, force: bool) -> RunReport:
     )
 
 
-def _type_warnings(types: JobTypeModel | None) -> list[str]:
-    if types is None or types.classifier is not None:
+def _type_warnings(gate: _Gate) -> list[str]:
+    types = gate.types
+    if types is None:
         return []
-    return [f"type model not applied: {types.problem}"]
+    problems = [types.problem] if types.classifier is None else gate.failed
+    return [f"type model not applied: {problem}" for problem in problems]
 
 
 LOCK_WAIT_SHOWN_S = 0.1
@@ -390,7 +403,6 @@ def _backlog(ctx: JobContext, work: Backlog) -> RunReport:
             types=ctx.type_model(),
             backlog=True,
         )
-        warnings += _type_warnings(gate.types)
         decided = _decided(ctx, gate, repo, todo)
         with contextlib.closing(decided):
             for done, (item, event, history, guess, decision) in enumerate(decided, start=1):
@@ -416,6 +428,7 @@ def _backlog(ctx: JobContext, work: Backlog) -> RunReport:
                         f"{len(todo) - done} issue(s) left for the next run"
                     )
                     break
+        warnings += _type_warnings(gate)
     extra = f", superseded by another run: {superseded_count}" if superseded_count else ""
     state = " (dry run: nothing written)" if settings.dry_run else ""
     what = "backlog --retry-errors" if work.retry_errors else "backlog"

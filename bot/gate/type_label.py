@@ -90,9 +90,8 @@ def _blocked(
     label_names: Sequence[str],
     events: Callable[[], Sequence[LabelEvent]] | None,
     types: TypeLabels,
-    login: Callable[[], str | None],
 ) -> str | None:
-    """Why no type label may be added: one is on the issue, or a person removed one."""
+    """Why no type label may be added: one is on the issue, or one was removed."""
     present = next((name for name in label_names if types.type_of(name) is not None), None)
     if present is not None:
         return f"the issue has {present!r}"
@@ -105,8 +104,9 @@ def _blocked(
     for event in newest.values():
         if not event.removed:  # a payload older than the events
             return f"the issue has {event.label!r}"
-        if not _same(event.actor_login, login()):
-            return f"{event.label!r} was removed by a person"
+        # the bot never removes a type label: a removal under its login is another workflow's
+        # or a person's with the same token
+        return f"{event.label!r} was removed"
     return None
 
 
@@ -135,7 +135,7 @@ def plan_type(
     name = types.applied(guess.type)
     if name is None:
         return TypePlan(guess, why_not=f"the repository file gives {guess.type} no label")
-    blocked = _blocked(label_names, events, types, login)
+    blocked = _blocked(label_names, events, types)
     if blocked is not None:
         return TypePlan(guess, why_not=blocked)
     return TypePlan(guess, label=name)

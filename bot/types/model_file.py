@@ -44,6 +44,12 @@ __all__ = [
 
 FORMAT: Literal["triage-bot-types"] = "triage-bot-types"
 VERSION: Literal[1] = 1
+MAX_BLOCKS = 8
+"""The most blocks a model may have: each reads the whole text (``types fit`` writes 3)."""
+MAX_BLOCK_WEIGHT = 100.0
+MAX_HEAD_VALUE = 1e4
+"""The largest weight or intercept a model may hold (a fitted head's are far smaller)."""
+GUESS_BATCH = 256
 
 Share = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 
@@ -100,8 +106,9 @@ class TfidfBlock(_Strict):
 
     kind: Analyzer
     field: TextField
-    ngram_range: tuple[Annotated[int, Field(ge=1, le=8)], Annotated[int, Field(ge=1, le=8)]]
-    weight: Annotated[float, Field(gt=0.0, allow_inf_nan=False)]
+    ngram_range: tuple[Annotated[int, Field(ge=1, le=6)], Annotated[int, Field(ge=1, le=6)]]
+    """Words up to 3-grams, characters up to 6-grams: each length costs a pass over the text."""
+    weight: Annotated[float, Field(gt=0.0, le=MAX_BLOCK_WEIGHT, allow_inf_nan=False)]
     """What the block's vector is multiplied by before the blocks are concatenated."""
     vocabulary: list[str]
     """The block's n-grams in column order, each once."""
@@ -109,13 +116,18 @@ class TfidfBlock(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
-        """An n-gram range low to high, one idf per n-gram, no n-gram twice."""
+        """An n-gram range low to high, one idf ≥ 1 per n-gram (a smoothed idf), no n-gram
+        twice."""
         if self.ngram_range[0] > self.ngram_range[1]:
             raise ValueError("ngram_range: its low end is above its high end")
+        if self.kind == "words" and self.ngram_range[1] > 3:
+            raise ValueError("ngram_range: word n-grams go up to 3")
         if self.idf.shape != [len(self.vocabulary)]:
             raise ValueError(f"idf: shape {self.idf.shape}, the vocabulary needs [{self.width}]")
         if len(set(self.vocabulary)) != len(self.vocabulary):
             raise ValueError("vocabulary: an n-gram is listed twice")
+        if self.width and float(self.idf.array().min()) < 1.0:
+            raise ValueError("idf: a value below 1, which no smoothed idf is")
         return self
 
     @property
@@ -166,9 +178,9 @@ class TypeModel(_Strict):
 
     format: Literal["triage-bot-types"]
     version: Literal[1]
-    types: list[TypeName] = Field(min_length=2)
-    """The classes, in the order of the weights' rows."""
-    blocks: list[TfidfBlock] = Field(min_length=1)
+    types: list[TypeName] = Field(min_length=3, max_length=3)
+    """The classes, in the order of the weights' rows: bug, feature and question, once each."""
+    blocks: list[TfidfBlock] = Field(min_length=1, max_length=MAX_BLOCKS)
     weights: Array
     """The head's weights: one row per type, one column per block column, blocks in order."""
     intercepts: Array
@@ -196,6 +208,11 @@ class TypeModel(_Strict):
             )
         if set(self.thresholds) != set(self.types):
             raise ValueError("thresholds: one per type of types, no other")
+        if set(self.figures.per_type) != set(self.types):
+            raise ValueError("figures.per_type: one per type of types, no other")
+        for name, array in (("weights", self.weights), ("intercepts", self.intercepts)):
+            if array.shape[-1] and float(abs(array.array()).max()) > MAX_HEAD_VALUE:
+                raise ValueError(f"{name}: a value beyond ±{MAX_HEAD_VALUE:g}")
         return self
 
     @cached_property
@@ -232,7 +249,15 @@ class TypeModel(_Strict):
         return result
 
     def guesses(self, issues: Sequence[tuple[str, str]]) -> list[TypeGuess]:
-        """The top type of each ``(title, body)``, its probability and its type's threshold."""
+        """The top type of each ``(title, body)``, its probability and its type's threshold.
+
+        Featurises at most :data:`GUESS_BATCH` issues at a time (dense rows)."""
+        guesses = []
+        for start in range(0, len(issues), GUESS_BATCH):
+            guesses += self._guesses(issues[start : start + GUESS_BATCH])
+        return guesses
+
+    def _guesses(self, issues: Sequence[tuple[str, str]]) -> list[TypeGuess]:
         guesses = []
         for row in self.probabilities(issues):
             top = int(row.argmax())
@@ -314,7 +339,7 @@ def write_type_model(path: Path, model: TypeModel) -> int:
     if len(data) > MAX_TYPE_MODEL_BYTES:
         raise TypeModelError(
             f"type model {path}: {len(data):,} bytes, over the {MAX_TYPE_MODEL_BYTES:,} a "
-            "model may be; fit with smaller vocabularies"
+            "model may be; fit it again with triage-bot types fit"
         )
     try:
         write_atomic(path, data)

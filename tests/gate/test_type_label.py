@@ -252,7 +252,7 @@ def test_a_type_label_a_person_removed_is_not_added_again_on_edit(
     model.enqueue(VALID_REPLY)
     report = _run(tmp_path, _payload("edited", ("ready-for-dev",), COMPLETE_BODY + " Again."))
     assert _label_writes(github) == []
-    assert "'bug' was removed by a person: no label" in report.text
+    assert "'bug' was removed: no label" in report.text
     assert github.requests.count("label_events") == 1  # read once for the run
 
 
@@ -415,6 +415,27 @@ def test_a_model_that_cannot_be_used_is_a_warning_and_the_gate_labels_as_usual(
     assert "type model not applied" in result.output
 
 
+class _Failing:
+    def guess(self, title: str, body: str) -> TypeGuess:
+        raise MemoryError("a model that fails on this text")
+
+
+def test_a_model_that_fails_on_an_issue_is_a_warning_and_the_gate_labels_as_usual(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "load_type_model", lambda data, source: _Failing())
+    _serve(github, _file(), model_file("bug", 0.93, 0.85))
+    model.enqueue(VALID_REPLY)
+    report = _run(tmp_path, _payload())
+    assert report.warnings == [
+        "type model not applied: triage/types.json in the repository: failed on #1 (MemoryError)"
+    ]
+    assert "type:     not guessed: triage/types.json in the repository: failed on #1" in (
+        report.text
+    )
+    assert _label_writes(github) == [("add_labels", "1", "ready-for-dev")]
+
+
 def test_without_a_loader_a_configured_model_is_a_warning(
     tmp_path: Path, github: FakeGitHub, model: FakeChatModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -446,9 +467,7 @@ def test_the_backlog_dry_run_lists_each_guess(
     settings = Settings(github_token="t", db_path=tmp_path / "triage.db", dry_run=True)
     report = runner.run_backlog(settings, REPO)
     assert "#1: ready-for-dev (5 ms); type: bug 0.93, threshold 0.85: +bug" in report.text
-    assert "#2: ready-for-dev (5 ms); type: bug 0.93, 'bug' was removed by a person" in (
-        report.text
-    )
+    assert "#2: ready-for-dev (5 ms); type: bug 0.93, 'bug' was removed" in (report.text)
     assert github.writes == []
     assert len(loader.loaded) == 1  # read and loaded once for the job's issues
 

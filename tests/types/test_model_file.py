@@ -114,6 +114,44 @@ def _nan_threshold(raw: dict[str, Any]) -> None:
     raw["thresholds"]["bug"] = float("nan")
 
 
+def _nine_blocks(raw: dict[str, Any]) -> None:
+    empty = {**raw["blocks"][0], "vocabulary": [], "idf": Array.of(np.zeros(0)).model_dump()}
+    raw["blocks"] += [empty] * (9 - len(raw["blocks"]))
+
+
+def _word_four_grams(raw: dict[str, Any]) -> None:
+    words = next(b for b in raw["blocks"] if b["kind"] == "words")
+    words["ngram_range"] = [1, 4]
+
+
+def _char_seven_grams(raw: dict[str, Any]) -> None:
+    chars = next(b for b in raw["blocks"] if b["kind"] == "chars")
+    chars["ngram_range"] = [2, 7]
+
+
+def _idf_below_one(raw: dict[str, Any]) -> None:
+    block = raw["blocks"][0]
+    block["idf"] = Array.of(np.full(len(block["vocabulary"]), 0.5)).model_dump()
+
+
+def _heavy_block(raw: dict[str, Any]) -> None:
+    raw["blocks"][0]["weight"] = 1e300
+
+
+def _huge_weight(raw: dict[str, Any]) -> None:
+    weights = np.frombuffer(base64.b64decode(raw["weights"]["float32_le"]), dtype="<f4").copy()
+    weights[0] = 3e38
+    raw["weights"]["float32_le"] = base64.b64encode(weights.tobytes()).decode()
+
+
+def _two_types(raw: dict[str, Any]) -> None:
+    raw["types"] = ["bug", "feature"]
+
+
+def _figures_of_another_type(raw: dict[str, Any]) -> None:
+    del raw["figures"]["per_type"]["question"]
+
+
 REFUSED: list[tuple[Callable[[dict[str, Any]], None], str]] = [
     (_nan_weight, "weights: Value error, holds a NaN or an infinite value"),
     (_inf_intercept, "intercepts: Value error, holds a NaN or an infinite value"),
@@ -125,6 +163,14 @@ REFUSED: list[tuple[Callable[[dict[str, Any]], None], str]] = [
     (_not_base64, "intercepts: Value error, is not base64"),
     (_extra_key, "(a key): Extra inputs are not permitted"),
     (_nan_threshold, "thresholds.bug"),
+    (_nine_blocks, "blocks: List should have at most 8 items"),
+    (_word_four_grams, "word n-grams go up to 3"),
+    (_char_seven_grams, "ngram_range.1: Input should be less than or equal to 6"),
+    (_idf_below_one, "idf: a value below 1"),
+    (_heavy_block, "weight: Input should be less than or equal to 100"),
+    (_huge_weight, "weights: a value beyond"),
+    (_two_types, "types: List should have at least 3 items"),
+    (_figures_of_another_type, "figures.per_type: one per type"),
 ]
 
 
