@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from bot.clients.github_port import EditHistory, IssueHistoryPort, ListedIssue, RateLimit
+from bot.clients.github_port import (
+    EditHistory,
+    IssueHistoryPort,
+    ListedIssue,
+    RateLimit,
+    TimelineItem,
+)
 from bot.dataset.files import DatasetFiles, PageMark, RowKind, row_id
 from bot.dataset.rules import (
     Decision,
@@ -142,6 +148,18 @@ def _page_key(since: datetime | None, page: int) -> str:
     return f"since={since.isoformat() if since else ''}&page={page}"
 
 
+def _timeline(
+    github: IssueHistoryPort, repo: str, issue: ListedIssue
+) -> list[TimelineItem] | SkipReason:
+    """The issue's timeline, or why there is none to read here (gone, or transferred)."""
+    timeline = github.issue_timeline(repo, issue.number)
+    if timeline is None:
+        return SkipReason.GONE
+    if transferred(issue, timeline, repo):
+        return SkipReason.TRANSFERRED
+    return timeline
+
+
 def _row(
     github: IssueHistoryPort,
     repo: str,
@@ -149,11 +167,9 @@ def _row(
     history: EditHistory | None,
     rules: LabelRules,
 ) -> EvalIssue | SkipReason:
-    timeline = github.issue_timeline(repo, issue.number)
-    if timeline is None:
-        return SkipReason.GONE
-    if transferred(issue, timeline, repo):
-        return SkipReason.TRANSFERRED
+    timeline = _timeline(github, repo, issue)
+    if isinstance(timeline, SkipReason):
+        return timeline
     decision = decide(issue, timeline, history, rules)
     if not isinstance(decision, Decision):
         return decision
@@ -180,11 +196,9 @@ def _type_row(
     rules: LabelRules,
     mapping: TypeLabels,
 ) -> TypeRow | SkipReason:
-    timeline = github.issue_timeline(repo, issue.number)
-    if timeline is None:
-        return SkipReason.GONE
-    if transferred(issue, timeline, repo):
-        return SkipReason.TRANSFERRED
+    timeline = _timeline(github, repo, issue)
+    if isinstance(timeline, SkipReason):
+        return timeline
     kind = decide_type(issue, timeline, mapping, rules)
     if isinstance(kind, SkipReason):
         return kind
