@@ -38,7 +38,7 @@ SQLITE = """
 create virtual table issue_index_fts using fts5(
     title_terms, body_terms,
     content = 'issue_index', content_rowid = 'rowid',
-    tokenize = "unicode61 remove_diacritics 0 categories 'L* M* N*'"
+    tokenize = "unicode61 remove_diacritics 0 categories 'L* M* Nd Nl'"
 );
 
 create trigger issue_index_fts_insert after insert on issue_index begin
