@@ -97,6 +97,13 @@ def _terms(issue: IndexedIssue) -> set[str]:
     return set(issue.title_terms.split()) | set(issue.body_terms.split())
 
 
+def _holds(issue: IndexedIssue, wanted: set[str]) -> bool:
+    """Whether one of ``issue``'s terms is in ``wanted`` (stops at the first)."""
+    return not (
+        wanted.isdisjoint(issue.title_terms.split()) and wanted.isdisjoint(issue.body_terms.split())
+    )
+
+
 def _searchable(term: str) -> bool:
     """Whether ``term`` can be one of a row's terms (stored without NUL, split at whitespace)."""
     return bool(term) and "\x00" not in term and not any(c.isspace() for c in term)
@@ -152,6 +159,7 @@ def write(
     current = _stored(execute, repo, (row.number for row in rows))
     delta: Counter[str] = Counter()
     now = canonical_time(utc_now())
+    upserts: list[list[Any]] = []
     for row in rows:
         old = current.get(row.number)
         if old == row:
@@ -159,8 +167,10 @@ def write(
         before, after = (_terms(old) if old else set()), _terms(row)
         delta.update(after - before)
         delta.subtract(before - after)
-        execute(_UPSERT, [repo, *astuple(row), now])
+        upserts.append([repo, *astuple(row), now])
         current[row.number] = row
+    if upserts:
+        executemany(_UPSERT, upserts)
     _apply(executemany, repo, delta)
     return len(rows)
 
@@ -233,7 +243,7 @@ def search(page: Page, terms: Sequence[str], limit: int) -> list[IndexedIssue]:
         keep, below, kept = set(part), None, 0
         while kept < limit:
             rows = page(part, below, limit)
-            matched = [r for r in rows if _terms(r) & keep]
+            matched = [r for r in rows if _holds(r, keep)]
             found.update((r.number, r) for r in matched)
             kept += len(matched)
             if len(rows) < limit:

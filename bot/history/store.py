@@ -291,9 +291,11 @@ class Store:
         def page(part: Sequence[str], below: int | None, size: int) -> list[IndexedIssue]:
             where, params = issue_index.page_filters(until, exclude, below)
             columns = ", ".join(f"i.{c}" for c in issue_index.COLUMNS.split(", "))
+            # the match runs once, as the outer loop: probing it per row re-runs the query
             sql = (
-                f"select {columns} from issue_index_fts f join issue_index i "  # noqa: S608
-                f"on i.rowid = f.rowid where issue_index_fts match ? and i.repo = ?{where} "
+                "with found as materialized (select rowid from issue_index_fts "  # noqa: S608
+                f"where issue_index_fts match ?) select {columns} from found "
+                f"join issue_index i on i.rowid = found.rowid where i.repo = ?{where} "
                 "order by i.number desc limit ?"
             )
             rows = self.db.conn.execute(sql, [issue_index.fts5_match(part), repo, *params, size])
