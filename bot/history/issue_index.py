@@ -180,9 +180,10 @@ def drop(execute: Execute, executemany: ExecuteMany, repo: str, numbers: Collect
     returns how many the index held."""
     current = _stored(execute, repo, numbers)
     delta: Counter[str] = Counter()
-    for number, old in sorted(current.items()):
+    for old in current.values():
         delta.subtract(_terms(old))
-        execute(_DELETE, [repo, number])
+    if current:
+        executemany(_DELETE, [(repo, number) for number in sorted(current)])
     _apply(executemany, repo, delta)
     return len(current)
 

@@ -8,6 +8,7 @@ test server (skipped without ``TRIAGE_TEST_PG_URL``).
 from __future__ import annotations
 
 import itertools
+import threading
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -310,3 +311,29 @@ def test_the_sqlite_full_text_index_survives_vacuum(tmp_path: Any) -> None:
     _check_fts(store)
     assert _numbers(store.issues_with_terms("o/r", ["word7", "word5", "changed"])) == [5]
     store.close()
+
+
+def test_two_writers_at_once_keep_the_counts_exact(store: HistoryStore, store_target: str) -> None:
+    """Two connections replace the same issues at once: the counts are the final rows'."""
+    words = ["crash", "hang", "leak", "slow", "error", "panic"]
+
+    def writer(which: int) -> None:
+        opened = make_store(Settings(db_path=store_target))
+        try:
+            for round_ in range(40):
+                batch = [
+                    _row(n, f"{words[(n + round_ + which) % 6]} {words[(which + round_) % 6]}")
+                    for n in range(1, 9)
+                ]
+                opened.index_issues("o/r", batch)
+        finally:
+            opened.close()
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    final = {n: row for n in range(1, 9) if (row := store.indexed_issue("o/r", n))}
+    assert len(final) == 8
+    assert _counts(store, "o/r") == _recount(final)
