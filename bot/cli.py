@@ -564,9 +564,32 @@ replies_option = click.option(
 )
 @click.option(
     "--only",
-    type=click.Choice(["gate", "audit", "both", "types"]),
+    type=click.Choice(["gate", "audit", "both", "types", "duplicates"]),
     default="both",
-    help="What to measure; types: a type model (--types-model) on type rows (--issues).",
+    help="What to measure; types: a type model (--types-model) on type rows (--issues); "
+    "duplicates: the duplicate ranking on --pool and --pairs.",
+)
+@click.option(
+    "--pool",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="With --only duplicates: the reports (JSONL of id, title, body, created_at).",
+)
+@click.option(
+    "--pairs",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="With --only duplicates: the resolved pairs (JSONL of id, dup_of).",
+)
+@click.option(
+    "--earlier-only",
+    is_flag=True,
+    help="With --only duplicates: rank each report against those created before it.",
+)
+@click.option(
+    "--min-precision",
+    type=click.FloatRange(0.5, 1.0),
+    default=0.9,
+    show_default=True,
+    help="With --only duplicates: the precision the statement's threshold must reach.",
 )
 @click.option(
     "--split",
@@ -610,9 +633,16 @@ def eval_command(**flags: Any) -> None:  # fmt: skip
     With --only types: a type model (--types-model, from triage-bot types fit) on type rows
     (--issues): macro-F1, per type precision, recall and F1, precision and coverage at the
     model's thresholds, and each row's guess; a model file that cannot be applied: exit 2.
+    With --only duplicates: recall@1, 5, 10 and MRR of the duplicate ranking on --pool and
+    --pairs, and the precision and coverage of "the top candidate is a duplicate" by score.
     """
 
     def job() -> None:
+        if flags["only"] == "duplicates":
+            from bot.evaluation.duplicate_ranking import run_duplicates_eval
+
+            _print_walled(run_duplicates_eval(flags))
+            return
         if flags["only"] == "types":
             from bot.evaluation.type_model import run_types_eval
 

@@ -17,6 +17,7 @@ from bot.history.github_memory import cached_repo_file, remember_repo_file
 from bot.history.protocol import HistoryStore
 from bot.policy_file import GatePolicy, policy_from_text
 from bot.regular_file import FileTooLarge, NotRegularFile, read_regular, utf8_text
+from bot.stores import store_kind
 from bot.type_guess import MAX_TYPE_MODEL_BYTES, TypeClassifier, TypeModelLoader
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "ModelBuilder",
     "StoreBuilder",
     "default_branch_commit",
+    "store_outlives_job",
 ]
 
 
@@ -42,6 +44,20 @@ ModelBuilder = Callable[[Settings, ModelRole], ChatModel]
 
 ConcurrencyRule = Callable[[Settings], int]
 """``(settings) -> N`` model calls at once: :func:`bot.factory.model_concurrency`."""
+
+
+GITHUB_HOSTED = "github-hosted"
+"""``RUNNER_ENVIRONMENT`` on a runner GitHub provides, whose disk is gone after the job."""
+
+
+def store_outlives_job(settings: Settings) -> bool:
+    """Whether the job's store is kept after it: PostgreSQL, or a SQLite file on a
+    self-hosted runner or at a path the workflow set (one it keeps, a cache say); the default
+    SQLite file on a GitHub-hosted runner is not."""
+    kind = store_kind(str(settings.db_path)) if settings.db_path else None
+    if kind is not None and not kind.on_runner:
+        return True
+    return settings.runner_environment != GITHUB_HOSTED or "db_path" in settings.explicit
 
 
 @dataclass(frozen=True)

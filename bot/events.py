@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -86,6 +87,16 @@ class Issue(_Payload):
     user: User | None = None
     pull_request: dict[str, Any] | None = None
     """Present when the issue is a pull request (issue_comment events)."""
+    created_at: str | None = None
+    """ISO 8601 as GitHub sends it; read with :meth:`created`."""
+
+    def created(self) -> datetime | None:
+        """When the issue was opened; ``None`` when the payload's time is missing or unreadable."""
+        try:
+            moment = datetime.fromisoformat(self.created_at or "")
+        except ValueError:
+            return None
+        return moment if moment.tzinfo is not None else None
 
     @property
     def label_names(self) -> list[str]:

@@ -18,7 +18,7 @@ from typing import Any
 from bot.clients.github_port import GitHubPort
 from bot.concurrency import Failed, iter_bounded
 from bot.config import Settings
-from bot.context import JobContext, JobTypeModel
+from bot.context import JobContext, JobTypeModel, store_outlives_job
 from bot.events import Issue, IssuesEvent
 from bot.gate.backlog import OUTAGE_KINDS, Backlog, BacklogItem, select_backlog
 from bot.gate.earned import LiveRecords, read_live_records
@@ -37,6 +37,13 @@ from bot.gate.plan import (
     judge_issue,
     plan_gate,
     superseded,
+)
+from bot.gate.possible_duplicates import (
+    NO_INDEX,
+    DuplicatesPlan,
+    index_row,
+    plan_duplicates,
+    render_duplicates_summary,
 )
 from bot.gate.type_label import TypePlan, bot_type_labels, plan_type
 from bot.gate.types import GateDecision
@@ -310,7 +317,9 @@ def _event(ctx: JobContext, event: IssuesEvent, *, force: bool) -> RunReport:
             f"a maintainer set {judged.hand_set!r} by hand; /triage re-runs the gate"
         )
     plan, applied = judged.plan, judged.applied
+    duplicates = _duplicates(ctx, event, store)
     text = render_gate_plan(plan)
+    text += f"\nduplicates: {log_value(duplicates.describe())}"
     text += "".join(f"\n{line}" for line in _write_lines(judged, settings.dry_run))
     if applied is not None and plan.author_comment is not None:
         text += f"; author comment {applied.comment}"
@@ -326,11 +335,29 @@ def _event(ctx: JobContext, event: IssuesEvent, *, force: bool) -> RunReport:
         comment=applied.comment if applied else None,
         unwritten="superseded" if judged.superseded is not None else "dry run",
     )
+    if duplicates.problem is not None and duplicates.problem != NO_INDEX:
+        warnings.append(f"duplicates: {duplicates.problem}")
+    summary += "\n".join(render_duplicates_summary(duplicates)) + "\n"
     return RunReport(
         text,
         summary + _summary_notes(judged),
         {"verdict": plan.decision.outcome, "label": plan.labels.target.name},
         warnings,
+    )
+
+
+def _duplicates(ctx: JobContext, event: IssuesEvent, store: HistoryStore) -> DuplicatesPlan:
+    issue = event.issue
+    created = issue.created()
+    if created is None:
+        return DuplicatesPlan(problem="not ranked: the payload gives no creation time")
+    row = index_row(issue.number, issue.title or "", issue.body, created)
+    return plan_duplicates(
+        store,
+        event.repository.full_name,
+        row,
+        write=not ctx.settings.dry_run,
+        kept=store_outlives_job(ctx.settings),
     )
 
 

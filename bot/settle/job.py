@@ -6,8 +6,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from bot.clients.github_port import SettlePort
-from bot.config import Settings
-from bot.context import JobContext
+from bot.context import JobContext, store_outlives_job
 from bot.errors import BotError, ConfigError
 from bot.gate.labels import gate_labels
 from bot.history.protocol import HistoryStore
@@ -16,7 +15,6 @@ from bot.run_report import RunReport
 from bot.settle.budget import Budget
 from bot.settle.pulls import PullsReport, settle_pulls
 from bot.settle.settling import PullsStep, SettleReport, settle_repo
-from bot.stores import store_kind
 
 __all__ = [
     "NOTHING_TO_SETTLE",
@@ -24,7 +22,6 @@ __all__ = [
     "recorded_repo",
     "settle_in_job",
     "settle_scheduled",
-    "store_outlives_job",
 ]
 
 NO_LIVE_RECORD = "no live record: the store does not outlive the job"
@@ -37,19 +34,6 @@ _RECORDED_SQL = (
     "select distinct repo from gate_decisions where lower(repo) = lower(?) "
     "union select distinct repo from audit_defects where lower(repo) = lower(?)"
 )
-
-GITHUB_HOSTED = "github-hosted"
-"""``RUNNER_ENVIRONMENT`` on a runner GitHub provides, whose disk is gone after the job."""
-
-
-def store_outlives_job(settings: Settings) -> bool:
-    """Whether the job's store is kept after it: PostgreSQL, or a SQLite file on a
-    self-hosted runner or at a path the workflow set (one it keeps, a cache say); the default
-    SQLite file on a GitHub-hosted runner is not."""
-    kind = store_kind(str(settings.db_path)) if settings.db_path else None
-    if kind is not None and not kind.on_runner:
-        return True
-    return settings.runner_environment != GITHUB_HOSTED or "db_path" in settings.explicit
 
 
 def recorded_repo(store: HistoryStore, repo: str) -> bool:

@@ -16,13 +16,14 @@ from bot import runner
 from bot.cli import SETTLE_BUDGET, main
 from bot.clients.github_port import EditHistory, IssuePage, SettlePort, TimelineItem
 from bot.config import Settings
+from bot.context import store_outlives_job
 from bot.errors import GitHubUnavailable
 from bot.factory import make_store
 from bot.gate.issue_text import prepare_issue
 from bot.history.protocol import GateRow
 from bot.history.record import DEFECT_TABLE, GATE_TABLE, put_defects
 from bot.neutralise import neutralise
-from bot.settle.job import NO_LIVE_RECORD, store_outlives_job
+from bot.settle.job import NO_LIVE_RECORD
 from tests.support import write_payload
 from tests.support.dataset_world import COMMIT, REPO, SHORT_BODY, T0, closed, issue_item, labeled
 from tests.support.fake_github import FakeGitHub

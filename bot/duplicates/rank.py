@@ -1,0 +1,165 @@
+"""Ranking a repository's indexed issues against one issue: retrieval by the store's full-text
+search, scores in Python.
+
+The score is the cosine of TF-IDF vectors (the title counted twice, ``1 + ln(tf)``, smooth idf
+``ln((1 + N) / (1 + df)) + 1`` from the store's document frequencies), so it lies in [0, 1] and
+one threshold means the same for every issue. The store only says which issues share a term
+with the query: the query's :data:`RETRIEVAL_TERMS` heaviest terms among those in at most
+:data:`COMMON_SHARE` of the index. Both stores return the same set for the same terms, and
+everything after that is computed here, so both give the same ranking.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from bot.duplicates.terms import IssueTerms
+from bot.history.protocol import HistoryStore, IndexedIssue
+
+__all__ = [
+    "COMMON_SHARE",
+    "RETRIEVAL_TERMS",
+    "TITLE_WEIGHT",
+    "Candidate",
+    "Ranker",
+]
+
+TITLE_WEIGHT = 2
+"""How many times a title term counts."""
+RETRIEVAL_TERMS = 32
+COMMON_SHARE = 0.2
+"""Terms in more than this share of the index do not retrieve (they still score)."""
+MAX_RETRIEVED = 5000
+SHORTLIST = 50
+"""How many retrieved issues get the exact score, picked by a rough one that needs no
+document frequency of their other terms."""
+
+_SUBLINEAR = [0.0] + [1.0 + math.log(c) for c in range(1, 256)]
+
+
+def _sublinear(count: int) -> float:
+    return _SUBLINEAR[count] if count < len(_SUBLINEAR) else 1.0 + math.log(count)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An indexed issue ranked against another: its number, title and score (0–1)."""
+
+    number: int
+    title: str
+    score: float
+
+
+def _counts(terms: IssueTerms) -> Counter[str]:
+    counts = Counter(terms.body.split())
+    for term in terms.title.split():
+        counts[term] += TITLE_WEIGHT
+    return counts
+
+
+class Ranker:
+    """Ranks one repository's indexed issues. It keeps what it reads (document frequencies,
+    issues' weights): build one after the index's last write, and use it while nothing writes."""
+
+    def __init__(self, store: HistoryStore, repo: str) -> None:
+        self.store = store
+        self.repo = repo
+        self._size: int | None = None
+        self._idf: dict[str, float] = {}
+        self._issues: dict[int, tuple[dict[str, float], float]] = {}
+        self._counted: dict[int, Counter[str]] = {}
+        self._tf_norms: dict[int, float] = {}
+        self.retrieved = 0
+        """How many issues the last :meth:`rank` read from the store."""
+
+    def _read(self, terms: Iterable[str]) -> None:
+        if self._size is None:
+            self._size = self.store.index_size(self.repo)
+        unknown = {t for t in terms if t not in self._idf}
+        if unknown:
+            docs = self.store.term_docs(self.repo, unknown)
+            for term in unknown:
+                self._idf[term] = math.log((1 + self._size) / (1 + docs.get(term, 0))) + 1.0
+
+    def _weights(self, counts: Counter[str]) -> tuple[dict[str, float], float]:
+        """Each term's weight ``(1 + ln tf) · idf``, and the vector's norm."""
+        idf = self._idf
+        weights = {t: _sublinear(c) * idf[t] for t, c in counts.items()}
+        return weights, math.sqrt(sum(w * w for w in weights.values()))
+
+    def rank(
+        self,
+        terms: IssueTerms,
+        *,
+        exclude: int | None = None,
+        before: str | None = None,
+        k: int = 5,
+    ) -> list[Candidate]:
+        """The ``k`` indexed issues most like ``terms``, best first (ties: lower number first),
+        leaving out ``exclude`` and, with ``before`` (ISO 8601), issues created at or after it.
+
+        Raises:
+            StoreError: the store cannot be read.
+        """
+        counts = _counts(terms)
+        if not counts:
+            return []
+        self._read(counts)
+        weights, norm = self._weights(counts)
+        query = {t: w / norm for t, w in weights.items()}
+        # idf falls as df rises: the common terms are those with idf below this one's
+        floor = math.log((1 + (self._size or 0)) / (1 + COMMON_SHARE * (self._size or 0))) + 1.0
+        heaviest = sorted(query, key=lambda t: (-query[t], t))
+        retrieving = [t for t in heaviest if self._idf[t] >= floor][:RETRIEVAL_TERMS]
+        retrieving = retrieving or heaviest[:RETRIEVAL_TERMS]
+        found = self.store.issues_with_terms(
+            self.repo,
+            retrieving,
+            before=before,
+            exclude=exclude,
+            limit=MAX_RETRIEVED,
+        )
+        self.retrieved = len(found)
+        return self._best(query, retrieving, found, k)
+
+    def _best(
+        self,
+        query: Mapping[str, float],
+        retrieving: Sequence[str],
+        found: Sequence[IndexedIssue],
+        k: int,
+    ) -> list[Candidate]:
+        counts = {i.number: self._counts(i) for i in found}
+        idf = self._idf
+        asked = [(t, query[t]) for t in retrieving]
+
+        def rough(issue: IndexedIssue) -> float:
+            # the query's retrieving terms over the root of the issue's distinct terms:
+            # no document frequency of its other terms needed
+            mine = counts[issue.number]
+            dot = sum(w * _sublinear(mine[t]) * idf[t] for t, w in asked if t in mine)
+            return dot / self._tf_norms[issue.number]
+
+        short = sorted(found, key=lambda i: (-rough(i), i.number))[: max(SHORTLIST, k)]
+        fresh = [i.number for i in short if i.number not in self._issues]
+        self._read(t for n in fresh for t in counts[n])
+        for number in fresh:
+            self._issues[number] = self._weights(counts[number])
+        scored = []
+        for issue in short:
+            weights, norm = self._issues[issue.number]
+            dot = sum(w * weights[t] for t, w in query.items() if t in weights)
+            scored.append(Candidate(issue.number, issue.title, min(1.0, dot / norm)))
+        scored.sort(key=lambda c: (-c.score, c.number))
+        return scored[:k]
+
+    def _counts(self, issue: IndexedIssue) -> Counter[str]:
+        known = self._counted.get(issue.number)
+        if known is None:
+            known = _counts(IssueTerms(issue.title_terms, issue.body_terms))
+            self._counted[issue.number] = known
+            self._tf_norms[issue.number] = math.sqrt(len(known)) or 1.0
+        return known
