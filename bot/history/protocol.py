@@ -71,6 +71,7 @@ TABLES = (
     "settle_cursors",
     "issue_index",
     "index_terms",
+    "duplicate_suggestions",
 )
 """The tables every store's migrations create and its statements use."""
 

@@ -1,0 +1,81 @@
+"""What the bot suggested as an issue's possible duplicates, and dismissals, in the store.
+
+One ``duplicate_suggestions`` row per issue: the candidates last suggested on the issue (numbers,
+best first) and when; a maintainer's dismissal (``/duplicates dismiss`` or removing the
+``possible-duplicate`` label) and who made it. A dismissed issue is never suggested again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.history.protocol import HistoryStore, KeyedTable, utc_now
+
+__all__ = ["TABLE", "Suggestion", "dismiss", "record_suggestion", "suggestion"]
+
+TABLE = "duplicate_suggestions"
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """An issue's row: candidates suggested (best first), when, and its dismissal if any."""
+
+    candidates: tuple[int, ...]
+    suggested_at: str | None
+    dismissed_at: str | None
+    dismissed_by: str | None
+
+    @property
+    def dismissed(self) -> bool:
+        return self.dismissed_at is not None
+
+
+def suggestion(store: HistoryStore, repo: str, issue: int) -> Suggestion | None:
+    """The issue's row, or ``None``.
+
+    Raises:
+        StoreError: the read failed.
+    """
+    row = store.get(TABLE, {"repo": repo, "issue": issue})
+    if row is None:
+        return None
+    return Suggestion(
+        tuple(int(n) for n in json.loads(row["candidates"])),
+        row["suggested_at"],
+        row["dismissed_at"],
+        row["dismissed_by"],
+    )
+
+
+def _upsert(store: HistoryStore, repo: str, issue: int, **values: object) -> None:
+    key = {"repo": repo, "issue": issue}
+
+    def change(table: KeyedTable) -> None:
+        if table.count(key):
+            table.update(key, values)
+        else:
+            table.insert({**key, "candidates": "[]", **values})
+
+    store.change(TABLE, change)
+
+
+def record_suggestion(
+    store: HistoryStore, repo: str, issue: int, candidates: Sequence[int]
+) -> None:
+    """Record that the bot suggested ``candidates`` on the issue (now).
+
+    Raises:
+        StoreError: the write failed or the store is read-only.
+    """
+    _upsert(store, repo, issue, candidates=json.dumps(list(candidates)), suggested_at=utc_now())
+
+
+def dismiss(store: HistoryStore, repo: str, issue: int, by: str) -> None:
+    """Record a maintainer's dismissal of the issue's suggestions (now); ``by`` is their login.
+
+    Raises:
+        StoreError: the write failed or the store is read-only.
+    """
+    _upsert(store, repo, issue, dismissed_at=utc_now(), dismissed_by=by)
