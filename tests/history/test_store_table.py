@@ -122,7 +122,7 @@ def test_the_release_sqlite_store_opens_upgrades_and_passes_doctor(tmp_path: Pat
     store.close()
     after = check_store(settings)
     assert (after.ok, after.warning) == (True, False), after.detail
-    assert "(7 migrations)" in after.detail
+    assert "(8 migrations)" in after.detail
 
 
 def test_a_sqlite_store_before_m008_is_refused_with_what_to_do(tmp_path: Path) -> None:
@@ -159,7 +159,7 @@ def test_the_release_postgresql_store_opens_upgrades_and_passes_doctor(pg_url: s
     assert store.last_gate("o/r", 3) is not None
     store.record_audits([audit_row(repo="o/r", pr=8)])
     store.close()
-    assert check_store(settings).detail.endswith("is reachable and migrated (7 migrations)")
+    assert check_store(settings).detail.endswith("is reachable and migrated (8 migrations)")
 
 
 # --- a new kind of store is one row -------------------------------------------------------
