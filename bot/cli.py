@@ -726,10 +726,10 @@ def types_fit(**flags: Any) -> None:
 @click.option("--repo", required=True, help="Repository as OWNER/NAME.")
 @click.option(
     "--out",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=click.Path(path_type=Path),
     required=True,
     help="The rows (JSONL: the eval format, or type rows with --types); appended by issue id, "
-    "so a rerun resumes.",
+    "so a rerun resumes. With --duplicates, a folder.",
 )
 @click.option(
     "--since",
@@ -743,9 +743,21 @@ def types_fit(**flags: Any) -> None:
     help="Write type rows to --out instead: each closed issue's type (bug, feature, "
     "question) from its maintainers' type label (below).",
 )
+@click.option(
+    "--duplicates",
+    is_flag=True,
+    help="Write OUT/pool.jsonl (every issue, any state) and OUT/pairs.jsonl (issues closed as "
+    "duplicates of others) instead (below).",
+)
 @setting_options("dataset")
 def dataset(
-    repo: str, out: Path, since: datetime | None, limit: int | None, types: bool, **flags: Any
+    repo: str,
+    out: Path,
+    since: datetime | None,
+    limit: int | None,
+    types: bool,
+    duplicates: bool,
+    **flags: Any,
 ) -> None:
     """Label REPO's closed issues by what its maintainers did, for eval and calibrate.
 
@@ -792,6 +804,16 @@ def dataset(
     then added another label or closed the issue as completed. The bot's own type label
     never counts. The text is the issue's as opened. Issues with no type label, type
     labels of two types, or an unconfirmed one are left out, counted by reason.
+
+    With --duplicates, OUT is a folder: pool.jsonl holds {id, title, body, created_at} for
+    every issue of any state (pull requests are no issues; the text as it is now), and
+    pairs.jsonl {id, dup_of, direction_basis} for each issue closed as a duplicate (or as not
+    planned) of another issue of the pool: the canonical issue of its marked_as_duplicate
+    event (GraphQL), else a comment by an OWNER, MEMBER or COLLABORATOR whose first line is
+    "Duplicate of #N". Canonicals in another repository, pull requests and issues missing
+    from the pool are left out, counted. Only the closed-as-duplicate and not-planned issues'
+    timelines are read (docs/requests.md); pool.jsonl.state.json keeps the progress, and
+    pairs.jsonl is written again at the end of each run. Takes no --since or --types.
     """
 
     def job() -> None:
@@ -811,6 +833,13 @@ def dataset(
                 "dataset reads GitHub's API, whose GraphQL part (the edit history) needs a "
                 "token: set GITHUB_TOKEN (read access to the repository's issues is enough)"
             )
+        if duplicates:
+            if since is not None or types:
+                raise ConfigError(
+                    "--duplicates takes no --since or --types: the pool holds every issue"
+                )
+            _duplicates_dataset(settings, repo, out, limit)
+            return
         start = since.replace(tzinfo=UTC) if since else None
         shown = DatasetProgress(kinds=TYPE_NAMES) if types else DatasetProgress()
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), transient=True) as bar:
@@ -850,6 +879,45 @@ def dataset(
             click.echo(line)
 
     _guarded(job)
+
+
+def _duplicates_dataset(settings: Settings, repo: str, out: Path, limit: int | None) -> None:
+    import time
+
+    from rich.progress import Progress, SpinnerColumn, TextColumn
+
+    from bot.dataset.duplicate_run import DuplicatesProgress
+    from bot.runner import run_duplicates_dataset
+
+    shown = DuplicatesProgress()
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), transient=True) as bar:
+        task = bar.add_task("reading issues", total=None)
+
+        def show(progress: DuplicatesProgress) -> None:
+            nonlocal shown
+            shown = progress
+            bar.update(task, description=progress.line())
+
+        def sleep(seconds: float) -> None:
+            shown.waiting_s = seconds
+            bar.update(task, description=shown.line())
+            time.sleep(seconds)
+            shown.waiting_s = 0.0
+
+        try:
+            report = run_duplicates_dataset(
+                settings, repo, out, limit=limit, on_progress=show, sleep=sleep
+            )
+        except KeyboardInterrupt:
+            bar.stop()
+            click.echo(
+                f"triage-bot: interrupted; {shown.rows} issue(s) are in the pool in "
+                f"{_plain(str(out))}, and the same command resumes",
+                err=True,
+            )
+            sys.exit(130)
+    for line in report.lines():
+        click.echo(line)
 
 
 def _plain(text: str) -> str:

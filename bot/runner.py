@@ -10,6 +10,8 @@ from bot import audit, dataset, gate
 from bot.commands.comment import run_comment
 from bot.config import Settings
 from bot.context import JobContext
+from bot.dataset.duplicate_run import DuplicatesProgress, DuplicatesReport, run_duplicates
+from bot.dataset.duplicates import POOL_FILE
 from bot.errors import ConfigError
 from bot.events import (
     REPO_PATTERN,
@@ -36,6 +38,7 @@ __all__ = [
     "load_type_model",
     "run_backlog",
     "run_dataset",
+    "run_duplicates_dataset",
     "run_event",
     "run_pull",
     "run_settle",
@@ -164,6 +167,33 @@ def run_dataset(
             files=files,
             types=(file.types.labels if file is not None else TypeLabels()) if types else None,
         )
+
+
+def run_duplicates_dataset(
+    settings: Settings,
+    repo: str,
+    out: Path,
+    *,
+    limit: int | None = None,
+    on_progress: Callable[[DuplicatesProgress], None] | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> DuplicatesReport:
+    """``triage-bot dataset --duplicates``: ``repo``'s pool and duplicate pairs into the folder
+    ``out``; the GitHub client waits out rate limits through ``sleep``.
+
+    Raises :exc:`ConfigError` for an unusable ``out``, before any request.
+    """
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out}: not a folder (with --duplicates it names one)")
+    files = dataset.DatasetFiles(out / POOL_FILE, repo, rows="pool")  # refused before a request
+    return run_duplicates(
+        make_github(settings, sleep=sleep),
+        repo,
+        out,
+        limit=limit,
+        on_progress=on_progress,
+        files=files,
+    )
 
 
 def _refuse_a_persons_login(login: str | None) -> None:
