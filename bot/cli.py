@@ -518,6 +518,52 @@ def settle(repo: str, since: datetime | None, budget: int, **flags: Any) -> None
     _guarded(job)
 
 
+INDEX_BUDGET = 5000
+"""Requests ``triage-bot index`` may spend by default: 500,000 issues at 100 a page."""
+
+
+@main.command()
+@click.option("--repo", required=True, help="Repository as OWNER/NAME.")
+@click.option(
+    "--since",
+    type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
+    help="Start at issues updated on or after this date (UTC) instead of where the last run "
+    "stopped.",
+)
+@click.option(
+    "--budget",
+    default=INDEX_BUDGET,
+    show_default=True,
+    type=click.IntRange(1, 100_000),
+    help="Most GitHub requests; past it the run stops, and the same command resumes.",
+)
+@setting_options("index")
+def index(repo: str, since: datetime | None, budget: int, **flags: Any) -> None:
+    """Backfill the store's duplicate index with REPO's issues of every state (resumable).
+
+    Reads the issues updated since the last run (or --since), least recently updated first,
+    100 a page, and writes each one's title, body (its first 4,000 characters) and opening
+    time to the index the duplicate search reads; an issue now in another repository is
+    dropped. One request a page, nothing else; it stops at --budget or GitHub's rate limit,
+    keeping what is written, and the same command resumes. Needs a store that outlives the
+    job: PostgreSQL, or a SQLite file the runner keeps.
+    """
+
+    def job() -> None:
+        from bot.errors import ConfigError
+        from bot.runner import run_index
+
+        settings = _settings(flags)
+        _check_repo(repo)
+        start = since.replace(tzinfo=UTC) if since else None
+        if start is not None and start > datetime.now(UTC):
+            raise ConfigError(f"--since {start:%Y-%m-%d %H:%M:%S} UTC is in the future")
+        report = run_index(settings, repo, budget=budget, since=start)
+        _print_walled("\n".join(report.lines()))
+
+    _guarded(job)
+
+
 @main.command()
 @setting_options("doctor")
 def doctor(**flags: Any) -> None:

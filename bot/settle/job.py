@@ -22,6 +22,7 @@ __all__ = [
     "NOTHING_TO_SETTLE",
     "NO_LIVE_RECORD",
     "recorded_repo",
+    "settle_github",
     "settle_in_job",
     "settle_scheduled",
     "store_outlives_job",
@@ -69,7 +70,8 @@ def recorded_repo(store: HistoryStore, repo: str) -> bool:
     )
 
 
-def _settle_github(ctx: JobContext) -> SettlePort:
+def settle_github(ctx: JobContext) -> SettlePort:
+    """The job's GitHub client as settling and the index backfill read it."""
     github = ctx.github()
     if not isinstance(github, SettlePort):
         raise ConfigError("settling needs a GitHub client that reads timelines and edit histories")
@@ -91,7 +93,7 @@ def settle_in_job(
         GitHubError: other than a rate limit; StoreError.
     """
     settings = ctx.settings
-    github = _settle_github(ctx)
+    github = settle_github(ctx)
     login = settings.bot_login
     if login is None:
         budget.spend(1)  # the client asks GitHub once (GraphQL viewer)
