@@ -1,5 +1,5 @@
-"""Record the dataset cassettes of the later rules, and the settle cassettes, from the loopback
-GitHub:
+"""Record the dataset cassettes of the later rules, the ``dataset --duplicates`` one and the
+settle cassettes, from the loopback GitHub:
 
     .venv/bin/python scripts/record_dataset_cassettes.py            # every one below
     .venv/bin/python scripts/record_dataset_cassettes.py NAME ...   # cassettes/NAME.yaml only
@@ -48,6 +48,7 @@ from tests.support.dataset_world import (  # noqa: E402
     transferred,
     triager_bot_question,
 )
+from tests.support.duplicate_world import world as duplicate_world  # noqa: E402
 from tests.support.settle_world import BOT, KINDS, decide_all  # noqa: E402
 from tests.support.settle_world import world as settle_world  # noqa: E402
 
@@ -147,8 +148,22 @@ SETTLE_CASSETTES: dict[str, tuple[str, int]] = {
 """Settle cassette → (its quirk, how many issues of settle_world.world)."""
 
 
+DUPLICATE_CASSETTES: dict[str, str] = {
+    "dataset_duplicates": (
+        "triage-bot dataset --duplicates over tests/support/duplicate_world.py: the issues "
+        "list of every state, one GraphQL query for the duplicate marks of the page's issues "
+        "closed as duplicate or not planned (MarkedAsDuplicateEvent.canonical: REST's "
+        "marked_as_duplicate event names none), and a timeline per such issue."
+    ),
+}
+"""``dataset --duplicates`` cassette → its quirk."""
+
+
 def record(name: str) -> Path:
     """Record ``cassettes/{name}.yaml`` anew."""
+    if name in DUPLICATE_CASSETTES:
+        args = ["dataset", "--duplicates", "--repo", REPO, "--out"]
+        return _record(name, DUPLICATE_CASSETTES[name], duplicate_world(), None, args)
     if name in SETTLE_CASSETTES:
         quirk, count = SETTLE_CASSETTES[name]
         issues = settle_world(count)
@@ -157,7 +172,13 @@ def record(name: str) -> Path:
     return _record(name, quirk, [one(builder, number) for builder, number in chosen], None)
 
 
-def _record(name: str, quirk: str, scenarios: list[Any], decided: list[Any] | None) -> Path:
+def _record(
+    name: str,
+    quirk: str,
+    scenarios: list[Any],
+    decided: list[Any] | None,
+    out_args: list[str] | None = None,
+) -> Path:
     target = ROOT / "cassettes" / f"{name}.yaml"
     target.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory() as folder:
@@ -165,6 +186,8 @@ def _record(name: str, quirk: str, scenarios: list[Any], decided: list[Any] | No
         github = LoopbackGitHub(scenarios, pulls_every=pulls, clock=lambda: RESET - RESET_IN_S)
         env = {"GITHUB_TOKEN": "recording-token", "GITHUB_API_URL": github.base_url}
         args = ["dataset", "--repo", REPO, "--out", str(Path(folder) / "set.jsonl")]
+        if out_args is not None:
+            args = [*out_args, str(Path(folder) / "set")]
         if decided is not None:
             db = str(Path(folder) / "triage.db")
             store = make_store(Settings(db_path=db))
@@ -189,5 +212,5 @@ def _record(name: str, quirk: str, scenarios: list[Any], decided: list[Any] | No
 
 
 if __name__ == "__main__":
-    for name in sys.argv[1:] or [*CASSETTES, *SETTLE_CASSETTES]:
+    for name in sys.argv[1:] or [*CASSETTES, *SETTLE_CASSETTES, *DUPLICATE_CASSETTES]:
         print(record(name).relative_to(ROOT))
