@@ -228,6 +228,8 @@ def test_the_recorded_run_gives_the_pool_and_pairs(tmp_path: Path) -> None:
     assert cass.all_played
     assert sorted(_pool(out)) == list(range(1, 11))
     assert _pairs(out) == _expected_pairs()
+    assert "1  no pair: its canonical is a pull request" in result.output
+    assert "1  transferred to another repository since it was listed" in result.output
     graphql = [json.loads(r.body) for r in captured if r.path == "/graphql"]
     assert len(graphql) == 1
     assert "MarkedAsDuplicateEvent" in graphql[0]["query"]

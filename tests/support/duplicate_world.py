@@ -30,7 +30,7 @@ from tests.support.dataset_world import (
     stamp,
 )
 
-__all__ = ["PAIRS", "PULL", "WORLD", "marked", "unmarked", "world"]
+__all__ = ["PAIRS", "PULL", "WORLD", "many", "marked", "unmarked", "world"]
 
 PULL = 100_005
 """A pull request the loopback lists (its default ``pulls_every`` of 4 adds one for the fifth
@@ -187,6 +187,15 @@ def world() -> list[Scenario]:
             },
             pair="TRANSFERRED",
         ),
+    ]
+
+
+def many(count: int, *, first: int = 1) -> list[Scenario]:
+    """``count`` open issues numbered from ``first``, opened (and updated) an hour apart, each
+    with words of its own (a backfill's load)."""
+    return [
+        _scenario(n, f"Report {n}: export fails on sheet {n % 97}", f"Steps {n}: run export {n}.")
+        for n in range(first, first + count)
     ]
 
 
