@@ -93,10 +93,8 @@ def backfill_index(
     *,
     since: datetime | None = None,
 ) -> IndexReport:
-    """Index ``repo``'s issues updated since ``since`` (``None``: the stored cursor).
-
-    Stops, keeping what is written, when the budget is spent or GitHub answers with a rate
-    limit; the cursor then names the last page written.
+    """Index ``repo``'s issues updated since ``since`` (``None``: the stored cursor); a spent
+    budget or a rate limit stops it, keeping what is written.
 
     Raises:
         GitHubError: other than a rate limit (the cursor stays past what was written).

@@ -1,10 +1,7 @@
-"""A repository's issues updated since a cursor, least recently updated first, a page at a
-time: the paging and the cursor's next place, which settling and the duplicate index share.
+"""The updated-issues walk settling and the duplicate index share, and where its cursor moves.
 
-The cursor names the last second whose issues are all handled: the last one's update time,
-or the second before it when an issue of that same second may be left (the run stopped in the
-middle of them, or at a page's end), so a stop loses nothing: the next run resumes there
-(GitHub's ``since`` keeps that second, whose handled issues the next run then skips).
+The cursor names the last second whose issues are all handled, or the second before it when an
+issue of that second may be left, so a stop loses nothing (GitHub's ``since`` keeps that second).
 """
 
 from __future__ import annotations
@@ -18,8 +15,7 @@ from bot.settle.budget import Budget
 __all__ = ["PageStep", "cursor_after", "stamp", "walk_updated"]
 
 PageStep = Callable[[Sequence[ListedIssue], bool], datetime | None]
-"""Handles a page's issues (pull requests left out) given whether a page follows; returns
-the update time of the last issue it handled (``None``: none)."""
+"""A page's issues (no pull requests), whether a page follows → the last handled update time."""
 
 
 def stamp(at: datetime) -> str:
@@ -28,9 +24,8 @@ def stamp(at: datetime) -> str:
 
 
 def cursor_after(handled: datetime, left: Sequence[ListedIssue], more: bool) -> datetime:
-    """Where the cursor moves once the issues up to one updated at ``handled`` are handled,
-    ``left`` being the page's issues after it and ``more`` whether a page follows: ``handled``,
-    or the second before it when a left issue (or one on the next page) may share its second."""
+    """``handled``, or the second before it when an issue ``left`` after it on the page (or on
+    the next page, ``more``) may share its second."""
     nxt = left[0].updated_at if left else None
     shared = nxt == handled or (bool(left) and nxt is None) or (not left and more)
     return handled - timedelta(seconds=1) if shared else handled
@@ -40,10 +35,7 @@ def walk_updated(
     github: SettlePort, repo: str, budget: Budget, start: datetime | None, step: PageStep
 ) -> None:
     """Hand ``step`` each page of ``repo``'s issues updated at or after ``start``, one request
-    a page on ``budget``, until the list ends.
-
-    Each next page is asked from where the last one handled stopped (page 1 again), so issues
-    updated meanwhile are not skipped; a page of one second's issues alone needs the page after.
+    a page on ``budget``; each next page asked from where the last one stopped.
 
     Raises:
         BudgetSpent: before a page the budget does not pay for.

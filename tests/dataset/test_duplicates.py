@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from bot.cli import main
 from bot.clients.github_client import PyGithubClient
 from bot.clients.github_port import DuplicateMark, TimelineItem
+from bot.clients.issue_history import parse_duplicate_marks
 from bot.dataset.duplicate_run import run_duplicates
 from bot.dataset.duplicates import (
     PAIRS_FILE,
@@ -34,7 +35,7 @@ from bot.dataset.files import row_id
 from tests.support import cassette
 from tests.support.dataset_server import LoopbackGitHub
 from tests.support.dataset_world import REPO
-from tests.support.duplicate_world import PAIRS, world
+from tests.support.duplicate_world import PAIRS, marked, unmarked, world
 
 TOKEN = "test-token-not-real"
 
@@ -114,8 +115,37 @@ def test_the_repository_s_own_name_in_any_case_is_this_repository_and_itself_is_
     assert canonical_of(REPO, 9, [_comment("Duplicate of #9")], []) is NoPair.ITSELF
 
 
-def _client() -> PyGithubClient:
-    return PyGithubClient(token=TOKEN, retries=1, backoff_s=0.0, sleep=lambda _: None)
+def test_graphql_marks_are_read_oldest_first_with_their_canonical_s_kind_and_repository() -> None:
+    at = datetime(2024, 3, 4, 9, tzinfo=UTC)
+    answer = {
+        "data": {
+            "nodes": [
+                {
+                    "id": "I_1",
+                    "timelineItems": {
+                        "nodes": [
+                            marked(at, 7, "octo/other", kind="PullRequest"),
+                            {"__typename": "ClosedEvent", "createdAt": "2024-03-04T09:00:00Z"},
+                            None,
+                            unmarked(at, 7),
+                        ]
+                    },
+                },
+                None,  # an issue GitHub lost
+                {"id": "I_3", "timelineItems": {"nodes": [{**marked(at, 2), "canonical": None}]}},
+            ]
+        }
+    }
+    found = parse_duplicate_marks(answer, what="read")
+    assert found == {
+        "I_1": (
+            DuplicateMark(at, 7, "octo/other", canonical_is_pull=True),
+            DuplicateMark(at, 7, REPO, undone=True),
+        ),
+        "I_3": (DuplicateMark(at, None, None),),
+    }
+    pair = canonical_of(REPO, 9, [], found["I_1"][:1])
+    assert pair == FoundPair(dup_of=7, repo="octo/other", basis="marked_as_duplicate", pull=True)
 
 
 def _pool(out: Path) -> dict[int, PoolRow]:
