@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
@@ -863,9 +863,7 @@ def dataset(
     """
 
     def job() -> None:
-        import time
 
-        from rich.progress import Progress, SpinnerColumn, TextColumn
 
         from bot.dataset import DatasetProgress
         from bot.errors import ConfigError
@@ -887,40 +885,21 @@ def dataset(
             _duplicates_dataset(settings, repo, out, limit)
             return
         start = since.replace(tzinfo=UTC) if since else None
-        shown = DatasetProgress(kinds=TYPE_NAMES) if types else DatasetProgress()
-        with Progress(SpinnerColumn(), TextColumn("{task.description}"), transient=True) as bar:
-            task = bar.add_task("reading closed issues", total=None)
-
-            def show(progress: DatasetProgress) -> None:
-                nonlocal shown
-                shown = progress
-                bar.update(task, description=progress.line())
-
-            def sleep(seconds: float) -> None:
-                shown.waiting_s = seconds
-                bar.update(task, description=shown.line())
-                time.sleep(seconds)
-                shown.waiting_s = 0.0
-
-            try:
-                report = run_dataset(
-                    settings,
-                    repo,
-                    out,
-                    since=start,
-                    limit=limit,
-                    on_progress=show,
-                    sleep=sleep,
-                    types=types,
-                )
-            except KeyboardInterrupt:
-                bar.stop()
-                click.echo(
-                    f"triage-bot: interrupted; {shown.rows} row(s) are in "
-                    f"{_plain(str(out))}, and the same command resumes",
-                    err=True,
-                )
-                sys.exit(130)
+        report = _with_progress(
+            DatasetProgress(kinds=TYPE_NAMES) if types else DatasetProgress(),
+            "reading closed issues",
+            lambda show, sleep: run_dataset(
+                settings,
+                repo,
+                out,
+                since=start,
+                limit=limit,
+                on_progress=show,
+                sleep=sleep,
+                types=types,
+            ),
+            lambda rows: f"{rows} row(s) are in {_plain(str(out))}",
+        )
         for line in report.lines():
             click.echo(line)
 
@@ -928,18 +907,48 @@ def dataset(
 
 
 def _duplicates_dataset(settings: Settings, repo: str, out: Path, limit: int | None) -> None:
+    from bot.dataset.duplicate_run import DuplicatesProgress
+    from bot.runner import run_duplicates_dataset
+
+    report = _with_progress(
+        DuplicatesProgress(),
+        "reading issues",
+        lambda show, sleep: run_duplicates_dataset(
+            settings, repo, out, limit=limit, on_progress=show, sleep=sleep
+        ),
+        lambda rows: f"{rows} issue(s) are in the pool in {_plain(str(out))}",
+    )
+    for line in report.lines():
+        click.echo(line)
+
+
+class _Progress(Protocol):
+    waiting_s: float
+    rows: int
+
+    def line(self) -> str: ...
+
+
+P = TypeVar("P", bound=_Progress)
+R = TypeVar("R")
+
+
+def _with_progress(
+    shown: P,
+    what: str,
+    run: Callable[[Callable[[P], None], Callable[[float], None]], R],
+    kept: Callable[[int], str],
+) -> R:
+    """``run(show, sleep)`` under a progress line that shows rate-limit waits; Ctrl-C says
+    what is ``kept`` (by the rows so far) and exits 130."""
     import time
 
     from rich.progress import Progress, SpinnerColumn, TextColumn
 
-    from bot.dataset.duplicate_run import DuplicatesProgress
-    from bot.runner import run_duplicates_dataset
-
-    shown = DuplicatesProgress()
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), transient=True) as bar:
-        task = bar.add_task("reading issues", total=None)
+        task = bar.add_task(what, total=None)
 
-        def show(progress: DuplicatesProgress) -> None:
+        def show(progress: P) -> None:
             nonlocal shown
             shown = progress
             bar.update(task, description=progress.line())
@@ -951,19 +960,14 @@ def _duplicates_dataset(settings: Settings, repo: str, out: Path, limit: int | N
             shown.waiting_s = 0.0
 
         try:
-            report = run_duplicates_dataset(
-                settings, repo, out, limit=limit, on_progress=show, sleep=sleep
-            )
+            return run(show, sleep)
         except KeyboardInterrupt:
             bar.stop()
             click.echo(
-                f"triage-bot: interrupted; {shown.rows} issue(s) are in the pool in "
-                f"{_plain(str(out))}, and the same command resumes",
+                f"triage-bot: interrupted; {kept(shown.rows)}, and the same command resumes",
                 err=True,
             )
             sys.exit(130)
-    for line in report.lines():
-        click.echo(line)
 
 
 def _plain(text: str) -> str:

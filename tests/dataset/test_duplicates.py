@@ -20,7 +20,7 @@ from bot.cli import main
 from bot.clients.github_client import PyGithubClient
 from bot.clients.github_port import DuplicateMark, TimelineItem
 from bot.clients.issue_history import parse_duplicate_marks
-from bot.dataset.duplicate_run import run_duplicates
+from bot.dataset.duplicate_run import DuplicatesProgress, run_duplicates
 from bot.dataset.duplicates import (
     PAIRS_FILE,
     POOL_FILE,
@@ -265,3 +265,21 @@ def test_the_recorded_run_gives_the_pool_and_pairs(tmp_path: Path) -> None:
     assert "MarkedAsDuplicateEvent" in graphql[0]["query"]
     timelines = sorted(int(r.path.split("/")[-2]) for r in captured if r.path.endswith("timeline"))
     assert timelines == list(range(4, 11))
+
+
+def test_ctrl_c_says_what_the_pool_holds_and_exits_130(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def stopped(*_: Any, on_progress: Any, **__: Any) -> None:
+        on_progress(DuplicatesProgress(rows=3))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("bot.runner.run_duplicates_dataset", stopped)
+    result = CliRunner().invoke(
+        main,
+        ["dataset", "--duplicates", "--repo", REPO, "--out", str(tmp_path / "d")],
+        env={"GITHUB_TOKEN": TOKEN},
+    )
+    assert result.exit_code == 130
+    assert "interrupted; 3 issue(s) are in the pool in" in result.output
+    assert "the same command resumes" in result.output
