@@ -1,10 +1,11 @@
 """An issue's index terms: the words both stores' full-text search and the scorer see.
 
-A term is a run of letters, marks and digits (Unicode categories L, M and N) after NFKC and case
-folding,
-at most :data:`MAX_TERM_CHARS` long (longer runs are dropped: hashes and base64 say nothing
-about what an issue is). Everything else, NUL and every search engine's query syntax
-included, separates terms, so a term is never more than data to either engine.
+A term is a run of letters, marks and digits (Unicode categories L, M, Nd and Nl; not No, the
+fractions and other numbers PostgreSQL's parser splits at) that starts with a letter or digit,
+after NFKC and case folding, at most :data:`MAX_TERM_CHARS` long (longer runs are dropped:
+hashes and base64 say nothing about what an issue is). Everything else, NUL and every search
+engine's query syntax included, separates terms, so a term is never more than data to either
+engine.
 """
 
 from __future__ import annotations
@@ -21,14 +22,16 @@ BODY_CHARS = 4000
 
 
 def _is_term_char(char: str) -> bool:
-    return unicodedata.category(char)[0] in "LMN"
+    category = unicodedata.category(char)
+    return category[0] in "LM" or category in ("Nd", "Nl")
 
 
 def _runs(text: str) -> Iterator[str]:
     start = None
     for index, char in enumerate(text):
         if _is_term_char(char):
-            if start is None:
+            # a mark continues a term and never starts one (PostgreSQL's parser drops it there)
+            if start is None and unicodedata.category(char)[0] != "M":
                 start = index
         elif start is not None:
             yield text[start:index]

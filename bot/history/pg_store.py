@@ -25,9 +25,9 @@ schema is shared, and holds no decision).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import psycopg
 from psycopg.rows import dict_row
@@ -38,7 +38,7 @@ from yoyo import (  # type: ignore[import-untyped]
 )
 
 from bot.errors import StoreError
-from bot.history import migrate
+from bot.history import issue_index, migrate
 from bot.history.protocol import (
     AUDIT_KEY,
     AUDITS_SQL,
@@ -49,6 +49,7 @@ from bot.history.protocol import (
     TABLES,
     AuditRow,
     GateRow,
+    IndexedIssue,
     KeyedTable,
     SchemaState,
     audit_params,
@@ -72,8 +73,12 @@ MIGRATION_LOCK = 0x7472_6961_6765  # "triage": any fixed key no other applicatio
 
 _WRITE_LOCKS = 1
 _SUBJECT_LOCKS = 2
-"""Namespaces (first key) of the two-key advisory locks: a write transaction's per-subject lock
-and :meth:`PostgresStore.exclusive`'s; the second key is ``hashtext(subject)``."""
+_INDEX_LOCKS = 3
+"""Namespaces (first key) of the two-key advisory locks: a write transaction's per-subject lock,
+:meth:`PostgresStore.exclusive`'s, and an index write's per repository (its term counts are
+read and changed together); the second key is ``hashtext(subject)``."""
+
+_T = TypeVar("_T")
 
 
 CONNECT_TIMEOUT_S = 10
@@ -311,6 +316,83 @@ class PostgresStore:
             return list(self.conn.execute(pg_sql(sql), list(params)).fetchall())
         except psycopg.Error as exc:
             _raise(f"cannot read the store at {self.path}", exc, self._url)
+
+    def _execute(self, sql: str, params: Sequence[Any]) -> psycopg.Cursor[Any]:
+        return self.conn.execute(pg_sql(sql), list(params))
+
+    def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with self.conn.cursor() as cursor:
+            cursor.executemany(pg_sql(sql), rows)
+
+    def _index_write(self, repo: str, write: Callable[[], int]) -> int:
+        """``write`` in one transaction holding the repository's index lock."""
+        if self.read_only:
+            raise StoreError(f"the store at {self.path} was opened read-only")
+        try:
+            with self.conn.transaction():
+                self.conn.execute(
+                    "select pg_advisory_xact_lock(%s, hashtext(%s))", [_INDEX_LOCKS, repo]
+                )
+                return write()
+        except psycopg.Error as exc:
+            _raise("cannot write to issue_index", exc, self._url)
+
+    def _read(self, read: Callable[[], _T]) -> _T:
+        try:
+            return read()
+        except psycopg.Error as exc:
+            _raise(f"cannot read the store at {self.path}", exc, self._url)
+
+    def index_issues(self, repo: str, rows: Sequence[IndexedIssue]) -> int:
+        """See :meth:`~bot.history.protocol.HistoryStore.index_issues`."""
+        prepared = issue_index.prepare(rows, self.redact)
+        return self._index_write(
+            repo, lambda: issue_index.write(self._execute, self._executemany, repo, prepared)
+        )
+
+    def drop_indexed(self, repo: str, numbers: Collection[int]) -> int:
+        """See :meth:`~bot.history.protocol.HistoryStore.drop_indexed`."""
+        return self._index_write(
+            repo, lambda: issue_index.drop(self._execute, self._executemany, repo, numbers)
+        )
+
+    def index_size(self, repo: str) -> int:
+        """See :meth:`~bot.history.protocol.HistoryStore.index_size`."""
+        return self._read(lambda: issue_index.index_size(self._execute, repo))
+
+    def indexed_issue(self, repo: str, number: int) -> IndexedIssue | None:
+        """See :meth:`~bot.history.protocol.HistoryStore.indexed_issue`."""
+        return self._read(lambda: issue_index.indexed_issue(self._execute, repo, number))
+
+    def term_docs(self, repo: str, terms: Collection[str]) -> dict[str, int]:
+        """See :meth:`~bot.history.protocol.HistoryStore.term_docs`."""
+        return self._read(lambda: issue_index.term_docs(self._execute, repo, terms))
+
+    def issues_with_terms(
+        self,
+        repo: str,
+        terms: Sequence[str],
+        *,
+        before: str | None = None,
+        exclude: int | None = None,
+        limit: int = 5000,
+    ) -> list[IndexedIssue]:
+        """See :meth:`~bot.history.protocol.HistoryStore.issues_with_terms` (each term through
+        ``plainto_tsquery``, which reads no operators, the queries joined by ``||``)."""
+        until = issue_index.canonical_time(before) if before is not None else None
+
+        def page(part: Sequence[str], below: int | None, size: int) -> list[IndexedIssue]:
+            where, params = issue_index.page_filters(until, exclude, below)
+            query = " || ".join("plainto_tsquery('simple', ?)" for _ in part)
+            columns = ", ".join(f"i.{c}" for c in issue_index.COLUMNS.split(", "))
+            sql = (
+                f"select {columns} from issue_index i where i.repo = ? "  # noqa: S608
+                f"and i.search @@ ({query}){where} order by i.number desc limit ?"
+            )
+            rows = self._execute(sql, [repo, *part, *params, size]).fetchall()
+            return [IndexedIssue(*row) for row in rows]
+
+        return self._read(lambda: issue_index.search(page, terms, limit))
 
     @contextmanager
     def exclusive(self, subject: str) -> Iterator[None]:

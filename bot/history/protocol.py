@@ -42,6 +42,7 @@ __all__ = [
     "AuditRow",
     "GateRow",
     "HistoryStore",
+    "IndexedIssue",
     "KeyedTable",
     "SchemaState",
     "audit_params",
@@ -68,6 +69,8 @@ TABLES = (
     "gate_outcomes",
     "audit_defects",
     "settle_cursors",
+    "issue_index",
+    "index_terms",
 )
 """The tables every store's migrations create and its statements use."""
 
@@ -194,6 +197,20 @@ class GateRow:
     created_at: str = ""
     content_sha: str = ""
     policy_version: str = ""
+
+
+@dataclass(frozen=True)
+class IndexedIssue:
+    """One issue of the duplicate-search index (columns of ``issue_index``): its title and
+    first body, their terms joined by single spaces, and when it was created (canonical UTC,
+    ``YYYY-MM-DDTHH:MM:SSZ``, as the store keeps it)."""
+
+    number: int
+    title: str
+    body: str
+    title_terms: str
+    body_terms: str
+    created_at: str
 
 
 AUDIT_KEY = ("repo", "pr", "head_sha", "path", "line_start", "line_end")
@@ -374,6 +391,58 @@ class HistoryStore(Protocol):
 
         Raises:
             StoreError: the query failed.
+        """
+        ...
+
+    def index_issues(self, repo: str, rows: Sequence[IndexedIssue]) -> int:
+        """Insert or replace indexed issues in one transaction (all or none), keeping
+        ``index_terms`` exact; a row equal to the stored one is left as it is (its
+        ``indexed_at`` too). NUL is stripped from every text and ``created_at`` made canonical
+        UTC. Returns the count.
+
+        Raises:
+            ValueError: a ``created_at`` is unparseable or has no UTC offset.
+            StoreError: the write failed or the store is read-only.
+        """
+        ...
+
+    def index_size(self, repo: str) -> int:
+        """How many issues of ``repo`` the index holds."""
+        ...
+
+    def term_docs(self, repo: str, terms: Collection[str]) -> dict[str, int]:
+        """How many indexed issues of ``repo`` contain each of ``terms`` that any does."""
+        ...
+
+    def issues_with_terms(
+        self,
+        repo: str,
+        terms: Sequence[str],
+        *,
+        before: str | None = None,
+        exclude: int | None = None,
+        limit: int = 5000,
+    ) -> list[IndexedIssue]:
+        """The indexed issues of ``repo`` that contain one of ``terms``, created strictly
+        before ``before`` (ISO 8601 with offset) when given, other than ``exclude``, newest
+        number first, at most ``limit``. Terms are data, never query syntax.
+
+        Raises:
+            ValueError: ``before`` is unparseable or has no UTC offset.
+            StoreError: the read failed.
+        """
+        ...
+
+    def indexed_issue(self, repo: str, number: int) -> IndexedIssue | None:
+        """The indexed issue ``number`` of ``repo``, or ``None``."""
+        ...
+
+    def drop_indexed(self, repo: str, numbers: Collection[int]) -> int:
+        """Remove issues from the index (deleted or transferred), keeping ``index_terms``
+        exact; returns how many it held.
+
+        Raises:
+            StoreError: the write failed or the store is read-only.
         """
         ...
 

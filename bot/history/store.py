@@ -37,10 +37,10 @@ from __future__ import annotations
 import fcntl
 import os
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlite_utils import Database
 from tenacity import (
@@ -52,7 +52,7 @@ from tenacity import (
 )
 
 from bot.errors import StoreError
-from bot.history import migrate
+from bot.history import issue_index, migrate
 from bot.history.protocol import (
     AUDIT_KEY,
     AUDITS_SQL,
@@ -62,6 +62,7 @@ from bot.history.protocol import (
     LOCK_TIMEOUT_S,
     AuditRow,
     GateRow,
+    IndexedIssue,
     KeyedTable,
     SchemaState,
     audit_params,
@@ -86,6 +87,8 @@ __all__ = [
     "utc_now",
     "week_of",
 ]
+
+_T = TypeVar("_T")
 
 LOCK_POLL_S = 0.05
 """How often a run waiting for the lock file tries again (s)."""
@@ -240,6 +243,71 @@ class Store:
                 change(KeyedTable(table, self.db.conn.execute))
         except sqlite3.Error as exc:
             raise StoreError(f"cannot write to {table}: {exc}") from exc
+
+    def index_issues(self, repo: str, rows: Sequence[IndexedIssue]) -> int:
+        """See :meth:`~bot.history.protocol.HistoryStore.index_issues`."""
+        prepared = issue_index.prepare(rows, self.redact)
+        conn = self.db.conn
+        try:
+            with self._write():
+                return issue_index.write(conn.execute, conn.executemany, repo, prepared)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write to issue_index: {exc}") from exc
+
+    def drop_indexed(self, repo: str, numbers: Collection[int]) -> int:
+        """See :meth:`~bot.history.protocol.HistoryStore.drop_indexed`."""
+        conn = self.db.conn
+        try:
+            with self._write():
+                return issue_index.drop(conn.execute, conn.executemany, repo, numbers)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write to issue_index: {exc}") from exc
+
+    def index_size(self, repo: str) -> int:
+        """See :meth:`~bot.history.protocol.HistoryStore.index_size`."""
+        return int(self._read(lambda: issue_index.index_size(self.db.conn.execute, repo)))
+
+    def indexed_issue(self, repo: str, number: int) -> IndexedIssue | None:
+        """See :meth:`~bot.history.protocol.HistoryStore.indexed_issue`."""
+        return self._read(lambda: issue_index.indexed_issue(self.db.conn.execute, repo, number))
+
+    def term_docs(self, repo: str, terms: Collection[str]) -> dict[str, int]:
+        """See :meth:`~bot.history.protocol.HistoryStore.term_docs`."""
+        return self._read(lambda: issue_index.term_docs(self.db.conn.execute, repo, terms))
+
+    def issues_with_terms(
+        self,
+        repo: str,
+        terms: Sequence[str],
+        *,
+        before: str | None = None,
+        exclude: int | None = None,
+        limit: int = 5000,
+    ) -> list[IndexedIssue]:
+        """See :meth:`~bot.history.protocol.HistoryStore.issues_with_terms` (FTS5 ``MATCH``
+        of the terms as string literals)."""
+        until = issue_index.canonical_time(before) if before is not None else None
+
+        def page(part: Sequence[str], below: int | None, size: int) -> list[IndexedIssue]:
+            where, params = issue_index.page_filters(until, exclude, below)
+            columns = ", ".join(f"i.{c}" for c in issue_index.COLUMNS.split(", "))
+            # the match runs once, as the outer loop: probing it per row re-runs the query
+            sql = (
+                "with found as materialized (select rowid from issue_index_fts "  # noqa: S608
+                f"where issue_index_fts match ?) select {columns} from found "
+                f"join issue_index i on i.rowid = found.rowid where i.repo = ?{where} "
+                "order by i.number desc limit ?"
+            )
+            rows = self.db.conn.execute(sql, [issue_index.fts5_match(part), repo, *params, size])
+            return [IndexedIssue(*row) for row in rows.fetchall()]
+
+        return self._read(lambda: issue_index.search(page, terms, limit))
+
+    def _read(self, read: Callable[[], _T]) -> _T:
+        try:
+            return read()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the store at {self.path}: {exc}") from exc
 
     def audits(self, repo: str, *, limit: int = 10) -> list[dict[str, Any]]:
         """The newest accepted audits of a repository, newest first."""

@@ -51,6 +51,11 @@ def _sqlite_columns(path: Path | str) -> dict[str, list[tuple[str, bool]]]:
         }
 
 
+PG_SEARCH_COLUMN = ("issue_index", "search")
+"""PostgreSQL's full-text column (a generated ``tsvector``); SQLite's is the FTS5 table
+``issue_index_fts``, outside :data:`TABLES`."""
+
+
 def _pg_columns(url: str) -> dict[str, list[tuple[str, bool]]]:
     with psycopg.connect(url) as conn:
         return {
@@ -73,7 +78,11 @@ def test_both_stores_hold_the_same_schema(tmp_path: Path, pg_url: str) -> None:
     make_store(Settings(db_path=pg_url)).close()
     fresh = _sqlite_columns(tmp_path / "new.db")
     assert all(fresh.values())
-    assert _pg_columns(pg_url) == fresh
+    pg = _pg_columns(pg_url)
+    table, column = PG_SEARCH_COLUMN
+    assert (column, False) in pg[table]
+    pg[table].remove((column, False))
+    assert pg == fresh
     release = _sqlite_columns(RELEASE_SQLITE)
     assert {t for t, c in release.items() if c} == RELEASE_TABLES
     assert release == {t: c if t in RELEASE_TABLES else [] for t, c in fresh.items()}
@@ -100,7 +109,7 @@ def test_the_release_sqlite_store_opens_upgrades_and_passes_doctor(tmp_path: Pat
     settings = Settings(db_path=str(path))
     before = check_store(settings)
     assert (before.ok, before.warning) == (True, True), before.detail
-    assert "0005_record, 0006_unsettled_reasons pending" in before.detail
+    assert "0005_record, 0006_unsettled_reasons, 0007_issue_index pending" in before.detail
     reader = make_store(settings, read_only=True)
     assert [r["verdict"] for r in reader.audits("o/r")] == ["FIX"]
     reader.close()
@@ -113,7 +122,7 @@ def test_the_release_sqlite_store_opens_upgrades_and_passes_doctor(tmp_path: Pat
     store.close()
     after = check_store(settings)
     assert (after.ok, after.warning) == (True, False), after.detail
-    assert "(6 migrations)" in after.detail
+    assert "(7 migrations)" in after.detail
 
 
 def test_a_sqlite_store_before_m008_is_refused_with_what_to_do(tmp_path: Path) -> None:
@@ -144,13 +153,13 @@ def test_the_release_postgresql_store_opens_upgrades_and_passes_doctor(pg_url: s
     settings = Settings(db_path=pg_url)
     before = check_store(settings)
     assert (before.ok, before.warning) == (True, True), before.detail
-    assert "0005_record, 0006_unsettled_reasons pending" in before.detail
+    assert "0005_record, 0006_unsettled_reasons, 0007_issue_index pending" in before.detail
     store = make_store(settings)
     assert isinstance(store, PostgresStore)
     assert store.last_gate("o/r", 3) is not None
     store.record_audits([audit_row(repo="o/r", pr=8)])
     store.close()
-    assert check_store(settings).detail.endswith("is reachable and migrated (6 migrations)")
+    assert check_store(settings).detail.endswith("is reachable and migrated (7 migrations)")
 
 
 # --- a new kind of store is one row -------------------------------------------------------
