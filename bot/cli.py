@@ -863,8 +863,6 @@ def dataset(
     """
 
     def job() -> None:
-
-
         from bot.dataset import DatasetProgress
         from bot.errors import ConfigError
         from bot.repo_file import TYPE_NAMES

@@ -14,19 +14,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
 
 from bot.clients.github_port import ListedIssue, SettlePort
 from bot.duplicates.terms import BODY_CHARS, issue_terms
 from bot.errors import GitHubRateLimited
-from bot.history.protocol import HistoryStore
+from bot.history.protocol import HistoryStore, IndexedIssue
 from bot.history.record import cursor, put_cursor
 from bot.neutralise import log_value
 from bot.settle.budget import Budget, BudgetSpent
 from bot.settle.walk import cursor_after, stamp, walk_updated
-
-if TYPE_CHECKING:  # until the store's index lands beside this module
-    from bot.history.protocol import IndexedIssue
 
 __all__ = ["INDEX", "IndexReport", "backfill_index", "indexed_issue"]
 
@@ -73,8 +69,6 @@ class IndexReport:
 def indexed_issue(issue: ListedIssue) -> IndexedIssue:
     """An issue as the index keeps it: title, the first :data:`BODY_CHARS` of its body, their
     terms, and its opening time in UTC."""
-    from bot.history.protocol import IndexedIssue
-
     body = issue.body[:BODY_CHARS]
     found = issue_terms(issue.title, body)
     created = stamp(issue.created_at.astimezone(UTC))
