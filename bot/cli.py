@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
@@ -518,6 +518,52 @@ def settle(repo: str, since: datetime | None, budget: int, **flags: Any) -> None
     _guarded(job)
 
 
+INDEX_BUDGET = 5000
+"""Requests ``triage-bot index`` may spend by default: 500,000 issues at 100 a page."""
+
+
+@main.command()
+@click.option("--repo", required=True, help="Repository as OWNER/NAME.")
+@click.option(
+    "--since",
+    type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
+    help="Start at issues updated on or after this date (UTC) instead of where the last run "
+    "stopped.",
+)
+@click.option(
+    "--budget",
+    default=INDEX_BUDGET,
+    show_default=True,
+    type=click.IntRange(1, 100_000),
+    help="Most GitHub requests; past it the run stops, and the same command resumes.",
+)
+@setting_options("index")
+def index(repo: str, since: datetime | None, budget: int, **flags: Any) -> None:
+    """Backfill the store's duplicate index with REPO's issues of every state (resumable).
+
+    Reads the issues updated since the last run (or --since), least recently updated first,
+    100 a page, and writes each one's title, body (its first 4,000 characters) and opening
+    time to the index the duplicate search reads; an issue now in another repository is
+    dropped. One request a page, nothing else; it stops at --budget or GitHub's rate limit,
+    keeping what is written, and the same command resumes. Needs a store that outlives the
+    job: PostgreSQL, or a SQLite file the runner keeps.
+    """
+
+    def job() -> None:
+        from bot.errors import ConfigError
+        from bot.runner import run_index
+
+        settings = _settings(flags)
+        _check_repo(repo)
+        start = since.replace(tzinfo=UTC) if since else None
+        if start is not None and start > datetime.now(UTC):
+            raise ConfigError(f"--since {start:%Y-%m-%d %H:%M:%S} UTC is in the future")
+        report = run_index(settings, repo, budget=budget, since=start)
+        _print_walled("\n".join(report.lines()))
+
+    _guarded(job)
+
+
 @main.command()
 @setting_options("doctor")
 def doctor(**flags: Any) -> None:
@@ -756,10 +802,10 @@ def types_fit(**flags: Any) -> None:
 @click.option("--repo", required=True, help="Repository as OWNER/NAME.")
 @click.option(
     "--out",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=click.Path(path_type=Path),
     required=True,
     help="The rows (JSONL: the eval format, or type rows with --types); appended by issue id, "
-    "so a rerun resumes.",
+    "so a rerun resumes. With --duplicates, a folder.",
 )
 @click.option(
     "--since",
@@ -773,9 +819,21 @@ def types_fit(**flags: Any) -> None:
     help="Write type rows to --out instead: each closed issue's type (bug, feature, "
     "question) from its maintainers' type label (below).",
 )
+@click.option(
+    "--duplicates",
+    is_flag=True,
+    help="Write OUT/pool.jsonl (every issue, any state) and OUT/pairs.jsonl (issues closed as "
+    "duplicates of others) instead (below).",
+)
 @setting_options("dataset")
 def dataset(
-    repo: str, out: Path, since: datetime | None, limit: int | None, types: bool, **flags: Any
+    repo: str,
+    out: Path,
+    since: datetime | None,
+    limit: int | None,
+    types: bool,
+    duplicates: bool,
+    **flags: Any,
 ) -> None:
     """Label REPO's closed issues by what its maintainers did, for eval and calibrate.
 
@@ -822,13 +880,19 @@ def dataset(
     then added another label or closed the issue as completed. The bot's own type label
     never counts. The text is the issue's as opened. Issues with no type label, type
     labels of two types, or an unconfirmed one are left out, counted by reason.
+
+    With --duplicates, OUT is a folder: pool.jsonl holds {id, title, body, created_at} for
+    every issue of any state (pull requests are no issues; the text as it is now), and
+    pairs.jsonl {id, dup_of, direction_basis} for each issue closed as a duplicate (or as not
+    planned) of another issue of the pool: the canonical issue of its marked_as_duplicate
+    event (GraphQL), else a comment by an OWNER, MEMBER or COLLABORATOR whose first line is
+    "Duplicate of #N". Canonicals in another repository, pull requests and issues missing
+    from the pool are left out, counted. Only the closed-as-duplicate and not-planned issues'
+    timelines are read (docs/requests.md); pool.jsonl.state.json keeps the progress, and
+    pairs.jsonl is written again at the end of each run. Takes no --since or --types.
     """
 
     def job() -> None:
-        import time
-
-        from rich.progress import Progress, SpinnerColumn, TextColumn
-
         from bot.dataset import DatasetProgress
         from bot.errors import ConfigError
         from bot.repo_file import TYPE_NAMES
@@ -841,45 +905,97 @@ def dataset(
                 "dataset reads GitHub's API, whose GraphQL part (the edit history) needs a "
                 "token: set GITHUB_TOKEN (read access to the repository's issues is enough)"
             )
+        if duplicates:
+            if since is not None or types:
+                raise ConfigError(
+                    "--duplicates takes no --since or --types: the pool holds every issue"
+                )
+            _duplicates_dataset(settings, repo, out, limit)
+            return
         start = since.replace(tzinfo=UTC) if since else None
-        shown = DatasetProgress(kinds=TYPE_NAMES) if types else DatasetProgress()
-        with Progress(SpinnerColumn(), TextColumn("{task.description}"), transient=True) as bar:
-            task = bar.add_task("reading closed issues", total=None)
-
-            def show(progress: DatasetProgress) -> None:
-                nonlocal shown
-                shown = progress
-                bar.update(task, description=progress.line())
-
-            def sleep(seconds: float) -> None:
-                shown.waiting_s = seconds
-                bar.update(task, description=shown.line())
-                time.sleep(seconds)
-                shown.waiting_s = 0.0
-
-            try:
-                report = run_dataset(
-                    settings,
-                    repo,
-                    out,
-                    since=start,
-                    limit=limit,
-                    on_progress=show,
-                    sleep=sleep,
-                    types=types,
-                )
-            except KeyboardInterrupt:
-                bar.stop()
-                click.echo(
-                    f"triage-bot: interrupted; {shown.rows} row(s) are in "
-                    f"{_plain(str(out))}, and the same command resumes",
-                    err=True,
-                )
-                sys.exit(130)
+        report = _with_progress(
+            DatasetProgress(kinds=TYPE_NAMES) if types else DatasetProgress(),
+            "reading closed issues",
+            lambda show, sleep: run_dataset(
+                settings,
+                repo,
+                out,
+                since=start,
+                limit=limit,
+                on_progress=show,
+                sleep=sleep,
+                types=types,
+            ),
+            lambda rows: f"{rows} row(s) are in {_plain(str(out))}",
+        )
         for line in report.lines():
             click.echo(line)
 
     _guarded(job)
+
+
+def _duplicates_dataset(settings: Settings, repo: str, out: Path, limit: int | None) -> None:
+    from bot.dataset.duplicate_run import DuplicatesProgress
+    from bot.runner import run_duplicates_dataset
+
+    report = _with_progress(
+        DuplicatesProgress(),
+        "reading issues",
+        lambda show, sleep: run_duplicates_dataset(
+            settings, repo, out, limit=limit, on_progress=show, sleep=sleep
+        ),
+        lambda rows: f"{rows} issue(s) are in the pool in {_plain(str(out))}",
+    )
+    for line in report.lines():
+        click.echo(line)
+
+
+class _Progress(Protocol):
+    waiting_s: float
+    rows: int
+
+    def line(self) -> str: ...
+
+
+P = TypeVar("P", bound=_Progress)
+R = TypeVar("R")
+
+
+def _with_progress(
+    shown: P,
+    what: str,
+    run: Callable[[Callable[[P], None], Callable[[float], None]], R],
+    kept: Callable[[int], str],
+) -> R:
+    """``run(show, sleep)`` under a progress line that shows rate-limit waits; Ctrl-C says
+    what is ``kept`` (by the rows so far) and exits 130."""
+    import time
+
+    from rich.progress import Progress, SpinnerColumn, TextColumn
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), transient=True) as bar:
+        task = bar.add_task(what, total=None)
+
+        def show(progress: P) -> None:
+            nonlocal shown
+            shown = progress
+            bar.update(task, description=progress.line())
+
+        def sleep(seconds: float) -> None:
+            shown.waiting_s = seconds
+            bar.update(task, description=shown.line())
+            time.sleep(seconds)
+            shown.waiting_s = 0.0
+
+        try:
+            return run(show, sleep)
+        except KeyboardInterrupt:
+            bar.stop()
+            click.echo(
+                f"triage-bot: interrupted; {kept(shown.rows)}, and the same command resumes",
+                err=True,
+            )
+            sys.exit(130)
 
 
 def _plain(text: str) -> str:

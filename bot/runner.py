@@ -10,6 +10,8 @@ from bot import audit, dataset, gate
 from bot.commands.comment import run_comment
 from bot.config import Settings
 from bot.context import JobContext
+from bot.dataset.duplicate_run import DuplicatesProgress, DuplicatesReport, run_duplicates
+from bot.dataset.duplicates import POOL_FILE
 from bot.errors import ConfigError
 from bot.events import (
     REPO_PATTERN,
@@ -25,8 +27,16 @@ from bot.gate.backlog import BACKLOG_LIMIT, Backlog
 from bot.gate.labels import gate_labels
 from bot.repo_file import TypeLabels
 from bot.run_report import RunReport, skipped_report
+from bot.settle.backfill import IndexReport, backfill_index
 from bot.settle.budget import Budget
-from bot.settle.job import NOTHING_TO_SETTLE, recorded_repo, settle_in_job, settle_scheduled
+from bot.settle.job import (
+    NOTHING_TO_SETTLE,
+    recorded_repo,
+    settle_github,
+    settle_in_job,
+    settle_scheduled,
+    store_outlives_job,
+)
 from bot.settle.settling import SettleReport
 from bot.type_guess import TypeClassifier, TypeModelLoader
 from bot.types.model_file import type_model_from_text
@@ -36,7 +46,9 @@ __all__ = [
     "load_type_model",
     "run_backlog",
     "run_dataset",
+    "run_duplicates_dataset",
     "run_event",
+    "run_index",
     "run_pull",
     "run_settle",
 ]
@@ -166,6 +178,33 @@ def run_dataset(
         )
 
 
+def run_duplicates_dataset(
+    settings: Settings,
+    repo: str,
+    out: Path,
+    *,
+    limit: int | None = None,
+    on_progress: Callable[[DuplicatesProgress], None] | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> DuplicatesReport:
+    """``triage-bot dataset --duplicates``: ``repo``'s pool and duplicate pairs into the folder
+    ``out``; the GitHub client waits out rate limits through ``sleep``.
+
+    Raises :exc:`ConfigError` for an unusable ``out``, before any request.
+    """
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out}: not a folder (with --duplicates it names one)")
+    files = dataset.DatasetFiles(out / POOL_FILE, repo, rows="pool")  # refused before a request
+    return run_duplicates(
+        make_github(settings, sleep=sleep),
+        repo,
+        out,
+        limit=limit,
+        on_progress=on_progress,
+        files=files,
+    )
+
+
 def _refuse_a_persons_login(login: str | None) -> None:
     """From a shell the token is usually a maintainer's own: GitHub's ``viewer`` then names
     that maintainer, whose labels and questions settling would leave out as the bot's, and
@@ -209,3 +248,27 @@ def run_settle(
         return settle_in_job(
             ctx.with_repository_file(repo, None), repo, Budget(budget), since=since
         )
+
+
+NO_INDEX = (
+    "no index kept: the store does not outlive the job; the duplicate index needs PostgreSQL "
+    "or a SQLite file the runner keeps (set TRIAGE_DB)"
+)
+
+
+def run_index(
+    settings: Settings, repo: str, *, budget: int, since: datetime | None = None
+) -> IndexReport:
+    """``triage-bot index``: backfill the store's duplicate index with ``repo``'s issues of
+    every state within ``budget`` requests, from ``since`` (``None``: where the last run
+    stopped). A store that does not outlive the job is not written (:data:`NO_INDEX`).
+
+    Raises :exc:`ConfigError` on a dry run (the index is a write) or without a token; GitHub
+    and store errors as they come (what was indexed stays, and the cursor with it).
+    """
+    if settings.dry_run:
+        raise ConfigError("index writes the store's duplicate index: not on a dry run")
+    if not store_outlives_job(settings):
+        return IndexReport(repo, skipped=NO_INDEX)
+    with job_context(settings) as ctx:
+        return backfill_index(settle_github(ctx), ctx.store(), repo, Budget(budget), since=since)

@@ -54,7 +54,7 @@ DEFAULT_OLLAMA_MODEL = "qwen2.5-coder:1.5b"
 _JOBS = ("run", "audit", "backlog")  # the jobs that gate or audit
 _MODEL = (*_JOBS, "eval", "calibrate", "doctor")  # every job that calls a model, and the doctor
 _AUDIT = ("run", "audit", "eval")  # every job that audits
-_STORE = (*_JOBS, "history", "stats", "doctor", "settle")  # every job that opens the store
+_STORE = (*_JOBS, "history", "stats", "doctor", "settle", "index")  # every job that opens it
 
 
 def default_store_target(env: Mapping[str, str]) -> str:

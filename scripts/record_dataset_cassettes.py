@@ -1,5 +1,5 @@
-"""Record the dataset cassettes of the later rules, and the settle cassettes, from the loopback
-GitHub:
+"""Record the dataset cassettes of the later rules, the ``dataset --duplicates`` one, the
+settle cassettes and the ``index`` one, from the loopback GitHub:
 
     .venv/bin/python scripts/record_dataset_cassettes.py            # every one below
     .venv/bin/python scripts/record_dataset_cassettes.py NAME ...   # cassettes/NAME.yaml only
@@ -48,6 +48,7 @@ from tests.support.dataset_world import (  # noqa: E402
     transferred,
     triager_bot_question,
 )
+from tests.support.duplicate_world import world as duplicate_world  # noqa: E402
 from tests.support.settle_world import BOT, KINDS, decide_all  # noqa: E402
 from tests.support.settle_world import world as settle_world  # noqa: E402
 
@@ -147,8 +148,34 @@ SETTLE_CASSETTES: dict[str, tuple[str, int]] = {
 """Settle cassette → (its quirk, how many issues of settle_world.world)."""
 
 
+DUPLICATE_CASSETTES: dict[str, str] = {
+    "dataset_duplicates": (
+        "triage-bot dataset --duplicates over tests/support/duplicate_world.py: the issues "
+        "list of every state, one GraphQL query for the duplicate marks of the page's issues "
+        "closed as duplicate or not planned (MarkedAsDuplicateEvent.canonical: REST's "
+        "marked_as_duplicate event names none), and a timeline per such issue."
+    ),
+}
+"""``dataset --duplicates`` cassette → its quirk."""
+
+INDEX_CASSETTES: dict[str, str] = {
+    "index_backfill": (
+        "triage-bot index twice over tests/support/duplicate_world.py: the updated-issues list "
+        "of every state, one page, nothing else (an issue listed in another repository, "
+        "transferred, is not indexed); the second run asks from its cursor and writes nothing."
+    ),
+}
+"""``index`` cassette → its quirk."""
+
+
 def record(name: str) -> Path:
     """Record ``cassettes/{name}.yaml`` anew."""
+    if name in DUPLICATE_CASSETTES:
+        args = ["dataset", "--duplicates", "--repo", REPO, "--out"]
+        return _record(name, DUPLICATE_CASSETTES[name], duplicate_world(), None, args)
+    if name in INDEX_CASSETTES:
+        args = ["index", "--repo", REPO]
+        return _record(name, INDEX_CASSETTES[name], duplicate_world(), None, args, runs=2)
     if name in SETTLE_CASSETTES:
         quirk, count = SETTLE_CASSETTES[name]
         issues = settle_world(count)
@@ -157,16 +184,29 @@ def record(name: str) -> Path:
     return _record(name, quirk, [one(builder, number) for builder, number in chosen], None)
 
 
-def _record(name: str, quirk: str, scenarios: list[Any], decided: list[Any] | None) -> Path:
+def _record(
+    name: str,
+    quirk: str,
+    scenarios: list[Any],
+    decided: list[Any] | None,
+    command: list[str] | None = None,
+    *,
+    runs: int = 1,
+) -> Path:
+    """Record ``command`` (default ``dataset``; ``settle`` over ``decided``), ``runs`` times
+    on one store; a command ending in ``--out`` gets a folder."""
     target = ROOT / "cassettes" / f"{name}.yaml"
     target.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory() as folder:
-        pulls = 0 if decided is None else 4
+        pulls = 0 if decided is None and command is None else 4
         github = LoopbackGitHub(scenarios, pulls_every=pulls, clock=lambda: RESET - RESET_IN_S)
+        db = str(Path(folder) / "triage.db")
         env = {"GITHUB_TOKEN": "recording-token", "GITHUB_API_URL": github.base_url}
         args = ["dataset", "--repo", REPO, "--out", str(Path(folder) / "set.jsonl")]
+        if command is not None:
+            args = [*command, str(Path(folder) / "set")] if command[-1] == "--out" else command
+            env |= {"TRIAGE_DB": db}
         if decided is not None:
-            db = str(Path(folder) / "triage.db")
             store = make_store(Settings(db_path=db))
             decide_all(store, decided)
             store.close()
@@ -180,14 +220,20 @@ def _record(name: str, quirk: str, scenarios: list[Any], decided: list[Any] | No
                 before_record_response=_responses(github.base_url),
             )
             with recorder.use_cassette(str(target)):
-                result = CliRunner().invoke(main, args, env=env)
-        if result.exit_code != 0:
-            raise SystemExit(f"{name}: the run failed:\n{result.output}")
+                for _ in range(runs):
+                    result = CliRunner().invoke(main, args, env=env)
+                    if result.exit_code != 0:
+                        raise SystemExit(f"{name}: the run failed:\n{result.output}")
     text = target.read_text("utf-8")
     target.write_text(f"# Quirk: {quirk}\n" + SHAPES.format(name=name) + text, "utf-8")
     return target
 
 
 if __name__ == "__main__":
-    for name in sys.argv[1:] or [*CASSETTES, *SETTLE_CASSETTES]:
+    for name in sys.argv[1:] or [
+        *CASSETTES,
+        *SETTLE_CASSETTES,
+        *DUPLICATE_CASSETTES,
+        *INDEX_CASSETTES,
+    ]:
         print(record(name).relative_to(ROOT))

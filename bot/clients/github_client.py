@@ -35,6 +35,7 @@ from bot.clients.github_port import (
     BotComment,
     ChangedFile,
     Comparison,
+    DuplicateMark,
     EditHistory,
     IssuePage,
     LabelEvent,
@@ -46,8 +47,10 @@ from bot.clients.github_port import (
     TimelineItem,
 )
 from bot.clients.issue_history import (
+    DUPLICATE_MARKS_QUERY,
     EDIT_HISTORY_QUERY,
     MAX_NODES,
+    parse_duplicate_marks,
     parse_edit_histories,
     parse_issue_page,
     parse_timeline_item,
@@ -565,6 +568,24 @@ class PyGithubClient:
             )
         return self._issues_page(repo, parameters, what, etag)
 
+    def all_issues_page(self, repo: str, page: int, *, etag: str | None = None) -> IssuePage:
+        """``GET /repos/{o}/{r}/issues?state=all``, newest first (``dataset --duplicates``).
+
+        Raises:
+            GitHubError: past :data:`MAX_LIST_PAGES`, or as :meth:`closed_issues_page`.
+        """
+        parameters: dict[str, Any] = {
+            "state": "all",
+            "sort": "created",
+            "direction": "desc",
+            "per_page": PER_PAGE,
+            "page": page,
+        }
+        what = f"list the issues of {repo} (page {page})"
+        if page > MAX_LIST_PAGES:
+            raise GitHubError(f"{what}: the list goes on past {MAX_LIST_PAGES} pages")
+        return self._issues_page(repo, parameters, what, etag)
+
     def updated_issues_page(self, repo: str, page: int, *, since: datetime | None) -> IssuePage:
         """``GET /repos/{o}/{r}/issues?state=all&sort=updated&direction=asc``; GitHub's
         ``since`` keeps the issues updated at or after it.
@@ -678,24 +699,39 @@ class PyGithubClient:
             ValueError: more than 100 ids.
             GitHubError: the query failed or its answer holds no data.
         """
+        what = f"read the edit history of {len(node_ids)} issue(s)"
+        return self._nodes(EDIT_HISTORY_QUERY, node_ids, what, parse_edit_histories)
+
+    def duplicate_marks(self, node_ids: Sequence[str]) -> dict[str, tuple[DuplicateMark, ...]]:
+        """As :meth:`edit_histories`, for :data:`DUPLICATE_MARKS_QUERY`."""
+        what = f"read the duplicate marks of {len(node_ids)} issue(s)"
+        return self._nodes(DUPLICATE_MARKS_QUERY, node_ids, what, parse_duplicate_marks)
+
+    def _nodes(
+        self,
+        query: str,
+        node_ids: Sequence[str],
+        what: str,
+        parse: Callable[..., dict[str, T]],
+    ) -> dict[str, T]:
+        """One GraphQL ``nodes(ids:)`` query over up to :data:`MAX_NODES` ids, parsed."""
         if len(node_ids) > MAX_NODES:
             raise ValueError(f"at most {MAX_NODES} issues a query, got {len(node_ids)}")
         if not node_ids:
             return {}
-        what = f"read the edit history of {len(node_ids)} issue(s)"
 
-        def fetch() -> dict[str, EditHistory]:
+        def fetch() -> dict[str, T]:
             self._pace()
             requester = self._gh.requester
             headers, data = requester.requestJsonAndCheck(
                 "POST",
                 requester.graphql_url,
-                input={"query": EDIT_HISTORY_QUERY, "variables": {"ids": list(node_ids)}},
+                input={"query": query, "variables": {"ids": list(node_ids)}},
             )
             errors = data.get("errors") if isinstance(data, dict) else None
             if any(isinstance(e, dict) and e.get("type") == "RATE_LIMITED" for e in errors or []):
                 raise RateLimitExceededException(403, data, headers)
-            return parse_edit_histories(data, what=what)
+            return parse(data, what=what)
 
         return self._call(what, fetch, safe_to_repeat=True)
 

@@ -12,6 +12,8 @@ __all__ = [
     "BotComment",
     "ChangedFile",
     "Comparison",
+    "DuplicateMark",
+    "DuplicatesPort",
     "EditHistory",
     "GitHubPort",
     "IssueHistoryPort",
@@ -291,6 +293,18 @@ class EditHistory:
 
 
 @dataclass(frozen=True)
+class DuplicateMark:
+    """A ``MarkedAsDuplicateEvent`` (or, ``undone``, an ``UnmarkedAsDuplicateEvent``) of an
+    issue: the canonical it names, ``None`` when GitHub no longer shows it."""
+
+    created_at: datetime | None
+    canonical_number: int | None
+    canonical_repo: str | None
+    canonical_is_pull: bool = False
+    undone: bool = False
+
+
+@dataclass(frozen=True)
 class RateLimit:
     """GitHub's last ``X-RateLimit-*``: ``remaining`` of ``limit`` until ``reset`` (epoch s)."""
 
@@ -324,6 +338,26 @@ class IssueHistoryPort(Protocol):
         ...
 
     def repo_file(self, repo: str, path: str, ref: str | None) -> str | None: ...
+
+
+class DuplicatesPort(Protocol):
+    """What ``triage-bot dataset --duplicates`` reads; raises :class:`~bot.errors.GitHubError`
+    only."""
+
+    def all_issues_page(self, repo: str, page: int, *, etag: str | None = None) -> IssuePage:
+        """Issues and PRs of every state, newest first, 100 a page; a 304 to ``etag`` is free."""
+        ...
+
+    def issue_timeline(self, repo: str, number: int) -> list[TimelineItem] | None:
+        """As :meth:`IssueHistoryPort.issue_timeline`."""
+        ...
+
+    def duplicate_marks(self, node_ids: Sequence[str]) -> dict[str, tuple[DuplicateMark, ...]]:
+        """The duplicate marks of up to 100 issues by node id, oldest first, in one GraphQL
+        query; issues GitHub lost are left out."""
+        ...
+
+    def rate_limit(self) -> RateLimit | None: ...
 
 
 @runtime_checkable

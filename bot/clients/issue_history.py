@@ -1,12 +1,14 @@
 """The wire shapes of what ``triage-bot dataset`` reads, parsed into the port's data.
 
-Three answers, each validated by a pydantic model that ignores what it does not name
+Four answers, each validated by a pydantic model that ignores what it does not name
 (GitHub adds fields): an item of REST "List repository issues", an event of REST "List
 timeline events for an issue" (docs.github.com, "Issues" → "Timeline events"; every event
 type shares ``event``, ``actor`` and ``created_at``, a ``commented`` event is an issue comment
 with ``user``, ``author_association`` and ``body``), and the GraphQL edit history of an issue's
 body (``Issue.lastEditedAt``, ``includesCreatedEdit``, ``userContentEdits``: each
-``UserContentEdit.diff`` holds the whole body as it stood after that edit).
+``UserContentEdit.diff`` holds the whole body as it stood after that edit), and the GraphQL
+duplicate marks of an issue (``MarkedAsDuplicateEvent.canonical``, the issue or pull request it
+names; REST's ``marked_as_duplicate`` event carries only the common event fields, no canonical).
 
 An issue's and an event's API URLs name the repository they are in now
 (``/repos/OWNER/NAME/…``): an issue transferred after it was listed has its timeline answered
@@ -24,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from bot.clients.github_port import (
     BodyRevision,
+    DuplicateMark,
     EditHistory,
     ListedIssue,
     TimelineItem,
@@ -31,8 +34,10 @@ from bot.clients.github_port import (
 from bot.errors import GitHubError
 
 __all__ = [
+    "DUPLICATE_MARKS_QUERY",
     "EDIT_HISTORY_QUERY",
     "MAX_NODES",
+    "parse_duplicate_marks",
     "parse_edit_histories",
     "parse_issue_page",
     "parse_timeline_item",
@@ -57,6 +62,32 @@ EDIT_HISTORY_QUERY = f"""query($ids: [ID!]!) {{
   }}
 }}"""
 """GraphQL: the body's edit history of up to :data:`MAX_NODES` issues in one request."""
+
+MAX_MARKS = 20
+"""The newest duplicate marks read per issue (an issue marked more often is rare)."""
+
+_REF = (
+    "__typename ... on Issue { number repository { nameWithOwner } } "
+    "... on PullRequest { number repository { nameWithOwner } }"
+)
+
+DUPLICATE_MARKS_QUERY = f"""query($ids: [ID!]!) {{
+  nodes(ids: $ids) {{
+    ... on Issue {{
+      id
+      timelineItems(
+        last: {MAX_MARKS}, itemTypes: [MARKED_AS_DUPLICATE_EVENT, UNMARKED_AS_DUPLICATE_EVENT]
+      ) {{
+        nodes {{
+          __typename
+          ... on MarkedAsDuplicateEvent {{ createdAt canonical {{ {_REF} }} }}
+          ... on UnmarkedAsDuplicateEvent {{ createdAt canonical {{ {_REF} }} }}
+        }}
+      }}
+    }}
+  }}
+}}"""
+"""GraphQL: the duplicate marks of up to :data:`MAX_NODES` issues in one request."""
 
 
 class _Wire(BaseModel):
@@ -153,6 +184,39 @@ class _NodesData(_Wire):
 
 class _GraphQLAnswer(_Wire):
     data: _NodesData | None = None
+
+
+class _NameWithOwner(_Wire):
+    name_with_owner: str | None = Field(default=None, alias="nameWithOwner")
+
+
+class _Canonical(_Wire):
+    typename: str | None = Field(default=None, alias="__typename")
+    number: int | None = None
+    repository: _NameWithOwner | None = None
+
+
+class _Mark(_Wire):
+    typename: str | None = Field(default=None, alias="__typename")
+    created_at: datetime | None = Field(default=None, alias="createdAt")
+    canonical: _Canonical | None = None
+
+
+class _Marks(_Wire):
+    nodes: list[_Mark | None] = Field(default_factory=list)
+
+
+class _MarkedNode(_Wire):
+    id: str | None = None
+    marks: _Marks | None = Field(default=None, alias="timelineItems")
+
+
+class _MarkedNodes(_Wire):
+    nodes: list[_MarkedNode | None] = Field(default_factory=list)
+
+
+class _MarksAnswer(_Wire):
+    data: _MarkedNodes | None = None
 
 
 _ISSUES = TypeAdapter(list[_Issue])
@@ -268,4 +332,41 @@ def parse_edit_histories(data: Any, *, what: str) -> dict[str, EditHistory]:
                 if edit is not None
             ),
         )
+    return found
+
+
+def _mark(mark: _Mark) -> DuplicateMark | None:
+    if mark.typename not in ("MarkedAsDuplicateEvent", "UnmarkedAsDuplicateEvent"):
+        return None
+    canonical = mark.canonical
+    return DuplicateMark(
+        created_at=mark.created_at,
+        canonical_number=canonical.number if canonical else None,
+        canonical_repo=(
+            canonical.repository.name_with_owner if canonical and canonical.repository else None
+        ),
+        canonical_is_pull=canonical is not None and canonical.typename == "PullRequest",
+        undone=mark.typename == "UnmarkedAsDuplicateEvent",
+    )
+
+
+def parse_duplicate_marks(data: Any, *, what: str) -> dict[str, tuple[DuplicateMark, ...]]:
+    """The answer to :data:`DUPLICATE_MARKS_QUERY` → node id → its marks, oldest first; a node
+    GitHub answered ``null`` (the issue is gone) is left out.
+
+    Raises:
+        GitHubError: the answer has no ``data.nodes`` list.
+    """
+    try:
+        answer = _MarksAnswer.model_validate(data)
+    except ValidationError as exc:
+        raise GitHubError(f"{what}: GitHub's answer is not a list of issues ({exc})") from None
+    if answer.data is None:
+        raise GitHubError(f"{what}: GitHub's answer holds no data")
+    found: dict[str, tuple[DuplicateMark, ...]] = {}
+    for node in answer.data.nodes:
+        if node is None or node.id is None:
+            continue
+        marks = (_mark(m) for m in (node.marks or _Marks()).nodes if m is not None)
+        found[node.id] = tuple(m for m in marks if m is not None)
     return found

@@ -38,7 +38,7 @@ from bot.gate.labels import DEFAULT_LABELS, GateLabels
 from bot.neutralise import log_value
 from bot.repo_file import TYPE_NAMES, DatasetConfig, TypeLabels
 
-__all__ = ["DatasetProgress", "DatasetReport", "run_dataset"]
+__all__ = ["DatasetProgress", "DatasetReport", "page_key", "run_dataset"]
 
 
 _VERDICTS = ("VALID", "NEEDS_REFINEMENT")
@@ -144,7 +144,8 @@ class DatasetReport:
         return lines
 
 
-def _page_key(since: datetime | None, page: int) -> str:
+def page_key(since: datetime | None, page: int) -> str:
+    """The state file's key of a list page."""
     return f"since={since.isoformat() if since else ''}&page={page}"
 
 
@@ -265,7 +266,7 @@ def run_dataset(
     listed: set[int] = set()  # every number the list gave in this run (pull requests too)
     try:
         while limit is None or progress.rows < limit:
-            key = _page_key(since, page)
+            key = page_key(since, page)
             mark = files.page(key)
             answer = github.closed_issues_page(
                 repo, page, since=since, etag=mark.etag if mark else None

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bot.dataset.duplicates import FoundPair, PoolRow
 from bot.dataset.type_rows import TypeRow
 from bot.errors import ConfigError
 from bot.evaluation.sets import EvalIssue
@@ -117,10 +118,20 @@ class _RepoState(BaseModel):
 
     skipped: dict[str, str] = Field(default_factory=dict)
     pages: dict[str, PageMark] = Field(default_factory=dict)
+    pairs: dict[str, FoundPair] = Field(default_factory=dict)
+    """A duplicates pool's pairs found so far, by the duplicate's row id."""
+    pulls: list[int] = Field(default_factory=list)
+    """A duplicates pool's pull request numbers seen in the list."""
 
 
-RowKind = Literal["eval", "types"]
-"""What a rows file holds: the eval format's labelled rows, or type rows."""
+RowKind = Literal["eval", "types", "pool"]
+"""What a rows file holds: the eval format's labelled rows, type rows, or a duplicates pool."""
+
+_KIND_NAMES: dict[RowKind, str] = {
+    "eval": "readiness rows",
+    "types": "type rows",
+    "pool": "a duplicates pool",
+}
 
 
 class _State(BaseModel):
@@ -170,6 +181,8 @@ class DatasetFiles:
             try:
                 if self.rows == "types":
                     ids.add(TypeRow.model_validate_json(line).id)
+                elif self.rows == "pool":
+                    ids.add(PoolRow.model_validate_json(line).id)
                 else:
                     row = EvalIssue.model_validate_json(line)
                     ids.add(row.id)
@@ -178,10 +191,14 @@ class DatasetFiles:
                 if number == len(lines) and ids and torn_row(line):
                     self.dropped_torn_line = True
                     continue
-                what = "a type row" if self.rows == "types" else "a row of the eval format"
+                what, flag = {
+                    "eval": ("a row of the eval format", ""),
+                    "types": ("a type row", " --types"),
+                    "pool": ("a pool row", " --duplicates"),
+                }[self.rows]
                 raise ConfigError(
                     f"--out {self.out}:{number}: not {what}; give a new file, or the one an "
-                    f"earlier dataset run{' --types' if self.rows == 'types' else ''} wrote"
+                    f"earlier dataset run{flag} wrote"
                 ) from None
         if self.dropped_torn_line:  # every other line is a row: only the torn one goes
             try:
@@ -218,10 +235,7 @@ class DatasetFiles:
                 "every issue again (the rows in --out are kept)"
             ) from None
         if state.rows != self.rows:
-            kept, asked = (
-                ("type rows", "readiness rows") if state.rows == "types" else
-                ("readiness rows", "type rows")
-            )  # fmt: skip
+            kept, asked = _KIND_NAMES[state.rows], _KIND_NAMES[self.rows]
             raise ConfigError(
                 f"{self.state_file}: kept by a run that wrote {kept}, and this one writes "
                 f"{asked}: give each its own --out"
@@ -241,7 +255,7 @@ class DatasetFiles:
     def page(self, key: str) -> PageMark | None:
         return self._mine.pages.get(key)
 
-    def append(self, row: EvalIssue | TypeRow) -> None:
+    def append(self, row: EvalIssue | TypeRow | PoolRow) -> None:
         """Append one row and flush it to disk; a row already there is not written again."""
         if row.id in self.row_ids:
             return
@@ -268,6 +282,26 @@ class DatasetFiles:
         self._mine.pages[key] = mark
         self._dirty = True
 
+    def found_pair(self, item_id: str, pair: FoundPair) -> None:
+        """Keep a pair found for a duplicates pool, for :meth:`save`."""
+        self._mine.pairs[item_id] = pair
+        self._dirty = True
+
+    def found_pairs(self) -> dict[str, FoundPair]:
+        """Duplicate's row id → the pair found, for this repository."""
+        return dict(self._mine.pairs)
+
+    def saw_pulls(self, numbers: list[int]) -> None:
+        """Keep pull request numbers the list gave, for :meth:`save`."""
+        new = set(numbers) - set(self._mine.pulls)
+        if new:
+            self._mine.pulls = sorted({*self._mine.pulls, *new})
+            self._dirty = True
+
+    def pulls(self) -> frozenset[int]:
+        """The pull request numbers the list gave so far."""
+        return frozenset(self._mine.pulls)
+
     def skipped_reasons(self) -> dict[str, str]:
         """Id → reason of every issue left out so far for this repository."""
         return dict(self._mine.skipped)
@@ -277,6 +311,10 @@ class DatasetFiles:
         if not self._dirty:
             return
         data = json.loads(self._state.model_dump_json())
+        for kept in data["repos"].values():  # only a duplicates pool keeps these
+            for key in ("pairs", "pulls"):
+                if not kept[key]:
+                    del kept[key]
         text = json.dumps(data, indent=1, sort_keys=True) + "\n"
         try:
             self.state_file.parent.mkdir(parents=True, exist_ok=True)

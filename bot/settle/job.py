@@ -20,6 +20,7 @@ __all__ = [
     "NOTHING_TO_SETTLE",
     "NO_LIVE_RECORD",
     "recorded_repo",
+    "settle_github",
     "settle_in_job",
     "settle_scheduled",
 ]
@@ -53,7 +54,8 @@ def recorded_repo(store: HistoryStore, repo: str) -> bool:
     )
 
 
-def _settle_github(ctx: JobContext) -> SettlePort:
+def settle_github(ctx: JobContext) -> SettlePort:
+    """The job's GitHub client as settling and the index backfill read it."""
     github = ctx.github()
     if not isinstance(github, SettlePort):
         raise ConfigError("settling needs a GitHub client that reads timelines and edit histories")
@@ -75,7 +77,7 @@ def settle_in_job(
         GitHubError: other than a rate limit; StoreError.
     """
     settings = ctx.settings
-    github = _settle_github(ctx)
+    github = settle_github(ctx)
     login = settings.bot_login
     if login is None:
         budget.spend(1)  # the client asks GitHub once (GraphQL viewer)

@@ -3,11 +3,9 @@ settled, settled within a request budget; then the pull requests, if given.
 
 Requests: one per page of the updated-issues list (100 issues), one GraphQL query per page for
 the edit histories of the issues to settle on it, one per page of each such issue's timeline.
-The cursor names the last second whose issues are all handled: the last one's update time,
-or the second before it when an issue of that same second may be left (the run stopped in the
-middle of them, or at a page's end), so a spent budget, a rate limit or a fault loses nothing:
-the next run resumes there (GitHub's ``since`` keeps that second, whose unsettled issues the
-store then skips as handled).
+The cursor moves as :mod:`bot.settle.walk` says, so a spent budget, a rate limit or a fault
+loses nothing: the next run resumes there (the issues of its second settled already the store
+then skips as handled).
 """
 
 from __future__ import annotations
@@ -34,6 +32,7 @@ from bot.history.record import (
 from bot.neutralise import log_value, neutralise
 from bot.settle.budget import Budget, BudgetSpent
 from bot.settle.issues import settle_issue
+from bot.settle.walk import cursor_after, stamp, walk_updated
 
 __all__ = ["ISSUES", "PullsStep", "SettlePart", "SettleReport", "settle_issues", "settle_repo"]
 
@@ -143,10 +142,6 @@ def _same(store: HistoryStore, row: GateOutcomeRow) -> bool:
     )
 
 
-def _stamp(at: datetime) -> str:
-    return at.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def settle_issues(
     github: SettlePort,
     store: HistoryStore,
@@ -177,40 +172,30 @@ def settle_issues(
     through = since - timedelta(seconds=1) if since else start
     done: set[int] = set()  # handled by this run (a page listed again holds them)
     used = budget.used
-    page = 1
 
     def advance(to: datetime) -> None:
-        report.cursor = _stamp(to)
+        report.cursor = stamp(to)
         put_cursor(store, repo, ISSUES, report.cursor)
 
+    def step(issues: Sequence[ListedIssue], more: bool) -> datetime | None:
+        return _settle_page(
+            github,
+            store,
+            repo,
+            budget,
+            issues,
+            report,
+            advance,
+            through,
+            done,
+            more,
+            rules,
+            gate,
+            max_body_chars,
+        )
+
     try:
-        while True:
-            budget.spend(1)
-            listed = github.updated_issues_page(repo, page, since=start)
-            issues = [i for i in listed.issues or () if not i.pull_request]
-            moved = _settle_page(
-                github,
-                store,
-                repo,
-                budget,
-                issues,
-                report,
-                advance,
-                through,
-                done,
-                listed.has_next,
-                rules,
-                gate,
-                max_body_chars,
-            )
-            if not listed.has_next:
-                break
-            # The next page starts at the cursor; a page of one second's issues alone (the
-            # cursor did not move) needs the page after it.
-            if moved is not None and (start is None or moved > start):
-                start, page = moved, 1
-            else:
-                page += 1
+        walk_updated(github, repo, budget, start, step)
     except BudgetSpent as exc:
         report.stopped = f"the request budget is spent ({exc})"
     except GitHubRateLimited as exc:
@@ -280,9 +265,7 @@ def _settle_page(
             left.pop(0)
     finally:
         if handled is not None:
-            nxt = left[0].updated_at if left else None
-            shared = nxt == handled or (bool(left) and nxt is None) or (not left and more)
-            advance(handled - timedelta(seconds=1) if shared else handled)
+            advance(cursor_after(handled, left, more))
     return handled
 
 

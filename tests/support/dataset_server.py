@@ -11,6 +11,7 @@ GraphQL pull request with its review threads, ``compare/{base}...{head}`` (404 f
 does not know) and the ``viewer`` query, in the shapes of :mod:`tests.support.pull_wire`.
 
 It counts every request by kind (``list``, ``timeline``, ``graphql`` for the edit histories,
+``marks`` for the duplicate marks,
 ``contents``, ``pull``, ``compare``, ``viewer``), the timelines also per issue (``per_issue``)
 and the ``pull`` and ``compare`` requests per pull request (``per_pull``), so a benchmark or
 test measures what a run costs, and answers rate limits on demand: ``faults``
@@ -427,6 +428,9 @@ class LoopbackGitHub:
             body = {"data": {"viewer": {"login": self.login}}}
             self._send(handler, 200, body, resource="graphql")
             return
+        if "MarkedAsDuplicateEvent" in query:
+            self._marks(handler, payload.get("variables", {}).get("ids", []))
+            return
         fault = self.count("graphql")
         if self._fault(handler, fault, "graphql"):
             return
@@ -449,6 +453,21 @@ class LoopbackGitHub:
         if errors:
             body["errors"] = errors
         self._send(handler, 200, body, _low(fault), resource="graphql")
+
+    def _marks(self, handler: BaseHTTPRequestHandler, ids: list[str]) -> None:
+        """The duplicate marks of the issues ``ids`` names (a scenario's ``extra["marks"]``)."""
+        fault = self.count("marks")
+        if self._fault(handler, fault, "graphql"):
+            return
+        nodes: list[Any] = []
+        for node in ids:
+            scenario = self.by_node.get(node)
+            if scenario is None or scenario.timeline is None:
+                nodes.append(None)
+                continue
+            marks = scenario.extra.get("marks", [])
+            nodes.append({"id": node, "timelineItems": {"nodes": marks}})
+        self._send(handler, 200, {"data": {"nodes": nodes}}, _low(fault), resource="graphql")
 
 
 def _created(scenario: Scenario) -> datetime:
