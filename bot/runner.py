@@ -9,7 +9,7 @@ from pathlib import Path
 from bot import audit, dataset, gate
 from bot.commands.comment import run_comment
 from bot.config import Settings
-from bot.context import JobContext
+from bot.context import JobContext, store_outlives_job
 from bot.dataset.duplicate_run import DuplicatesProgress, DuplicatesReport, run_duplicates
 from bot.dataset.duplicates import POOL_FILE
 from bot.errors import ConfigError
@@ -35,7 +35,6 @@ from bot.settle.job import (
     settle_github,
     settle_in_job,
     settle_scheduled,
-    store_outlives_job,
 )
 from bot.settle.settling import SettleReport
 from bot.type_guess import TypeClassifier, TypeModelLoader
