@@ -1,8 +1,10 @@
-"""What the bot suggested as an issue's possible duplicates, and dismissals, in the store.
+"""An issue's possible duplicates in the store: as last ranked, as said, and dismissed.
 
-One ``duplicate_suggestions`` row per issue: the candidates last suggested on the issue (numbers,
-best first) and when; a maintainer's dismissal (``/duplicates dismiss`` or removing the
-``possible-duplicate`` label) and who made it. A dismissed issue is never suggested again.
+One ``duplicate_suggestions`` row per issue: its top candidate and score at the gate's last
+ranking (kept whether or not anything was said, so the statement can be settled against what
+maintainers did later), the candidates last suggested on the issue (numbers, best first) and
+when; a maintainer's dismissal (``/duplicates dismiss`` or removing the ``possible-duplicate``
+label) and who made it. A dismissed issue is never suggested again.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 
 from bot.history.protocol import HistoryStore, KeyedTable, utc_now
 
-__all__ = ["TABLE", "Suggestion", "dismiss", "record_suggestion", "suggestion"]
+__all__ = ["TABLE", "Suggestion", "dismiss", "record_ranking", "record_suggestion", "suggestion"]
 
 TABLE = "duplicate_suggestions"
 
@@ -23,6 +25,8 @@ class Suggestion:
     """An issue's row: candidates suggested (best first), when, and its dismissal if any."""
 
     candidates: tuple[int, ...]
+    top: int | None
+    top_score: float | None
     suggested_at: str | None
     dismissed_at: str | None
     dismissed_by: str | None
@@ -43,6 +47,8 @@ def suggestion(store: HistoryStore, repo: str, issue: int) -> Suggestion | None:
         return None
     return Suggestion(
         tuple(int(n) for n in json.loads(row["candidates"])),
+        None if row["top"] is None else int(row["top"]),
+        None if row["top_score"] is None else float(row["top_score"]),
         row["suggested_at"],
         row["dismissed_at"],
         row["dismissed_by"],
@@ -59,6 +65,24 @@ def _upsert(store: HistoryStore, repo: str, issue: int, **values: object) -> Non
             table.insert({**key, "candidates": "[]", **values})
 
     store.change(TABLE, change)
+
+
+def record_ranking(
+    store: HistoryStore, repo: str, issue: int, top: int | None, score: float
+) -> None:
+    """Record the issue's top candidate and its score at this ranking (now); ``None``: none.
+
+    Raises:
+        StoreError: the write failed or the store is read-only.
+    """
+    _upsert(
+        store,
+        repo,
+        issue,
+        top=top,
+        top_score=score if top is not None else None,
+        ranked_at=utc_now(),
+    )
 
 
 def record_suggestion(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot.duplicates.rank import Candidate, Ranker
+from bot.duplicates.suggestions import record_ranking
 from bot.duplicates.terms import BODY_CHARS, issue_terms
 from bot.errors import StoreError
 from bot.history.protocol import HistoryStore, IndexedIssue
@@ -37,6 +38,8 @@ class DuplicatesPlan:
     nothing could be listed (``problem``)."""
 
     candidates: tuple[Candidate, ...] = ()
+    best: Candidate | None = None
+    """The top candidate whatever its score (recorded for the live record)."""
     indexed: bool = False
     size: int = 0
     problem: str | None = None
@@ -80,7 +83,8 @@ def plan_duplicates(
     write: bool,
     kept: bool,
 ) -> DuplicatesPlan:
-    """Index ``row`` (when ``write``) and rank the issues created before it.
+    """Index ``row`` (when ``write``), rank the issues created before it, and record the top
+    candidate (when ``write``).
 
     ``kept``: the store outlives the job (otherwise nothing is read or written: an index that
     starts empty in every job finds nothing). A store fault is the plan's ``problem``.
@@ -97,10 +101,17 @@ def plan_duplicates(
             issue_terms(row.title, row.body), exclude=row.number, before=row.created_at, k=LISTED
         )
         size = store.index_size(repo)
+        best = found[0] if found else None
+        if write:
+            record_ranking(store, repo, row.number, best.number if best else None, _score(best))
     except StoreError as exc:
         return DuplicatesPlan(indexed=indexed, problem=f"the index cannot be used: {exc}")
     listed = tuple(c for c in found if c.score >= MIN_LISTED_SCORE)
-    return DuplicatesPlan(listed, indexed=indexed, size=size)
+    return DuplicatesPlan(listed, best, indexed=indexed, size=size)
+
+
+def _score(candidate: Candidate | None) -> float:
+    return candidate.score if candidate is not None else 0.0
 
 
 def render_duplicates_summary(plan: DuplicatesPlan) -> Sequence[str]:

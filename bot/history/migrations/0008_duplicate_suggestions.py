@@ -1,4 +1,5 @@
-"""What the bot said about an issue's possible duplicates, and a maintainer's dismissal of it."""
+"""An issue's possible duplicates as last ranked, what the bot said of them, and a maintainer's
+dismissal."""
 
 from yoyo import step  # type: ignore[import-untyped]
 
@@ -11,6 +12,9 @@ create table duplicate_suggestions (
     repo text not null,
     issue integer not null,
     candidates text not null,
+    top integer,
+    top_score real,
+    ranked_at text,
     suggested_at text,
     dismissed_at text,
     dismissed_by text,
