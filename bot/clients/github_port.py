@@ -377,3 +377,7 @@ class SettlePort(Protocol):
     def edit_histories(self, node_ids: Sequence[str]) -> dict[str, EditHistory]:
         """As :meth:`IssueHistoryPort.edit_histories`."""
         ...
+
+    def duplicate_marks(self, node_ids: Sequence[str]) -> dict[str, tuple[DuplicateMark, ...]]:
+        """As :meth:`IssueHistoryPort.duplicate_marks`."""
+        ...

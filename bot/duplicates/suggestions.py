@@ -15,7 +15,15 @@ from dataclasses import dataclass
 
 from bot.history.protocol import HistoryStore, KeyedTable, utc_now
 
-__all__ = ["TABLE", "Suggestion", "dismiss", "record_ranking", "record_suggestion", "suggestion"]
+__all__ = [
+    "TABLE",
+    "Suggestion",
+    "dismiss",
+    "record_ranking",
+    "record_suggestion",
+    "settle_suggestion",
+    "suggestion",
+]
 
 TABLE = "duplicate_suggestions"
 
@@ -30,6 +38,9 @@ class Suggestion:
     suggested_at: str | None
     dismissed_at: str | None
     dismissed_by: str | None
+    outcome: str | None = None
+    """``right``: the issue was closed as a duplicate of ``top``; ``wrong``: closed otherwise,
+    as a duplicate of another issue, or dismissed; ``None``: not settled."""
 
     @property
     def dismissed(self) -> bool:
@@ -52,6 +63,7 @@ def suggestion(store: HistoryStore, repo: str, issue: int) -> Suggestion | None:
         row["suggested_at"],
         row["dismissed_at"],
         row["dismissed_by"],
+        row["outcome"],
     )
 
 
@@ -82,6 +94,8 @@ def record_ranking(
         top=top,
         top_score=score if top is not None else None,
         ranked_at=utc_now(),
+        outcome=None,
+        settled_at=None,
     )
 
 
@@ -94,6 +108,15 @@ def record_suggestion(
         StoreError: the write failed or the store is read-only.
     """
     _upsert(store, repo, issue, candidates=json.dumps(list(candidates)), suggested_at=utc_now())
+
+
+def settle_suggestion(store: HistoryStore, repo: str, issue: int, outcome: str) -> None:
+    """Record what became of the issue's top candidate (``right`` or ``wrong``; now).
+
+    Raises:
+        StoreError: the write failed or the store is read-only.
+    """
+    _upsert(store, repo, issue, outcome=outcome, settled_at=utc_now())
 
 
 def dismiss(store: HistoryStore, repo: str, issue: int, by: str) -> None:

@@ -31,6 +31,7 @@ from bot.history.record import (
 )
 from bot.neutralise import log_value, neutralise
 from bot.settle.budget import Budget, BudgetSpent
+from bot.settle.duplicate_outcomes import settle_duplicates_page
 from bot.settle.issues import settle_issue
 from bot.settle.walk import cursor_after, stamp, walk_updated
 
@@ -71,6 +72,8 @@ class SettleReport:
     parts: list[SettlePart] = field(default_factory=list)
     skipped: str | None = None
     """Why nothing was read (``None``: the run read GitHub)."""
+    duplicates: Counter[str] = field(default_factory=Counter)
+    """Duplicate rankings settled by this run, by outcome (``right``, ``wrong``)."""
 
     def lines(self) -> list[str]:
         """The report as plain log lines (untrusted values through ``log_value``)."""
@@ -84,6 +87,11 @@ class SettleReport:
         ]
         for reason, n in sorted(self.unsettled.items(), key=lambda kv: (-kv[1], kv[0])):
             out.append(f"  unsettled {n}: {log_value(reason, max_chars=200)}")
+        if self.duplicates:
+            out.append(
+                f"  duplicate rankings settled: {self.duplicates['right']} right, "
+                f"{self.duplicates['wrong']} wrong"
+            )
         if self.stopped:
             out.append(f"  stopped: {log_value(self.stopped, max_chars=300)}; the next run resumes")
         out.append(f"  cursor: {log_value(self.cursor or 'none')}")
@@ -236,6 +244,12 @@ def _settle_page(
     handled: datetime | None = None
     left = list(issues)
     try:
+        # before any issue is handled: a spent budget here leaves the cursor where it was
+        report.duplicates.update(
+            settle_duplicates_page(
+                github, store, repo, budget, [i for i in issues if i.number not in done]
+            )
+        )
         edits: dict[str, EditHistory] = {}
         if todo:
             budget.spend(1)

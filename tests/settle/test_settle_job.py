@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from bot import runner
 from bot.cli import SETTLE_BUDGET, main
-from bot.clients.github_port import EditHistory, IssuePage, SettlePort, TimelineItem
+from bot.clients.github_port import DuplicateMark, EditHistory, IssuePage, SettlePort, TimelineItem
 from bot.config import Settings
 from bot.context import store_outlives_job
 from bot.errors import GitHubUnavailable
@@ -47,6 +47,9 @@ class JobGitHub(FakeGitHub):
 
     def edit_histories(self, node_ids: Any) -> dict[str, EditHistory]:
         return self.world.edit_histories(node_ids)
+
+    def duplicate_marks(self, node_ids: Any) -> dict[str, tuple[DuplicateMark, ...]]:
+        return self.world.duplicate_marks(node_ids)
 
 
 @pytest.fixture

@@ -16,8 +16,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from bot.clients.github_port import EditHistory, IssuePage, RateLimit, TimelineItem
+from bot.clients.github_port import (
+    DuplicateMark,
+    EditHistory,
+    IssuePage,
+    RateLimit,
+    TimelineItem,
+)
 from bot.clients.issue_history import (
+    parse_duplicate_marks,
     parse_edit_histories,
     parse_issue_page,
     parse_timeline_item,
@@ -36,6 +43,8 @@ class SettleGitHub:
     items: dict[int, dict[str, Any]] = field(default_factory=dict)
     timelines: dict[int, list[dict[str, Any]] | None] = field(default_factory=dict)
     edit_nodes: dict[int, dict[str, Any]] = field(default_factory=dict)
+    marks: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    """GraphQL ``MarkedAsDuplicateEvent`` / ``UnmarkedAsDuplicateEvent`` nodes by issue."""
     requests: Counter[str] = field(default_factory=Counter)
     faults: dict[str, list[BaseException]] = field(default_factory=lambda: defaultdict(list))
 
@@ -86,6 +95,17 @@ class SettleGitHub:
         by_node = {node_id(n): node for n, node in self.edit_nodes.items()}
         nodes = [by_node.get(i, {"id": i, "userContentEdits": {"nodes": []}}) for i in node_ids]
         return parse_edit_histories({"data": {"nodes": nodes}}, what="edits")
+
+    def duplicate_marks(self, node_ids: Sequence[str]) -> dict[str, tuple[DuplicateMark, ...]]:
+        self._enter("graphql")
+        by_node = {node_id(n): n for n in self.items}
+        nodes = [
+            {"id": i, "timelineItems": {"nodes": self.marks.get(by_node[i], [])}}
+            if i in by_node
+            else None
+            for i in node_ids
+        ]
+        return parse_duplicate_marks({"data": {"nodes": nodes}}, what="marks")
 
     def rate_limit(self) -> RateLimit | None:
         return None

@@ -18,8 +18,12 @@ create table duplicate_suggestions (
     suggested_at text,
     dismissed_at text,
     dismissed_by text,
+    outcome text,
+    settled_at text,
     primary key (repo, issue)
 );
+create index duplicate_suggestions_open on duplicate_suggestions (repo, issue)
+    where top is not null and outcome is null;
 """
 
 steps = [step(sql(BOTH))]
