@@ -1,12 +1,8 @@
 """The wire shape of the candidates' state read (one GraphQL query, issues by number).
 
-GitHub answers an issue it no longer has under that number with ``null`` and an error of type
-``NOT_FOUND`` ("Could not resolve to an Issue with the number of N"): a deleted issue, a pull
-request's number, and a transferred one alike (GitHub's REST API answers a transfer with a
-301 to the new repository; GraphQL's ``repository.issue`` does not follow it, as
-apache/devlake#7969 found). Such a number is left out of the answer. Should GitHub answer a
-transferred issue from its new repository, ``repository`` names that one: :func:`usable`
-drops it all the same.
+GitHub answers a number it no longer has as an issue (deleted, transferred: apache/devlake#7969
+met the latter; a pull request) with ``null`` and a ``NOT_FOUND`` error; it is left out. An
+issue answered from another repository is dropped by :func:`usable` all the same.
 """
 
 from __future__ import annotations
@@ -69,12 +65,11 @@ class _Answer(_Shape):
 
 
 def parse_issue_states(data: Any, *, what: str) -> dict[int, IssueState]:
-    """The answer to :func:`issue_states_query` → number → :class:`IssueState`; the numbers
-    GitHub answers ``null`` are left out.
+    """The answer to :func:`issue_states_query` → number → :class:`IssueState`.
 
     Raises:
         GitHubUnreadable: not that shape, no repository, or an error other than ``NOT_FOUND``
-            (the state of a candidate is then unknown, and it must not be taken for gone).
+            (a state unknown must not be taken for gone).
     """
     try:
         answer = _Answer.model_validate(data)
