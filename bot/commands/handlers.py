@@ -22,6 +22,7 @@ from bot.audit.stats import (
     stats_columns,
     weekly_stats,
 )
+from bot.commands.duplicate_commands import list_duplicates
 from bot.commands.spec import Answer, CommandContext, CommandSpec, help_text
 from bot.errors import InvalidRange
 from bot.gate.earned import LIVE_MIN_SETTLED
@@ -310,6 +311,12 @@ COMMANDS: dict[str, CommandSpec] = {
                     "model time, versions), the same weeks per model and prompt version, and the "
                     "live record: agreement with the maintainers and precision",
                     show_gate_stats, arg_name="WEEKS", default=8, maximum=52),
+        CommandSpec("duplicates", "choice",
+                    "list the earlier issues most like this one, with their scores (no model "
+                    "call); `dismiss`: the bot stops suggesting duplicates on this issue",
+                    list_duplicates, where="issue",
+                    wrong_place="lists possible duplicates of issues, not of pull requests",
+                    arg_name="dismiss", choices=("dismiss",)),
         CommandSpec("help", "none", "list the commands", list_commands),
     )
 }  # fmt: skip

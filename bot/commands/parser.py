@@ -61,6 +61,11 @@ def parse_command(body: str | None) -> Command | Malformed | None:
         return Malformed(usage)
     if spec.arg == "range":
         return Command(spec.name, range=args[0] if args else None)
+    if spec.arg == "choice":
+        if not args:
+            return Command(spec.name)
+        word = args[0].lower()
+        return Command(spec.name, choice=word) if word in spec.choices else Malformed(usage)
     if not args:
         return Command(spec.name, count=spec.default)
     if not _COUNT.match(args[0]) or not spec.minimum <= int(args[0]) <= spec.maximum:

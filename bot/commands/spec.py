@@ -28,7 +28,7 @@ __all__ = [
     "usage_line",
 ]
 
-ArgKind = Literal["none", "range", "count"]
+ArgKind = Literal["none", "range", "count", "choice"]
 Where = Literal["issue", "pr", "any"]
 
 PLACES: dict[str, str] = {"issue": "issues", "pr": "pull requests"}
@@ -45,6 +45,7 @@ class Command:
     name: str
     count: int | None = None
     range: str | None = None
+    choice: str | None = None
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,8 @@ class CommandSpec:
     name: str
     """The command word without the slash, e.g. ``audit_history``."""
     arg: ArgKind
-    """``range`` is an optional ``PATH:START-END``; ``count`` an optional integer."""
+    """``range`` is an optional ``PATH:START-END``; ``count`` an optional integer; ``choice``
+    an optional word of ``choices``."""
     help: str
     """One line for ``/help`` and the README's command table."""
     handler: Handler
@@ -94,6 +96,7 @@ class CommandSpec:
     default: int = 0
     minimum: int = 1
     maximum: int = 1
+    choices: tuple[str, ...] = ()
 
 
 def usage_line(spec: CommandSpec) -> str:

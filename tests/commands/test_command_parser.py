@@ -28,6 +28,9 @@ from bot.commands.spec import help_text
         ("/Triage_Stats 1", Command("triage_stats", count=1)),
         ("/help", Command("help")),
         ("/help\r\n", Command("help")),
+        ("/duplicates", Command("duplicates")),
+        ("/duplicates dismiss", Command("duplicates", choice="dismiss")),
+        ("/Duplicates DISMISS", Command("duplicates", choice="dismiss")),
     ],
 )
 def test_commands(body: str, expected: Command) -> None:
@@ -73,6 +76,8 @@ def test_not_commands(body: str | None) -> None:
         ("/audit_stats 1 2", "Usage: `/audit_stats [WEEKS]`"),
         ("/triage_stats 53", "WEEKS is a number from 1 to 52"),
         ("/triage_stats 0", "WEEKS is a number from 1 to 52"),
+        ("/duplicates close", "Usage: `/duplicates [dismiss]`"),
+        ("/duplicates dismiss now", "Usage: `/duplicates [dismiss]`"),
         ("/" + "x" * 2000, "too long"),
     ],
 )

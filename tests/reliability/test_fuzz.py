@@ -293,15 +293,20 @@ def test_fuzz_command_parser(body: str | None) -> None:
     spec = COMMANDS[result.name]
     args = words[1:]
     if spec.arg == "none":
-        assert (result.count, result.range, args) == (None, None, [])
+        assert (result.count, result.range, result.choice, args) == (None, None, None, [])
     elif spec.arg == "count":
-        assert result.range is None
+        assert (result.range, result.choice) == (None, None)
         assert len(args) <= 1
         assert all(re.fullmatch(r"[0-9]{1,6}", arg) for arg in args)  # ASCII digits only
         assert result.count == (int(args[0]) if args else spec.default)
         assert spec.minimum <= result.count <= spec.maximum
+    elif spec.arg == "choice":
+        assert (result.count, result.range) == (None, None)
+        assert len(args) <= 1
+        assert result.choice == (args[0].lower() if args else None)
+        assert result.choice is None or result.choice in spec.choices
     else:
-        assert result.count is None
+        assert (result.count, result.choice) == (None, None)
         assert len(args) <= 1
         assert result.range == (args[0] if args else None)
 
