@@ -126,3 +126,19 @@ def dismiss(store: HistoryStore, repo: str, issue: int, by: str) -> None:
         StoreError: the write failed or the store is read-only.
     """
     _upsert(store, repo, issue, dismissed_at=utc_now(), dismissed_by=by)
+
+
+_SETTLED_SQL = (
+    f"select top_score, outcome from {TABLE} where repo = ? "  # noqa: S608
+    "and top is not null and outcome is not null"
+)
+
+
+def settled_record(store: HistoryStore, repo: str) -> list[tuple[float, bool]]:
+    """The repository's settled rankings: each top candidate's score and whether it was right.
+
+    Raises:
+        StoreError: the read failed.
+    """
+    rows = store.fetch(_SETTLED_SQL, [repo])
+    return [(float(score), outcome == "right") for score, outcome in rows]

@@ -22,6 +22,7 @@ from rich.table import Table
 
 from bot.duplicates.pool import DuplicatePair, PoolReport
 from bot.duplicates.rank import Candidate, Ranker
+from bot.duplicates.statement import choose_threshold
 from bot.duplicates.terms import issue_terms
 from bot.errors import ConfigError
 from bot.evaluation.sets import load_jsonl
@@ -30,7 +31,6 @@ from bot.history.store import Store
 from bot.neutralise import log_value
 from bot.regular_file import check_output, write_output
 from bot.shares import wilson
-from bot.types.scores import MIN_THRESHOLD_SUPPORT, THRESHOLD_Z
 
 __all__ = ["RANKS", "Statement", "duplicates_report", "run_duplicates_eval", "statements"]
 
@@ -95,23 +95,6 @@ def _share(k: int, n: int) -> dict[str, Any]:
     return {"k": k, "n": n, "share": k / n if n else None, "interval": [low, high]}
 
 
-def _threshold(made: Sequence[Statement], bound: float) -> dict[str, Any] | None:
-    """The lowest score whose statements' precision clears ``bound`` at its one-sided lower
-    limit (:data:`THRESHOLD_Z`), with at least :data:`MIN_THRESHOLD_SUPPORT` of them."""
-    chosen = None
-    right = 0
-    for n, statement in enumerate(made, start=1):
-        right += statement.right
-        last_of_score = n == len(made) or made[n].score < statement.score
-        if (
-            last_of_score
-            and n >= MIN_THRESHOLD_SUPPORT
-            and wilson(right, n, THRESHOLD_Z)[0] >= bound
-        ):
-            chosen = {"threshold": statement.score, "right": right, "made": n}
-    return chosen
-
-
 def duplicates_report(
     pool: Sequence[PoolReport],
     pairs: Sequence[DuplicatePair],
@@ -142,7 +125,7 @@ def duplicates_report(
         store.close()
     made = statements(tops, ids, pairs)
     total = len(pairs)
-    chosen = _threshold(made, bound)
+    earned = choose_threshold([(s.score, s.right) for s in made], bound)
     return {
         "pool": len(pool),
         "pairs": total,
@@ -153,9 +136,9 @@ def duplicates_report(
         "mrr": sum(1 / r for r in ranks if r is not None) / total if total else None,
         "statement": {
             "bound": bound,
-            "threshold": None if chosen is None else chosen["threshold"],
-            "precision": None if chosen is None else _share(chosen["right"], chosen["made"]),
-            "coverage": None if chosen is None else chosen["made"] / len(pool),
+            "threshold": None if earned is None else earned.threshold,
+            "precision": None if earned is None else _share(earned.right, earned.made),
+            "coverage": None if earned is None else earned.made / len(pool),
             "at": [
                 {
                     "threshold": t,

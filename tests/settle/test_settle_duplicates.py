@@ -119,3 +119,23 @@ def test_a_budget_spent_on_the_marks_moves_no_cursor(store: HistoryStore) -> Non
     assert _outcomes(store, range(1, 2)) == {1: None}
     settle_issues(github, store, REPO, Budget(100))
     assert _outcomes(store, range(1, 2)) == {1: "right"}
+
+
+def test_the_settled_record_earns_a_threshold_only_when_precise_enough(
+    store: HistoryStore,
+) -> None:
+    from bot.duplicates.statement import choose_threshold
+    from bot.duplicates.suggestions import settle_suggestion, settled_record
+
+    for n in range(1, 41):  # 40 settled: high scores right, low scores mostly wrong
+        score = n / 40
+        record_ranking(store, REPO, n, 1000 + n, score)
+        settle_suggestion(store, REPO, n, "right" if score > 0.5 or n % 5 == 0 else "wrong")
+    record_ranking(store, REPO, 99, 5, 0.99)  # not settled: not in the record
+    record = settled_record(store, REPO)
+    assert len(record) == 40
+    earned = choose_threshold(record, 0.9)
+    assert earned is not None
+    assert earned.threshold >= 0.5  # below it the wrong ones pull the lower limit under 0.9
+    assert earned.right == earned.made  # above 0.5 every one was right
+    assert choose_threshold(record, 0.999) is None
