@@ -218,3 +218,63 @@ def test_a_hostile_candidate_title_is_inert_in_the_plan_and_the_summary(
     assert not rendered.mentions
     assert set(rendered.github_links) == {"#1", "#7"}  # the bot's own: the issue, the candidate
     assert any("<img src=x onerror=alert(1)> @octocat #12" in code for code in rendered.code)
+
+
+# --- the backlog: index writes only -------------------------------------------------------------
+def _open_issues(github: FakeGitHub) -> None:
+    github.open_issue_list = [
+        {"number": n, "title": f"backlog issue {n} about parsing", "body": COMPLETE_BODY,
+         "state": "open", "labels": [], "created_at": f"2019-05-0{n}T10:00:00Z"}
+        for n in (2, 3)
+    ] + [{"number": 4, "title": "no creation time", "body": COMPLETE_BODY, "state": "open",
+          "labels": []}]  # fmt: skip
+
+
+def test_the_backlog_indexes_each_judged_issue(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+) -> None:
+    _open_issues(github)
+    model.enqueue(VALID_REPLY, VALID_REPLY, VALID_REPLY)
+    report = runner.run_backlog(Settings(github_token="t", db_path=str(tmp_path / "t.db")), REPO)
+    assert report.warnings == []
+    assert "duplicates" not in report.text
+    for number in (2, 3):
+        stored = _indexed(tmp_path / "t.db", number)
+        assert stored is not None
+        assert stored.title == f"backlog issue {number} about parsing"
+        assert stored.created_at == f"2019-05-0{number}T10:00:00Z"
+    assert _indexed(tmp_path / "t.db", 4) is None  # no creation time to rank it by
+
+
+@pytest.mark.parametrize("where", ["dry run", "github-hosted"])
+def test_the_backlog_does_not_index_on_a_dry_run_or_an_ephemeral_store(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, where: str
+) -> None:
+    _open_issues(github)
+    db = tmp_path / "t.db"
+    _fill(db, [])
+    model.enqueue(VALID_REPLY, VALID_REPLY, VALID_REPLY)
+    if where == "dry run":
+        settings = Settings(github_token="t", db_path=str(db), dry_run=True)
+    else:  # the default file on a GitHub-hosted runner
+        db = default_db_path(os.environ)
+        settings = Settings(github_token="t", db_path=str(db), runner_environment="github-hosted")
+    report = runner.run_backlog(settings, REPO)
+    assert "issue(s)" in report.text
+    assert all(_indexed(db, n) is None for n in (2, 3))
+
+
+def test_a_store_fault_while_indexing_the_backlog_is_a_warning(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bot.history.store import Store
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise StoreError("disk I/O error")
+
+    _open_issues(github)
+    monkeypatch.setattr(Store, "index_issues", broken)
+    model.enqueue(VALID_REPLY, VALID_REPLY, VALID_REPLY)
+    report = runner.run_backlog(Settings(github_token="t", db_path=str(tmp_path / "t.db")), REPO)
+    assert report.warnings == ["duplicates: 2 judged issue(s) not indexed: disk I/O error"]
+    assert [w for w in github.writes if w[0] == "add_labels"]  # judged and labelled all the same
