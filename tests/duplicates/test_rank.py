@@ -260,6 +260,23 @@ def test_equal_scores_are_ranked_by_the_lower_number(memory_store: Store) -> Non
     assert found[0].score == found[1].score == found[2].score > 0
 
 
+def test_the_same_words_in_another_order_tie_exactly(memory_store: Store) -> None:
+    rng = random.Random(0)
+    words = [f"w{i}" for i in range(8)]
+    for _ in range(60):
+        title, body = rng.choices(words, k=2), rng.choices(words, k=6)
+        docs = [
+            Doc(3, " ".join(title), " ".join(body), "2026-01-01T10:00:00Z"),
+            Doc(5, " ".join(title), " ".join(reversed(body)), "2026-01-01T10:00:00Z"),
+            *(Doc(n, f"other{n}", "", "2026-01-01T10:00:00Z") for n in range(10, 30)),
+        ]
+        query = issue_terms(" ".join(rng.choices(words, k=2)), " ".join(rng.choices(words, k=3)))
+        found = Ranker(memory_store, _index(memory_store, docs)).rank(query, k=2)
+        if found:
+            assert [c.number for c in found] == [3, 5]
+            assert found[0].score == found[1].score
+
+
 def test_an_empty_query_ranks_nothing(memory_store: Store) -> None:
     ranker = Ranker(
         memory_store, _index(memory_store, [Doc(1, "a title", "", "2026-01-01T10:00:00Z")])
