@@ -85,10 +85,11 @@ class Ranker:
                 self._idf[term] = math.log((1 + self._size) / (1 + docs.get(term, 0))) + 1.0
 
     def _weights(self, counts: Counter[str]) -> tuple[dict[str, float], float]:
-        """Each term's weight ``(1 + ln tf) · idf``, and the vector's norm."""
+        """Each term's weight ``(1 + ln tf) · idf``, and the vector's norm (``fsum``: the same
+        terms in any order give the same norm, so issues of the same words tie exactly)."""
         idf = self._idf
         weights = {t: _sublinear(c) * idf[t] for t, c in counts.items()}
-        return weights, math.sqrt(sum(w * w for w in weights.values()))
+        return weights, math.sqrt(math.fsum(w * w for w in weights.values()))
 
     def rank(
         self,

@@ -41,6 +41,7 @@ from bot.gate.plan import (
 from bot.gate.possible_duplicates import (
     NO_INDEX,
     DuplicatesPlan,
+    index_backlog,
     index_row,
     plan_duplicates,
     render_duplicates_summary,
@@ -48,7 +49,7 @@ from bot.gate.possible_duplicates import (
 from bot.gate.type_label import TypePlan, bot_type_labels, plan_type
 from bot.gate.types import GateDecision
 from bot.gate.validator import Validator, make_validator
-from bot.history.protocol import HistoryStore
+from bot.history.protocol import HistoryStore, IndexedIssue
 from bot.neutralise import code_span, log_value, neutralise
 from bot.repo_file import TypeLabels
 from bot.run_report import (
@@ -346,12 +347,17 @@ def _event(ctx: JobContext, event: IssuesEvent, *, force: bool) -> RunReport:
     )
 
 
-def _duplicates(ctx: JobContext, event: IssuesEvent, store: HistoryStore) -> DuplicatesPlan:
-    issue = event.issue
+def _index_row(issue: Issue) -> IndexedIssue | None:
     created = issue.created()
     if created is None:
+        return None
+    return index_row(issue.number, issue.title or "", issue.body, created)
+
+
+def _duplicates(ctx: JobContext, event: IssuesEvent, store: HistoryStore) -> DuplicatesPlan:
+    row = _index_row(event.issue)
+    if row is None:
         return DuplicatesPlan(problem="not ranked: the payload gives no creation time")
-    row = index_row(issue.number, issue.title or "", issue.body, created)
     return plan_duplicates(
         store,
         event.repository.full_name,
@@ -418,6 +424,8 @@ def _backlog(ctx: JobContext, work: Backlog) -> RunReport:
     superseded_count = 0
     stopped = ""
     warnings: list[str] = []
+    indexing = not settings.dry_run and store_outlives_job(settings)
+    indexed: list[IndexedIssue] = []
     if todo:  # the model only when there is an issue to judge
         validator = make_validator(settings, ctx.model("validator"))
         gate = _Gate(
@@ -434,6 +442,8 @@ def _backlog(ctx: JobContext, work: Backlog) -> RunReport:
         with contextlib.closing(decided):
             for done, (item, event, history, guess, decision) in enumerate(decided, start=1):
                 judged = _judge(gate, event, history, item.last, decision, guess=guess)
+                row = _index_row(event.issue) if indexing else None
+                indexed += [row] if row is not None else []
                 plan = judged.plan
                 kind = f", {plan.decision.error_kind}" if plan.decision.error_kind else ""
                 guessed = plan.types is not None and plan.types.guess is not None
@@ -456,6 +466,8 @@ def _backlog(ctx: JobContext, work: Backlog) -> RunReport:
                     )
                     break
         warnings += _type_warnings(gate)
+        unindexed = index_backlog(store, repo, indexed)
+        warnings += [unindexed] if unindexed else []
     extra = f", superseded by another run: {superseded_count}" if superseded_count else ""
     state = " (dry run: nothing written)" if settings.dry_run else ""
     what = "backlog --retry-errors" if work.retry_errors else "backlog"

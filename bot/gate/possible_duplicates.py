@@ -19,6 +19,7 @@ __all__ = [
     "MIN_LISTED_SCORE",
     "NO_INDEX",
     "DuplicatesPlan",
+    "index_backlog",
     "index_row",
     "plan_duplicates",
     "render_duplicates_summary",
@@ -73,6 +74,17 @@ def index_row(number: int, title: str, body: str | None, created_at: datetime) -
         body_terms=terms.body,
         created_at=created_at.isoformat(),
     )
+
+
+def index_backlog(store: HistoryStore, repo: str, rows: Sequence[IndexedIssue]) -> str | None:
+    """Index the backlog's judged issues in one write; a store fault is returned as a warning."""
+    if not rows:
+        return None
+    try:
+        store.index_issues(repo, rows)
+    except StoreError as exc:
+        return f"duplicates: {len(rows)} judged issue(s) not indexed: {exc}"
+    return None
 
 
 def plan_duplicates(
