@@ -12,7 +12,7 @@ import base64
 import logging
 import time
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 from urllib.parse import quote, urljoin, urlsplit
 
@@ -133,7 +133,16 @@ def _issue_payload(issue: Any) -> dict[str, Any]:
         "body": issue.body,
         "state": issue.state,
         "labels": [{"name": label.name} for label in issue.labels],
+        "created_at": _iso(issue.created_at),
     }
+
+
+def _iso(moment: Any) -> str | None:
+    # PyGithub gives an aware datetime; an older release gave a naive one in UTC
+    if moment is None:
+        return None
+    aware: datetime = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return aware.isoformat()
 
 
 class PyGithubClient:

@@ -23,7 +23,7 @@ from rich.table import Table
 from bot.duplicates.pool import DuplicatePair, PoolReport
 from bot.duplicates.rank import Candidate, Ranker
 from bot.duplicates.statement import choose_threshold
-from bot.duplicates.terms import issue_terms
+from bot.duplicates.terms import BODY_CHARS, issue_terms
 from bot.errors import ConfigError
 from bot.evaluation.sets import load_jsonl
 from bot.history.protocol import IndexedIssue
@@ -60,7 +60,7 @@ def _index(store: Store, pool: Sequence[PoolReport]) -> dict[str, int]:
             IndexedIssue(
                 number=numbers[report.id],
                 title=report.title,
-                body=(report.body or "")[:4000],
+                body=(report.body or "")[:BODY_CHARS],
                 title_terms=terms.title,
                 body_terms=terms.body,
                 created_at=report.created_at.isoformat(),

@@ -71,6 +71,15 @@ def test_backlog_judges_only_ungated_issues_and_resumes(
     assert "backlog of Codertocat/Hello-World: 2 issue(s)" in first.stdout
     assert "#3: ready-for-dev" in first.stdout
     assert "#4: needs-refinement" in first.stdout
+    # the real client passes the list's creation times: the judged issues are in the index
+    indexed = Store(db)
+    try:
+        assert [indexed.indexed_issue("Codertocat/Hello-World", n) is not None for n in (3, 4)] == [
+            True,
+            True,
+        ]
+    finally:
+        indexed.close()
     with cassette("e2e_backlog") as cass:
         again = CliRunner().invoke(main, args, env=env)
     assert again.exit_code == 0
