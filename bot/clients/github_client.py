@@ -38,6 +38,7 @@ from bot.clients.github_port import (
     DuplicateMark,
     EditHistory,
     IssuePage,
+    IssueState,
     LabelEvent,
     PostedReviewComment,
     PullHistory,
@@ -55,6 +56,7 @@ from bot.clients.issue_history import (
     parse_issue_page,
     parse_timeline_item,
 )
+from bot.clients.issue_states import MAX_ISSUE_STATES, issue_states_query, parse_issue_states
 from bot.clients.pull_history import PULL_HISTORY_QUERY, parse_comparison, parse_pull_history
 from bot.errors import (
     ConfigError,
@@ -496,17 +498,8 @@ class PyGithubClient:
         what = f"read the review threads of {repo}#{number}"
 
         def fetch() -> PullHistory | None:
-            requester = self._gh.requester
             variables = {"owner": owner, "name": name, "number": number}
-            headers, data = requester.requestJsonAndCheck(
-                "POST",
-                requester.graphql_url,
-                input={"query": PULL_HISTORY_QUERY, "variables": variables},
-            )
-            errors = data.get("errors") if isinstance(data, dict) else None
-            if any(isinstance(e, dict) and e.get("type") == "RATE_LIMITED" for e in errors or []):
-                raise RateLimitExceededException(403, data, headers)
-            return parse_pull_history(data, what=what)
+            return parse_pull_history(self._graphql(PULL_HISTORY_QUERY, variables), what=what)
 
         return self._call(what, fetch, safe_to_repeat=True)
 
@@ -526,6 +519,28 @@ class PyGithubClient:
                     return None
                 raise
             return parse_comparison(data, what=what)
+
+        return self._call(what, fetch, safe_to_repeat=True)
+
+    def issue_states(self, repo: str, numbers: Sequence[int]) -> dict[int, IssueState]:
+        """One GraphQL query (:func:`~bot.clients.issue_states.issue_states_query`); no request
+        for no numbers.
+
+        Raises:
+            ValueError: more than :data:`MAX_ISSUE_STATES` numbers.
+        """
+        wanted = list(dict.fromkeys(numbers))
+        if len(wanted) > MAX_ISSUE_STATES:
+            raise ValueError(f"at most {MAX_ISSUE_STATES} issues a query, got {len(wanted)}")
+        if not wanted:
+            return {}
+        owner, _, name = repo.partition("/")
+        what = f"read the state of {len(wanted)} issue(s) of {repo}"
+        query = issue_states_query(wanted)
+
+        def fetch() -> dict[int, IssueState]:
+            data = self._graphql(query, {"owner": owner, "name": name})
+            return parse_issue_states(data, what=what)
 
         return self._call(what, fetch, safe_to_repeat=True)
 
@@ -722,18 +737,20 @@ class PyGithubClient:
 
         def fetch() -> dict[str, T]:
             self._pace()
-            requester = self._gh.requester
-            headers, data = requester.requestJsonAndCheck(
-                "POST",
-                requester.graphql_url,
-                input={"query": query, "variables": {"ids": list(node_ids)}},
-            )
-            errors = data.get("errors") if isinstance(data, dict) else None
-            if any(isinstance(e, dict) and e.get("type") == "RATE_LIMITED" for e in errors or []):
-                raise RateLimitExceededException(403, data, headers)
-            return parse(data, what=what)
+            return parse(self._graphql(query, {"ids": list(node_ids)}), what=what)
 
         return self._call(what, fetch, safe_to_repeat=True)
+
+    def _graphql(self, query: str, variables: dict[str, Any]) -> Any:
+        """One GraphQL POST; its answer, a ``RATE_LIMITED`` error raised as a rate limit."""
+        requester = self._gh.requester
+        headers, data = requester.requestJsonAndCheck(
+            "POST", requester.graphql_url, input={"query": query, "variables": variables}
+        )
+        errors = data.get("errors") if isinstance(data, dict) else None
+        if any(isinstance(e, dict) and e.get("type") == "RATE_LIMITED" for e in errors or []):
+            raise RateLimitExceededException(403, data, headers)
+        return data
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}

@@ -18,6 +18,7 @@ __all__ = [
     "GitHubPort",
     "IssueHistoryPort",
     "IssuePage",
+    "IssueState",
     "LabelEvent",
     "ListedIssue",
     "PostedReviewComment",
@@ -137,6 +138,18 @@ class Comparison:
     truncated: bool = False
 
 
+@dataclass(frozen=True)
+class IssueState:
+    """An issue as GitHub has it now: ``state`` ``OPEN`` or ``CLOSED``, and ``repository``
+    (``OWNER/NAME``) where it is."""
+
+    number: int
+    state: str
+    locked: bool
+    repository: str
+    state_reason: str | None = None
+
+
 class GitHubPort(Protocol):
     """What the pipelines need from GitHub; methods raise only ``GitHubError`` subclasses."""
 
@@ -223,6 +236,11 @@ class GitHubPort(Protocol):
     def compare(self, repo: str, base: str, head: str) -> Comparison | None:
         """The files changed from ``base`` to ``head`` in one request; ``None`` when either
         commit is unknown to GitHub (a force-push it collected)."""
+        ...
+
+    def issue_states(self, repo: str, numbers: Sequence[int]) -> dict[int, IssueState]:
+        """Up to 20 issues' state in one GraphQL query; a number GitHub no longer has (deleted,
+        transferred, a pull request) is absent (``bot/clients/issue_states.py``)."""
         ...
 
 

@@ -28,6 +28,7 @@ from bot.clients.github_port import (
     BotComment,
     ChangedFile,
     Comparison,
+    IssueState,
     LabelEvent,
     PostedReviewComment,
     PullHistory,
@@ -95,6 +96,8 @@ class FakeGitHub:
     """PR number → its state, final head and review threads (:meth:`pull_history`)."""
     comparisons: dict[tuple[str, str], Comparison] = field(default_factory=dict)
     """``(base, head)`` → the files changed between them (:meth:`compare`); absent: 404."""
+    issue_states_now: dict[int, IssueState] = field(default_factory=dict)
+    """Issue number → its state (:meth:`issue_states`); absent: deleted or transferred."""
     bot_login: str = "github-actions[bot]"
     bot_type: str = "Bot"
     configured_login: str | None = None
@@ -311,3 +314,10 @@ class FakeGitHub:
         self._enter("compare")
         self.reads.append(("compare", f"{base}...{head}"))
         return self.comparisons.get((base, head))
+
+    def issue_states(self, repo: str, numbers: Sequence[int]) -> dict[int, IssueState]:
+        if not numbers:
+            return {}
+        self._enter("issue_states")
+        self.reads.append(("issue_states", ",".join(str(n) for n in numbers)))
+        return {n: self.issue_states_now[n] for n in numbers if n in self.issue_states_now}
