@@ -86,8 +86,7 @@ TITLE_MAX_CHARS = 80
 
 
 def duplicate_section(number: int, title: str) -> str:
-    """The "possibly the same as #N (title)" section (markdown lines, ending in a newline);
-    the title is another issue's text, shown in a code span."""
+    """The "possibly the same as #N (title)" section (markdown; the title in a code span)."""
     shown = code_span(" ".join(title.split()), max_chars=TITLE_MAX_CHARS)
     return (
         f"#### Possibly the same as #{number} ({shown})\n\n"
@@ -98,8 +97,7 @@ def duplicate_section(number: int, title: str) -> str:
 
 
 def duplicate_comment(number: int, title: str) -> str:
-    """The comment when the possible duplicate is all there is to say (markdown,
-    :data:`AUTHOR_MARKER` first)."""
+    """The comment when the possible duplicate is all it says (:data:`AUTHOR_MARKER` first)."""
     return (
         f"{AUTHOR_MARKER}\n### Thanks for the report: it may be known already\n\n"
         + duplicate_section(number, title)

@@ -379,6 +379,8 @@ def _said(
 ) -> tuple[DuplicatesPlan, SaidDuplicate | None]:
     """Whether the gate says "possibly the same as #N" (:func:`earned`), with the candidates
     GitHub no longer has dropped first; the plan carries why in ``said``."""
+    if plan.problem is not None or not plan.candidates:
+        return plan, None  # the listing says why already
     settings = gate.settings
     config = settings.repo_file.duplicates if settings.repo_file is not None else None
     repo, number = event.repository.full_name, event.issue.number

@@ -74,8 +74,7 @@ class GatePlan:
     types: TypePlan | None = None
     """The type label's plan; ``None`` when no type model is configured."""
     duplicate: SaidDuplicate | None = None
-    """The earlier issue the plan says this one is possibly the same as (its comment section
-    and label); ``None``: nothing said."""
+    """The earlier issue this one is said to be possibly the same as; ``None``: none."""
 
     @property
     def duplicate_label(self) -> str | None:
@@ -130,8 +129,7 @@ def _author_comment(
 def _with_duplicate(
     comment: AuthorCommentPlan | None, said: SaidDuplicate, verdict: str | None
 ) -> AuthorCommentPlan:
-    """The author comment saying ``said``: a section of the needs-refinement comment, the
-    whole comment otherwise (docs/gate.md#possible-duplicates)."""
+    """A section of the needs-refinement comment, else the whole comment (docs/gate.md)."""
     if comment is not None and verdict == "NEEDS_REFINEMENT":
         return AuthorCommentPlan(
             comment.body + "\n" + duplicate_section(said.number, said.title), True
@@ -156,8 +154,7 @@ def plan_gate(
 ) -> GatePlan:
     """Judge the event's issue (unless ``decision`` is given) and plan its writes.
 
-    ``duplicate`` (earned: :func:`bot.gate.possible_duplicates.earned`) goes in the author
-    comment when it is on, and its label beside the gate label; never on a validator-error.
+    ``duplicate`` (earned) goes in the author comment and beside the gate label, unless a fault.
 
     The type label ``types`` adds counts as one of the issue's labels for the validator.
 

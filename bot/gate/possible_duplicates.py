@@ -1,11 +1,6 @@
-"""The gate's possible duplicates: the issue written to the index, the earlier issues most like
-it, listed in the plan and the step summary, and whether the gate says "possibly the same as
-#N" on the issue (:func:`earned`).
-
-What earns the statement is one figure, :class:`StatementRecord`: today the repository file's
-measured ``duplicates.statement`` (:func:`statement_record`); a live record of issues later
-closed as duplicates of the issue named would take over in that one function.
-"""
+"""The gate's possible duplicates: the issue indexed, the earlier issues most like it listed,
+and whether "possibly the same as #N" is said (:func:`earned`; a live record would take over
+from the repository file's figure in :func:`statement_record`)."""
 
 from __future__ import annotations
 
@@ -153,8 +148,7 @@ def duplicate_label(name: str) -> GateLabel:
 
 @dataclass(frozen=True)
 class StatementRecord:
-    """The figure that earns "the top candidate at or above ``threshold`` is a duplicate":
-    ``right`` of ``made`` statements, and where it comes from (plain text)."""
+    """The figure that earns the statement: ``right`` of ``made`` at or above ``threshold``."""
 
     threshold: float
     right: int
@@ -163,8 +157,7 @@ class StatementRecord:
 
 
 def statement_record(config: DuplicatesConfig | None) -> StatementRecord | None:
-    """The record that decides the statement: the repository file's measured statement (a
-    live record, once the bot keeps one, takes over here); ``None`` when there is none."""
+    """The record that decides the statement (the repository file's), or ``None``."""
     measured = config.statement if config is not None else None
     if measured is None:
         return None
@@ -192,10 +185,9 @@ def earned(
 ) -> tuple[Candidate | None, str]:
     """The candidate to name on the issue, or ``None``, and why (one plain-text line).
 
-    Said only when the top candidate scores at least the record's threshold, the record's
-    precision clears ``bound`` (``comment_min_precision``) at its one-sided lower limit
-    (:data:`~bot.types.scores.THRESHOLD_Z`), and ``dismissed()`` (asked last) gives no reason.
-    ``record`` defaults to :func:`statement_record` of ``config``.
+    Said when the top candidate scores at least the record's threshold, the record's lower
+    limit (:data:`~bot.types.scores.THRESHOLD_Z`) clears ``bound`` and ``dismissed()``, asked
+    last, gives no reason. ``record`` defaults to :func:`statement_record` of ``config``.
     """
     if plan.problem is not None or not plan.candidates:
         return None, "not said: no candidate"
@@ -220,12 +212,8 @@ def still_there(
     repo: str,
     states: Callable[[str, Sequence[int]], Mapping[int, IssueState]],
 ) -> DuplicatesPlan:
-    """``plan`` without the candidates GitHub no longer has as open or closed, unlocked issues
-    of ``repo`` (``states``: the port's ``issue_states``, one request).
-
-    Raises:
-        GitHubError: the states could not be read.
-    """
+    """``plan`` without candidates that are no longer open or closed, unlocked issues of
+    ``repo`` (``states``: the port's ``issue_states``). Raises ``GitHubError``."""
     numbers = [c.number for c in plan.candidates]
     kept = set(usable(states(repo, numbers), repo, numbers)) if numbers else set()
     return replace(plan, candidates=tuple(c for c in plan.candidates if c.number in kept))
@@ -242,13 +230,8 @@ def dismissal(
     write: bool,
 ) -> str | None:
     """Why the issue's suggestions are dismissed, or ``None``: a recorded dismissal, or the
-    removal of ``label`` by anyone but the bot (its newest event in ``events``; ``None``: the
-    issue has none yet), recorded when ``write``.
-
-    Raises:
-        StoreError: the store could not be read, or the removal not recorded.
-        GitHubError: the label events could not be read.
-    """
+    removal of ``label`` by anyone but the bot (its newest event; ``events`` ``None``: none
+    yet), recorded when ``write``. Raises ``StoreError``, ``GitHubError``."""
     row = suggestion(store, repo, number)
     if row is not None and row.dismissed:
         return f"dismissed by {row.dismissed_by or 'a maintainer'}"
