@@ -35,6 +35,8 @@ __all__ = [
     "AuditConfig",
     "AuthorCommentConfig",
     "DatasetConfig",
+    "DuplicateStatement",
+    "DuplicatesConfig",
     "ElementConfig",
     "GateConfig",
     "LabelConfig",
@@ -394,6 +396,40 @@ class TypesConfig(_Strict):
     )
 
 
+class DuplicateStatement(_Strict):
+    """``duplicates.statement:``: what ``triage-bot eval --only duplicates --earlier-only``
+    measured of "the top candidate above the threshold is a duplicate" on the repository's own
+    pairs (the eval prints this block)."""
+
+    threshold: float = Field(
+        ge=0, le=1, description="the lowest top score the statement is made at"
+    )
+    right: int = Field(ge=0, description="statements at or above the threshold that were right")
+    made: int = Field(ge=1, description="statements made at or above the threshold")
+
+    @model_validator(mode="after")
+    def _right_of_made(self) -> DuplicateStatement:
+        if self.right > self.made:
+            raise ValueError("right cannot exceed made")
+        return self
+
+
+class DuplicatesConfig(_Strict):
+    """``duplicates:``: the possible-duplicate label, and the measured statement that lets the
+    gate say "possibly the same as #N" on an issue (docs/gate.md#possible-duplicates)."""
+
+    label: Annotated[_LabelName, Field(pattern=r"^[^,]*[^,\s][^,]*$")] | None = Field(
+        default=None,
+        description="the label added beside the gate label when the statement is said "
+        "(default: none)",
+    )
+    statement: DuplicateStatement | None = Field(
+        default=None,
+        description="the statement's measured precision on this repository's pairs "
+        "(default: none, and nothing is said)",
+    )
+
+
 def _one_line(text: str) -> str:
     if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in text):
         raise ValueError("must be one line with no control or invisible characters")
@@ -459,6 +495,27 @@ class RepoFile(_Strict):
     gate: GateConfig = Field(default_factory=GateConfig)
     dataset: DatasetConfig = Field(default_factory=DatasetConfig)
     types: TypesConfig = Field(default_factory=TypesConfig)
+    duplicates: DuplicatesConfig = Field(default_factory=DuplicatesConfig)
+
+    @field_validator("duplicates")
+    @classmethod
+    def _a_label_of_its_own(cls, value: DuplicatesConfig, info: ValidationInfo) -> DuplicatesConfig:
+        """A duplicate label named like a gate label the file sets or a type label, refused
+        (the bot's default gate names: :func:`bot.gate.labels.file_gate_labels`)."""
+        if value.label is None:
+            return value
+        wanted = value.label.lower()
+        labels: LabelsConfig | None = info.data.get("labels")
+        if labels is not None:
+            for key in ("ready", "needs_refinement", "validator_error"):
+                name = getattr(labels, key).name
+                if name is not None and name.lower() == wanted:
+                    raise ValueError(f"label {value.label!r} is the gate label labels.{key} too")
+        types: TypesConfig | None = info.data.get("types")
+        kind = types.labels.type_of(value.label) if types is not None else None
+        if kind is not None:
+            raise ValueError(f"label {value.label!r} is a type label of {kind} too")
+        return value
 
     def settings(self) -> dict[str, Any]:
         """Setting name → value, for the settings the file sets (lists become tuples)."""

@@ -336,7 +336,9 @@ class SettingsTable:
         help="the author comment is posted only when the needs-refinement precision of this "
         "model, prompt and policy is at least this (0-1): the repository's live record once it "
         "holds 30 settled needs-refinement decisions, the policy's calibrated figure before; "
-        "below it, or unmeasured, only the label is set; 0 posts it whatever was measured",
+        "below it, or unmeasured, only the label is set; 0 posts it whatever was measured. "
+        "The lower limit of the repository file's measured duplicates.statement must clear "
+        "it too before the gate says 'possibly the same as #N'",
     )
     repo_file_path: Path | None = setting(
         None,

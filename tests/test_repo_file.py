@@ -33,7 +33,7 @@ from bot import runner
 from bot.cli import main
 from bot.config import Settings
 from bot.errors import ConfigError, ModelUnavailable
-from bot.gate.labels import READY
+from bot.gate.labels import READY, file_gate_labels
 from bot.repo_file import (
     REPO_FILE_PATH,
     SETTING_OF_KEY,
@@ -162,6 +162,32 @@ def test_a_file_value_is_bounded_by_its_settings_row(key: str) -> None:
         ),
         ("models: [a]\n", "line 1: models: Input should be"),
         ("labels:\n  ready:\n    color: '#00ff00'\n", "line 3: labels.ready.color: String should"),
+        (
+            "types:\n  labels: {bug: [defect]}\nduplicates:\n  label: Defect\n",
+            "line 3: duplicates: Value error, label 'Defect' is a type label of bug too",
+        ),
+        (
+            "duplicates:\n  label: bug\n",
+            "line 1: duplicates: Value error, label 'bug' is a type label of bug too",
+        ),
+        (
+            "labels:\n  ready: {name: Triaged}\nduplicates: {label: triaged}\n",
+            "line 3: duplicates: Value error, label 'triaged' is the gate label labels.ready too",
+        ),
+        ('duplicates:\n  label: "dup\\u202e"\n', "line 2: duplicates.label: Value error, a label"),
+        ("duplicates:\n  label: 'a,b'\n", "line 2: duplicates.label: String should match"),
+        (
+            "duplicates:\n  statement: {threshold: 0.7, right: 9, made: 8}\n",
+            "line 2: duplicates.statement: Value error, right cannot exceed made",
+        ),
+        (
+            "duplicates:\n  statement: {threshold: 1.5, right: 1, made: 1}\n",
+            "line 2: duplicates.statement.threshold: Input should be less than or equal to 1",
+        ),
+        (
+            "duplicates:\n  statement: {threshold: 0.7, right: 0}\n",
+            "statement.made: Field required",
+        ),
         ("skip: {labels: [a}\n", "not valid YAML at line 1"),
         ("- a\n- b\n", "line 1: the file must be a mapping"),
     ],
@@ -671,3 +697,26 @@ def test_a_dry_run_without_a_token_reads_no_file_and_with_one_reads_it(github: F
     read = runner.job_context(online).with_repository_file("o/r", "master").settings
     assert read.validator_model == "from-file"
     assert github.reads.count(CONFIG_READ) == 1
+
+
+def test_the_duplicates_block_defaults_to_saying_nothing_and_reads_a_measured_statement() -> None:
+    assert parse_repo_file("").duplicates.label is None
+    assert parse_repo_file("").duplicates.statement is None
+    text = (
+        "duplicates:\n  label: possible-duplicate\n"
+        "  statement: {threshold: 0.6, right: 9, made: 10}\n"
+    )
+    dup = parse_repo_file(text).duplicates
+    assert dup.label == "possible-duplicate"
+    assert dup.statement is not None
+    assert (dup.statement.threshold, dup.statement.right, dup.statement.made) == (0.6, 9, 10)
+
+
+@pytest.mark.parametrize("name", ["Ready-For-Dev", "needs-refinement", "validator-error"])
+def test_a_duplicate_label_named_like_a_default_gate_label_is_refused(name: str) -> None:
+    file = parse_repo_file(f"duplicates: {{label: {name}}}\n")
+    with pytest.raises(ConfigError, match=r"duplicates\.label"):
+        file_gate_labels(file)
+    renamed = parse_repo_file(f"labels: {{ready: {{name: ok}}}}\nduplicates: {{label: {name}}}\n")
+    if name.lower() == "ready-for-dev":  # renamed away: the name is free
+        assert file_gate_labels(renamed).ready.name == "ok"

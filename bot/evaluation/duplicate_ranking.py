@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -182,6 +183,16 @@ def _load(flags: Mapping[str, Any]) -> tuple[list[PoolReport], list[DuplicatePai
     return pool, pairs[: flags.get("limit")]
 
 
+def _file_block(threshold: float, right: int, made: int) -> list[str]:
+    """The repository file's ``duplicates.statement`` for a chosen threshold (YAML lines; the
+    threshold rounded down, so every measured statement is still made)."""
+    shown = math.floor(threshold * 10_000) / 10_000
+    return [
+        "duplicates:",
+        f"  statement: {{threshold: {shown}, right: {right}, made: {made}}}",
+    ]
+
+
 def _text(section: Mapping[str, Any], out: Path) -> str:
     table = Table(title_justify="left")
     for column in ("recall@1", "recall@5", "recall@10", "MRR"):
@@ -213,6 +224,11 @@ def _text(section: Mapping[str, Any], out: Path) -> str:
             f"{p['k']}/{p['n']} right ({p['share']:.1%}), said for "
             f"{statement['coverage']:.1%} of the reports"
         )
+        if section["earlier_only"]:
+            lines += [
+                "to let the gate say it, paste into .github/triage-bot.yml:",
+                *_file_block(statement["threshold"], p["k"], p["n"]),
+            ]
     lines.append(f"report written to {log_value(str(out))}")
     return "\n".join(lines) + "\n"
 

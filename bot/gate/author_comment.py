@@ -12,7 +12,13 @@ from bot.gate.policy import finding
 from bot.gate.types import AUTHOR_MARKER, GateDecision
 from bot.neutralise import code_span, neutralise
 
-__all__ = ["needs_refinement_comment", "ready_comment", "refinement_comment_for"]
+__all__ = [
+    "duplicate_comment",
+    "duplicate_section",
+    "needs_refinement_comment",
+    "ready_comment",
+    "refinement_comment_for",
+]
 
 DEFINITION_MAX_CHARS = 300
 """Longest element name or definition shown (characters of markdown, escapes included)."""
@@ -73,3 +79,26 @@ def refinement_comment_for(decision: GateDecision, *, label: str, intro: str | N
         raise ValueError("the author comment is for NEEDS_REFINEMENT decisions only")
     why = finding(decision.rule, decision.facts)
     return needs_refinement_comment(why, decision.ruling.asks, label=label, intro=intro)
+
+
+TITLE_MAX_CHARS = 80
+"""Longest title of an earlier issue shown (characters, in a code span)."""
+
+
+def duplicate_section(number: int, title: str) -> str:
+    """The "possibly the same as #N (title)" section (markdown; the title in a code span)."""
+    shown = code_span(" ".join(title.split()), max_chars=TITLE_MAX_CHARS)
+    return (
+        f"#### Possibly the same as #{number} ({shown})\n\n"
+        "An earlier issue reads much like this one. If it is the same, the answer may already "
+        "be there; if not, saying how this one differs helps. A maintainer decides: the bot "
+        "closes nothing.\n"
+    )
+
+
+def duplicate_comment(number: int, title: str) -> str:
+    """The comment when the possible duplicate is all it says (:data:`AUTHOR_MARKER` first)."""
+    return (
+        f"{AUTHOR_MARKER}\n### Thanks for the report: it may be known already\n\n"
+        + duplicate_section(number, title)
+    )

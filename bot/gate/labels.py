@@ -98,7 +98,8 @@ def gate_labels(settings: Settings) -> GateLabels:
 
 
 def file_gate_labels(file: RepoFile | None) -> GateLabels:
-    """The gate labels a repository file sets (``None``: no file); raises as :func:`gate_labels`."""
+    """The gate labels a repository file sets (``None``: no file); raises as :func:`gate_labels`,
+    and when the file's ``duplicates.label`` is one of them."""
     if file is None:
         return DEFAULT_LABELS
     given = file.labels
@@ -120,6 +121,12 @@ def file_gate_labels(file: RepoFile | None) -> GateLabels:
     if len(set(names)) != len(names):
         raise ConfigError(
             ".github/triage-bot.yml: labels: the three gate labels need three different names"
+        )
+    duplicate = file.duplicates.label
+    if duplicate is not None and merged.is_gate(duplicate):
+        raise ConfigError(
+            f".github/triage-bot.yml: duplicates.label: {duplicate!r} is a gate label's name; "
+            "the possible-duplicate label needs one of its own"
         )
     return merged
 

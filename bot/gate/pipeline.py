@@ -19,6 +19,8 @@ from bot.clients.github_port import GitHubPort
 from bot.concurrency import Failed, iter_bounded
 from bot.config import Settings
 from bot.context import JobContext, JobTypeModel, store_outlives_job
+from bot.duplicates.suggestions import record_suggestion
+from bot.errors import GitHubError, StoreError
 from bot.events import Issue, IssuesEvent
 from bot.gate.backlog import OUTAGE_KINDS, Backlog, BacklogItem, select_backlog
 from bot.gate.earned import LiveRecords, read_live_records
@@ -41,10 +43,14 @@ from bot.gate.plan import (
 from bot.gate.possible_duplicates import (
     NO_INDEX,
     DuplicatesPlan,
+    SaidDuplicate,
+    dismissal,
+    earned,
     index_backlog,
     index_row,
     plan_duplicates,
     render_duplicates_summary,
+    still_there,
 )
 from bot.gate.type_label import TypePlan, bot_type_labels, plan_type
 from bot.gate.types import GateDecision
@@ -170,6 +176,7 @@ def _judge(
     *,
     force: bool = False,
     guess: TypeGuess | None = None,
+    duplicate: SaidDuplicate | None = None,
 ) -> _Judged:
     """Plan one issue (from ``decision`` when judged ahead); unless the run is dry, check the
     plan under the issue's lock and write it, then its decision row.
@@ -182,7 +189,7 @@ def _judge(
     settings = gate.settings
     if decision is None:  # guessed here, before the validator
         guess = gate.guess(event)
-    plan = _plan(gate, event, history, seen, decision, guess)
+    plan = _plan(gate, event, history, seen, decision, guess, duplicate)
     if not force and event.action in HAND_SET_ACTIONS and plan.labels.kept:
         person = hand_set_label(plan.labels.kept, history.events(), login=gate.github.login)
         if person is not None:
@@ -204,8 +211,10 @@ def _judge(
             current = event.model_copy(update={"issue": issue})
             if changed:  # another run wrote labels since the events were read
                 history = LabelHistory(gate.github, repo, number)
-            plan = _plan(gate, current, history, now, plan.decision, guess)
+            plan = _plan(gate, current, history, now, plan.decision, guess, duplicate)
         applied = apply_gate(plan, gate.github, store=gate.store)
+        if plan.duplicate is not None:
+            record_suggestion(gate.store, repo, number, [plan.duplicate.number])
         gate.store.record_gate(gate_row(plan))
     return _Judged(plan, applied, waited)
 
@@ -217,6 +226,7 @@ def _plan(
     last: Mapping[str, Any] | None,
     decision: GateDecision | None,
     guess: TypeGuess | None,
+    duplicate: SaidDuplicate | None = None,
 ) -> GatePlan:
     settings = gate.settings
     return plan_gate(
@@ -231,6 +241,7 @@ def _plan(
         decision=decision,
         live=gate.live,
         types=gate.type_plan(event, history, guess),
+        duplicate=duplicate,
     )
 
 
@@ -312,13 +323,15 @@ def _event(ctx: JobContext, event: IssuesEvent, *, force: bool) -> RunReport:
                 f"a maintainer set {hand_set!r} by hand; /triage re-runs the gate"
             )
     gate = replace(gate, live=_live(settings, store, repo), types=ctx.type_model())
-    judged = _judge(gate, event, history, last, force=force)
+    duplicates, said = _said(gate, event, history, _duplicates(ctx, event, store))
+    judged = _judge(gate, event, history, last, force=force, duplicate=said)
     if judged.hand_set is not None:
         return skipped_report(
             f"a maintainer set {judged.hand_set!r} by hand; /triage re-runs the gate"
         )
     plan, applied = judged.plan, judged.applied
-    duplicates = _duplicates(ctx, event, store)
+    if said is not None and plan.duplicate is None:
+        duplicates = replace(duplicates, said="not said: the gate's decision is a fault")
     text = render_gate_plan(plan)
     text += f"\nduplicates: {log_value(duplicates.describe())}"
     text += "".join(f"\n{line}" for line in _write_lines(judged, settings.dry_run))
@@ -365,6 +378,54 @@ def _duplicates(ctx: JobContext, event: IssuesEvent, store: HistoryStore) -> Dup
         write=not ctx.settings.dry_run,
         kept=store_outlives_job(ctx.settings),
     )
+
+
+def _said(
+    gate: _Gate, event: IssuesEvent, history: LabelHistory, plan: DuplicatesPlan
+) -> tuple[DuplicatesPlan, SaidDuplicate | None]:
+    """Whether the gate says "possibly the same as #N" (:func:`earned`), with the candidates
+    GitHub no longer has dropped first; the plan carries why in ``said``."""
+    if plan.problem is not None or not plan.candidates:
+        return plan, None  # the listing says why already
+    settings = gate.settings
+    config = settings.repo_file.duplicates if settings.repo_file is not None else None
+    repo, number = event.repository.full_name, event.issue.number
+    bound = settings.comment_min_precision
+    label = config.label if config is not None else None
+    events = None if event.action == "opened" else history.events
+
+    def dismissed() -> str | None:
+        try:
+            return dismissal(
+                gate.store,
+                repo,
+                number,
+                label,
+                events,
+                login=gate.github.login,
+                write=not settings.dry_run,
+            )
+        except StoreError as exc:
+            return f"the store's dismissals could not be read ({exc})"
+        except GitHubError as exc:
+            return f"the issue's label events could not be read ({exc})"
+
+    top, why = earned(plan, config, bound, dismissed=dismissed)
+    if top is None:
+        return replace(plan, said=why), None
+    try:
+        current = still_there(plan, repo, gate.github.issue_states)
+    except GitHubError as exc:
+        return replace(
+            plan, said=f"not said: the candidates' state could not be read ({exc})"
+        ), None
+    gone = [f"#{c.number}" for c in plan.candidates if c not in current.candidates]
+    if gone:
+        top, why = earned(current, config, bound)
+        why += f" ({', '.join(gone)} deleted, transferred or locked)"
+    if top is None:
+        return replace(current, said=why), None
+    return replace(current, said=why), SaidDuplicate(top.number, top.title, label)
 
 
 def _type_warnings(gate: _Gate) -> list[str]:
@@ -537,6 +598,8 @@ def _label_changes(plan: GatePlan) -> str:
     parts = [f"+{name}" for name in labels.add] + [f"-{name}" for name in labels.remove]
     if plan.types is not None and plan.types.label is not None:
         parts.append(f"+{plan.types.label}")
+    if plan.duplicate_label is not None:
+        parts.append(f"+{plan.duplicate_label}")
     kept = [f"kept {name} (not added by the bot)" for name in labels.kept]
     if not parts:
         parts = [f"no change ({labels.target.name} already set)"]

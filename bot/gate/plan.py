@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from bot.clients.github_port import GitHubPort, LabelEvent
 from bot.events import IssuesEvent
-from bot.gate.author_comment import ready_comment, refinement_comment_for
+from bot.gate.author_comment import (
+    duplicate_comment,
+    duplicate_section,
+    ready_comment,
+    refinement_comment_for,
+)
 from bot.gate.earned import LiveRecords, comment_bound
 from bot.gate.issue_text import prepare_issue
 from bot.gate.labels import DEFAULT_LABELS, GateLabel, GateLabels, LabelPlan, plan_labels
+from bot.gate.possible_duplicates import SaidDuplicate, duplicate_label
 from bot.gate.type_label import TypePlan, type_label
 from bot.gate.types import GateDecision
 from bot.gate.validator import Validator
@@ -67,6 +73,13 @@ class GatePlan:
     """Which record decided the author comment, and its figure (NEEDS_REFINEMENT only)."""
     types: TypePlan | None = None
     """The type label's plan; ``None`` when no type model is configured."""
+    duplicate: SaidDuplicate | None = None
+    """The earlier issue this one is said to be possibly the same as; ``None``: none."""
+
+    @property
+    def duplicate_label(self) -> str | None:
+        """The possible-duplicate label to add, unless the issue has it."""
+        return self.duplicate.label if self.duplicate is not None else None
 
 
 @dataclass(frozen=True)
@@ -113,6 +126,17 @@ def _author_comment(
     return None
 
 
+def _with_duplicate(
+    comment: AuthorCommentPlan | None, said: SaidDuplicate, verdict: str | None
+) -> AuthorCommentPlan:
+    """A section of the needs-refinement comment, else the whole comment (docs/gate.md)."""
+    if comment is not None and verdict == "NEEDS_REFINEMENT":
+        return AuthorCommentPlan(
+            comment.body + "\n" + duplicate_section(said.number, said.title), True
+        )
+    return AuthorCommentPlan(duplicate_comment(said.number, said.title), True)
+
+
 def plan_gate(
     event: IssuesEvent,
     validator: Validator,
@@ -126,8 +150,11 @@ def plan_gate(
     decision: GateDecision | None = None,
     live: LiveRecords | None = None,
     types: TypePlan | None = None,
+    duplicate: SaidDuplicate | None = None,
 ) -> GatePlan:
     """Judge the event's issue (unless ``decision`` is given) and plan its writes.
+
+    ``duplicate`` (earned) goes in the author comment and beside the gate label, unless a fault.
 
     The type label ``types`` adds counts as one of the issue's labels for the validator.
 
@@ -159,6 +186,19 @@ def plan_gate(
     if author_comment and decision.verdict == "NEEDS_REFINEMENT":
         bound = comment_bound(decision, comment_min_precision, live)
         withheld, basis = bound.withheld, bound.basis
+    comment = (
+        _author_comment(event, decision, labels, author_intro, gate_labels)
+        if author_comment and withheld is None
+        else None
+    )
+    if decision.verdict is None:
+        duplicate = None
+    if duplicate is not None:
+        if author_comment:
+            comment = _with_duplicate(comment, duplicate, decision.verdict)
+        on_issue = {name.lower() for name in event.issue.label_names}
+        if duplicate.label is not None and duplicate.label.lower() in on_issue:
+            duplicate = replace(duplicate, label=None)
     return GatePlan(
         event=f"issues.{event.action}",
         repo=event.repository.full_name,
@@ -166,14 +206,11 @@ def plan_gate(
         public_repo=not event.repository.private,
         decision=decision,
         labels=labels,
-        author_comment=(
-            _author_comment(event, decision, labels, author_intro, gate_labels)
-            if author_comment and withheld is None
-            else None
-        ),
+        author_comment=comment,
         comment_withheld=withheld,
         comment_basis=basis,
         types=types,
+        duplicate=duplicate,
     )
 
 
@@ -196,8 +233,8 @@ def apply_gate(
     *,
     store: HistoryStore | None = None,
 ) -> AppliedGate:
-    """Add the target label and the type label (one request), remove stale ones, then write
-    the author comment.
+    """Add the target label, the type label and the possible-duplicate label (one request),
+    remove stale ones, then write the author comment.
 
     A failed comment write raises after the labels are on: record no decision then.
 
@@ -212,6 +249,9 @@ def apply_gate(
     if plan.types is not None and plan.types.label is not None:
         created.append(type_label(plan.types.label))
         names.append(plan.types.label)
+    if plan.duplicate_label is not None:
+        created.append(duplicate_label(plan.duplicate_label))
+        names.append(plan.duplicate_label)
     if names:
         requests += add_labels(github, store, plan.repo, plan.number, created, names)
     for name in plan.labels.remove:

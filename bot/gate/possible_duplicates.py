@@ -1,28 +1,42 @@
-"""The gate's possible duplicates: the issue written to the index, and the earlier issues most
-like it, listed in the plan and the step summary."""
+"""The gate's possible duplicates: the issue indexed, the earlier issues most like it listed,
+and whether "possibly the same as #N" is said (:func:`earned`; a live record would take over
+from the repository file's figure in :func:`statement_record`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 
+from bot.clients.github_port import IssueState, LabelEvent
+from bot.clients.issue_states import usable
 from bot.duplicates.rank import Candidate, Ranker
-from bot.duplicates.suggestions import record_ranking
+from bot.duplicates.suggestions import dismiss, record_ranking, suggestion
 from bot.duplicates.terms import BODY_CHARS, issue_terms
 from bot.errors import StoreError
+from bot.gate.labels import GateLabel
 from bot.history.protocol import HistoryStore, IndexedIssue
 from bot.neutralise import code_span, neutralise
+from bot.repo_file import DuplicatesConfig
+from bot.shares import wilson
+from bot.types.scores import THRESHOLD_Z
 
 __all__ = [
     "LISTED",
     "MIN_LISTED_SCORE",
     "NO_INDEX",
     "DuplicatesPlan",
+    "SaidDuplicate",
+    "StatementRecord",
+    "dismissal",
+    "duplicate_label",
+    "earned",
     "index_backlog",
     "index_row",
     "plan_duplicates",
     "render_duplicates_summary",
+    "statement_record",
+    "still_there",
 ]
 
 LISTED = 3
@@ -44,9 +58,14 @@ class DuplicatesPlan:
     indexed: bool = False
     size: int = 0
     problem: str | None = None
+    said: str | None = None
+    """Whether "possibly the same as #N" is said on the issue, and why (or why not)."""
 
     def describe(self) -> str:
         """One plain-text line (each sink escapes it)."""
+        return self._listed() + (f" ({self.said})" if self.said else "")
+
+    def _listed(self) -> str:
         if self.problem is not None:
             return self.problem
         if self.size <= int(self.indexed):
@@ -130,9 +149,123 @@ def render_duplicates_summary(plan: DuplicatesPlan) -> Sequence[str]:
     """The step summary's lines for ``plan`` (GitHub-flavoured markdown)."""
     if plan.problem is not None or not plan.candidates:
         return [f"\n**Possible duplicates:** {neutralise(plan.describe())}"]
-    lines = ["\n**Possible duplicates** (not said on the issue):", ""]
+    said = neutralise(plan.said or "not said on the issue")
+    lines = [f"\n**Possible duplicates** ({said}):", ""]
     lines += [
         f"- #{c.number} {code_span(c.title, max_chars=_TITLE_CHARS)} (score {c.score:.2f})"
         for c in plan.candidates
     ]
     return lines
+
+
+DUPLICATE_LABEL_COLOR = "cfd3d7"
+
+
+def duplicate_label(name: str) -> GateLabel:
+    """The repository's possible-duplicate label as the bot creates it when it lacks it."""
+    return GateLabel(
+        name, DUPLICATE_LABEL_COLOR, "triage-bot: possibly the same as an earlier issue"
+    )
+
+
+@dataclass(frozen=True)
+class StatementRecord:
+    """The figure that earns the statement: ``right`` of ``made`` at or above ``threshold``."""
+
+    threshold: float
+    right: int
+    made: int
+    source: str
+
+
+def statement_record(config: DuplicatesConfig | None) -> StatementRecord | None:
+    """The record that decides the statement (the repository file's), or ``None``."""
+    measured = config.statement if config is not None else None
+    if measured is None:
+        return None
+    return StatementRecord(
+        measured.threshold, measured.right, measured.made, "the repository file's measurement"
+    )
+
+
+@dataclass(frozen=True)
+class SaidDuplicate:
+    """The issue the gate names as possibly the same, and the label it adds (``None``: none)."""
+
+    number: int
+    title: str
+    label: str | None = None
+
+
+def earned(
+    plan: DuplicatesPlan,
+    config: DuplicatesConfig | None,
+    bound: float,
+    *,
+    record: StatementRecord | None = None,
+    dismissed: Callable[[], str | None] = lambda: None,
+) -> tuple[Candidate | None, str]:
+    """The candidate to name on the issue, or ``None``, and why (one plain-text line).
+
+    Said when the top candidate scores at least the record's threshold, the record's lower
+    limit (:data:`~bot.types.scores.THRESHOLD_Z`) clears ``bound`` and ``dismissed()``, asked
+    last, gives no reason. ``record`` defaults to :func:`statement_record` of ``config``.
+    """
+    if plan.problem is not None or not plan.candidates:
+        return None, "not said: no candidate"
+    record = record or statement_record(config)
+    if record is None:
+        return None, "not said: no measured statement in the repository file"
+    top = plan.candidates[0]
+    if top.score < record.threshold:
+        return None, f"not said: #{top.number} scores below the statement's {record.threshold:.2f}"
+    low = wilson(record.right, record.made, THRESHOLD_Z)[0]
+    figure = f"{record.right}/{record.made} right, lower limit {low:.0%}"
+    if low < bound:
+        return None, f"not said: {record.source} ({figure}) is below {bound:.0%}"
+    why = dismissed()
+    if why is not None:
+        return None, f"not said: {why}"
+    return top, f"said: possibly the same as #{top.number} ({record.source}, {figure})"
+
+
+def still_there(
+    plan: DuplicatesPlan,
+    repo: str,
+    states: Callable[[str, Sequence[int]], Mapping[int, IssueState]],
+) -> DuplicatesPlan:
+    """``plan`` without candidates that are no longer open or closed, unlocked issues of
+    ``repo`` (``states``: the port's ``issue_states``). Raises ``GitHubError``."""
+    numbers = [c.number for c in plan.candidates]
+    kept = set(usable(states(repo, numbers), repo, numbers)) if numbers else set()
+    return replace(plan, candidates=tuple(c for c in plan.candidates if c.number in kept))
+
+
+def dismissal(
+    store: HistoryStore,
+    repo: str,
+    number: int,
+    label: str | None,
+    events: Callable[[], Sequence[LabelEvent]] | None,
+    *,
+    login: Callable[[], str | None],
+    write: bool,
+) -> str | None:
+    """Why the issue's suggestions are dismissed, or ``None``: a recorded dismissal, or the
+    removal of ``label`` by anyone but the bot (its newest event; ``events`` ``None``: none
+    yet), recorded when ``write``. Raises ``StoreError``, ``GitHubError``."""
+    row = suggestion(store, repo, number)
+    if row is not None and row.dismissed:
+        return f"dismissed by {row.dismissed_by or 'a maintainer'}"
+    if label is None or events is None:
+        return None
+    newest = next((e for e in reversed(events()) if e.label.lower() == label.lower()), None)
+    if newest is None or not newest.removed:
+        return None
+    if (newest.actor_login or "").lower() == (login() or "").lower():
+        return None  # the bot never removes it: not a person's word
+    removed = newest
+    who = removed.actor_login or "someone"
+    if write:
+        dismiss(store, repo, number, who)
+    return f"{who} removed the {label} label"
