@@ -89,12 +89,20 @@ def _seed(tmp_path: Path, db: str, *issues: tuple[int, str, str]) -> None:
         store.close()
 
 
-def _suggestion(tmp_path: Path, db: str) -> Suggestion | None:
+def _ranking(tmp_path: Path, db: str) -> Suggestion | None:
     store = make_store(_settings(tmp_path, db, _payload()))
     try:
         return suggestion(store, REPO, 1)
     finally:
         store.close()
+
+
+def _suggestion(tmp_path: Path, db: str) -> Suggestion | None:
+    """The issue's row when something was said or dismissed (every ranking keeps a row)."""
+    found = _ranking(tmp_path, db)
+    if found is None or (found.suggested_at is None and not found.dismissed):
+        return None
+    return found
 
 
 def _open(github: FakeGitHub, *numbers: int) -> None:
@@ -245,6 +253,9 @@ def test_unearned_nothing_is_said_and_the_plan_says_why(
     assert "duplicates: #7 " in report.text
     assert f"({why})" in report.text
     assert _suggestion(tmp_path, db) is None
+    ranked = _ranking(tmp_path, db)  # unsaid, the ranking is kept for settling
+    assert ranked is not None
+    assert (ranked.top, ranked.outcome) == (7, None)
 
 
 def test_a_dismissed_issue_is_not_suggested_again_on_an_edit(
