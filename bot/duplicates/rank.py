@@ -30,7 +30,7 @@ __all__ = [
 TITLE_WEIGHT = 2
 """How many times a title term counts."""
 RETRIEVAL_TERMS = 32
-COMMON_SHARE = 0.2
+COMMON_SHARE = 0.1
 """Terms in more than this share of the index do not retrieve (they still score)."""
 MAX_RETRIEVED = 5000
 SHORTLIST = 50
@@ -69,6 +69,7 @@ class Ranker:
         self.repo = repo
         self._size: int | None = None
         self._idf: dict[str, float] = {}
+        self._docs: dict[str, int] = {}
         self._issues: dict[int, tuple[dict[str, float], float]] = {}
         self._counted: dict[int, Counter[str]] = {}
         self._tf_norms: dict[int, float] = {}
@@ -82,7 +83,17 @@ class Ranker:
         if unknown:
             docs = self.store.term_docs(self.repo, unknown)
             for term in unknown:
-                self._idf[term] = math.log((1 + self._size) / (1 + docs.get(term, 0))) + 1.0
+                self._docs[term] = docs.get(term, 0)
+                self._idf[term] = math.log((1 + self._size) / (1 + self._docs[term])) + 1.0
+
+    def _own_terms(self, number: int | None) -> set[str]:
+        """The terms the index holds for ``number`` (the issue being ranked, when indexed)."""
+        if number is None:
+            return set()
+        indexed = self.store.indexed_issue(self.repo, number)
+        return (
+            set() if indexed is None else IssueTerms(indexed.title_terms, indexed.body_terms).all()
+        )
 
     def _weights(self, counts: Counter[str]) -> tuple[dict[str, float], float]:
         """Each term's weight ``(1 + ln tf) · idf``, and the vector's norm (``fsum``: the same
@@ -111,11 +122,15 @@ class Ranker:
         self._read(counts)
         weights, norm = self._weights(counts)
         query = {t: w / norm for t, w in weights.items()}
-        # idf falls as df rises: the common terms are those with idf below this one's
-        floor = math.log((1 + (self._size or 0)) / (1 + COMMON_SHARE * (self._size or 0))) + 1.0
-        heaviest = sorted(query, key=lambda t: (-query[t], t))
-        retrieving = [t for t in heaviest if self._idf[t] >= floor][:RETRIEVAL_TERMS]
+        common = COMMON_SHARE * (self._size or 0)
+        own = self._own_terms(exclude)
+        # a term retrieves when another issue holds it, and not too many do
+        others = {t: self._docs[t] - (t in own) for t in query}
+        heaviest = sorted((t for t in query if others[t] > 0), key=lambda t: (-query[t], t))
+        retrieving = [t for t in heaviest if self._docs[t] <= common][:RETRIEVAL_TERMS]
         retrieving = retrieving or heaviest[:RETRIEVAL_TERMS]
+        if not retrieving:
+            return []
         found = self.store.issues_with_terms(
             self.repo,
             retrieving,

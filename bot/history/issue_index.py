@@ -34,6 +34,7 @@ __all__ = [
     "page_filters",
     "prepare",
     "search",
+    "searchable",
     "term_docs",
     "write",
 ]
@@ -104,7 +105,7 @@ def _holds(issue: IndexedIssue, wanted: set[str]) -> bool:
     )
 
 
-def _searchable(term: str) -> bool:
+def searchable(term: str) -> bool:
     """Whether ``term`` can be one of a row's terms (stored without NUL, split at whitespace)."""
     return bool(term) and "\x00" not in term and not any(c.isspace() for c in term)
 
@@ -202,7 +203,7 @@ def indexed_issue(execute: Execute, repo: str, number: int) -> IndexedIssue | No
 
 def term_docs(execute: Execute, repo: str, terms: Collection[str]) -> dict[str, int]:
     """Each of ``terms`` that an indexed issue of ``repo`` contains, with how many do."""
-    wanted = sorted({t for t in terms if _searchable(t)})
+    wanted = sorted({t for t in terms if searchable(t)})
     found: dict[str, int] = {}
     for part in _chunks(wanted):
         where = f"repo = ? and term in ({_marks(len(part))})"
@@ -236,7 +237,7 @@ def fts5_match(terms: Iterable[str]) -> str:
 def search(page: Page, terms: Sequence[str], limit: int) -> list[IndexedIssue]:
     """The rows ``page`` finds for any of ``terms`` whose own terms hold one of them, newest
     number first, at most ``limit`` (see the module doc)."""
-    wanted = sorted({t for t in terms if _searchable(t)})
+    wanted = sorted({t for t in terms if searchable(t)})
     if not wanted or limit <= 0:
         return []
     found: dict[int, IndexedIssue] = {}

@@ -365,8 +365,18 @@ class PostgresStore:
         return self._read(lambda: issue_index.indexed_issue(self._execute, repo, number))
 
     def term_docs(self, repo: str, terms: Collection[str]) -> dict[str, int]:
-        """See :meth:`~bot.history.protocol.HistoryStore.term_docs`."""
-        return self._read(lambda: issue_index.term_docs(self._execute, repo, terms))
+        """See :meth:`~bot.history.protocol.HistoryStore.term_docs` (one statement: the terms
+        as one array parameter)."""
+        wanted = sorted({t for t in terms if issue_index.searchable(t)})
+
+        def read() -> dict[str, int]:
+            rows = self.conn.execute(
+                "select term, docs from index_terms where repo = %s and term = any(%s)",
+                [repo, wanted],
+            )
+            return {str(t): int(n) for t, n in rows.fetchall()}
+
+        return self._read(read) if wanted else {}
 
     def issues_with_terms(
         self,

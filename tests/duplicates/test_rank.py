@@ -408,3 +408,26 @@ def test_hostile_issue_text_indexes_and_finds_its_planted_duplicate(store: Histo
         abs=TOLERANCE,
     )
     assert ref.top(1)[0][0] == 9
+
+
+@pytest.mark.parametrize("indexed", [False, True])
+def test_words_no_other_issue_holds_do_not_crowd_out_retrieval(
+    memory_store: Store, indexed: bool
+) -> None:
+    """A new issue with many words of its own (a log, say) still finds the earlier report:
+    only terms another issue holds retrieve, whether or not the issue is indexed yet."""
+    report = "The editor crashes when saving a file whose name has unicode characters"
+    docs = [Doc(1, "Editor crashes saving unicode file names", report, "2025-01-01T00:00:00Z")]
+    docs += [
+        Doc(n, f"Unrelated {n}", f"the toolbar button {n} colour is off", "2025-01-02T00:00:00Z")
+        for n in range(2, 30)
+    ]
+    own = " ".join(f"zq{n}x " * 4 for n in range(60))  # 60 words no other issue has, 4 times
+    query = Doc(
+        99, "Editor crashes saving unicode file names", f"{report}\n{own}", "2025-02-01T00:00:00Z"
+    )
+    repo = _index(memory_store, docs + ([query] if indexed else []))
+    found = Ranker(memory_store, repo).rank(
+        issue_terms(query.title, query.body), exclude=99, before=query.created_at, k=3
+    )
+    assert found[0].number == 1
