@@ -19,11 +19,11 @@ from bot.clients.github_port import GitHubPort
 from bot.concurrency import Failed, iter_bounded
 from bot.config import Settings
 from bot.context import JobContext, JobTypeModel, store_outlives_job
-from bot.duplicates.suggestions import record_suggestion
+from bot.duplicates.suggestions import record_suggestion, settled_record
 from bot.errors import GitHubError, StoreError
 from bot.events import Issue, IssuesEvent
 from bot.gate.backlog import OUTAGE_KINDS, Backlog, BacklogItem, select_backlog
-from bot.gate.earned import LiveRecords, read_live_records
+from bot.gate.earned import LIVE_MIN_SETTLED, LiveRecords, read_live_records
 from bot.gate.issue_text import prepare_issue
 from bot.gate.labels import GateLabels, gate_labels
 from bot.gate.plan import (
@@ -50,6 +50,7 @@ from bot.gate.possible_duplicates import (
     index_row,
     plan_duplicates,
     render_duplicates_summary,
+    statement_record,
     still_there,
 )
 from bot.gate.type_label import TypePlan, bot_type_labels, plan_type
@@ -410,7 +411,17 @@ def _said(
         except GitHubError as exc:
             return f"the issue's label events could not be read ({exc})"
 
-    top, why = earned(plan, config, bound, dismissed=dismissed)
+    try:
+        settled = settled_record(gate.store, repo)
+    except StoreError as exc:
+        return replace(plan, said=f"not said: the live record could not be read ({exc})"), None
+    record = statement_record(config, settled, bound)
+    top, why = earned(plan, config, bound, record=record, dismissed=dismissed)
+    if record is None:
+        why += (
+            f", and the live record holds {len(settled)} of the {LIVE_MIN_SETTLED} settled "
+            "rankings it decides from"
+        )
     if top is None:
         return replace(plan, said=why), None
     try:
@@ -421,7 +432,7 @@ def _said(
         ), None
     gone = [f"#{c.number}" for c in plan.candidates if c not in current.candidates]
     if gone:
-        top, why = earned(current, config, bound)
+        top, why = earned(current, config, bound, record=record)
         why += f" ({', '.join(gone)} deleted, transferred or locked)"
     if top is None:
         return replace(current, said=why), None

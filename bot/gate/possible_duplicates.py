@@ -11,9 +11,11 @@ from datetime import datetime
 from bot.clients.github_port import IssueState, LabelEvent
 from bot.clients.issue_states import usable
 from bot.duplicates.rank import Candidate, Ranker
+from bot.duplicates.statement import choose_threshold
 from bot.duplicates.suggestions import dismiss, record_ranking, suggestion
 from bot.duplicates.terms import BODY_CHARS, issue_terms
 from bot.errors import StoreError
+from bot.gate.earned import LIVE_MIN_SETTLED
 from bot.gate.labels import GateLabel
 from bot.history.protocol import HistoryStore, IndexedIssue
 from bot.neutralise import code_span, neutralise
@@ -170,16 +172,30 @@ def duplicate_label(name: str) -> GateLabel:
 
 @dataclass(frozen=True)
 class StatementRecord:
-    """The figure that earns the statement: ``right`` of ``made`` at or above ``threshold``."""
+    """The figure that earns the statement: ``right`` of ``made`` at or above ``threshold``
+    (``None``: the record earns no threshold)."""
 
-    threshold: float
+    threshold: float | None
     right: int
     made: int
     source: str
 
 
-def statement_record(config: DuplicatesConfig | None) -> StatementRecord | None:
-    """The record that decides the statement (the repository file's), or ``None``."""
+def statement_record(
+    config: DuplicatesConfig | None,
+    settled: Sequence[tuple[float, bool]] = (),
+    bound: float = 0.9,
+) -> StatementRecord | None:
+    """The record that decides the statement, or ``None``: the live record (``settled``
+    rankings, :func:`bot.duplicates.suggestions.settled_record`) once it holds
+    :data:`~bot.gate.earned.LIVE_MIN_SETTLED`, with the threshold it earns for ``bound``; else
+    the repository file's measurement."""
+    if len(settled) >= LIVE_MIN_SETTLED:
+        source = f"the live record ({len(settled)} settled rankings)"
+        chosen = choose_threshold(settled, bound)
+        if chosen is None:
+            return StatementRecord(None, 0, 0, source)
+        return StatementRecord(chosen.threshold, chosen.right, chosen.made, source)
     measured = config.statement if config is not None else None
     if measured is None:
         return None
@@ -216,6 +232,8 @@ def earned(
     record = record or statement_record(config)
     if record is None:
         return None, "not said: no measured statement in the repository file"
+    if record.threshold is None:
+        return None, f"not said: {record.source} earns no threshold at {bound:.0%}"
     top = plan.candidates[0]
     if top.score < record.threshold:
         return None, f"not said: #{top.number} scores below the statement's {record.threshold:.2f}"

@@ -6,6 +6,7 @@ suggestion recorded; a dry run writes nothing."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,7 +20,13 @@ from bot import runner
 from bot.clients.github_port import IssueState, LabelEvent
 from bot.config import Settings
 from bot.duplicates.rank import Candidate
-from bot.duplicates.suggestions import Suggestion, dismiss, suggestion
+from bot.duplicates.suggestions import (
+    Suggestion,
+    dismiss,
+    record_ranking,
+    settle_suggestion,
+    suggestion,
+)
 from bot.factory import make_store
 from bot.gate.author_comment import duplicate_comment, duplicate_section
 from bot.gate.possible_duplicates import DuplicatesPlan, StatementRecord, earned, index_row
@@ -229,11 +236,17 @@ def test_on_needs_refinement_it_is_a_section_of_the_one_comment(
     assert _label_writes(github) == [("add_labels", "1", "needs-refinement", LABEL)]
 
 
+NO_STATEMENT = (
+    "not said: no measured statement in the repository file, and the live record holds 0 of "
+    "the 30 settled rankings it decides from"
+)
+
+
 @pytest.mark.parametrize(
     ("file", "why"),
     [
-        ("", "not said: no measured statement in the repository file"),
-        (_file(statement=None), "not said: no measured statement in the repository file"),
+        ("", NO_STATEMENT),
+        (_file(statement=None), NO_STATEMENT),
         (
             _file("  statement: {threshold: 0.99, right: 95, made: 100}\n"),
             "not said: #7 scores below the statement's 0.99",
@@ -369,3 +382,51 @@ def test_another_issues_title_renders_only_as_code(number: int, title: str) -> N
     assert rendered.github_links == [f"#{number}"]  # the one reference is the bot's
     assert rendered.comments == [AUTHOR_MARKER.removeprefix("<!--").removesuffix("-->")]
     assert rendered.tags["code"] == 1
+
+
+# --- the live record --------------------------------------------------------------------------
+def _settled(tmp_path: Path, db: str, outcomes: Sequence[tuple[float, str]]) -> None:
+    store = make_store(_settings(tmp_path, db, _payload()))
+    try:
+        for n, (score, outcome) in enumerate(outcomes, start=100):
+            record_ranking(store, REPO, n, n + 1000, score)
+            settle_suggestion(store, REPO, n, outcome)
+    finally:
+        store.close()
+
+
+def test_the_live_record_earns_the_statement_without_a_measurement_in_the_file(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, db: str
+) -> None:
+    _seed(tmp_path, db, EARLIER)
+    _settled(tmp_path, db, [(0.5 + n / 100, "right") for n in range(40)])
+    _open(github, 7)
+    model.enqueue(VALID_REPLY)
+    report = _run(tmp_path, db, github, _file(statement=None))
+    assert "said: possibly the same as #7 (the live record (40 settled rankings)" in report.text
+    (comment,) = github.bot_comments(1)
+    assert "#7" in comment.body
+
+
+def test_a_live_record_that_earns_nothing_overrides_the_files_measurement(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, db: str
+) -> None:
+    _seed(tmp_path, db, EARLIER)
+    _settled(tmp_path, db, [(0.9, "wrong")] * 20 + [(0.9, "right")] * 15)
+    _open(github, 7)
+    model.enqueue(VALID_REPLY)
+    report = _run(tmp_path, db, github, _file())
+    assert "not said: the live record (35 settled rankings) earns no threshold" in report.text
+    assert github.bot_comments(1) == []
+    assert _label_writes(github) == [("add_labels", "1", "ready-for-dev")]
+
+
+def test_under_thirty_settled_the_files_measurement_still_decides(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, db: str
+) -> None:
+    _seed(tmp_path, db, EARLIER)
+    _settled(tmp_path, db, [(0.9, "wrong")] * 29)
+    _open(github, 7)
+    model.enqueue(VALID_REPLY)
+    report = _run(tmp_path, db, github, _file())
+    assert "said: possibly the same as #7 (the repository file's measurement" in report.text
