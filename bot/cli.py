@@ -467,26 +467,50 @@ def backlog(repo: str, limit: int, retry_errors: bool, **flags: Any) -> None:
     _guarded(job)
 
 
+def _walk_options(budget: int) -> Callable[[F], F]:
+    """``--repo``, ``--since`` and ``--budget`` of the commands that walk updated issues."""
+
+    def wrap(command: F) -> F:
+        options = [
+            click.option("--repo", required=True, help="Repository as OWNER/NAME."),
+            click.option(
+                "--since",
+                type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
+                help="Start at issues updated on or after this date (UTC) instead of where "
+                "the last run stopped.",
+            ),
+            click.option(
+                "--budget",
+                default=budget,
+                show_default=True,
+                type=click.IntRange(1, 100_000),
+                help="Most GitHub requests; past it the run stops, and the same command resumes.",
+            ),
+        ]
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return wrap
+
+
+def _walk_start(since: datetime | None) -> datetime | None:
+    """``--since`` as UTC; :exc:`ConfigError` when it is in the future."""
+    from bot.errors import ConfigError
+
+    start = since.replace(tzinfo=UTC) if since else None
+    if start is not None and start > datetime.now(UTC):
+        raise ConfigError(f"--since {start:%Y-%m-%d %H:%M:%S} UTC is in the future")
+    return start
+
+
 SETTLE_BUDGET = 5000
 """Requests ``triage-bot settle`` may spend by default: a backfill from a shell, not the hourly
 run's share of the token."""
 
 
 @main.command()
-@click.option("--repo", required=True, help="Repository as OWNER/NAME.")
-@click.option(
-    "--since",
-    type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
-    help="Start at issues updated on or after this date (UTC) instead of where the last run "
-    "stopped.",
-)
-@click.option(
-    "--budget",
-    default=SETTLE_BUDGET,
-    show_default=True,
-    type=click.IntRange(1, 100_000),
-    help="Most GitHub requests; past it the run stops, and the same command resumes.",
-)
+@_walk_options(SETTLE_BUDGET)
 @setting_options("settle")
 def settle(repo: str, since: datetime | None, budget: int, **flags: Any) -> None:
     """Settle the bot's gate decisions and reported defects on REPO from what happened after
@@ -504,15 +528,11 @@ def settle(repo: str, since: datetime | None, budget: int, **flags: Any) -> None
     """
 
     def job() -> None:
-        from bot.errors import ConfigError
         from bot.runner import run_settle
 
         settings = _settings(flags)
         _check_repo(repo)
-        start = since.replace(tzinfo=UTC) if since else None
-        if start is not None and start > datetime.now(UTC):
-            raise ConfigError(f"--since {start:%Y-%m-%d %H:%M:%S} UTC is in the future")
-        report = run_settle(settings, repo, budget=budget, since=start)
+        report = run_settle(settings, repo, budget=budget, since=_walk_start(since))
         _print_walled("\n".join(report.lines()))
 
     _guarded(job)
@@ -523,20 +543,7 @@ INDEX_BUDGET = 5000
 
 
 @main.command()
-@click.option("--repo", required=True, help="Repository as OWNER/NAME.")
-@click.option(
-    "--since",
-    type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
-    help="Start at issues updated on or after this date (UTC) instead of where the last run "
-    "stopped.",
-)
-@click.option(
-    "--budget",
-    default=INDEX_BUDGET,
-    show_default=True,
-    type=click.IntRange(1, 100_000),
-    help="Most GitHub requests; past it the run stops, and the same command resumes.",
-)
+@_walk_options(INDEX_BUDGET)
 @setting_options("index")
 def index(repo: str, since: datetime | None, budget: int, **flags: Any) -> None:
     """Backfill the store's duplicate index with REPO's issues of every state (resumable).
@@ -550,15 +557,11 @@ def index(repo: str, since: datetime | None, budget: int, **flags: Any) -> None:
     """
 
     def job() -> None:
-        from bot.errors import ConfigError
         from bot.runner import run_index
 
         settings = _settings(flags)
         _check_repo(repo)
-        start = since.replace(tzinfo=UTC) if since else None
-        if start is not None and start > datetime.now(UTC):
-            raise ConfigError(f"--since {start:%Y-%m-%d %H:%M:%S} UTC is in the future")
-        report = run_index(settings, repo, budget=budget, since=start)
+        report = run_index(settings, repo, budget=budget, since=_walk_start(since))
         _print_walled("\n".join(report.lines()))
 
     _guarded(job)
