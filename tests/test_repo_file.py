@@ -720,3 +720,20 @@ def test_a_duplicate_label_named_like_a_default_gate_label_is_refused(name: str)
     renamed = parse_repo_file(f"labels: {{ready: {{name: ok}}}}\nduplicates: {{label: {name}}}\n")
     if name.lower() == "ready-for-dev":  # renamed away: the name is free
         assert file_gate_labels(renamed).ready.name == "ok"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "types:\n  labels:\n    bug: [Needs-Refinement]\n",
+        "labels: {ready: {name: triaged}}\ntypes:\n  labels:\n    question: [help, triaged]\n",
+    ],
+)
+def test_a_type_label_named_like_a_gate_label_is_refused(text: str) -> None:
+    with pytest.raises(ConfigError, match=r"types\.labels\.(bug|question): .* gate label"):
+        file_gate_labels(parse_repo_file(text))
+
+
+def test_a_gate_label_renamed_away_frees_its_name_for_a_type() -> None:
+    text = "labels: {ready: {name: ok}}\ntypes:\n  labels:\n    feature: [ready-for-dev]\n"
+    assert file_gate_labels(parse_repo_file(text)).ready.name == "ok"

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from bot.config import Settings
 from bot.errors import ConfigError
 from bot.gate.verdict import VerdictValue
+from bot.repo_file import TYPE_NAMES
 
 if TYPE_CHECKING:
     from bot.repo_file import RepoFile
@@ -122,6 +123,13 @@ def file_gate_labels(file: RepoFile | None) -> GateLabels:
         raise ConfigError(
             ".github/triage-bot.yml: labels: the three gate labels need three different names"
         )
+    for kind in TYPE_NAMES:
+        clash = next((n for n in file.types.labels.names(kind) if merged.is_gate(n)), None)
+        if clash is not None:
+            raise ConfigError(
+                f".github/triage-bot.yml: types.labels.{kind}: {clash!r} is a gate label's "
+                "name; a type label needs one of its own"
+            )
     duplicate = file.duplicates.label
     if duplicate is not None and merged.is_gate(duplicate):
         raise ConfigError(
