@@ -354,7 +354,7 @@ def test_a_file_over_1_mb_exits_2_through_the_github_adapter(
     assert result.exit_code == 2, result.output
     assert result.stderr == (
         f"triage-bot: error: {REPO_FILE_PATH}: 1048577 bytes, more than GitHub's contents API "
-        "serves (1 MB); a configuration is a few dozen lines\n"
+        "serves (1 MB): the bot reads no file that large\n"
     )
     assert len(captured) == 1  # the file's read, nothing after it
 

@@ -385,7 +385,7 @@ class PyGithubClient:
             if content.encoding != "base64":  # over 1 MB: "none", and no content
                 raise ConfigError(
                     f"{path}: {content.size} bytes, more than GitHub's contents API serves "
-                    "(1 MB); a configuration is a few dozen lines"
+                    "(1 MB): the bot reads no file that large"
                 )
             return content.decoded_content.decode("utf-8", errors="replace")
 
