@@ -367,17 +367,25 @@ def stats(
 def _record_stats(repo: str, settings: Settings, as_json: bool, gate: bool) -> None:
     from bot.audit.stats import NO_DEFECT_RECORD, defect_cells, defect_columns, defect_dict
     from bot.factory import make_store
-    from bot.gate.stats import NO_LIVE_RECORD, record_cells, record_columns, record_dict
+    from bot.gate.stats import (
+        NO_LIVE_RECORD,
+        duplicate_record_line,
+        record_cells,
+        record_columns,
+        record_dict,
+    )
     from bot.history.record import defect_records, gate_records
+    from bot.neutralise import log_value
 
     aliases: dict[str, str] = {}  # the CLI reads no repository file: records by model name
+    bound, acted = settings.comment_min_precision, settings.line_comments_min_acted
     store = make_store(settings, read_only=True)
     try:
         gates = gate_records(store, repo, aliases) if gate else []
         defects = [] if gate else defect_records(store, repo, aliases)
+        duplicates = duplicate_record_line(store, repo, bound) if gate else ""
     finally:
         store.close()
-    bound, acted = settings.comment_min_precision, settings.line_comments_min_acted
     if as_json:
         from bot.neutralise import json_line
 
@@ -391,9 +399,10 @@ def _record_stats(repo: str, settings: Settings, as_json: bool, gate: bool) -> N
     if gate:
         if not gates:
             click.echo(NO_LIVE_RECORD)
-            return
-        cells = [record_cells(r, min_precision=bound, text=str) for r in gates]
-        _show(f"Live record of {repo}: gate decisions", record_columns(), cells)
+        else:
+            cells = [record_cells(r, min_precision=bound, text=str) for r in gates]
+            _show(f"Live record of {repo}: gate decisions", record_columns(), cells)
+        click.echo(log_value(duplicates))
         return
     if not defects:
         click.echo(NO_DEFECT_RECORD)

@@ -28,6 +28,7 @@ from bot.errors import InvalidRange
 from bot.gate.earned import LIVE_MIN_SETTLED
 from bot.gate.stats import (
     NO_LIVE_RECORD,
+    duplicate_record_line,
     gate_cells,
     gate_columns,
     gate_health,
@@ -271,8 +272,9 @@ def _gate_record(
     store: HistoryStore, repo: str, min_precision: float, aliases: Mapping[str, str] | None
 ) -> str:
     records = gate_records(store, repo, dict(aliases or {}))
+    duplicates = neutralise(duplicate_record_line(store, repo, min_precision))
     if not records:
-        return f"Live record: {NO_LIVE_RECORD}"
+        return f"Live record: {NO_LIVE_RECORD}\n\n{duplicates}"
     shown = records[:MODELS_SHOWN]
     rows = [record_cells(r, min_precision=min_precision, text=_stored) for r in shown]
     return (
@@ -285,6 +287,7 @@ def _gate_record(
         "\n\n"
         + _table(record_columns(), rows)
         + _listed_more(len(records), len(shown), "model, prompt and policy record(s)")
+        + f"\n\n{duplicates}"
     )
 
 

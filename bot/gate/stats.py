@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TypeVar, get_args
 
+from bot.duplicates.statement import choose_threshold
+from bot.duplicates.suggestions import settled_record
 from bot.errors import StoreError
 from bot.gate.earned import LIVE_MIN_SETTLED
 from bot.gate.verdict import VerdictValue
@@ -29,6 +31,7 @@ __all__ = [
     "GateWeek",
     "VersionHealth",
     "comment_decided_by",
+    "duplicate_record_line",
     "gate_cells",
     "gate_columns",
     "gate_health",
@@ -401,3 +404,24 @@ def record_dict(record: GateRecord, *, min_precision: float) -> dict[str, object
         "unsettled_by_reason": dict(record.unsettled_by_reason),
         "author_comment": comment_decided_by(record, min_precision),
     }
+
+
+def duplicate_record_line(store: HistoryStore, repo: str, min_precision: float) -> str:
+    """One line on the duplicate statement's live record: settled rankings, the share whose
+    top candidate was right, and what decides the statement (plain text).
+
+    Raises:
+        StoreError: the read failed.
+    """
+    settled = settled_record(store, repo)
+    share = Share(sum(1 for _, right in settled if right), len(settled))
+    line = f"Possible duplicates: {len(settled)} settled ranking(s), top candidate right {share}"
+    if len(settled) < LIVE_MIN_SETTLED:
+        return f"{line}; the live record decides the statement from {LIVE_MIN_SETTLED}."
+    chosen = choose_threshold(settled, min_precision)
+    if chosen is None:
+        return f"{line}; no score earns the statement at {min_precision:.0%}: nothing is said."
+    return (
+        f"{line}; said from score {chosen.threshold:.2f} ({chosen.right} of {chosen.made} "
+        f"right at or above it)."
+    )

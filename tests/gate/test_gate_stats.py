@@ -335,9 +335,10 @@ def test_the_reply_renders_as_a_table_and_a_chart_whatever_the_versions(tmp_path
     assert rendered.tags["tr"] == 53 + 21
     assert rendered.tags["td"] == 52 * len(gate_columns()) + 20 * len(version_columns())
     assert rendered.tags["pre"] == 1  # the chart, and only it
-    # then the live record: none in this store, said in a paragraph
-    assert [b[0] for b in rendered.blocks] == ["p", "table", "pre", "p", "table", "p", "p"]
-    assert rendered.blocks[-1][1].startswith("Live record: No live record")
+    # then the live record: none in this store, said in a paragraph, and the duplicates line
+    assert [b[0] for b in rendered.blocks] == ["p", "table", "pre", "p", "table", "p", "p", "p"]
+    assert rendered.blocks[-2][1].startswith("Live record: No live record")
+    assert rendered.blocks[-1][1].startswith("Possible duplicates: 0 settled ranking(s)")
     assert rendered.blocks[2][1].startswith("xychart-beta\n")
     assert 'class="language-mermaid"' in rendered.html
     assert rendered.html.count("language-") == 1
@@ -526,3 +527,22 @@ def test_cli_compares_the_models_side_by_side(tmp_path: Path) -> None:
         "needs_refinement": 0, "validator_error": 4,
         "error_kinds": {"truncated": 3, "copied_from_issue": 1},
     }  # fmt: skip
+
+
+def test_the_duplicate_record_line_says_what_decides_the_statement(tmp_path: Path) -> None:
+    from bot.duplicates.suggestions import record_ranking, settle_suggestion
+    from bot.gate.stats import duplicate_record_line
+
+    store = _store(tmp_path, [])
+    for n in range(1, 11):
+        record_ranking(store, "o/r", n, 100 + n, 0.5)
+        settle_suggestion(store, "o/r", n, "right" if n <= 4 else "wrong")
+    line = duplicate_record_line(store, "o/r", 0.8)
+    assert line.startswith("Possible duplicates: 10 settled ranking(s), top candidate right 40%")
+    assert line.endswith("the live record decides the statement from 30.")
+    for n in range(11, 41):
+        record_ranking(store, "o/r", n, 100 + n, 0.9)
+        settle_suggestion(store, "o/r", n, "right")
+    line = duplicate_record_line(store, "o/r", 0.8)
+    assert line.endswith("said from score 0.90 (30 of 30 right at or above it).")
+    assert "no score earns" in duplicate_record_line(store, "o/r", 0.99)
