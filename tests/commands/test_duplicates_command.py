@@ -242,6 +242,18 @@ def test_dismiss_removes_the_repository_files_duplicate_label_from_the_issue(
     assert "Label Possible-Duplicate removed." in _reply(github).replace("\\", "")
 
 
+def test_a_dry_run_dismissal_says_the_label_stays(github: FakeGitHub, store_target: str) -> None:
+    file = SimpleNamespace(duplicates=SimpleNamespace(label="possible-duplicate"))
+    settings = _settings(store_target, repo_file=file, dry_run=True)
+    report = _comment(
+        github, settings, _event("/duplicates dismiss", labels=("possible-duplicate",))
+    )
+    assert github.writes == []
+    assert "Dry run: nothing recorded." in report.text
+    assert "not removed (dry run)" in report.text
+    assert " removed." not in report.text
+
+
 def test_dismiss_leaves_labels_alone_when_the_file_names_none(
     github: FakeGitHub, store_target: str
 ) -> None:
