@@ -155,7 +155,12 @@ def _dismiss(call: CommandContext) -> Answer:
             else:
                 dismiss(store, repo, number, by)
         except StoreError as exc:
-            notes.append(f"Not recorded: {neutralise(str(exc), max_chars=300)}.")
+            # the bot's own removal of the label is no dismissal: unrecorded, it would return
+            return (
+                "Possible-duplicate suggestions on this issue are not dismissed: the store "
+                f"could not record it ({neutralise(str(exc), max_chars=300)}). The label, if "
+                "on, stays: a person removing it dismisses them too."
+            )
     notes += _remove_label(call)
     return dismiss_reply(by, earlier=earlier, notes=notes)
 
