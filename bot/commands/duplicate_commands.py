@@ -155,7 +155,12 @@ def _dismiss(call: CommandContext) -> Answer:
             else:
                 dismiss(store, repo, number, by)
         except StoreError as exc:
-            notes.append(f"Not recorded: {neutralise(str(exc), max_chars=300)}.")
+            # the bot's own removal of the label is no dismissal: unrecorded, it would return
+            return (
+                "Possible-duplicate suggestions on this issue are not dismissed: the store "
+                f"could not record it ({neutralise(str(exc), max_chars=300)}). The label, if "
+                "on, stays: a person removing it dismisses them too."
+            )
     notes += _remove_label(call)
     return dismiss_reply(by, earlier=earlier, notes=notes)
 
@@ -172,9 +177,11 @@ def _remove_label(call: CommandContext) -> list[str]:
     on_issue = {name.lower(): name for name in call.event.issue.label_names}
     if not isinstance(label, str) or label.lower() not in on_issue:
         return []
-    if not call.settings.dry_run:
-        job.github().remove_label(call.repo, call.event.issue.number, on_issue[label.lower()])
-    return [f"Label {neutralise(on_issue[label.lower()], max_chars=60)} removed."]
+    shown = neutralise(on_issue[label.lower()], max_chars=60)
+    if call.settings.dry_run:
+        return [f"Label {shown} not removed (dry run)."]
+    job.github().remove_label(call.repo, call.event.issue.number, on_issue[label.lower()])
+    return [f"Label {shown} removed."]
 
 
 def dismiss_reply(by: str, *, earlier: str | None = None, notes: Sequence[str] = ()) -> str:

@@ -381,6 +381,9 @@ def _duplicates(ctx: JobContext, event: IssuesEvent, store: HistoryStore) -> Dup
     )
 
 
+_NOWHERE = "author-comment is off and the repository file sets no duplicates.label"
+
+
 def _said(
     gate: _Gate, event: IssuesEvent, history: LabelHistory, plan: DuplicatesPlan
 ) -> tuple[DuplicatesPlan, SaidDuplicate | None]:
@@ -424,6 +427,8 @@ def _said(
         )
     if top is None:
         return replace(plan, said=why), None
+    if not settings.author_comment and label is None:
+        return replace(plan, said=f"not said: {_NOWHERE}"), None
     try:
         current = still_there(plan, repo, gate.github.issue_states)
     except GitHubError as exc:

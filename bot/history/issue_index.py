@@ -110,9 +110,15 @@ def searchable(term: str) -> bool:
     return bool(term) and "\x00" not in term and not any(c.isspace() for c in term)
 
 
+def _encodable(value: str) -> str:
+    """``value`` with a lone surrogate (a payload's ``\\ud800``) as U+FFFD: neither store's
+    driver encodes one."""
+    return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 def _clean(issue: IndexedIssue, redact: Redactor) -> IndexedIssue:
     def text(value: str) -> str:
-        return redact(value.replace("\x00", ""))
+        return redact(_encodable(value.replace("\x00", "")))
 
     return IndexedIssue(
         number=issue.number,
@@ -143,8 +149,8 @@ def _apply(executemany: ExecuteMany, repo: str, delta: Counter[str]) -> None:
 
 
 def prepare(rows: Sequence[IndexedIssue], redact: Redactor) -> list[IndexedIssue]:
-    """``rows`` as the store keeps them: NUL stripped, through ``redact``, ``created_at``
-    canonical (before any transaction, so a bad time writes nothing).
+    """``rows`` as the store keeps them: NUL stripped, a lone surrogate U+FFFD, through
+    ``redact``, ``created_at`` canonical (before any transaction, so a bad time writes nothing).
 
     Raises:
         ValueError: a ``created_at`` is unparseable or has no offset.

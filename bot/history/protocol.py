@@ -398,8 +398,8 @@ class HistoryStore(Protocol):
     def index_issues(self, repo: str, rows: Sequence[IndexedIssue]) -> int:
         """Insert or replace indexed issues in one transaction (all or none), keeping
         ``index_terms`` exact; a row equal to the stored one is left as it is (its
-        ``indexed_at`` too). NUL is stripped from every text and ``created_at`` made canonical
-        UTC. Returns the count.
+        ``indexed_at`` too). NUL is stripped from every text, a lone surrogate stored as U+FFFD
+        and ``created_at`` made canonical UTC. Returns the count.
 
         Raises:
             ValueError: a ``created_at`` is unparseable or has no UTC offset.

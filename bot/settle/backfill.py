@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 
 from bot.clients.github_port import ListedIssue, SettlePort
 from bot.duplicates.terms import BODY_CHARS, issue_terms
-from bot.errors import GitHubRateLimited
+from bot.errors import ConfigError, GitHubRateLimited
 from bot.history.protocol import HistoryStore, IndexedIssue
 from bot.history.record import cursor, put_cursor
 from bot.neutralise import log_value
@@ -79,6 +79,21 @@ def _home(issue: ListedIssue, repo: str) -> bool:
     return issue.repository is None or issue.repository.lower() == repo.lower()
 
 
+def _same_name(repo: str, issues: Sequence[ListedIssue]) -> None:
+    """Refuse ``repo`` spelt in another case than GitHub's: the gate reads the index under the
+    name its events give, so rows under another spelling would never be read.
+
+    Raises:
+        ConfigError: a listed issue's repository is ``repo`` in another case.
+    """
+    for issue in issues:
+        name = issue.repository
+        if name is not None and name != repo and name.lower() == repo.lower():
+            raise ConfigError(
+                f"GitHub names the repository {log_value(name)}: give --repo {log_value(name)}"
+            )
+
+
 def backfill_index(
     github: SettlePort,
     store: HistoryStore,
@@ -91,6 +106,7 @@ def backfill_index(
     budget or a rate limit stops it, keeping what is written.
 
     Raises:
+        ConfigError: ``repo`` is spelt in another case than GitHub's (nothing written).
         GitHubError: other than a rate limit (the cursor stays past what was written).
         StoreError: a read or write of the store failed.
     """
@@ -106,6 +122,7 @@ def backfill_index(
 
     def step(issues: Sequence[ListedIssue], more: bool) -> datetime | None:
         report.pages += 1
+        _same_name(repo, issues)
         fresh = [
             i
             for i in issues

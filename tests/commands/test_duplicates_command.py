@@ -242,6 +242,38 @@ def test_dismiss_removes_the_repository_files_duplicate_label_from_the_issue(
     assert "Label Possible-Duplicate removed." in _reply(github).replace("\\", "")
 
 
+def test_an_unrecorded_dismissal_leaves_the_label_for_a_person_to_remove(
+    github: FakeGitHub, tmp_path: Path
+) -> None:
+    file = SimpleNamespace(duplicates=SimpleNamespace(label="possible-duplicate"))
+    settings = _settings(str(tmp_path / "triage.db"), repo_file=file)
+    event = _event("/duplicates dismiss", labels=("possible-duplicate",))
+    with JobContext.build(
+        settings,
+        make_github=lambda s, **k: github,
+        make_store=lambda s, **k: make_store(s, read_only=True),  # every write fails
+        make_model=_no_model,
+        model_concurrency=lambda s: 1,
+    ) as job:
+        run_comment(event, job)
+    assert "remove_label" not in github.requests
+    reply = _reply(github).replace("\\", "")
+    assert reply.startswith("Possible-duplicate suggestions on this issue are not dismissed")
+    assert "a person removing it dismisses them too" in reply
+
+
+def test_a_dry_run_dismissal_says_the_label_stays(github: FakeGitHub, store_target: str) -> None:
+    file = SimpleNamespace(duplicates=SimpleNamespace(label="possible-duplicate"))
+    settings = _settings(store_target, repo_file=file, dry_run=True)
+    report = _comment(
+        github, settings, _event("/duplicates dismiss", labels=("possible-duplicate",))
+    )
+    assert github.writes == []
+    assert "Dry run: nothing recorded." in report.text
+    assert "not removed (dry run)" in report.text
+    assert " removed." not in report.text
+
+
 def test_dismiss_leaves_labels_alone_when_the_file_names_none(
     github: FakeGitHub, store_target: str
 ) -> None:

@@ -430,3 +430,34 @@ def test_under_thirty_settled_the_files_measurement_still_decides(
     model.enqueue(VALID_REPLY)
     report = _run(tmp_path, db, github, _file())
     assert "said: possibly the same as #7 (the repository file's measurement" in report.text
+
+
+def test_with_no_comment_and_no_label_it_is_not_said_asked_or_recorded(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, db: str
+) -> None:
+    _seed(tmp_path, db, EARLIER)
+    _open(github, 7)
+    model.enqueue(VALID_REPLY)
+    report = _run(tmp_path, db, github, _file(label=None), author_comment=False)
+    assert github.bot_comments(1) == []
+    assert _label_writes(github) == [("add_labels", "1", "ready-for-dev")]
+    assert "issue_states" not in github.requests
+    why = "not said: author-comment is off and the repository file sets no duplicates.label"
+    assert f"({why})" in report.text
+    assert "said: possibly" not in render(report.summary).text
+    assert _suggestion(tmp_path, db) is None
+
+
+def test_with_the_comment_off_the_label_alone_says_it(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, db: str
+) -> None:
+    _seed(tmp_path, db, EARLIER)
+    _open(github, 7)
+    model.enqueue(VALID_REPLY)
+    report = _run(tmp_path, db, github, _file(), author_comment=False)
+    assert github.bot_comments(1) == []
+    assert _label_writes(github) == [("add_labels", "1", "ready-for-dev", LABEL)]
+    assert "said: possibly the same as #7" in report.text
+    found = _suggestion(tmp_path, db)
+    assert found is not None
+    assert found.candidates == (7,)

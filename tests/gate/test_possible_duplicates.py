@@ -112,6 +112,23 @@ def test_a_run_indexes_the_issue_and_lists_an_earlier_similar_one(
     assert report.warnings == []
 
 
+def test_an_issue_with_a_lone_surrogate_is_indexed_listed_and_labelled(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+) -> None:
+    db = tmp_path / "triage.db"
+    _fill(db, [_earlier(7, "Spelling error in README \udfff", 2)])
+    payload = _payload()
+    payload["issue"]["title"] = TITLE + " \ud800"
+    model.enqueue(VALID_REPLY)
+    report = _run(tmp_path, payload)
+    assert _duplicates_line(report).startswith("duplicates: #7 ")
+    stored = _indexed(db)
+    assert stored is not None
+    assert stored.title == TITLE + " \ufffd"
+    assert _labelled(github)
+    assert report.warnings == []
+
+
 def test_a_later_issue_is_not_listed(
     tmp_path: Path, github: FakeGitHub, model: FakeChatModel
 ) -> None:

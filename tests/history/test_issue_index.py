@@ -93,6 +93,20 @@ def test_a_row_comes_back_as_written_with_nul_stripped_and_utc_time(store: Histo
     assert store.term_docs("o/r", ["crash", "ab", "a", "missing"]) == {"crash": 1, "ab": 1}
 
 
+def test_a_lone_surrogate_is_stored_as_the_replacement_character(store: HistoryStore) -> None:
+    title, body = "Crash \ud800on start \U0001f600", "half a pair \ud83d\ude00 and \udfff"
+    terms = issue_terms(title, body)
+    row = IndexedIssue(7, title, body, terms.title, terms.body, "2026-03-01T00:00:00Z")
+    assert store.index_issues("o/r", [row]) == 1
+    stored = store.indexed_issue("o/r", 7)
+    assert stored is not None
+    assert (stored.title, stored.body) == (
+        "Crash \ufffdon start \U0001f600",
+        "half a pair \U0001f600 and \ufffd",
+    )
+    assert (stored.title_terms, stored.body_terms) == ("crash on start", "half a pair and")
+
+
 @pytest.mark.parametrize("created_at", ["2026-03-01T10:00:00", "yesterday", ""])
 def test_a_time_without_offset_or_unreadable_writes_nothing(
     store: HistoryStore, created_at: str

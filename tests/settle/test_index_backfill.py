@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from bot.cli import main
 from bot.config import Settings
 from bot.duplicates.terms import issue_terms
+from bot.errors import ConfigError
 from bot.factory import make_github, make_store
 from bot.history.protocol import HistoryStore, IndexedIssue
 from bot.history.record import cursor
@@ -118,6 +119,16 @@ def test_a_rate_limit_stops_the_run_with_what_it_wrote(store: HistoryStore) -> N
     assert "rate limit" in report.stopped
     assert report.indexed == 100
     assert store.index_size(REPO) == 100
+
+
+def test_a_repository_name_in_another_case_is_refused_before_anything_is_written(
+    store: HistoryStore,
+) -> None:
+    with LoopbackGitHub(world()) as github, pytest.raises(ConfigError) as refused:
+        backfill_index(_client(github), store, REPO.lower(), Budget(50))  # type: ignore[arg-type]
+    assert f"give --repo {REPO}" in str(refused.value)
+    assert store.index_size(REPO.lower()) == store.index_size(REPO) == 0
+    assert cursor(store, REPO.lower(), INDEX) is None
 
 
 def test_a_dry_run_is_refused_and_nothing_is_asked(tmp_path: Path) -> None:

@@ -261,7 +261,7 @@ class LoopbackGitHub:
         ):
             self._timeline(handler, url.path, query, self.moved.get((int(parts[1]), int(parts[3]))))
             return
-        if parts[:3] != repo_path:
+        if [p.lower() for p in parts[:3]] != [p.lower() for p in repo_path]:  # as GitHub
             self._send(handler, 404, {"message": "Not Found"})
             return
         rest = parts[3:]
