@@ -4,8 +4,9 @@ search, scores in Python.
 The score is the cosine of TF-IDF vectors (the title counted twice, ``1 + ln(tf)``, smooth idf
 ``ln((1 + N) / (1 + df)) + 1`` from the store's document frequencies), so it lies in [0, 1] and
 one threshold means the same for every issue. The store only says which issues share a term
-with the query: the query's :data:`RETRIEVAL_TERMS` heaviest terms among those in at most
-:data:`COMMON_SHARE` of the index. Both stores return the same set for the same terms, and
+with the query: the query's :data:`RETRIEVAL_TERMS` heaviest terms among those another issue
+holds and at most :data:`COMMON_SHARE` of the index (or :data:`COMMON_FLOOR` issues) holds. Both
+stores return the same set for the same terms, and
 everything after that is computed here, so both give the same ranking.
 """
 
@@ -20,6 +21,7 @@ from bot.duplicates.terms import IssueTerms
 from bot.history.protocol import HistoryStore, IndexedIssue
 
 __all__ = [
+    "COMMON_FLOOR",
     "COMMON_SHARE",
     "RETRIEVAL_TERMS",
     "TITLE_WEIGHT",
@@ -31,6 +33,9 @@ TITLE_WEIGHT = 2
 """How many times a title term counts."""
 RETRIEVAL_TERMS = 32
 COMMON_SHARE = 0.1
+COMMON_FLOOR = 100
+"""A term in at most this many issues always retrieves: in a small index a tenth is a few
+issues, and the words two reports share are among the commonest there."""
 """Terms in more than this share of the index do not retrieve (they still score)."""
 MAX_RETRIEVED = 5000
 SHORTLIST = 50
@@ -122,7 +127,7 @@ class Ranker:
         self._read(counts)
         weights, norm = self._weights(counts)
         query = {t: w / norm for t, w in weights.items()}
-        common = COMMON_SHARE * (self._size or 0)
+        common = max(COMMON_SHARE * (self._size or 0), COMMON_FLOOR)
         own = self._own_terms(exclude)
         # a term retrieves when another issue holds it, and not too many do
         others = {t: self._docs[t] - (t in own) for t in query}

@@ -369,16 +369,18 @@ def _index_row(issue: Issue) -> IndexedIssue | None:
 
 
 def _duplicates(ctx: JobContext, event: IssuesEvent, store: HistoryStore) -> DuplicatesPlan:
+    """The listing, its candidates' state read first (one request): a deleted or transferred
+    issue's title is not shown, and leaves the index."""
     row = _index_row(event.issue)
     if row is None:
         return DuplicatesPlan(problem="not ranked: the payload gives no creation time")
-    return plan_duplicates(
-        store,
-        event.repository.full_name,
-        row,
-        write=not ctx.settings.dry_run,
-        kept=store_outlives_job(ctx.settings),
-    )
+    repo, write = event.repository.full_name, not ctx.settings.dry_run
+    plan = plan_duplicates(store, repo, row, write=write, kept=store_outlives_job(ctx.settings))
+    plan = still_there(plan, repo, ctx.github().issue_states)
+    if plan.gone and write:
+        with contextlib.suppress(StoreError):  # a later run drops them
+            store.drop_indexed(repo, plan.gone)
+    return plan
 
 
 _NOWHERE = "author-comment is off and the repository file sets no duplicates.label"
@@ -429,19 +431,9 @@ def _said(
         return replace(plan, said=why), None
     if not settings.author_comment and label is None:
         return replace(plan, said=f"not said: {_NOWHERE}"), None
-    try:
-        current = still_there(plan, repo, gate.github.issue_states)
-    except GitHubError as exc:
-        return replace(
-            plan, said=f"not said: the candidates' state could not be read ({exc})"
-        ), None
-    gone = [f"#{c.number}" for c in plan.candidates if c not in current.candidates]
-    if gone:
-        top, why = earned(current, config, bound, record=record)
-        why += f" ({', '.join(gone)} deleted, transferred or locked)"
-    if top is None:
-        return replace(current, said=why), None
-    return replace(current, said=why), SaidDuplicate(top.number, top.title, label)
+    if plan.unchecked:
+        return replace(plan, said="not said: the candidates' state could not be read"), None
+    return replace(plan, said=why), SaidDuplicate(top.number, top.title, label)
 
 
 def _type_warnings(gate: _Gate) -> list[str]:

@@ -14,7 +14,7 @@ from bot.duplicates.rank import Candidate, Ranker
 from bot.duplicates.statement import choose_threshold
 from bot.duplicates.suggestions import dismiss, record_ranking, suggestion
 from bot.duplicates.terms import BODY_CHARS, issue_terms
-from bot.errors import StoreError
+from bot.errors import GitHubError, StoreError
 from bot.gate.earned import LIVE_MIN_SETTLED
 from bot.gate.labels import GateLabel
 from bot.history.protocol import HistoryStore, IndexedIssue
@@ -62,6 +62,10 @@ class DuplicatesPlan:
     problem: str | None = None
     said: str | None = None
     """Whether "possibly the same as #N" is said on the issue, and why (or why not)."""
+    gone: tuple[int, ...] = ()
+    """Candidates GitHub no longer has as open or closed, unlocked issues here (left out)."""
+    unchecked: bool = False
+    """Their state could not be read: titles are not shown, and nothing is said."""
 
     def describe(self) -> str:
         """One plain-text line (each sink escapes it)."""
@@ -72,12 +76,19 @@ class DuplicatesPlan:
             return self.problem
         if self.size <= int(self.indexed):
             return "the index holds no other issue of this repository (triage-bot index fills it)"
+        gone = f" ({', '.join(f'#{n}' for n in self.gone)} gone or locked)" if self.gone else ""
         if not self.candidates:
-            return f"none scoring ≥ {MIN_LISTED_SCORE} among {self.size} indexed issues"
-        return "; ".join(
-            f"#{c.number} {c.score:.2f} {' '.join(c.title.split())[:_TITLE_CHARS]}"
-            for c in self.candidates
+            return f"none scoring ≥ {MIN_LISTED_SCORE} among {self.size} indexed issues{gone}"
+        return (
+            "; ".join(f"#{c.number} {c.score:.2f} {self.shown_title(c)}" for c in self.candidates)
+            + gone
         )
+
+    def shown_title(self, candidate: Candidate) -> str:
+        """The candidate's title as plain text, or a note when its state is unread."""
+        if self.unchecked:
+            return "(title not shown: its state could not be read)"
+        return " ".join(candidate.title.split())[:_TITLE_CHARS]
 
 
 def index_row(number: int, title: str, body: str | None, created_at: datetime) -> IndexedIssue:
@@ -153,10 +164,10 @@ def render_duplicates_summary(plan: DuplicatesPlan) -> Sequence[str]:
         return [f"\n**Possible duplicates:** {neutralise(plan.describe())}"]
     said = neutralise(plan.said or "not said on the issue")
     lines = [f"\n**Possible duplicates** ({said}):", ""]
-    lines += [
-        f"- #{c.number} {code_span(c.title, max_chars=_TITLE_CHARS)} (score {c.score:.2f})"
-        for c in plan.candidates
-    ]
+    for c in plan.candidates:
+        title = code_span(c.title, max_chars=_TITLE_CHARS)
+        shown = neutralise(plan.shown_title(c)) if plan.unchecked else title
+        lines.append(f"- #{c.number} {shown} (score {c.score:.2f})")
     return lines
 
 
@@ -253,10 +264,20 @@ def still_there(
     states: Callable[[str, Sequence[int]], Mapping[int, IssueState]],
 ) -> DuplicatesPlan:
     """``plan`` without candidates that are no longer open or closed, unlocked issues of
-    ``repo`` (``states``: the port's ``issue_states``). Raises ``GitHubError``."""
+    ``repo`` (``states``: the port's ``issue_states``, one request), those named in ``gone``;
+    a read that fails leaves them, ``unchecked``."""
     numbers = [c.number for c in plan.candidates]
-    kept = set(usable(states(repo, numbers), repo, numbers)) if numbers else set()
-    return replace(plan, candidates=tuple(c for c in plan.candidates if c.number in kept))
+    if not numbers:
+        return plan
+    try:
+        kept = set(usable(states(repo, numbers), repo, numbers))
+    except GitHubError:
+        return replace(plan, unchecked=True)
+    return replace(
+        plan,
+        candidates=tuple(c for c in plan.candidates if c.number in kept),
+        gone=tuple(n for n in numbers if n not in kept),
+    )
 
 
 def dismissal(

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from bot.config import Settings
 from bot.duplicates import rank
-from bot.duplicates.rank import COMMON_SHARE, Candidate, Ranker
+from bot.duplicates.rank import COMMON_FLOOR, COMMON_SHARE, Candidate, Ranker
 from bot.duplicates.terms import IssueTerms, issue_terms
 from bot.factory import make_store
 from bot.history.protocol import HistoryStore, IndexedIssue
@@ -114,7 +114,9 @@ def reference(
         return {t: w / norm for t, w in weights.items()}
 
     q = vector(asked) if asked else {}
-    uncommon = {t for t in asked if df[t] <= COMMON_SHARE * size}
+    own = set(counts[exclude]) if exclude in counts else set()  # the ranked issue, indexed
+    held = {t for t in asked if df[t] - (t in own) > 0}  # another issue holds it
+    uncommon = {t for t in held if df[t] <= max(COMMON_SHARE * size, COMMON_FLOOR)}
     scores = {}
     for doc in docs:
         if doc.number == exclude or (before is not None and doc.created_at >= before):
@@ -128,7 +130,7 @@ def reference(
         {n: counts[n] for n in scores},
         {t: w / norm for t, w in unnormed.items()},
         idf,
-        uncommon or set(asked),
+        uncommon or held,
     )
 
 

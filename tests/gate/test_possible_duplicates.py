@@ -16,9 +16,10 @@ from click.testing import CliRunner
 
 from bot import runner
 from bot.cli import main
+from bot.clients.github_port import IssueState
 from bot.config import Settings
 from bot.duplicates.rank import Ranker
-from bot.errors import StoreError
+from bot.errors import GitHubUnavailable, StoreError
 from bot.factory import make_store
 from bot.gate.possible_duplicates import NO_INDEX, index_row
 from bot.history.protocol import IndexedIssue
@@ -84,6 +85,14 @@ def _run(tmp_path: Path, payload: dict[str, Any] | None = None, **kw: Any) -> Ru
 
 def _duplicates_line(report: RunReport) -> str:
     return next(line for line in report.text.splitlines() if line.startswith("duplicates: "))
+
+
+@pytest.fixture(autouse=True)
+def _all_open(github: FakeGitHub) -> None:
+    """Every issue these tests index is an open issue of the repository (the listing reads
+    its candidates' state)."""
+    for n in range(1, 100):
+        github.issue_states_now[n] = IssueState(n, "OPEN", False, REPO)
 
 
 def _labelled(github: FakeGitHub) -> bool:
@@ -295,3 +304,40 @@ def test_a_store_fault_while_indexing_the_backlog_is_a_warning(
     report = runner.run_backlog(Settings(github_token="t", db_path=str(tmp_path / "t.db")), REPO)
     assert report.warnings == ["duplicates: 2 judged issue(s) not indexed: disk I/O error"]
     assert [w for w in github.writes if w[0] == "add_labels"]  # judged and labelled all the same
+
+
+def test_a_deleted_or_transferred_candidates_title_is_never_shown_and_leaves_the_index(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+) -> None:
+    """A title of an issue since deleted, or moved to a private repository, must not reach a
+    public step summary or log."""
+    db = tmp_path / "triage.db"
+    secret = "Spelling error in README leaks the admin password"
+    _fill(db, [_earlier(7, secret, 2), _earlier(8, "Spelling error in README", 3)])
+    del github.issue_states_now[7]  # GitHub no longer has it here
+    model.enqueue(VALID_REPLY)
+    report = _run(tmp_path)
+    assert "admin password" not in report.text
+    assert "admin password" not in report.summary
+    line = _duplicates_line(report)
+    assert line.startswith("duplicates: #8 ")
+    assert "(#7 gone or locked)" in line
+    assert github.requests.count("issue_states") == 1
+    assert _indexed(db, 7) is None  # dropped, so later runs do not list it either
+    assert _indexed(db, 8) is not None
+
+
+def test_an_unreadable_state_hides_the_titles_and_says_nothing(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+) -> None:
+    db = tmp_path / "triage.db"
+    _fill(db, [_earlier(7, "Spelling error in README", 2)])
+    github.fail("issue_states", GitHubUnavailable("GitHub answered 502"))
+    model.enqueue(VALID_REPLY)
+    report = _run(tmp_path)
+    line = _duplicates_line(report)
+    assert line.startswith("duplicates: #7 ")
+    assert "Spelling error in README" not in report.text + report.summary
+    assert "title not shown" in line
+    assert _labelled(github)
+    assert _indexed(db, 7) is not None  # not known to be gone: kept
