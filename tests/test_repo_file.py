@@ -734,6 +734,13 @@ def test_a_type_label_named_like_a_gate_label_is_refused(text: str) -> None:
         file_gate_labels(parse_repo_file(text))
 
 
+def test_a_gate_label_named_like_a_default_type_label_stands() -> None:
+    """The common type names apply only where the file names none: a gate label renamed to
+    one of them is the gate's (as before type labels existed)."""
+    text = "labels: {needs_refinement: {name: question}}\n"
+    assert file_gate_labels(parse_repo_file(text)).needs_refinement.name == "question"
+
+
 def test_a_gate_label_renamed_away_frees_its_name_for_a_type() -> None:
     text = "labels: {ready: {name: ok}}\ntypes:\n  labels:\n    feature: [ready-for-dev]\n"
     assert file_gate_labels(parse_repo_file(text)).ready.name == "ok"

@@ -123,8 +123,9 @@ def file_gate_labels(file: RepoFile | None) -> GateLabels:
         raise ConfigError(
             ".github/triage-bot.yml: labels: the three gate labels need three different names"
         )
-    for kind in TYPE_NAMES:
-        clash = next((n for n in file.types.labels.names(kind) if merged.is_gate(n)), None)
+    for kind in TYPE_NAMES:  # the names the file gives; the common defaults apply only unclaimed
+        named: list[str] = getattr(file.types.labels, kind) or []
+        clash = next((n for n in named if merged.is_gate(n)), None)
         if clash is not None:
             raise ConfigError(
                 f".github/triage-bot.yml: types.labels.{kind}: {clash!r} is a gate label's "

@@ -126,7 +126,9 @@ def test_any_stored_string_keeps_the_triage_stats_reply_whole(
     _chart(rendered, len(weeks))
     versions = len({(m, p) for m, p, _ in zip(models, prompts, kinds, strict=False)})
     records = _records(models, prompts, kinds)
-    assert [tag for tag, _ in rendered.blocks] == ["p", "table", "pre", "p", "table", "p", "table"]
+    blocks = ["p", "table", "pre", "p", "table", "p", "table", "p"]
+    assert [tag for tag, _ in rendered.blocks] == blocks
+    assert rendered.blocks[-1][1].startswith("Possible duplicates: ")
     assert rendered.tags["tr"] == 1 + len(weeks) + 1 + versions + 1 + records
     assert rendered.tags["td"] == len(weeks) * len(gate_columns()) + versions * len(
         version_columns()
