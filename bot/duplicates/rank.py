@@ -81,6 +81,13 @@ class Ranker:
         self.retrieved = 0
         """How many issues the last :meth:`rank` read from the store."""
 
+    @property
+    def size(self) -> int:
+        """How many issues of the repository the index holds (read once)."""
+        if self._size is None:
+            self._size = self.store.index_size(self.repo)
+        return self._size
+
     def _read(self, terms: Iterable[str]) -> None:
         if self._size is None:
             self._size = self.store.index_size(self.repo)

@@ -144,7 +144,7 @@ def plan_duplicates(
         found = ranker.rank(
             issue_terms(row.title, row.body), exclude=row.number, before=row.created_at, k=LISTED
         )
-        size = store.index_size(repo)
+        size = ranker.size
         best = found[0] if found else None
         if write:
             record_ranking(store, repo, row.number, best.number if best else None, _score(best))

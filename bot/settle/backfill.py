@@ -17,12 +17,12 @@ from datetime import UTC, datetime, timedelta
 
 from bot.clients.github_port import ListedIssue, SettlePort
 from bot.duplicates.terms import BODY_CHARS, issue_terms
-from bot.errors import ConfigError, GitHubRateLimited
+from bot.errors import ConfigError
 from bot.history.protocol import HistoryStore, IndexedIssue
 from bot.history.record import cursor, put_cursor
 from bot.neutralise import log_value
-from bot.settle.budget import Budget, BudgetSpent
-from bot.settle.walk import cursor_after, stamp, walk_updated
+from bot.settle.budget import Budget
+from bot.settle.walk import cursor_after, stamp, walk_within
 
 __all__ = ["INDEX", "IndexReport", "backfill_index", "indexed_issue"]
 
@@ -144,11 +144,7 @@ def backfill_index(
         return handled
 
     try:
-        walk_updated(github, repo, budget, start, step)
-    except BudgetSpent as exc:
-        report.stopped = f"the request budget is spent ({exc})"
-    except GitHubRateLimited as exc:
-        report.stopped = f"GitHub's rate limit ({exc})"
+        report.stopped = walk_within(github, repo, budget, start, step)
     finally:
         report.requests = budget.used - used
     report.size = store.index_size(repo)

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from bot.clients.github_port import EditHistory, ListedIssue, SettlePort
 from bot.dataset.rules import LabelRules
-from bot.errors import GitHubRateLimited, GitHubUnreadable
+from bot.errors import GitHubUnreadable
 from bot.gate.labels import DEFAULT_LABELS, GateLabels
 from bot.history.protocol import HistoryStore
 from bot.history.record import (
@@ -30,10 +30,10 @@ from bot.history.record import (
     put_gate_outcome,
 )
 from bot.neutralise import log_value, neutralise
-from bot.settle.budget import Budget, BudgetSpent
+from bot.settle.budget import Budget
 from bot.settle.duplicate_outcomes import settle_duplicates_page
 from bot.settle.issues import settle_issue
-from bot.settle.walk import cursor_after, stamp, walk_updated
+from bot.settle.walk import cursor_after, stamp, walk_within
 
 __all__ = ["ISSUES", "PullsStep", "SettlePart", "SettleReport", "settle_issues", "settle_repo"]
 
@@ -203,11 +203,7 @@ def settle_issues(
         )
 
     try:
-        walk_updated(github, repo, budget, start, step)
-    except BudgetSpent as exc:
-        report.stopped = f"the request budget is spent ({exc})"
-    except GitHubRateLimited as exc:
-        report.stopped = f"GitHub's rate limit ({exc})"
+        report.stopped = walk_within(github, repo, budget, start, step)
     finally:
         report.requests = budget.used - used
     return report

@@ -10,9 +10,10 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 from bot.clients.github_port import ListedIssue, SettlePort
-from bot.settle.budget import Budget
+from bot.errors import GitHubRateLimited
+from bot.settle.budget import Budget, BudgetSpent
 
-__all__ = ["PageStep", "cursor_after", "stamp", "walk_updated"]
+__all__ = ["PageStep", "cursor_after", "stamp", "walk_updated", "walk_within"]
 
 PageStep = Callable[[Sequence[ListedIssue], bool], datetime | None]
 """A page's issues (no pull requests), whether a page follows → the last handled update time."""
@@ -53,3 +54,21 @@ def walk_updated(
             start, page = moved, 1
         else:
             page += 1
+
+
+def walk_within(
+    github: SettlePort, repo: str, budget: Budget, start: datetime | None, step: PageStep
+) -> str | None:
+    """:func:`walk_updated` to the list's end (``None``), or why it stopped there: the budget
+    spent, or GitHub's rate limit (no waits in a job).
+
+    Raises:
+        GitHubError: other than a rate limit, as the list or ``step`` raise them.
+    """
+    try:
+        walk_updated(github, repo, budget, start, step)
+    except BudgetSpent as exc:
+        return f"the request budget is spent ({exc})"
+    except GitHubRateLimited as exc:
+        return f"GitHub's rate limit ({exc})"
+    return None
