@@ -31,11 +31,14 @@ __all__ = [
     "fts5_match",
     "index_size",
     "indexed_issue",
+    "keep_vectors",
+    "missing_vectors",
     "page_filters",
     "prepare",
     "search",
     "searchable",
     "term_docs",
+    "title_vectors",
     "write",
 ]
 
@@ -66,6 +69,12 @@ _ADD_DOCS = (
 )
 _DROP_EMPTY = "delete from index_terms where repo = ? and term = ? and docs <= 0"
 _DELETE = "delete from issue_index where repo = ? and number = ?"
+_DELETE_VECTORS = "delete from title_vectors where repo = ? and number = ?"
+_KEEP_VECTOR = (
+    "insert into title_vectors (repo, number, model, vector) select ?, ?, ?, ? where exists "
+    "(select 1 from issue_index where repo = ? and number = ? and title = ?) "
+    "on conflict (repo, number, model) do update set vector = excluded.vector"
+)
 
 
 def canonical_time(text: str) -> str:
@@ -167,10 +176,13 @@ def write(
     delta: Counter[str] = Counter()
     now = canonical_time(utc_now())
     upserts: list[list[Any]] = []
+    retitled: list[tuple[str, int]] = []
     for row in rows:
         old = current.get(row.number)
         if old == row:
             continue
+        if old is not None and old.title != row.title:
+            retitled.append((repo, row.number))
         before, after = (_terms(old) if old else set()), _terms(row)
         delta.update(after - before)
         delta.subtract(before - after)
@@ -178,6 +190,8 @@ def write(
         current[row.number] = row
     if upserts:
         executemany(_UPSERT, upserts)
+    if retitled:
+        executemany(_DELETE_VECTORS, retitled)
     _apply(executemany, repo, delta)
     return len(rows)
 
@@ -191,6 +205,7 @@ def drop(execute: Execute, executemany: ExecuteMany, repo: str, numbers: Collect
         delta.subtract(_terms(old))
     if current:
         executemany(_DELETE, [(repo, number) for number in sorted(current)])
+        executemany(_DELETE_VECTORS, [(repo, number) for number in sorted(current)])
     _apply(executemany, repo, delta)
     return len(current)
 
@@ -205,6 +220,50 @@ def indexed_issue(execute: Execute, repo: str, number: int) -> IndexedIssue | No
     sql = f"select {COLUMNS} from issue_index where repo = ? and number = ?"  # noqa: S608
     row = execute(sql, [repo, number]).fetchone()
     return _issue(row) if row else None
+
+
+def title_vectors(
+    execute: Execute, repo: str, model: str, numbers: Collection[int]
+) -> dict[int, bytes]:
+    """The stored title vectors of ``model`` for those of ``numbers`` that have one."""
+    found: dict[int, bytes] = {}
+    for part in _chunks(sorted(set(numbers))):
+        where = f"repo = ? and model = ? and number in ({_marks(len(part))})"
+        sql = f"select number, vector from title_vectors where {where}"  # noqa: S608
+        found.update((int(n), bytes(v)) for n, v in execute(sql, [repo, model, *part]).fetchall())
+    return found
+
+
+def keep_vectors(
+    executemany: ExecuteMany,
+    repo: str,
+    model: str,
+    vectors: Sequence[tuple[int, str, bytes]],
+    redact: Redactor,
+) -> int:
+    """Store ``(number, title, vector)`` rows, each only while the index holds that issue with
+    that title as :func:`prepare` keeps it (a vector of a title since edited is not kept);
+    returns ``len(vectors)``."""
+    if vectors:
+        executemany(
+            _KEEP_VECTOR,
+            [
+                (repo, n, model, vector, repo, n, redact(_encodable(title.replace("\x00", ""))))
+                for n, title, vector in vectors
+            ],
+        )
+    return len(vectors)
+
+
+def missing_vectors(execute: Execute, repo: str, model: str, limit: int) -> list[tuple[int, str]]:
+    """Up to ``limit`` indexed issues of ``repo`` without a ``model`` vector: number and title,
+    newest first."""
+    sql = (
+        "select i.number, i.title from issue_index i where i.repo = ? and not exists "
+        "(select 1 from title_vectors v where v.repo = i.repo and v.number = i.number "
+        "and v.model = ?) order by i.number desc limit ?"
+    )
+    return [(int(n), str(t)) for n, t in execute(sql, [repo, model, limit]).fetchall()]
 
 
 def term_docs(execute: Execute, repo: str, terms: Collection[str]) -> dict[str, int]:

@@ -360,6 +360,23 @@ class PostgresStore:
         """See :meth:`~bot.history.protocol.HistoryStore.index_size`."""
         return self._read(lambda: issue_index.index_size(self._execute, repo))
 
+    def title_vectors(self, repo: str, model: str, numbers: Collection[int]) -> dict[int, bytes]:
+        """See :meth:`~bot.history.protocol.HistoryStore.title_vectors`."""
+        return self._read(lambda: issue_index.title_vectors(self._execute, repo, model, numbers))
+
+    def keep_title_vectors(
+        self, repo: str, model: str, vectors: Sequence[tuple[int, str, bytes]]
+    ) -> None:
+        """See :meth:`~bot.history.protocol.HistoryStore.keep_title_vectors`."""
+        self._index_write(
+            repo,
+            lambda: issue_index.keep_vectors(self._executemany, repo, model, vectors, self.redact),
+        )
+
+    def issues_without_vector(self, repo: str, model: str, limit: int) -> list[tuple[int, str]]:
+        """See :meth:`~bot.history.protocol.HistoryStore.issues_without_vector`."""
+        return self._read(lambda: issue_index.missing_vectors(self._execute, repo, model, limit))
+
     def indexed_issue(self, repo: str, number: int) -> IndexedIssue | None:
         """See :meth:`~bot.history.protocol.HistoryStore.indexed_issue`."""
         return self._read(lambda: issue_index.indexed_issue(self._execute, repo, number))

@@ -438,6 +438,26 @@ class HistoryStore(Protocol):
         """The indexed issue ``number`` of ``repo``, or ``None``."""
         ...
 
+    def title_vectors(self, repo: str, model: str, numbers: Collection[int]) -> dict[int, bytes]:
+        """The stored ``model`` title vectors of those indexed ``numbers`` that have one."""
+        ...
+
+    def keep_title_vectors(
+        self, repo: str, model: str, vectors: Sequence[tuple[int, str, bytes]]
+    ) -> None:
+        """Store ``(number, title, vector)`` rows in one transaction, each only while the index
+        holds that issue with that title. A changed title or a dropped issue loses its vectors.
+
+        Raises:
+            StoreError: the write failed or the store is read-only.
+        """
+        ...
+
+    def issues_without_vector(self, repo: str, model: str, limit: int) -> list[tuple[int, str]]:
+        """Up to ``limit`` indexed issues of ``repo`` without a ``model`` title vector (number
+        and title, newest first)."""
+        ...
+
     def drop_indexed(self, repo: str, numbers: Collection[int]) -> int:
         """Remove issues from the index (deleted or transferred), keeping ``index_terms``
         exact; returns how many it held.

@@ -267,6 +267,27 @@ class Store:
         """See :meth:`~bot.history.protocol.HistoryStore.index_size`."""
         return int(self._read(lambda: issue_index.index_size(self.db.conn.execute, repo)))
 
+    def title_vectors(self, repo: str, model: str, numbers: Collection[int]) -> dict[int, bytes]:
+        """See :meth:`~bot.history.protocol.HistoryStore.title_vectors`."""
+        execute = self.db.conn.execute
+        return self._read(lambda: issue_index.title_vectors(execute, repo, model, numbers))
+
+    def keep_title_vectors(
+        self, repo: str, model: str, vectors: Sequence[tuple[int, str, bytes]]
+    ) -> None:
+        """See :meth:`~bot.history.protocol.HistoryStore.keep_title_vectors`."""
+        conn = self.db.conn
+        try:
+            with self._write():
+                issue_index.keep_vectors(conn.executemany, repo, model, vectors, self.redact)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write to title_vectors: {exc}") from exc
+
+    def issues_without_vector(self, repo: str, model: str, limit: int) -> list[tuple[int, str]]:
+        """See :meth:`~bot.history.protocol.HistoryStore.issues_without_vector`."""
+        execute = self.db.conn.execute
+        return self._read(lambda: issue_index.missing_vectors(execute, repo, model, limit))
+
     def indexed_issue(self, repo: str, number: int) -> IndexedIssue | None:
         """See :meth:`~bot.history.protocol.HistoryStore.indexed_issue`."""
         return self._read(lambda: issue_index.indexed_issue(self.db.conn.execute, repo, number))

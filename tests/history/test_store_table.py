@@ -109,7 +109,10 @@ def test_the_release_sqlite_store_opens_upgrades_and_passes_doctor(tmp_path: Pat
     settings = Settings(db_path=str(path))
     before = check_store(settings)
     assert (before.ok, before.warning) == (True, True), before.detail
-    pending = "0005_record, 0006_unsettled_reasons, 0007_issue_index, 0008_duplicate_suggestions"
+    pending = (
+        "0005_record, 0006_unsettled_reasons, 0007_issue_index, 0008_duplicate_suggestions, "
+        "0009_title_vectors"
+    )
     assert f"{pending} pending" in before.detail
     reader = make_store(settings, read_only=True)
     assert [r["verdict"] for r in reader.audits("o/r")] == ["FIX"]
@@ -123,7 +126,7 @@ def test_the_release_sqlite_store_opens_upgrades_and_passes_doctor(tmp_path: Pat
     store.close()
     after = check_store(settings)
     assert (after.ok, after.warning) == (True, False), after.detail
-    assert "(8 migrations)" in after.detail
+    assert "(9 migrations)" in after.detail
 
 
 def test_a_sqlite_store_before_m008_is_refused_with_what_to_do(tmp_path: Path) -> None:
@@ -154,14 +157,17 @@ def test_the_release_postgresql_store_opens_upgrades_and_passes_doctor(pg_url: s
     settings = Settings(db_path=pg_url)
     before = check_store(settings)
     assert (before.ok, before.warning) == (True, True), before.detail
-    pending = "0005_record, 0006_unsettled_reasons, 0007_issue_index, 0008_duplicate_suggestions"
+    pending = (
+        "0005_record, 0006_unsettled_reasons, 0007_issue_index, 0008_duplicate_suggestions, "
+        "0009_title_vectors"
+    )
     assert f"{pending} pending" in before.detail
     store = make_store(settings)
     assert isinstance(store, PostgresStore)
     assert store.last_gate("o/r", 3) is not None
     store.record_audits([audit_row(repo="o/r", pr=8)])
     store.close()
-    assert check_store(settings).detail.endswith("is reachable and migrated (8 migrations)")
+    assert check_store(settings).detail.endswith("is reachable and migrated (9 migrations)")
 
 
 # --- a new kind of store is one row -------------------------------------------------------

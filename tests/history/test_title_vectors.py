@@ -1,0 +1,92 @@
+"""Title vectors on both stores: kept only for the title the index holds, lost with a new title
+or a dropped issue. Every test runs on a SQLite file and on the test PostgreSQL server."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from bot.config import Settings
+from bot.duplicates.terms import issue_terms
+from bot.errors import StoreError
+from bot.factory import make_store
+from bot.history.protocol import HistoryStore, IndexedIssue
+
+MODEL = "m/32"
+_repos = itertools.count()
+
+
+@pytest.fixture
+def store(store_target: str) -> Iterator[HistoryStore]:
+    opened = make_store(Settings(db_path=store_target))
+    yield opened
+    opened.close()
+
+
+def _repo() -> str:
+    return f"o/vectors-{next(_repos)}"
+
+
+def _row(number: int, title: str, body: str = "") -> IndexedIssue:
+    found = issue_terms(title, body)
+    return IndexedIssue(number, title, body, found.title, found.body, "2026-01-02T10:00:00Z")
+
+
+def _blob(seed: int) -> bytes:
+    return np.random.default_rng(seed).standard_normal(384).astype("<f4").tobytes()
+
+
+def test_a_kept_vector_comes_back_byte_for_byte(store: HistoryStore) -> None:
+    repo = _repo()
+    store.index_issues(repo, [_row(1, "crash on start"), _row(2, "slow sync")])
+    store.keep_title_vectors(repo, MODEL, [(1, "crash on start", _blob(1))])
+    assert store.title_vectors(repo, MODEL, [1, 2, 3]) == {1: _blob(1)}
+    assert store.title_vectors(repo, "other/32", [1]) == {}
+    assert store.issues_without_vector(repo, MODEL, 10) == [(2, "slow sync")]
+    store.keep_title_vectors(repo, MODEL, [(1, "crash on start", _blob(5))])
+    assert store.title_vectors(repo, MODEL, [1]) == {1: _blob(5)}
+
+
+def test_a_vector_of_another_title_or_an_unindexed_issue_is_not_kept(store: HistoryStore) -> None:
+    repo = _repo()
+    store.index_issues(repo, [_row(1, "crash on start")])
+    store.keep_title_vectors(repo, MODEL, [(1, "crash on exit", _blob(1)), (9, "x", _blob(2))])
+    assert store.title_vectors(repo, MODEL, [1, 9]) == {}
+
+
+def test_a_new_title_or_a_drop_loses_the_vector_and_a_new_body_keeps_it(
+    store: HistoryStore,
+) -> None:
+    repo = _repo()
+    store.index_issues(repo, [_row(1, "crash on start"), _row(2, "slow sync"), _row(3, "typo")])
+    store.keep_title_vectors(
+        repo, MODEL, [(1, "crash on start", _blob(1)), (2, "slow sync", _blob(2)), (3, "typo", b"")]
+    )
+    store.index_issues(repo, [_row(1, "crash on start", "now with logs"), _row(2, "slow syncs")])
+    store.drop_indexed(repo, [3])
+    assert store.title_vectors(repo, MODEL, [1, 2, 3]) == {1: _blob(1)}
+    assert store.issues_without_vector(repo, MODEL, 10) == [(2, "slow syncs")]
+
+
+def test_a_title_the_store_cleans_matches_its_vector(store: HistoryStore) -> None:
+    """NUL and a lone surrogate are cleaned alike in the row and in the vector's title."""
+    repo, title = _repo(), "crash\x00 on \ud800 start"
+    store.index_issues(repo, [_row(1, title)])
+    store.keep_title_vectors(repo, MODEL, [(1, title, _blob(1))])
+    assert store.title_vectors(repo, MODEL, [1]) == {1: _blob(1)}
+
+
+def test_a_read_only_store_refuses_to_keep_vectors(store_target: str) -> None:
+    writer = make_store(Settings(db_path=store_target))
+    writer.index_issues("o/r", [_row(1, "crash")])
+    writer.close()
+    reader = make_store(Settings(db_path=store_target), read_only=True)
+    try:
+        with pytest.raises(StoreError):
+            reader.keep_title_vectors("o/r", MODEL, [(1, "crash", _blob(1))])
+        assert reader.title_vectors("o/r", MODEL, [1]) == {}
+    finally:
+        reader.close()
