@@ -16,17 +16,25 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from bot.duplicates.terms import IssueTerms
 from bot.history.protocol import HistoryStore, IndexedIssue
+
+if TYPE_CHECKING:
+    from bot.duplicates.title_stage import TitleStage
 
 __all__ = [
     "COMMON_FLOOR",
     "COMMON_SHARE",
     "RETRIEVAL_TERMS",
+    "SHORTLIST",
+    "TITLE_SHARE",
+    "TITLE_SHORTLIST",
     "TITLE_WEIGHT",
     "Candidate",
     "Ranker",
+    "mixed",
 ]
 
 TITLE_WEIGHT = 2
@@ -41,12 +49,23 @@ MAX_RETRIEVED = 5000
 SHORTLIST = 50
 """How many retrieved issues get the exact score, picked by a rough one that needs no
 document frequency of their other terms."""
+TITLE_SHARE = 0.3
+"""With a title stage, the title cosine's share of a candidate's score; the words' cosine has
+the rest."""
+TITLE_SHORTLIST = 200
+"""The shortlist with a title stage: titles alike in meaning but not in words rank low on the
+rough score."""
 
 _SUBLINEAR = [0.0] + [1.0 + math.log(c) for c in range(1, 256)]
 
 
 def _sublinear(count: int) -> float:
     return _SUBLINEAR[count] if count < len(_SUBLINEAR) else 1.0 + math.log(count)
+
+
+def mixed(words: float, title: float) -> float:
+    """A candidate's score (0–1) from its words' cosine and its title cosine (negative: 0)."""
+    return min(1.0, (1 - TITLE_SHARE) * words + TITLE_SHARE * max(0.0, title))
 
 
 @dataclass(frozen=True)
@@ -69,9 +88,12 @@ class Ranker:
     """Ranks one repository's indexed issues. It keeps what it reads (document frequencies,
     issues' weights): build one after the index's last write, and use it while nothing writes."""
 
-    def __init__(self, store: HistoryStore, repo: str) -> None:
+    def __init__(self, store: HistoryStore, repo: str, titles: TitleStage | None = None) -> None:
         self.store = store
         self.repo = repo
+        self.titles = titles
+        """With a title stage, a candidate's score mixes in its title cosine
+        (:func:`~bot.duplicates.title_stage.mixed`) when :meth:`rank` is given the title."""
         self._size: int | None = None
         self._idf: dict[str, float] = {}
         self._docs: dict[str, int] = {}
@@ -121,9 +143,11 @@ class Ranker:
         exclude: int | None = None,
         before: str | None = None,
         k: int = 5,
+        title: str | None = None,
     ) -> list[Candidate]:
         """The ``k`` indexed issues most like ``terms``, best first (ties: lower number first),
         leaving out ``exclude`` and, with ``before`` (ISO 8601), issues created at or after it.
+        ``title``: the issue's title, for the title stage.
 
         Raises:
             StoreError: the store cannot be read.
@@ -151,7 +175,7 @@ class Ranker:
             limit=MAX_RETRIEVED,
         )
         self.retrieved = len(found)
-        return self._best(query, retrieving, found, k)
+        return self._best(query, retrieving, found, k, title)
 
     def _best(
         self,
@@ -159,6 +183,7 @@ class Ranker:
         retrieving: Sequence[str],
         found: Sequence[IndexedIssue],
         k: int,
+        title: str | None,
     ) -> list[Candidate]:
         counts = {i.number: self._counts(i) for i in found}
         idf = self._idf
@@ -171,16 +196,24 @@ class Ranker:
             dot = sum(w * _sublinear(mine[t]) * idf[t] for t, w in asked if t in mine)
             return dot / self._tf_norms[issue.number]
 
-        short = sorted(found, key=lambda i: (-rough(i), i.number))[: max(SHORTLIST, k)]
+        staged = self.titles is not None and title is not None
+        size = max(TITLE_SHORTLIST if staged else SHORTLIST, k)
+        short = sorted(found, key=lambda i: (-rough(i), i.number))[:size]
         fresh = [i.number for i in short if i.number not in self._issues]
         self._read(t for n in fresh for t in counts[n])
         for number in fresh:
             self._issues[number] = self._weights(counts[number])
+        alike: dict[int, float] | None = None
+        if self.titles is not None and title is not None:  # staged, for mypy
+            alike = self.titles.similarities(self.titles.query(title), short)
         scored = []
         for issue in short:
             weights, norm = self._issues[issue.number]
             dot = sum(w * weights[t] for t, w in query.items() if t in weights)
-            scored.append(Candidate(issue.number, issue.title, min(1.0, dot / norm)))
+            score = min(1.0, dot / norm)
+            if alike is not None:
+                score = mixed(score, alike[issue.number])
+            scored.append(Candidate(issue.number, issue.title, score))
         scored.sort(key=lambda c: (-c.score, c.number))
         return scored[:k]
 
