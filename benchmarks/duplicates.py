@@ -1,9 +1,12 @@
-"""Duplicate ranking time: `.venv/bin/python benchmarks/duplicates.py [--size N] [--pool POOL]`.
+"""Duplicate ranking time:
+`.venv/bin/python benchmarks/duplicates.py [--size N] [--pool POOL] [--words-only]`.
 
 Indexes N issues (default 5,000) into a SQLite file store, and with `TRIAGE_TEST_PG_URL` set
-into PostgreSQL too, then ranks 50 new issues against the index, each with a fresh
-:class:`bot.duplicates.rank.Ranker` (as a gate run does: nothing cached), and prints the median,
-95th percentile and worst time per issue and the mean number of issues retrieved. The issues are
+into PostgreSQL too, computes their title vectors (the title model from `TRIAGE_MODELS`, as
+`triage-bot index` does; not with `--words-only`), then ranks 50 new issues against the index,
+each with a fresh :class:`bot.duplicates.rank.Ranker` (as a gate run does: nothing cached but
+the loaded model; the new title's vector is computed in the time), and prints the median, 95th
+percentile and worst time per issue and the mean number of issues retrieved. The issues are
 synthetic (words drawn from a Zipf distribution over 20,000 words: titles of 8, bodies of 150),
 or with `--pool` the reports of a pool file (`{id, title, body, created_at}` JSONL) repeated
 until N. Goal: ≤ 200 ms per issue on 2 cores.
@@ -25,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot.duplicates.rank import Ranker  # noqa: E402
+from bot.duplicates.title_stage import Encoder, TitleStage  # noqa: E402
 from bot.duplicates.terms import BODY_CHARS, issue_terms  # noqa: E402
 from bot.history.protocol import HistoryStore, IndexedIssue  # noqa: E402
 
@@ -68,17 +72,28 @@ def _rows(texts: list[tuple[str, str]]) -> list[IndexedIssue]:
     return rows
 
 
-def _measure(name: str, store: HistoryStore, texts: list[tuple[str, str]], size: int) -> None:
+def _measure(
+    name: str,
+    store: HistoryStore,
+    texts: list[tuple[str, str]],
+    size: int,
+    encoder: Encoder | None,
+) -> None:
     started = time.perf_counter()
     rows = _rows(texts[:size])
     for start in range(0, len(rows), 500):
         store.index_issues(REPO, rows[start : start + 500])
     indexed_s = time.perf_counter() - started
+    if encoder is not None:
+        began = time.perf_counter()
+        TitleStage(store, REPO, encoder, keep=True).fill()
+        print(f"{name}: title vectors of {size} issues in {time.perf_counter() - began:.1f} s")
     times, retrieved = [], []
     for title, body in texts[size : size + QUERIES]:
-        ranker = Ranker(store, REPO)
+        stage = None if encoder is None else TitleStage(store, REPO, encoder, keep=False)
+        ranker = Ranker(store, REPO, stage)
         began = time.perf_counter()
-        found = ranker.rank(issue_terms(title, body), k=5)
+        found = ranker.rank(issue_terms(title, body), k=5, title=title)
         times.append((time.perf_counter() - began) * 1000)
         retrieved.append(ranker.retrieved)
         assert found, "a query found nothing"
@@ -94,7 +109,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=5000)
     parser.add_argument("--pool", type=Path)
+    parser.add_argument("--words-only", action="store_true")
     args = parser.parse_args()
+    encoder = None
+    if not args.words_only:
+        from bot.duplicates.minilm import title_encoder
+        from bot.settings_table import default_models_dir
+
+        began = time.perf_counter()
+        models = Path(os.environ.get("TRIAGE_MODELS") or default_models_dir())
+        encoder = title_encoder(models)
+        print(f"title model loaded in {time.perf_counter() - began:.2f} s")
     total = args.size + QUERIES
     texts = _from_pool(args.pool, total) if args.pool else _synthetic(total, seed=1)
     if args.pool:  # the queries: reports of the pool not among the first N copies' places
@@ -104,7 +129,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         store = Store(Path(folder) / "bench.db")
         try:
-            _measure("SQLite", store, texts, args.size)
+            _measure("SQLite", store, texts, args.size, encoder)
         finally:
             store.close()
     url = os.environ.get("TRIAGE_TEST_PG_URL")
@@ -114,7 +139,7 @@ def main() -> None:
         pg = PostgresStore(url)
         try:
             pg.drop_indexed(REPO, range(1, total + 1))
-            _measure("PostgreSQL", pg, texts, args.size)
+            _measure("PostgreSQL", pg, texts, args.size, encoder)
             pg.drop_indexed(REPO, range(1, total + 1))
         finally:
             pg.close()

@@ -650,6 +650,11 @@ replies_option = click.option(
     help="With --only duplicates: the precision the statement's threshold must reach.",
 )
 @click.option(
+    "--words-only",
+    is_flag=True,
+    help="With --only duplicates: rank without the title model (its words only).",
+)
+@click.option(
     "--split",
     is_flag=True,
     help="Report the development set's fixed halves (tune, check) beside the whole.",
@@ -699,7 +704,12 @@ def eval_command(**flags: Any) -> None:  # fmt: skip
         if flags["only"] == "duplicates":
             from bot.evaluation.duplicate_ranking import run_duplicates_eval
 
-            _print_walled(run_duplicates_eval(flags))
+            encoder = None
+            if not flags["words_only"]:
+                from bot.duplicates.minilm import title_encoder
+
+                encoder = title_encoder(_settings(flags).models_dir)
+            _print_walled(run_duplicates_eval(flags, encoder))
             return
         if flags["only"] == "types":
             from bot.evaluation.type_model import run_types_eval

@@ -8,17 +8,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from bot.chat import ChatModel, ModelRole
 from bot.clients.github_port import GitHubPort
 from bot.config import Settings
-from bot.errors import ConfigError, GitHubError, StoreError
+from bot.errors import ConfigError, GitHubError, ModelError, StoreError
 from bot.history.github_memory import cached_repo_file, remember_repo_file
 from bot.history.protocol import HistoryStore
 from bot.policy_file import GatePolicy, policy_from_text
 from bot.regular_file import FileTooLarge, NotRegularFile, read_regular, utf8_text
 from bot.stores import store_kind
 from bot.type_guess import MAX_TYPE_MODEL_BYTES, TypeClassifier, TypeModelLoader
+
+if TYPE_CHECKING:
+    from bot.duplicates.title_stage import Encoder
 
 __all__ = [
     "DEFAULT_BRANCH_EVENTS",
@@ -28,6 +32,7 @@ __all__ = [
     "JobTypeModel",
     "ModelBuilder",
     "StoreBuilder",
+    "TitleEncoderLoader",
     "default_branch_commit",
     "store_outlives_job",
 ]
@@ -44,6 +49,10 @@ ModelBuilder = Callable[[Settings, ModelRole], ChatModel]
 
 ConcurrencyRule = Callable[[Settings], int]
 """``(settings) -> N`` model calls at once: :func:`bot.factory.model_concurrency`."""
+
+TitleEncoderLoader = Callable[[Settings], "Encoder"]
+"""``(settings) -> Encoder``, raising :class:`~bot.errors.ModelError` when the title model of
+the duplicate ranking is not set up."""
 
 
 GITHUB_HOSTED = "github-hosted"
@@ -90,6 +99,8 @@ class _Built:
     """Reads a path at the default branch, as the repository file was (set with the file)."""
     type_model: JobTypeModel | None = None
     type_model_read: bool = False
+    load_titles: TitleEncoderLoader | None = None
+    titles: tuple[Encoder | None, str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -109,13 +120,27 @@ class JobContext:
         make_model: ModelBuilder,
         model_concurrency: ConcurrencyRule,
         load_type_model: TypeModelLoader | None = None,
+        load_titles: TitleEncoderLoader | None = None,
     ) -> JobContext:
         """A job's context; nothing is built until it is asked for. Without
-        ``load_type_model`` a configured type model is reported unusable."""
-        return cls(
-            settings,
-            _Built(make_github, make_store, make_model, model_concurrency, load_type_model),
-        )
+        ``load_type_model`` a configured type model is reported unusable; without
+        ``load_titles`` duplicates are ranked by their words only."""
+        built = _Built(make_github, make_store, make_model, model_concurrency, load_type_model)
+        built.load_titles = load_titles
+        return cls(settings, built)
+
+    def title_encoder(self) -> tuple[Encoder | None, str | None]:
+        """The duplicate ranking's title model (loaded once), or ``None`` and why (one line)."""
+        built = self._built
+        if built.titles is None:
+            if built.load_titles is None:
+                built.titles = (None, "no title model in this job")
+            else:
+                try:
+                    built.titles = (built.load_titles(self.settings), None)
+                except ModelError as exc:
+                    built.titles = (None, str(exc))
+        return built.titles
 
     def github(self) -> GitHubPort:
         """The GitHub client; a dry run needs no token. :exc:`ConfigError`: no token to write."""

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot import audit, dataset, gate
 from bot.commands.comment import run_comment
 from bot.config import Settings
-from bot.context import JobContext, store_outlives_job
+from bot.context import JobContext, TitleEncoderLoader, store_outlives_job
 from bot.dataset.duplicate_run import DuplicatesProgress, DuplicatesReport, run_duplicates
 from bot.dataset.duplicates import POOL_FILE
 from bot.errors import ConfigError
@@ -38,6 +39,9 @@ from bot.settle.job import (
 )
 from bot.settle.settling import SettleReport
 from bot.type_guess import TypeClassifier, TypeModelLoader
+
+if TYPE_CHECKING:
+    from bot.duplicates.title_stage import Encoder
 from bot.types.model_file import type_model_from_text
 
 __all__ = [
@@ -61,6 +65,16 @@ load_type_model: TypeModelLoader | None = _type_model
 """The type model loader jobs are built with; ``None``: a configured model is a warning."""
 
 
+def _title_encoder(settings: Settings) -> Encoder:
+    from bot.duplicates.minilm import title_encoder  # the tokenizer and weights: when ranking
+
+    return title_encoder(settings.models_dir)
+
+
+load_titles: TitleEncoderLoader | None = _title_encoder
+"""The duplicate ranking's title model loader jobs are built with; ``None``: words only."""
+
+
 def job_context(settings: Settings) -> JobContext:
     """The context of one job, with this module's builders (looked up now, so fakes apply)."""
     return JobContext.build(
@@ -70,6 +84,7 @@ def job_context(settings: Settings) -> JobContext:
         make_model=make_chat_model,
         model_concurrency=model_concurrency,
         load_type_model=load_type_model,
+        load_titles=load_titles,
     )
 
 
@@ -270,4 +285,11 @@ def run_index(
     if not store_outlives_job(settings):
         return IndexReport(repo, skipped=NO_INDEX)
     with job_context(settings) as ctx:
-        return backfill_index(settle_github(ctx), ctx.store(), repo, Budget(budget), since=since)
+        store = ctx.store()
+        report = backfill_index(settle_github(ctx), store, repo, Budget(budget), since=since)
+        encoder, report.no_titles = ctx.title_encoder()
+        if encoder is not None:
+            from bot.duplicates.title_stage import TitleStage  # numpy: only here
+
+            report.vectors = TitleStage(store, repo, encoder, keep=True).fill()
+        return report

@@ -63,6 +63,14 @@ def _no_model_preload(request: pytest.FixtureRequest, monkeypatch: pytest.Monkey
 
 
 @pytest.fixture(autouse=True)
+def _no_title_model(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Jobs rank duplicates by words only unless a test is marked ``title_model``: a test's
+    scores do not depend on whether this machine has fetched the title model."""
+    if request.node.get_closest_marker("title_model") is None:
+        monkeypatch.setattr(runner, "load_titles", None)
+
+
+@pytest.fixture(autouse=True)
 def _fixed_nonce(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Real-model tests (``-m model``) delimit untrusted text with one fixed tag id instead of a
     random one, so a test sends the same prompt on every run: a 270M model's reply is then the

@@ -17,7 +17,7 @@ from bot.duplicates.rank import Candidate, Ranker
 from bot.duplicates.suggestions import dismiss, suggestion
 from bot.duplicates.terms import issue_terms
 from bot.errors import ConfigError, GitHubError, StoreError
-from bot.gate.possible_duplicates import index_row
+from bot.gate.possible_duplicates import index_row, title_stage
 from bot.history.protocol import HistoryStore, IndexedIssue
 from bot.neutralise import neutralise
 
@@ -63,8 +63,13 @@ def list_duplicates(call: CommandContext) -> Answer:
         if writes:
             store.index_issues(repo, [row])
         others = store.index_size(repo) - (store.indexed_issue(repo, number) is not None)
-        found = Ranker(store, repo).rank(
-            issue_terms(row.title, row.body), exclude=number, before=row.created_at, k=LISTED
+        encoder = call.job.title_encoder()[0]
+        found = Ranker(store, repo, title_stage(store, repo, encoder, keep=writes)).rank(
+            issue_terms(row.title, row.body),
+            exclude=number,
+            before=row.created_at,
+            k=LISTED,
+            title=row.title,
         )
         mark = suggestion(store, repo, number)
     except StoreError as exc:

@@ -375,7 +375,9 @@ def _duplicates(ctx: JobContext, event: IssuesEvent, store: HistoryStore) -> Dup
     if row is None:
         return DuplicatesPlan(problem="not ranked: the payload gives no creation time")
     repo, write = event.repository.full_name, not ctx.settings.dry_run
-    plan = plan_duplicates(store, repo, row, write=write, kept=store_outlives_job(ctx.settings))
+    kept = store_outlives_job(ctx.settings)
+    encoder = ctx.title_encoder()[0] if kept else None
+    plan = plan_duplicates(store, repo, row, write=write, kept=kept, encoder=encoder)
     plan = still_there(plan, repo, ctx.github().issue_states)
     if plan.gone and write:
         with contextlib.suppress(StoreError):  # a later run drops them

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from bot.clients.github_port import IssueState, LabelEvent
 from bot.clients.issue_states import usable
@@ -23,10 +24,14 @@ from bot.repo_file import DuplicatesConfig
 from bot.shares import wilson
 from bot.types.scores import THRESHOLD_Z
 
+if TYPE_CHECKING:
+    from bot.duplicates.title_stage import Encoder, TitleStage
+
 __all__ = [
     "LISTED",
     "MIN_LISTED_SCORE",
     "NO_INDEX",
+    "WORDS_ONLY",
     "DuplicatesPlan",
     "SaidDuplicate",
     "StatementRecord",
@@ -39,6 +44,7 @@ __all__ = [
     "render_duplicates_summary",
     "statement_record",
     "still_there",
+    "title_stage",
 ]
 
 LISTED = 3
@@ -46,6 +52,7 @@ LISTED = 3
 MIN_LISTED_SCORE = 0.2
 """Candidates scoring below this are not listed (the cosine: 0–1)."""
 NO_INDEX = "no index: the store does not outlive the job"
+WORDS_ONLY = "ranked by words only: the title model is not set up (scripts/fetch_minilm.sh)"
 _TITLE_CHARS = 80
 
 
@@ -66,10 +73,13 @@ class DuplicatesPlan:
     """Candidates GitHub no longer has as open or closed, unlocked issues here (left out)."""
     unchecked: bool = False
     """Their state could not be read: titles are not shown, and nothing is said."""
+    words_only: bool = False
+    """Ranked without the title stage (no title model): nothing is said."""
 
     def describe(self) -> str:
         """One plain-text line (each sink escapes it)."""
-        return self._listed() + (f" ({self.said})" if self.said else "")
+        notes = [n for n in (WORDS_ONLY if self.words_only else None, self.said) if n]
+        return self._listed() + "".join(f" ({n})" for n in notes)
 
     def _listed(self) -> str:
         if self.problem is not None:
@@ -126,9 +136,10 @@ def plan_duplicates(
     *,
     write: bool,
     kept: bool,
+    encoder: Encoder | None = None,
 ) -> DuplicatesPlan:
     """Index ``row`` (when ``write``), rank the issues created before it, and record the top
-    candidate (when ``write``).
+    candidate (when ``write`` and ranked with ``encoder``, the title model).
 
     ``kept``: the store outlives the job (otherwise nothing is read or written: an index that
     starts empty in every job finds nothing). A store fault is the plan's ``problem``.
@@ -140,18 +151,33 @@ def plan_duplicates(
         if write:
             store.index_issues(repo, [row])
             indexed = True
-        ranker = Ranker(store, repo)
+        ranker = Ranker(store, repo, title_stage(store, repo, encoder, keep=write))
         found = ranker.rank(
-            issue_terms(row.title, row.body), exclude=row.number, before=row.created_at, k=LISTED
+            issue_terms(row.title, row.body),
+            exclude=row.number,
+            before=row.created_at,
+            k=LISTED,
+            title=row.title,
         )
         size = ranker.size
         best = found[0] if found else None
-        if write:
+        if write and encoder is not None:
             record_ranking(store, repo, row.number, best.number if best else None, _score(best))
     except StoreError as exc:
         return DuplicatesPlan(indexed=indexed, problem=f"the index cannot be used: {exc}")
     listed = tuple(c for c in found if c.score >= MIN_LISTED_SCORE)
-    return DuplicatesPlan(listed, best, indexed=indexed, size=size)
+    return DuplicatesPlan(listed, best, indexed=indexed, size=size, words_only=encoder is None)
+
+
+def title_stage(
+    store: HistoryStore, repo: str, encoder: Encoder | None, *, keep: bool
+) -> TitleStage | None:
+    """The ranking's title stage with ``encoder`` (``None``: none)."""
+    if encoder is None:
+        return None
+    from bot.duplicates.title_stage import TitleStage  # numpy: only with a title model
+
+    return TitleStage(store, repo, encoder, keep=keep)
 
 
 def _score(candidate: Candidate | None) -> float:
@@ -240,6 +266,8 @@ def earned(
     """
     if plan.problem is not None or not plan.candidates:
         return None, "not said: no candidate"
+    if plan.words_only:
+        return None, "not said: a statement is measured with the title model"
     record = record or statement_record(config)
     if record is None:
         return None, "not said: no measured statement in the repository file"

@@ -47,6 +47,10 @@ class IndexReport:
     cursor: str | None = None
     skipped: str | None = None
     """Why nothing was read (``None``: the run read GitHub)."""
+    vectors: int | None = None
+    """Title vectors computed for indexed issues without one (``None``: no title model)."""
+    no_titles: str | None = None
+    """Why there is no title model, when there is none."""
 
     def lines(self) -> list[str]:
         """The report as plain log lines (untrusted values through ``log_value``)."""
@@ -63,6 +67,11 @@ class IndexReport:
         if self.stopped:
             out.append(f"  stopped: {log_value(self.stopped, max_chars=300)}; the next run resumes")
         out.append(f"  cursor: {log_value(self.cursor or 'none')}")
+        if self.vectors is not None:
+            out.append(f"  title vectors: {self.vectors} computed for issues without one")
+        elif self.no_titles is not None:
+            why = log_value(self.no_titles, max_chars=300)
+            out.append(f"  title vectors: none (duplicates ranked by words only: {why})")
         return out
 
 

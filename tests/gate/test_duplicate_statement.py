@@ -29,7 +29,13 @@ from bot.duplicates.suggestions import (
 )
 from bot.factory import make_store
 from bot.gate.author_comment import duplicate_comment, duplicate_section
-from bot.gate.possible_duplicates import DuplicatesPlan, StatementRecord, earned, index_row
+from bot.gate.possible_duplicates import (
+    WORDS_ONLY,
+    DuplicatesPlan,
+    StatementRecord,
+    earned,
+    index_row,
+)
 from bot.gate.types import AUTHOR_MARKER
 from bot.repo_file import REPO_FILE_PATH, parse_repo_file
 from bot.run_report import RunReport
@@ -38,6 +44,7 @@ from tests.support.fake_github import FakeGitHub
 from tests.support.markdown_oracle import render
 from tests.support.profiles import FUZZ
 from tests.support.replies import COMPLETE_BODY, NEEDS_REPLY, VALID_REPLY
+from tests.support.title_encoder import WordHash
 
 REPO = "Codertocat/Hello-World"
 BOT = "github-actions[bot]"
@@ -47,6 +54,12 @@ MEASURED = "  statement: {threshold: 0.3, right: 95, made: 100}\n"
 TITLE = "Saving a file with a unicode name crashes the editor"
 BODY = "When I save a file named café.txt the editor crashes with a UnicodeEncodeError."
 SHORT_BODY = "The app crashes when I click save."
+
+
+@pytest.fixture(autouse=True)
+def _title_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Jobs rank with a stand-in title model: a statement is said only with one."""
+    monkeypatch.setattr(runner, "load_titles", lambda settings: WordHash())
 
 
 def _file(statement: str | None = MEASURED, label: str | None = LABEL) -> str:
@@ -269,6 +282,29 @@ def test_unearned_nothing_is_said_and_the_plan_says_why(
     ranked = _ranking(tmp_path, db)  # unsaid, the ranking is kept for settling
     assert ranked is not None
     assert (ranked.top, ranked.outcome) == (7, None)
+
+
+def test_without_the_title_model_it_lists_by_words_and_says_and_records_nothing(
+    tmp_path: Path,
+    github: FakeGitHub,
+    model: FakeChatModel,
+    db: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The measured statement is of the score with the title stage: a words-only score cannot
+    earn it, and a words-only ranking does not enter the live record."""
+    monkeypatch.setattr(runner, "load_titles", None)
+    _seed(tmp_path, db, EARLIER)
+    _open(github, 7)
+    model.enqueue(VALID_REPLY)
+    report = _run(tmp_path, db, github, _file())
+    assert _label_writes(github) == [("add_labels", "1", "ready-for-dev")]
+    assert github.bot_comments(1) == []
+    assert "duplicates: #7 " in report.text
+    assert f"({WORDS_ONLY}) (not said: a statement is measured with the title model)" in (
+        report.text
+    )
+    assert _ranking(tmp_path, db) is None
 
 
 def test_a_dismissed_issue_is_not_suggested_again_on_an_edit(
