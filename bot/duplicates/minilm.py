@@ -28,12 +28,13 @@ if TYPE_CHECKING:
     Matrix = npt.NDArray[np.float32]
 
 __all__ = [
+    "BATCH",
     "DIMENSIONS",
     "TITLE_CHARS",
     "TITLE_MODEL_DIR",
     "TITLE_MODEL_FILES",
     "TITLE_TOKENS",
-    "ModelFile",
+    "EncoderFile",
     "TitleEncoder",
     "title_encoder",
 ]
@@ -54,20 +55,23 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
-class ModelFile:
-    """A file of the title model: name, size in bytes, SHA-256 (checked by the fetch script)."""
+class EncoderFile:
+    """A file of the title model: name, size in bytes, SHA-256 (checked by the fetch script).
+
+    The embedded backend's ``ModelFile`` is not shared: importing it loads the settings.
+    """
 
     name: str
     size: int
     sha256: str
 
 
-WEIGHTS = ModelFile(
+WEIGHTS = EncoderFile(
     name="model.safetensors",
     size=90_868_376,
     sha256="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
 )
-TOKENIZER = ModelFile(
+TOKENIZER = EncoderFile(
     name="tokenizer.json",
     size=466_247,
     sha256="be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
@@ -83,8 +87,10 @@ class TitleEncoder:
     """all-MiniLM-L6-v2 loaded from a folder holding its two files."""
 
     def __init__(self, directory: Path) -> None:
-        """Raises:
-        ModelLoadError: a file is not a readable safetensors or tokenizer file.
+        """Load both files as they are (:func:`title_encoder` checks them first).
+
+        Raises:
+            ModelLoadError: a file is not a readable safetensors or tokenizer file.
         """
         from safetensors import SafetensorError
         from safetensors.numpy import load_file
@@ -176,7 +182,7 @@ def title_encoder(models_dir: Path) -> TitleEncoder:
         return loaded
 
 
-def _check_size(directory: Path, file: ModelFile) -> None:
+def _check_size(directory: Path, file: EncoderFile) -> None:
     try:
         size = (directory / file.name).stat().st_size
     except OSError:
