@@ -7,10 +7,10 @@
     ├── InvalidRange                      exit 2  a PATH:START-END the audit refuses
     ├── ModelError                        (gate: validator-error label, never an exit)
     │   ├── ModelUnavailable                      unreachable, timeout, 429, 5xx after retries
-    │   ├── ModelNotFound                         404: the model is not pulled / GGUF missing
+    │   ├── ModelNotFound                         404: the model is not pulled / a file missing
     │   ├── ModelRequestRejected                  400 and other 4xx: bad options, schema, key
     │   │   └── ModelPromptTooLong                prompt + num_predict over num_ctx (found after)
-    │   ├── ModelLoadError                        llama.cpp could not load the GGUF
+    │   ├── ModelLoadError                        a model file could not be loaded
     │   ├── ModelTruncated                        reply cut at num_predict: never a result
     │   └── ModelOutputError                      empty / unparseable / schema-invalid output
     │       └── ModelCopiedInput                  the verdict's reason is copied from the issue
@@ -114,7 +114,7 @@ class ModelUnavailable(ModelError):
 
 
 class ModelNotFound(ModelError):
-    """The server answered 404 for the model, or the GGUF file does not exist."""
+    """The server answered 404 for the model, or a model file (GGUF, title encoder) is missing."""
 
     kind = "model_not_found"
 
@@ -132,7 +132,8 @@ class ModelPromptTooLong(ModelRequestRejected):
 
 
 class ModelLoadError(ModelError):
-    """llama.cpp could not load the GGUF file (corrupt file, wrong format, out of memory)."""
+    """A model file could not be loaded: the GGUF by llama.cpp (corrupt file, wrong format, out
+    of memory), or the title encoder's weights or tokenizer."""
 
     kind = "model_load"
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up triage-bot on a fresh machine: a venv in .venv with the package, the embedded model
 # backend (llama-cpp-python), its default model (Qwen2.5-Coder 1.5B, scripts/fetch_qwen.sh), the
-# smoke model of the real-model tests (Gemma 3 270M) and the test tools.
+# duplicate ranking's title encoder (all-MiniLM-L6-v2, scripts/fetch_minilm.sh), the smoke model
+# of the real-model tests (Gemma 3 270M) and the test tools.
 #
 # The runtime dependencies come first from requirements.lock with pip --require-hashes, the
 # versions the action installs on the runner. Without --no-deps here, pip also resolves their
@@ -71,4 +72,6 @@ fi
 # The embedded default model (Qwen2.5-Coder 1.5B), checked against its SHA-256, kept outside the
 # checkout in ${TRIAGE_MODELS:-~/.cache/triage-bot/models} and fetched once per machine.
 PYTHON=.venv/bin/python ./scripts/fetch_qwen.sh >/dev/null
+# The duplicate ranking's title encoder (all-MiniLM-L6-v2), beside it and fetched the same way.
+PYTHON=.venv/bin/python ./scripts/fetch_minilm.sh >/dev/null
 echo "setup: ready (.venv)"
