@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot.duplicates.rank import Ranker  # noqa: E402
-from bot.duplicates.title_stage import Encoder, TitleStage  # noqa: E402
 from bot.duplicates.terms import BODY_CHARS, issue_terms  # noqa: E402
+from bot.duplicates.title_stage import Encoder, TitleStage  # noqa: E402
 from bot.history.protocol import HistoryStore, IndexedIssue  # noqa: E402
 
 REPO = "bench/duplicates"

@@ -707,8 +707,12 @@ def eval_command(**flags: Any) -> None:  # fmt: skip
             encoder = None
             if not flags["words_only"]:
                 from bot.duplicates.minilm import title_encoder
+                from bot.errors import ModelNotFound
 
-                encoder = title_encoder(_settings(flags).models_dir)
+                try:
+                    encoder = title_encoder(_settings(flags).models_dir)
+                except ModelNotFound as exc:
+                    raise ModelNotFound(f"{exc}; or measure by words only: --words-only") from exc
             _print_walled(run_duplicates_eval(flags, encoder))
             return
         if flags["only"] == "types":

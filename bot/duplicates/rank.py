@@ -93,7 +93,7 @@ class Ranker:
         self.repo = repo
         self.titles = titles
         """With a title stage, a candidate's score mixes in its title cosine
-        (:func:`~bot.duplicates.title_stage.mixed`) when :meth:`rank` is given the title."""
+        (:func:`mixed`) when :meth:`rank` is given the title."""
         self._size: int | None = None
         self._idf: dict[str, float] = {}
         self._docs: dict[str, int] = {}

@@ -18,8 +18,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from bot.cli import main
+from bot.duplicates.minilm import title_encoder
 from bot.duplicates.pool import DuplicatePair, PoolReport
 from bot.evaluation.duplicate_ranking import duplicates_report
+from bot.settings_table import default_models_dir
 
 DAY = "2026-03-{:02d}T12:00:00Z"
 
@@ -149,21 +151,45 @@ def _files(
 
 
 def test_the_command_writes_the_report(tmp_path: Path) -> None:
-    result = _eval(tmp_path, *_files(tmp_path), "--min-precision", "0.85")
+    result = _eval(tmp_path, *_files(tmp_path), "--min-precision", "0.85", "--words-only")
     assert result.exit_code == 0, result.output
-    assert "10 pairs, each ranked against the whole pool (32 reports)" in result.output
+    assert (
+        "10 pairs, each ranked against the whole pool (32 reports), by words only" in result.output
+    )
     assert "from score 1.000: 12/12 right" in result.output
     written = json.loads((tmp_path / "r.json").read_text("utf-8"))
     assert list(written) == ["duplicates"]
     section = written["duplicates"]
     assert set(section) == {
-        "pool", "pairs", "earlier_only", "recall", "mrr", "statement", "outcomes"
+        "pool", "pairs", "earlier_only", "ranking", "recall", "mrr", "statement", "outcomes"
     }  # fmt: skip
     assert set(section["recall"]) == {"1", "5", "10"}
     assert set(section["recall"]["5"]) == {"k", "n", "share", "interval"}
     assert set(section["statement"]) == {"bound", "threshold", "precision", "coverage", "at"}
     assert section["outcomes"][0] == {"id": "b0", "dup_of": "a0", "rank": 1}
     assert section == json.loads(json.dumps(duplicates_report(POOL, PAIRS, bound=0.85)))
+
+
+def test_by_default_the_command_ranks_with_the_title_model(tmp_path: Path) -> None:
+    result = _eval(tmp_path, *_files(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert "by words and title meaning" in result.output
+    section = json.loads((tmp_path / "r.json").read_text("utf-8"))["duplicates"]
+    encoder = title_encoder(default_models_dir())
+    assert section == json.loads(json.dumps(duplicates_report(POOL, PAIRS, encoder=encoder)))
+    assert section != json.loads(json.dumps(duplicates_report(POOL, PAIRS)))
+
+
+def test_without_the_title_model_the_command_says_how_to_fetch_it(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        main,
+        ["eval", "--only", "duplicates", *_files(tmp_path)],
+        env={"TRIAGE_MODELS": str(tmp_path / "no-models")},
+    )
+    assert result.exit_code != 0
+    assert "scripts/fetch_minilm.sh" in result.output
+    assert "--words-only" in result.output
+    assert not (tmp_path / "r.json").exists()
 
 
 def test_the_command_with_earlier_only(tmp_path: Path) -> None:
