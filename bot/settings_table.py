@@ -70,8 +70,8 @@ def default_db_path(env: Mapping[str, str]) -> Path:
 
 
 def default_models_dir() -> Path:
-    """``~/.cache/triage-bot/models``: where ``scripts/fetch_qwen.sh`` writes by default (the
-    CLI passes ``Settings.models_dir``, which reads ``TRIAGE_MODELS``)."""
+    """``~/.cache/triage-bot/models``: where ``scripts/fetch_qwen.sh`` and ``fetch_minilm.sh``
+    write (the CLI passes ``Settings.models_dir``, which reads ``TRIAGE_MODELS``)."""
     return Path.home() / ".cache" / "triage-bot" / "models"
 
 
@@ -219,7 +219,7 @@ class SettingsTable:
         env="TRIAGE_MODELS",
         parse=home_path,
         readme_default="`~/.cache/triage-bot/models`",
-        help="folder `scripts/setup.sh` fetches the embedded default into",
+        help="folder `scripts/setup.sh` fetches the embedded default and the title model into",
     )
     prompt_cache_dir: Path = setting(
         Factory(default_prompt_cache_dir),
