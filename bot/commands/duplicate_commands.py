@@ -91,6 +91,7 @@ def list_duplicates(call: CommandContext) -> Answer:
         indexed=others,
         left_out=len(found) - len(kept),
         dismissed_by=dismissed_by,
+        words_only=encoder is None,
     )
 
 
@@ -108,13 +109,18 @@ def duplicates_reply(
     indexed: int,
     left_out: int = 0,
     dismissed_by: str | None = None,
+    words_only: bool = False,
 ) -> str:
     """The ``/duplicates`` reply; titles are untrusted, shown through :func:`neutralise`."""
+    how = (
+        "TF-IDF cosine of title and first body, 0–1; the title model is not set up"
+        if words_only
+        else "TF-IDF cosine of title and first body with the titles' meaning, 0–1"
+    )
     if candidates:
         lines = [
             "Possible duplicates: the earlier issues most like this one among the "
-            f"{indexed} other issues indexed (TF-IDF cosine of title and first body, 0–1; "
-            "no model):",
+            f"{indexed} other issues indexed ({how}; no chat model):",
             "",
         ]
         lines += [

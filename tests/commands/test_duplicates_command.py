@@ -18,9 +18,10 @@ from bot.clients.github_port import IssueState
 from bot.commands.comment import run_comment
 from bot.commands.duplicate_commands import EPHEMERAL_REPLY, duplicates_reply
 from bot.config import Settings
-from bot.context import JobContext
+from bot.context import JobContext, TitleEncoderLoader
 from bot.duplicates.rank import Candidate
 from bot.duplicates.suggestions import suggestion
+from bot.duplicates.title_stage import VECTOR_MODEL
 from bot.events import IssueCommentEvent, route_event
 from bot.factory import make_store
 from bot.gate.possible_duplicates import index_row
@@ -30,6 +31,7 @@ from tests.support import load_webhook
 from tests.support.fake_github import FakeGitHub
 from tests.support.markdown_oracle import render
 from tests.support.profiles import FUZZ
+from tests.support.title_encoder import WordHash
 
 REPO = "Codertocat/Hello-World"
 AUTHOR = "Codertocat"  # the commenter in issue_comment.created.0
@@ -75,13 +77,19 @@ def _settings(target: str, **kw: Any) -> Settings:
     return replace(base, **kw)
 
 
-def _comment(github: FakeGitHub, settings: Settings, event: IssueCommentEvent) -> RunReport:
+def _comment(
+    github: FakeGitHub,
+    settings: Settings,
+    event: IssueCommentEvent,
+    titles: TitleEncoderLoader | None = None,
+) -> RunReport:
     with JobContext.build(
         settings,
         make_github=lambda s, **k: github,
         make_store=make_store,
         make_model=_no_model,
         model_concurrency=lambda s: 1,
+        load_titles=titles,
     ) as job:
         return run_comment(event, job)
 
@@ -137,6 +145,27 @@ def test_the_earlier_issues_still_on_github_are_listed_best_first(
         assert store.indexed_issue(REPO, 13) is None  # deleted: dropped from the index
         assert store.indexed_issue(REPO, 14) is None  # transferred: dropped
         assert store.indexed_issue(REPO, 15) is not None  # locked: kept, only not named
+    finally:
+        store.close()
+
+
+def test_with_the_title_model_the_titles_meaning_ranks_too_and_vectors_are_kept(
+    github: FakeGitHub, store_target: str
+) -> None:
+    _seed(store_target, EARLIER)
+    _comment(github, _settings(store_target), _event("/duplicates"))
+    words = _reply(github)
+    assert "the title model is not set up" in words
+    github.comments.clear()
+    _comment(github, _settings(store_target), _event("/duplicates"), lambda s: WordHash())
+    staged = _reply(github)
+    assert "with the titles' meaning" in staged
+    listed = [line.split()[1] for line in staged.splitlines() if line.startswith("- ")]
+    assert listed[:2] == ["#11", "#12"]  # the same title and body still ranks first
+    assert staged != words  # the scores mix in the titles' cosine
+    store = _store(store_target)
+    try:
+        assert 11 in store.title_vectors(REPO, VECTOR_MODEL, [11, 12])
     finally:
         store.close()
 
