@@ -19,6 +19,8 @@ from bot.cli import main
 from bot.clients.github_port import IssueState
 from bot.config import Settings
 from bot.duplicates.rank import Ranker
+from bot.duplicates.terms import issue_terms
+from bot.duplicates.title_stage import VECTOR_MODEL
 from bot.errors import GitHubUnavailable, StoreError
 from bot.factory import make_store
 from bot.gate.possible_duplicates import NO_INDEX, index_row
@@ -119,6 +121,34 @@ def test_a_run_indexes_the_issue_and_lists_an_earlier_similar_one(
     assert stored.created_at == "2019-05-15T15:20:18Z"
     assert _labelled(github)
     assert report.warnings == []
+
+
+@pytest.mark.title_model
+def test_with_the_title_model_a_run_ranks_by_the_titles_meaning_and_keeps_their_vectors(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+) -> None:
+    db = tmp_path / "triage.db"
+    earlier = [
+        _earlier(7, "Spelling error in README", 2),
+        _earlier(8, "Typo in the readme file", 3),
+        _earlier(9, "crash on start", 4),
+    ]
+    _fill(db, earlier)
+    model.enqueue(VALID_REPLY)
+    line = _duplicates_line(_run(tmp_path))
+    assert line.startswith("duplicates: #7 ")
+    assert "#8 " in line
+    assert "#9" not in line
+    assert "words only" not in line
+    store = make_store(Settings(db_path=str(db)))
+    try:
+        kept = store.title_vectors(REPO, VECTOR_MODEL, [7, 8, 9])
+        assert sorted(kept) == [7, 8]  # the shortlist's, kept by the run; 9 was not retrieved
+        words = Ranker(store, REPO).rank(issue_terms(TITLE, COMPLETE_BODY), exclude=NUMBER)
+    finally:
+        store.close()
+    scores = dict(part.split(" ")[:2] for part in line.removeprefix("duplicates: ").split("; "))
+    assert scores["#8"] != f"{next(c.score for c in words if c.number == 8):.2f}"
 
 
 def test_an_issue_with_a_lone_surrogate_is_indexed_listed_and_labelled(

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from bot.cli import main
 from bot.config import Settings
 from bot.duplicates.terms import issue_terms
+from bot.duplicates.title_stage import VECTOR_MODEL
 from bot.errors import ConfigError
 from bot.factory import make_github, make_store
 from bot.history.protocol import HistoryStore, IndexedIssue
@@ -158,3 +159,28 @@ def test_the_recorded_runs_index_then_read_one_page(tmp_path: Path) -> None:
     assert "1 page(s), 10 issue(s) indexed, 0 dropped (transferred); 1 request(s)" in first.output
     assert "1 page(s), 0 issue(s) indexed" in again.output
     assert "the index holds 10 issue(s)" in again.output
+
+
+@pytest.mark.title_model
+def test_with_the_title_model_the_run_computes_the_missing_title_vectors(tmp_path: Path) -> None:
+    env = {"GITHUB_TOKEN": TOKEN, "TRIAGE_DB": str(tmp_path / "kept.db")}
+    with cassette("index_backfill"):
+        first = CliRunner().invoke(main, ["index", "--repo", REPO], env=env)
+        again = CliRunner().invoke(main, ["index", "--repo", REPO], env=env)
+    assert first.exit_code == 0, first.output
+    assert "title vectors: 10 computed for issues without one" in first.output
+    assert "title vectors: 0 computed" in again.output
+    store = make_store(Settings(db_path=tmp_path / "kept.db"))
+    try:
+        assert store.issues_without_vector(REPO, VECTOR_MODEL, 20) == []
+        assert len(store.title_vectors(REPO, VECTOR_MODEL, range(1, 11))) == 10
+    finally:
+        store.close()
+
+
+def test_without_the_title_model_the_run_says_duplicates_rank_by_words(tmp_path: Path) -> None:
+    env = {"GITHUB_TOKEN": TOKEN, "TRIAGE_DB": str(tmp_path / "kept.db")}
+    with cassette("index_backfill"):
+        result = CliRunner().invoke(main, ["index", "--repo", REPO], env=env)
+    assert result.exit_code == 0, result.output
+    assert "title vectors: none (duplicates ranked by words only" in result.output
