@@ -50,6 +50,8 @@ BATCH = 32
 
 _LAYERS = 6
 _HEADS = 12
+_VOCABULARY = 30_522
+_INTERMEDIATE = 1536
 _HEAD_SIZE = DIMENSIONS // _HEADS
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -90,20 +92,29 @@ class TitleEncoder:
         """Load both files as they are (:func:`title_encoder` checks them first).
 
         Raises:
-            ModelLoadError: a file is not a readable safetensors or tokenizer file.
+            ModelLoadError: a file is not a readable safetensors or tokenizer file, a tensor
+                is missing, not float32 of its shape or not finite, or a token id is past
+                the word embeddings.
         """
         from safetensors import SafetensorError
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
+        weights = directory / WEIGHTS.name
         try:
-            self._w = _prepared(load_file(str(directory / WEIGHTS.name)))
-        except (OSError, SafetensorError, KeyError) as exc:
-            raise ModelLoadError(f"could not load {directory / WEIGHTS.name}: {exc!r}") from exc
+            self._w = _prepared(_checked(load_file(str(weights))))
+        except (OSError, SafetensorError, ValueError) as exc:
+            raise ModelLoadError(f"could not load {weights}: {exc!r}") from exc
+        tokenizer = directory / TOKENIZER.name
         try:
-            self._tokenizer: Tokenizer = Tokenizer.from_file(str(directory / TOKENIZER.name))
+            self._tokenizer: Tokenizer = Tokenizer.from_file(str(tokenizer))
         except Exception as exc:  # tokenizers raises a bare Exception for a bad file
-            raise ModelLoadError(f"could not load {directory / TOKENIZER.name}: {exc}") from exc
+            raise ModelLoadError(f"could not load {tokenizer}: {exc}") from exc
+        top = max(self._tokenizer.get_vocab(with_added_tokens=True).values(), default=0)
+        if top >= _VOCABULARY:
+            raise ModelLoadError(
+                f"could not load {tokenizer}: token id {top} is past the weights' {_VOCABULARY}"
+            )
         self._tokenizer.enable_truncation(TITLE_TOKENS)
         self._tokenizer.no_padding()  # each batch is padded to its longest title below
 
@@ -194,6 +205,53 @@ def _check_size(directory: Path, file: EncoderFile) -> None:
             "scripts/fetch_minilm.sh (scripts/setup.sh runs it) with TRIAGE_MODELS naming "
             "the models folder"
         )
+
+
+def _shapes() -> dict[str, tuple[int, ...]]:
+    """Each tensor the forward pass reads, with its shape."""
+    d = DIMENSIONS
+    shapes: dict[str, tuple[int, ...]] = {
+        "embeddings.word_embeddings.weight": (_VOCABULARY, d),
+        "embeddings.position_embeddings.weight": (512, d),
+        "embeddings.token_type_embeddings.weight": (2, d),
+    }
+    dense = {
+        "attention.self.query": (d, d),
+        "attention.self.key": (d, d),
+        "attention.self.value": (d, d),
+        "attention.output.dense": (d, d),
+        "intermediate.dense": (_INTERMEDIATE, d),
+        "output.dense": (d, _INTERMEDIATE),
+    }
+    norms = ["embeddings.LayerNorm"]
+    for layer in range(_LAYERS):
+        p = f"encoder.layer.{layer}."
+        for name, shape in dense.items():
+            shapes[f"{p}{name}.weight"], shapes[f"{p}{name}.bias"] = shape, shape[:1]
+        norms += [p + "attention.output.LayerNorm", p + "output.LayerNorm"]
+    for norm in norms:
+        shapes[f"{norm}.weight"] = shapes[f"{norm}.bias"] = (d,)
+    return shapes
+
+
+def _checked(weights: dict[str, Matrix]) -> dict[str, Matrix]:
+    """``weights`` when each tensor the forward pass reads is there, float32, of its shape and
+    finite.
+
+    Raises:
+        ValueError: one is not.
+    """
+    import numpy as np
+
+    for name, shape in _shapes().items():
+        array = weights.get(name)
+        if array is None:
+            raise ValueError(f"no tensor {name}")
+        if array.dtype != np.float32 or array.shape != shape:
+            raise ValueError(f"{name} is {array.dtype} {array.shape}, not float32 {shape}")
+        if not np.isfinite(array).all():
+            raise ValueError(f"{name} holds values that are not finite")
+    return weights
 
 
 def _prepared(weights: dict[str, Matrix]) -> dict[str, Matrix]:

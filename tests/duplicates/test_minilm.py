@@ -33,6 +33,7 @@ from bot.duplicates.minilm import (
 from bot.errors import ModelLoadError, ModelNotFound
 from tests.support import ROOT
 from tests.support.profiles import FUZZ
+from tests.support.title_model_files import BROKEN_WEIGHTS, broken_title_model
 
 REFERENCE = json.loads((ROOT / "tests" / "data" / "minilm" / "reference.json").read_text("utf-8"))
 CASES = REFERENCE["cases"]
@@ -190,6 +191,29 @@ def test_files_of_the_right_size_that_are_not_the_model_are_refused(tmp_path: Pa
     )
     with pytest.raises(ModelLoadError, match=re.escape("tokenizer.json")):
         title_encoder(tmp_path)
+
+
+@pytest.mark.parametrize("change", BROKEN_WEIGHTS.values(), ids=BROKEN_WEIGHTS.keys())
+def test_weights_a_safetensors_reader_takes_but_of_other_shapes_or_values_are_refused(
+    tmp_path: Path, change: Any
+) -> None:
+    """Refused at load, naming the file, never failing or giving NaN later on a title."""
+    with pytest.raises(ModelLoadError, match=re.escape("model.safetensors")):
+        title_encoder(broken_title_model(tmp_path, change)).encode(["crash on start"])
+
+
+def test_a_tokenizer_giving_ids_past_the_vocabulary_is_refused(tmp_path: Path) -> None:
+    folder = broken_title_model(tmp_path, lambda w: w) / TITLE_MODEL_DIR
+    spec = json.loads((folder / "tokenizer.json").read_text("utf-8"))
+    vocab = spec["model"]["vocab"]
+    del vocab["[unused99]"]  # room for the longer id
+    vocab["crash"] = 99_999
+    text = json.dumps(spec, separators=(",", ":"), ensure_ascii=False)
+    size = TITLE_MODEL_FILES[1].size
+    assert len(text.encode()) <= size
+    (folder / "tokenizer.json").write_text(text + " " * (size - len(text.encode())), "utf-8")
+    with pytest.raises(ModelLoadError, match=re.escape("tokenizer.json")):
+        title_encoder(tmp_path).encode(["crash on start"])
 
 
 def test_the_fetch_script_checks_the_hashes_of_the_files_the_encoder_loads() -> None:
