@@ -707,12 +707,13 @@ def eval_command(**flags: Any) -> None:  # fmt: skip
             encoder = None
             if not flags["words_only"]:
                 from bot.duplicates.minilm import title_encoder
-                from bot.errors import ModelNotFound
+                from bot.errors import ModelLoadError, ModelNotFound
 
                 try:
                     encoder = title_encoder(_settings(flags).models_dir)
-                except ModelNotFound as exc:
-                    raise ModelNotFound(f"{exc}; or measure by words only: --words-only") from exc
+                except (ModelNotFound, ModelLoadError) as exc:
+                    hint = f"{exc}; or measure by words only: --words-only"
+                    raise type(exc)(hint) from exc
             _print_walled(run_duplicates_eval(flags, encoder))
             return
         if flags["only"] == "types":

@@ -104,16 +104,21 @@ class TitleEncoder:
         try:
             self._w = _prepared(_checked(load_file(str(weights))))
         except (OSError, SafetensorError, ValueError) as exc:
-            raise ModelLoadError(f"could not load {weights}: {exc!r}") from exc
+            raise ModelLoadError(
+                f"the title model cannot be loaded from {weights}: {exc!r}"
+            ) from exc
         tokenizer = directory / TOKENIZER.name
         try:
             self._tokenizer: Tokenizer = Tokenizer.from_file(str(tokenizer))
         except Exception as exc:  # tokenizers raises a bare Exception for a bad file
-            raise ModelLoadError(f"could not load {tokenizer}: {exc}") from exc
+            raise ModelLoadError(
+                f"the title model cannot be loaded from {tokenizer}: {exc}"
+            ) from exc
         top = max(self._tokenizer.get_vocab(with_added_tokens=True).values(), default=0)
         if top >= _VOCABULARY:
             raise ModelLoadError(
-                f"could not load {tokenizer}: token id {top} is past the weights' {_VOCABULARY}"
+                f"the title model cannot be loaded from {tokenizer}: token id {top} is past the "
+                f"weights' {_VOCABULARY}"
             )
         self._tokenizer.enable_truncation(TITLE_TOKENS)
         self._tokenizer.no_padding()  # each batch is padded to its longest title below

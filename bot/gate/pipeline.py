@@ -376,8 +376,10 @@ def _duplicates(ctx: JobContext, event: IssuesEvent, store: HistoryStore) -> Dup
         return DuplicatesPlan(problem="not ranked: the payload gives no creation time")
     repo, write = event.repository.full_name, not ctx.settings.dry_run
     kept = store_outlives_job(ctx.settings)
-    encoder = ctx.title_encoder()[0] if kept else None
-    plan = plan_duplicates(store, repo, row, write=write, kept=kept, encoder=encoder)
+    encoder, why = ctx.title_encoder() if kept else (None, None)
+    plan = plan_duplicates(
+        store, repo, row, write=write, kept=kept, encoder=encoder, no_encoder=why or ""
+    )
     plan = still_there(plan, repo, ctx.github().issue_states)
     if plan.gone and write:
         with contextlib.suppress(StoreError):  # a later run drops them

@@ -52,7 +52,7 @@ LISTED = 3
 MIN_LISTED_SCORE = 0.2
 """Candidates scoring below this are not listed (the cosine: 0–1)."""
 NO_INDEX = "no index: the store does not outlive the job"
-WORDS_ONLY = "ranked by words only: the title model is not set up (scripts/fetch_minilm.sh)"
+WORDS_ONLY = "ranked by words only"
 _TITLE_CHARS = 80
 
 
@@ -73,12 +73,13 @@ class DuplicatesPlan:
     """Candidates GitHub no longer has as open or closed, unlocked issues here (left out)."""
     unchecked: bool = False
     """Their state could not be read: titles are not shown, and nothing is said."""
-    words_only: bool = False
-    """Ranked without the title stage (no title model): nothing is said."""
+    words_only: str | None = None
+    """Why it was ranked without the title stage (no title model): nothing is said."""
 
     def describe(self) -> str:
         """One plain-text line (each sink escapes it)."""
-        notes = [n for n in (WORDS_ONLY if self.words_only else None, self.said) if n]
+        words = f"{WORDS_ONLY}: {self.words_only}" if self.words_only else None
+        notes = [n for n in (words, self.said) if n]
         return self._listed() + "".join(f" ({n})" for n in notes)
 
     def _listed(self) -> str:
@@ -137,9 +138,11 @@ def plan_duplicates(
     write: bool,
     kept: bool,
     encoder: Encoder | None = None,
+    no_encoder: str = "no title model",
 ) -> DuplicatesPlan:
     """Index ``row`` (when ``write``), rank the issues created before it, and record the top
-    candidate (when ``write`` and ranked with ``encoder``, the title model).
+    candidate (when ``write`` and ranked with ``encoder``, the title model; ``no_encoder``:
+    why there is none).
 
     ``kept``: the store outlives the job (otherwise nothing is read or written: an index that
     starts empty in every job finds nothing). A store fault is the plan's ``problem``.
@@ -166,7 +169,8 @@ def plan_duplicates(
     except StoreError as exc:
         return DuplicatesPlan(indexed=indexed, problem=f"the index cannot be used: {exc}")
     listed = tuple(c for c in found if c.score >= MIN_LISTED_SCORE)
-    return DuplicatesPlan(listed, best, indexed=indexed, size=size, words_only=encoder is None)
+    words_only = no_encoder if encoder is None else None
+    return DuplicatesPlan(listed, best, indexed=indexed, size=size, words_only=words_only)
 
 
 def title_stage(

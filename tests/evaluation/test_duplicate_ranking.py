@@ -22,6 +22,7 @@ from bot.duplicates.minilm import title_encoder
 from bot.duplicates.pool import DuplicatePair, PoolReport
 from bot.evaluation.duplicate_ranking import duplicates_report
 from bot.settings_table import default_models_dir
+from tests.support.title_model_files import broken_title_model, short_vocabulary
 
 DAY = "2026-03-{:02d}T12:00:00Z"
 
@@ -189,6 +190,22 @@ def test_without_the_title_model_the_command_says_how_to_fetch_it(tmp_path: Path
     assert result.exit_code != 0
     assert "scripts/fetch_minilm.sh" in result.output
     assert "--words-only" in result.output
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_a_broken_title_model_is_named_with_what_is_wrong(tmp_path: Path) -> None:
+    models = broken_title_model(tmp_path / "models", short_vocabulary)
+    result = CliRunner().invoke(
+        main,
+        ["eval", "--only", "duplicates", *_files(tmp_path)],
+        env={"TRIAGE_MODELS": str(models)},
+    )
+    assert result.exit_code != 0
+    assert "the title model cannot be loaded from" in result.output
+    assert "model.safetensors" in result.output
+    assert "embeddings.word_embeddings.weight" in result.output
+    assert "--words-only" in result.output
+    assert "Traceback" not in result.output
     assert not (tmp_path / "r.json").exists()
 
 

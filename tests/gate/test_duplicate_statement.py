@@ -301,9 +301,8 @@ def test_without_the_title_model_it_lists_by_words_and_says_and_records_nothing(
     assert _label_writes(github) == [("add_labels", "1", "ready-for-dev")]
     assert github.bot_comments(1) == []
     assert "duplicates: #7 " in report.text
-    assert f"({WORDS_ONLY}) (not said: a statement is measured with the title model)" in (
-        report.text
-    )
+    said = "not said: a statement is measured with the title model"
+    assert f"({WORDS_ONLY}: no title model in this job) ({said})" in report.text
     assert _ranking(tmp_path, db) is None
 
 

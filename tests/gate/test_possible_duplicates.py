@@ -31,6 +31,7 @@ from tests.support import FakeChatModel, load_webhook, write_payload
 from tests.support.fake_github import FakeGitHub
 from tests.support.markdown_oracle import render
 from tests.support.replies import COMPLETE_BODY, VALID_REPLY
+from tests.support.title_model_files import broken_title_model, short_vocabulary
 
 REPO = "Codertocat/Hello-World"
 BOT = "github-actions[bot]"
@@ -149,6 +150,26 @@ def test_with_the_title_model_a_run_ranks_by_the_titles_meaning_and_keeps_their_
         store.close()
     scores = dict(part.split(" ")[:2] for part in line.removeprefix("duplicates: ").split("; "))
     assert scores["#8"] != f"{next(c.score for c in words if c.number == 8):.2f}"
+
+
+@pytest.mark.title_model
+def test_a_broken_title_model_leaves_the_ranking_to_the_words_and_says_why(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+) -> None:
+    """Weights of the right size but the wrong shapes: the issue is still labelled, listed by
+    words, and the plan names the file that could not be loaded."""
+    db = tmp_path / "triage.db"
+    _fill(db, [_earlier(7, "Spelling error in README", 2)])
+    model.enqueue(VALID_REPLY)
+    models = broken_title_model(tmp_path / "models", short_vocabulary)
+    report = _run(tmp_path, models_dir=models)
+    line = _duplicates_line(report)
+    assert line.startswith("duplicates: #7 ")
+    assert "ranked by words only: the title model cannot be loaded" in line
+    assert "model.safetensors" in line
+    assert "not said" in line
+    assert _labelled(github)
+    assert "validator-error" not in str(github.writes)
 
 
 def test_an_issue_with_a_lone_surrogate_is_indexed_listed_and_labelled(

@@ -27,6 +27,7 @@ from tests.support import cassette
 from tests.support.dataset_server import LoopbackGitHub
 from tests.support.dataset_world import REPO
 from tests.support.duplicate_world import many, world
+from tests.support.title_model_files import broken_title_model, short_vocabulary
 
 TOKEN = "test-token-not-real"
 
@@ -184,3 +185,21 @@ def test_without_the_title_model_the_run_says_duplicates_rank_by_words(tmp_path:
         result = CliRunner().invoke(main, ["index", "--repo", REPO], env=env)
     assert result.exit_code == 0, result.output
     assert "title vectors: none (duplicates ranked by words only" in result.output
+
+
+@pytest.mark.title_model
+def test_with_a_broken_title_model_the_run_indexes_and_names_the_file(tmp_path: Path) -> None:
+    models = broken_title_model(tmp_path / "models", short_vocabulary)
+    env = {
+        "GITHUB_TOKEN": TOKEN,
+        "TRIAGE_DB": str(tmp_path / "kept.db"),
+        "TRIAGE_MODELS": str(models),
+    }
+    with cassette("index_backfill"):
+        result = CliRunner().invoke(main, ["index", "--repo", REPO], env=env)
+    assert result.exit_code == 0, result.output
+    assert "10 issue(s) indexed" in result.output
+    assert "title vectors: none (duplicates ranked by words only: the title model cannot be" in (
+        result.output
+    )
+    assert "model.safetensors" in result.output
