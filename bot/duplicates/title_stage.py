@@ -91,19 +91,21 @@ class TitleStage:
                 self.keep = False
 
     def fill(self, batch: int = 256, limit: int | None = None) -> int:
-        """Compute and keep the vectors of indexed issues without one, newest first; returns
-        how many. Stops after ``limit`` when given.
+        """Compute and keep the vectors of indexed issues without one, newest first, each issue
+        once; returns how many were computed. Stops after ``limit`` when given.
+
+        One the store does not keep (its title edited meanwhile) is left to the next fill.
 
         Raises:
             StoreError: the store cannot be read or written.
         """
-        done, seen = 0, set[int]()
+        done, below = 0, None
         while limit is None or done < limit:
             size = batch if limit is None else min(batch, limit - done)
-            rows = self.store.issues_without_vector(self.repo, VECTOR_MODEL, size)
-            if not rows or seen.intersection(n for n, _ in rows):
-                break  # none left, or rows the store would not keep (edited meanwhile)
-            seen.update(n for n, _ in rows)
+            rows = self.store.issues_without_vector(self.repo, VECTOR_MODEL, size, below)
+            if not rows:
+                break
+            below = rows[-1][0]
             vectors = self.encoder.encode([title for _, title in rows])
             self.store.keep_title_vectors(
                 self.repo,

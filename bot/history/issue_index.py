@@ -72,7 +72,7 @@ _DELETE = "delete from issue_index where repo = ? and number = ?"
 _DELETE_VECTORS = "delete from title_vectors where repo = ? and number = ?"
 _KEEP_VECTOR = (
     "insert into title_vectors (repo, number, model, vector) select ?, ?, ?, ? where exists "
-    "(select 1 from issue_index where repo = ? and number = ? and title = ?) "
+    "(select 1 from issue_index where repo = ? and number = ? and title in (?, ?)) "
     "on conflict (repo, number, model) do update set vector = excluded.vector"
 )
 
@@ -242,28 +242,35 @@ def keep_vectors(
     redact: Redactor,
 ) -> int:
     """Store ``(number, title, vector)`` rows, each only while the index holds that issue with
-    that title as :func:`prepare` keeps it (a vector of a title since edited is not kept);
-    returns ``len(vectors)``."""
+    that title, as read from the index or as :func:`prepare` keeps it (a vector of a title since
+    edited is not kept); returns ``len(vectors)``.
+
+    The title read back is matched as it is: redacting it again need not give it back (a
+    secret that ends in the stars that replace it), nor need another job's secrets."""
     if vectors:
+        titles = [_encodable(title.replace("\x00", "")) for _, title, _ in vectors]
         executemany(
             _KEEP_VECTOR,
             [
-                (repo, n, model, vector, repo, n, redact(_encodable(title.replace("\x00", ""))))
-                for n, title, vector in vectors
+                (repo, n, model, vector, repo, n, title, redact(title))
+                for (n, _, vector), title in zip(vectors, titles, strict=True)
             ],
         )
     return len(vectors)
 
 
-def missing_vectors(execute: Execute, repo: str, model: str, limit: int) -> list[tuple[int, str]]:
-    """Up to ``limit`` indexed issues of ``repo`` without a ``model`` vector: number and title,
-    newest first."""
+def missing_vectors(
+    execute: Execute, repo: str, model: str, limit: int, below: int | None = None
+) -> list[tuple[int, str]]:
+    """Up to ``limit`` indexed issues of ``repo`` without a ``model`` vector, numbered below
+    ``below`` when given: number and title, newest first."""
     sql = (
-        "select i.number, i.title from issue_index i where i.repo = ? and not exists "
-        "(select 1 from title_vectors v where v.repo = i.repo and v.number = i.number "
+        "select i.number, i.title from issue_index i where i.repo = ? and i.number < ? and not "
+        "exists (select 1 from title_vectors v where v.repo = i.repo and v.number = i.number "
         "and v.model = ?) order by i.number desc limit ?"
     )
-    return [(int(n), str(t)) for n, t in execute(sql, [repo, model, limit]).fetchall()]
+    top = 2**63 - 1 if below is None else below
+    return [(int(n), str(t)) for n, t in execute(sql, [repo, top, model, limit]).fetchall()]
 
 
 def term_docs(execute: Execute, repo: str, terms: Collection[str]) -> dict[str, int]:

@@ -373,9 +373,13 @@ class PostgresStore:
             lambda: issue_index.keep_vectors(self._executemany, repo, model, vectors, self.redact),
         )
 
-    def issues_without_vector(self, repo: str, model: str, limit: int) -> list[tuple[int, str]]:
+    def issues_without_vector(
+        self, repo: str, model: str, limit: int, below: int | None = None
+    ) -> list[tuple[int, str]]:
         """See :meth:`~bot.history.protocol.HistoryStore.issues_without_vector`."""
-        return self._read(lambda: issue_index.missing_vectors(self._execute, repo, model, limit))
+        return self._read(
+            lambda: issue_index.missing_vectors(self._execute, repo, model, limit, below)
+        )
 
     def indexed_issue(self, repo: str, number: int) -> IndexedIssue | None:
         """See :meth:`~bot.history.protocol.HistoryStore.indexed_issue`."""

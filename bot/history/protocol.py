@@ -453,9 +453,11 @@ class HistoryStore(Protocol):
         """
         ...
 
-    def issues_without_vector(self, repo: str, model: str, limit: int) -> list[tuple[int, str]]:
-        """Up to ``limit`` indexed issues of ``repo`` without a ``model`` title vector (number
-        and title, newest first)."""
+    def issues_without_vector(
+        self, repo: str, model: str, limit: int, below: int | None = None
+    ) -> list[tuple[int, str]]:
+        """Up to ``limit`` indexed issues of ``repo`` without a ``model`` title vector, numbered
+        below ``below`` when given (number and title, newest first)."""
         ...
 
     def drop_indexed(self, repo: str, numbers: Collection[int]) -> int:

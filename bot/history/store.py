@@ -283,10 +283,12 @@ class Store:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot write to title_vectors: {exc}") from exc
 
-    def issues_without_vector(self, repo: str, model: str, limit: int) -> list[tuple[int, str]]:
+    def issues_without_vector(
+        self, repo: str, model: str, limit: int, below: int | None = None
+    ) -> list[tuple[int, str]]:
         """See :meth:`~bot.history.protocol.HistoryStore.issues_without_vector`."""
         execute = self.db.conn.execute
-        return self._read(lambda: issue_index.missing_vectors(execute, repo, model, limit))
+        return self._read(lambda: issue_index.missing_vectors(execute, repo, model, limit, below))
 
     def indexed_issue(self, repo: str, number: int) -> IndexedIssue | None:
         """See :meth:`~bot.history.protocol.HistoryStore.indexed_issue`."""

@@ -111,19 +111,29 @@ def test_fill_computes_every_missing_vector_in_batches(memory_store: Store) -> N
     assert TitleStage(memory_store, repo, encoder, keep=True).fill(batch=10) == 0
 
 
-def test_fill_stops_when_the_store_keeps_nothing(memory_store: Store) -> None:
-    """A vector the store will not keep (here: a stale title) cannot make fill loop."""
+def test_fill_ends_when_the_store_keeps_nothing(memory_store: Store) -> None:
+    """A vector the store will not keep (here: a stale title) cannot make fill loop: each
+    issue is encoded once a fill."""
     repo = _indexed(memory_store, ISSUES)
-
-    class Stale(WordHash):
-        pass
-
-    stage = TitleStage(memory_store, repo, Stale(), keep=True)
+    encoder = WordHash()
+    stage = TitleStage(memory_store, repo, encoder, keep=True)
     original = memory_store.keep_title_vectors
     memory_store.keep_title_vectors = lambda repo, model, rows: original(  # type: ignore[method-assign]
         repo, model, [(n, t + " (edited)", v) for n, t, v in rows]
     )
-    assert stage.fill(batch=2) == 2
+    assert stage.fill(batch=2) == 4
+    assert encoder.calls == [2, 2]
+
+
+def test_an_issue_the_store_does_not_keep_leaves_the_others_filled(memory_store: Store) -> None:
+    many = [(f"issue {n} about thing {n % 7}", "") for n in range(1, 24)]
+    repo = _indexed(memory_store, many)
+    original = memory_store.keep_title_vectors
+    memory_store.keep_title_vectors = lambda repo, model, rows: original(  # type: ignore[method-assign]
+        repo, model, [(n, t + " (edited)" if n == 23 else t, v) for n, t, v in rows]
+    )
+    assert TitleStage(memory_store, repo, WordHash(), keep=True).fill(batch=10) == 23
+    assert [n for n, _ in memory_store.issues_without_vector(repo, VECTOR_MODEL, 50)] == [23]
 
 
 @pytest.fixture

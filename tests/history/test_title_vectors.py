@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -90,3 +91,29 @@ def test_a_read_only_store_refuses_to_keep_vectors(store_target: str) -> None:
         assert reader.title_vectors("o/r", MODEL, [1]) == {}
     finally:
         reader.close()
+
+
+def test_a_title_the_redaction_changes_again_keeps_its_vector(store_target: str) -> None:
+    """A secret ending in stars: redacting the stored title again would change it, so the
+    title read back from the index is matched as it is."""
+    settings = replace(Settings(db_path=store_target), github_token="abcde***")
+    store = make_store(settings)
+    try:
+        repo = _repo()
+        store.index_issues(repo, [_row(1, "leaked abcdeabcde*** here"), _row(2, "other")])
+        missing = dict(store.issues_without_vector(repo, MODEL, 10))
+        assert missing[1] != "leaked abcdeabcde*** here"
+        store.keep_title_vectors(repo, MODEL, [(1, missing[1], _blob(1))])
+        assert store.title_vectors(repo, MODEL, [1]) == {1: _blob(1)}
+        assert store.issues_without_vector(repo, MODEL, 10) == [(2, "other")]
+    finally:
+        store.close()
+
+
+def test_the_missing_vectors_page_down_from_a_number(store: HistoryStore) -> None:
+    repo = _repo()
+    store.index_issues(repo, [_row(n, f"issue {n}") for n in range(1, 8)])
+    store.keep_title_vectors(repo, MODEL, [(5, "issue 5", _blob(5))])
+    assert [n for n, _ in store.issues_without_vector(repo, MODEL, 3)] == [7, 6, 4]
+    assert [n for n, _ in store.issues_without_vector(repo, MODEL, 3, below=4)] == [3, 2, 1]
+    assert store.issues_without_vector(repo, MODEL, 3, below=1) == []
