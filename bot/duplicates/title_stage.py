@@ -30,11 +30,19 @@ class Encoder(Protocol):
     def encode(self, titles: Sequence[str]) -> Vector: ...
 
 
+UNIT_TOLERANCE = 1e-3
+"""How far a stored vector's length may be from 1: any other is not the encoder's."""
+
+
 def _decoded(blob: bytes, size: int) -> Vector | None:
+    """The stored vector, or ``None`` when it is not a finite unit vector of ``size``."""
     if len(blob) != size * 4:
         return None
     vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
-    return vector if bool(np.isfinite(vector).all()) else None
+    if not bool(np.isfinite(vector).all()):
+        return None
+    length = float(np.sqrt(np.sum(vector.astype(np.float64) ** 2)))
+    return vector if abs(length - 1.0) <= UNIT_TOLERANCE else None
 
 
 class TitleStage:

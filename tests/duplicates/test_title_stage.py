@@ -101,6 +101,26 @@ def test_a_stored_vector_of_the_wrong_size_or_not_finite_is_computed_again(
     assert all(len(v) == 384 * 4 for v in stored.values())
 
 
+@pytest.mark.parametrize("scale", [2.0, 1e30, 0.0])
+def test_a_stored_vector_not_of_unit_length_is_computed_again(
+    memory_store: Store, scale: float
+) -> None:
+    """A vector of another model or a damaged row: a cosine out of [-1, 1] would lift the
+    candidate to the top."""
+    repo = _indexed(memory_store, ISSUES[:2])
+    encoder = WordHash()
+    true = encoder.encode([ISSUES[1][0]])[0]
+    damaged = (true * np.float32(scale)).astype("<f4").tobytes()
+    memory_store.keep_title_vectors(repo, VECTOR_MODEL, [(2, ISSUES[1][0], damaged)])
+    stage = TitleStage(memory_store, repo, encoder, keep=True)
+    query = stage.query(ISSUES[1][0])
+    found = stage.similarities(query, [_row(2, *ISSUES[1])])
+    assert stage.computed == 1
+    assert found[2] == pytest.approx(float(true @ query), abs=1e-6)
+    kept = np.frombuffer(memory_store.title_vectors(repo, VECTOR_MODEL, [2])[2], "<f4")
+    assert float(np.linalg.norm(kept)) == pytest.approx(1.0, abs=1e-5)
+
+
 def test_fill_computes_every_missing_vector_in_batches(memory_store: Store) -> None:
     many = [(f"issue {n} about thing {n % 7}", "") for n in range(1, 24)]
     repo = _indexed(memory_store, many)
