@@ -5,6 +5,7 @@ and the same ranking from both stores."""
 from __future__ import annotations
 
 import itertools
+import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -154,6 +155,35 @@ def test_an_issue_the_store_does_not_keep_leaves_the_others_filled(memory_store:
     )
     assert TitleStage(memory_store, repo, WordHash(), keep=True).fill(batch=10) == 23
     assert [n for n, _ in memory_store.issues_without_vector(repo, VECTOR_MODEL, 50)] == [23]
+
+
+def test_a_read_only_store_without_the_vectors_table_still_ranks_by_titles(
+    tmp_path: Path,
+) -> None:
+    """A dry run on a store the new version has not migrated yet: the vectors are computed,
+    nothing is written, and the ranking is the one a migrated store gives."""
+    path = tmp_path / "triage.db"
+    writer = make_store(Settings(db_path=path))
+    repo = _indexed(writer, ISSUES)
+    query = ("login page times out again", "the login form spins")
+    want = Ranker(writer, repo, TitleStage(writer, repo, WordHash(), keep=False)).rank(
+        issue_terms(*query), k=4, title=query[0]
+    )
+    writer.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("drop table title_vectors")
+        conn.execute("delete from _yoyo_migration where migration_id = '0009_title_vectors'")
+    reader = make_store(Settings(db_path=path), read_only=True)
+    try:
+        stage = TitleStage(reader, repo, WordHash(), keep=False)
+        found = Ranker(reader, repo, stage).rank(issue_terms(*query), k=4, title=query[0])
+        assert found == want
+        assert stage.computed == len(found)
+    finally:
+        reader.close()
+    with sqlite3.connect(path) as conn:
+        tables = {name for (name,) in conn.execute("select name from sqlite_master")}
+    assert "title_vectors" not in tables
 
 
 @pytest.fixture

@@ -31,6 +31,7 @@ from tests.support import FakeChatModel, load_webhook, write_payload
 from tests.support.fake_github import FakeGitHub
 from tests.support.markdown_oracle import render
 from tests.support.replies import COMPLETE_BODY, VALID_REPLY
+from tests.support.title_encoder import WordHash
 from tests.support.title_model_files import broken_title_model, short_vocabulary
 
 REPO = "Codertocat/Hello-World"
@@ -211,6 +212,26 @@ def test_a_dry_run_writes_nothing_to_the_index_and_still_lists(
     assert _duplicates_line(report).startswith("duplicates: #7 ")
     assert "Spelling error in README" in render(report.summary).code
     assert _indexed(db) is None
+    assert github.writes == []
+
+
+def test_a_dry_run_ranks_by_titles_and_keeps_no_vector(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "triage.db"
+    _fill(db, [_earlier(7, "Spelling error in README", 2)])
+    encoder = WordHash()
+    monkeypatch.setattr(runner, "load_titles", lambda settings: encoder)
+    model.enqueue(VALID_REPLY)
+    line = _duplicates_line(_run(tmp_path, dry_run=True))
+    assert line.startswith("duplicates: #7 ")
+    assert "words only" not in line
+    assert encoder.calls  # the title stage ran
+    store = make_store(Settings(db_path=str(db)), read_only=True)
+    try:
+        assert store.title_vectors(REPO, VECTOR_MODEL, [7]) == {}
+    finally:
+        store.close()
     assert github.writes == []
 
 
