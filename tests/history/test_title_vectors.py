@@ -4,8 +4,11 @@ or a dropped issue. Every test runs on a SQLite file and on the test PostgreSQL 
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import Any
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -14,7 +17,9 @@ from bot.config import Settings
 from bot.duplicates.terms import issue_terms
 from bot.errors import StoreError
 from bot.factory import make_store
+from bot.history import issue_index
 from bot.history.protocol import HistoryStore, IndexedIssue
+from tests.support.pg import fresh_database
 
 MODEL = "m/32"
 _repos = itertools.count()
@@ -117,3 +122,46 @@ def test_the_missing_vectors_page_down_from_a_number(store: HistoryStore) -> Non
     assert [n for n, _ in store.issues_without_vector(repo, MODEL, 3)] == [7, 6, 4]
     assert [n for n, _ in store.issues_without_vector(repo, MODEL, 3, below=4)] == [3, 2, 1]
     assert store.issues_without_vector(repo, MODEL, 3, below=1) == []
+
+
+def test_a_vector_kept_while_a_runner_retitles_the_issue_does_not_survive() -> None:
+    """Two runners on one server: one keeps a vector of the old title while the other's index
+    write (the new title, its vectors deleted) is not yet committed. The keep waits for the
+    write and then finds the old title gone."""
+    databases = fresh_database()
+    url = next(databases)
+    retitling, keeping = make_store(Settings(db_path=url)), make_store(Settings(db_path=url))
+    written, go = threading.Event(), threading.Event()
+    original = issue_index.write
+
+    def paused(*args: Any) -> int:
+        done = original(*args)
+        written.set()
+        go.wait(10)
+        return done
+
+    try:
+        repo = _repo()
+        retitling.index_issues(repo, [_row(1, "crash on start")])
+        with patch.object(issue_index, "write", paused):
+            edit = threading.Thread(
+                target=retitling.index_issues, args=(repo, [_row(1, "crash on exit")])
+            )
+            edit.start()
+            assert written.wait(10)
+        keep = threading.Thread(
+            target=keeping.keep_title_vectors, args=(repo, MODEL, [(1, "crash on start", _blob(1))])
+        )
+        keep.start()
+        keep.join(0.5)
+        assert keep.is_alive()  # waiting for the index lock
+        go.set()
+        edit.join(10)
+        keep.join(10)
+        assert keeping.title_vectors(repo, MODEL, [1]) == {}
+        assert keeping.issues_without_vector(repo, MODEL, 10) == [(1, "crash on exit")]
+    finally:
+        go.set()
+        retitling.close()
+        keeping.close()
+        databases.close()
