@@ -113,7 +113,8 @@ def duplicates_reply(
 ) -> str:
     """The ``/duplicates`` reply; titles are untrusted, shown through :func:`neutralise`."""
     how = (
-        "TF-IDF cosine of title and first body, 0–1; the title model is not set up"
+        "TF-IDF cosine of title and first body, 0–1; the title model is not set up or cannot "
+        "be loaded"
         if words_only
         else "TF-IDF cosine of title and first body with the titles' meaning, 0–1"
     )
