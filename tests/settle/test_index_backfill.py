@@ -203,3 +203,22 @@ def test_with_a_broken_title_model_the_run_indexes_and_names_the_file(tmp_path: 
         result.output
     )
     assert "model.safetensors" in result.output
+
+
+@pytest.mark.title_model
+def test_the_title_model_line_never_shows_a_secret_in_the_models_path(tmp_path: Path) -> None:
+    models = tmp_path / f"models-{TOKEN}"
+    env = {
+        "GITHUB_TOKEN": TOKEN,
+        "TRIAGE_DB": str(tmp_path / "kept.db"),
+        "TRIAGE_MODELS": str(models),
+    }
+    with cassette("index_backfill"):
+        result = CliRunner().invoke(main, ["index", "--repo", REPO], env=env)
+    assert result.exit_code == 0, result.output
+    assert (
+        "title vectors: none (duplicates ranked by words only: the title model is not set up"
+        in (result.output)
+    )
+    assert TOKEN not in result.output
+    assert "models-***" in result.output
