@@ -192,8 +192,9 @@ def render_duplicates_summary(plan: DuplicatesPlan) -> Sequence[str]:
     """The step summary's lines for ``plan`` (GitHub-flavoured markdown)."""
     if plan.problem is not None or not plan.candidates:
         return [f"\n**Possible duplicates:** {neutralise(plan.describe())}"]
-    said = neutralise(plan.said or "not said on the issue")
-    lines = [f"\n**Possible duplicates** ({said}):", ""]
+    notes = [f"{WORDS_ONLY}: {plan.words_only}"] if plan.words_only else []
+    notes.append(plan.said or "not said on the issue")
+    lines = [f"\n**Possible duplicates** ({'; '.join(map(neutralise, notes))}):", ""]
     for c in plan.candidates:
         title = code_span(c.title, max_chars=_TITLE_CHARS)
         shown = neutralise(plan.shown_title(c)) if plan.unchecked else title

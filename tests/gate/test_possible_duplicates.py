@@ -169,6 +169,8 @@ def test_a_broken_title_model_leaves_the_ranking_to_the_words_and_says_why(
     assert "ranked by words only: the title model cannot be loaded" in line
     assert "model.safetensors" in line
     assert "not said" in line
+    summary = render(report.summary).text
+    assert "ranked by words only: the title model cannot be loaded" in summary
     assert _labelled(github)
     assert "validator-error" not in str(github.writes)
 
@@ -316,6 +318,27 @@ def test_a_hostile_candidate_title_is_inert_in_the_plan_and_the_summary(
     assert not rendered.mentions
     assert set(rendered.github_links) == {"#1", "#7"}  # the bot's own: the issue, the candidate
     assert any("<img src=x onerror=alert(1)> @octocat #12" in code for code in rendered.code)
+
+
+@pytest.mark.title_model
+def test_a_hostile_models_path_in_the_words_only_reason_is_inert(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel
+) -> None:
+    """The reason the title model is not used names its folder: plain text in the plan line,
+    inert markdown in the summary."""
+    _fill(tmp_path / "triage.db", [_earlier(7, "Spelling error in README", 2)])
+    model.enqueue(VALID_REPLY)
+    report = _run(tmp_path, models_dir=tmp_path / HOSTILE_TITLE)
+    line = _duplicates_line(report)
+    assert "ranked by words only: the title model is not set up" in line
+    assert "\x1b" not in report.text
+    assert not any(ln.lstrip().startswith("::") for ln in report.text.splitlines())
+    rendered = render(report.summary)
+    assert "ranked by words only" in rendered.text
+    assert "img" not in rendered.tags
+    assert "onerror" not in rendered.attributes
+    assert not rendered.mentions
+    assert set(rendered.github_links) == {"#1", "#7"}
 
 
 # --- the backlog: index writes only -------------------------------------------------------------
