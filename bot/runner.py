@@ -13,7 +13,7 @@ from bot.config import Settings
 from bot.context import JobContext, TitleEncoderLoader, store_outlives_job
 from bot.dataset.duplicate_run import DuplicatesProgress, DuplicatesReport, run_duplicates
 from bot.dataset.duplicates import POOL_FILE
-from bot.errors import ConfigError
+from bot.errors import ConfigError, StoreError
 from bot.events import (
     REPO_PATTERN,
     IssueCommentEvent,
@@ -291,5 +291,8 @@ def run_index(
         if encoder is not None:
             from bot.duplicates.title_stage import TitleStage  # numpy: only here
 
-            report.vectors = TitleStage(store, repo, encoder, keep=True).fill()
+            try:
+                report.vectors = TitleStage(store, repo, encoder, keep=True).fill()
+            except StoreError as exc:  # the index is written: rankings compute what is missing
+                report.vectors_stopped = str(exc)
         return report

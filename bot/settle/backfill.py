@@ -51,6 +51,8 @@ class IndexReport:
     """Title vectors computed for indexed issues without one (``None``: no title model)."""
     no_titles: str | None = None
     """Why there is no title model, when there is none."""
+    vectors_stopped: str | None = None
+    """Why computing the title vectors stopped (a store fault), when it did."""
 
     def lines(self) -> list[str]:
         """The report as plain log lines (untrusted values through ``log_value``)."""
@@ -69,6 +71,9 @@ class IndexReport:
         out.append(f"  cursor: {log_value(self.cursor or 'none')}")
         if self.vectors is not None:
             out.append(f"  title vectors: {self.vectors} computed for issues without one")
+        elif self.vectors_stopped is not None:
+            why = log_value(self.vectors_stopped, max_chars=300)
+            out.append(f"  title vectors: stopped: {why}; rankings compute the missing ones")
         elif self.no_titles is not None:
             why = log_value(self.no_titles, max_chars=300)
             out.append(f"  title vectors: none (duplicates ranked by words only: {why})")

@@ -12,14 +12,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from bot import runner
 from bot.cli import main
 from bot.config import Settings
 from bot.duplicates.terms import issue_terms
 from bot.duplicates.title_stage import VECTOR_MODEL
-from bot.errors import ConfigError
+from bot.errors import ConfigError, StoreError
 from bot.factory import make_github, make_store
 from bot.history.protocol import HistoryStore, IndexedIssue
 from bot.history.record import cursor
+from bot.history.store import Store
 from bot.runner import NO_INDEX, run_index
 from bot.settle.backfill import INDEX, backfill_index
 from bot.settle.budget import Budget
@@ -27,6 +29,7 @@ from tests.support import cassette
 from tests.support.dataset_server import LoopbackGitHub
 from tests.support.dataset_world import REPO
 from tests.support.duplicate_world import many, world
+from tests.support.title_encoder import WordHash
 from tests.support.title_model_files import broken_title_model, short_vocabulary
 
 TOKEN = "test-token-not-real"
@@ -222,3 +225,21 @@ def test_the_title_model_line_never_shows_a_secret_in_the_models_path(tmp_path: 
     )
     assert TOKEN not in result.output
     assert "models-***" in result.output
+
+
+def test_a_store_fault_while_keeping_title_vectors_leaves_the_indexing_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(self: object, repo: str, model: str, vectors: object) -> None:
+        raise StoreError("cannot write to title_vectors: database or disk is full")
+
+    monkeypatch.setattr(runner, "load_titles", lambda settings: WordHash())
+    monkeypatch.setattr(Store, "keep_title_vectors", full)
+    env = {"GITHUB_TOKEN": TOKEN, "TRIAGE_DB": str(tmp_path / "kept.db")}
+    with cassette("index_backfill"):
+        result = CliRunner().invoke(main, ["index", "--repo", REPO], env=env)
+    assert result.exit_code == 0, result.output
+    assert "10 issue(s) indexed" in result.output
+    assert "title vectors: stopped: cannot write to title_vectors: database or disk is full" in (
+        result.output
+    )
