@@ -117,8 +117,8 @@ def test_a_title_the_redaction_changes_again_keeps_its_vector(store_target: str)
 
 def test_the_missing_vectors_page_down_from_a_number(store: HistoryStore) -> None:
     repo = _repo()
-    store.index_issues(repo, [_row(n, f"issue {n}") for n in range(1, 8)])
-    store.keep_title_vectors(repo, MODEL, [(5, "issue 5", _blob(5))])
+    store.index_issues(repo, [_row(n, f"title {n}") for n in range(1, 8)])
+    store.keep_title_vectors(repo, MODEL, [(5, "title 5", _blob(5))])
     assert [n for n, _ in store.issues_without_vector(repo, MODEL, 3)] == [7, 6, 4]
     assert [n for n, _ in store.issues_without_vector(repo, MODEL, 3, below=4)] == [3, 2, 1]
     assert store.issues_without_vector(repo, MODEL, 3, below=1) == []
