@@ -182,7 +182,7 @@ class TitleEncoder:
 def title_encoder(models_dir: Path) -> TitleEncoder:
     """The encoder in ``models_dir / TITLE_MODEL_DIR``, loaded once per folder and process.
 
-    Its files are checked by size (the hash is checked at fetch).
+    Its files are checked by size (the hash is checked at fetch), their content when loaded.
 
     Raises:
         ModelNotFound: a file is missing or has another size.
