@@ -704,17 +704,16 @@ def eval_command(**flags: Any) -> None:  # fmt: skip
         if flags["only"] == "duplicates":
             from bot.evaluation.duplicate_ranking import run_duplicates_eval
 
-            encoder = None
+            encoder, no_encoder = None, None
             if not flags["words_only"]:
                 from bot.duplicates.minilm import title_encoder
-                from bot.errors import ModelLoadError, ModelNotFound
+                from bot.errors import ModelError
 
                 try:
                     encoder = title_encoder(_settings(flags).models_dir)
-                except (ModelNotFound, ModelLoadError) as exc:
-                    hint = f"{exc}; or measure by words only: --words-only"
-                    raise type(exc)(hint) from exc
-            _print_walled(run_duplicates_eval(flags, encoder))
+                except ModelError as exc:
+                    no_encoder = str(exc)
+            _print_walled(run_duplicates_eval(flags, encoder, no_encoder))
             return
         if flags["only"] == "types":
             from bot.evaluation.type_model import run_types_eval

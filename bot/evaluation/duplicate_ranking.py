@@ -237,17 +237,22 @@ def _text(section: Mapping[str, Any], out: Path) -> str:
             f"{p['k']}/{p['n']} right ({p['share']:.1%}), said for "
             f"{statement['coverage']:.1%} of the reports"
         )
-        if section["earlier_only"]:
+        if section["earlier_only"] and section["ranking"] == WORDS_AND_TITLES:
             lines += [
                 "to let the gate say it, paste into .github/triage-bot.yml:",
                 *_file_block(statement["threshold"], p["k"], p["n"]),
             ]
+        elif section["earlier_only"]:
+            lines.append("the gate says nothing when ranking by words only: no block to paste")
     lines.append(f"report written to {log_value(str(out))}")
     return "\n".join(lines) + "\n"
 
 
-def run_duplicates_eval(flags: Mapping[str, Any], encoder: Encoder | None = None) -> str:
+def run_duplicates_eval(
+    flags: Mapping[str, Any], encoder: Encoder | None = None, no_encoder: str | None = None
+) -> str:
     """``eval --only duplicates``: rank, write the report; return the text to print.
+    ``no_encoder``: why there is no title model though one was asked for (said first).
 
     Raises:
         ConfigError: missing or unreadable ``--pool`` / ``--pairs``, a pair naming a report the
@@ -266,4 +271,8 @@ def run_duplicates_eval(flags: Mapping[str, Any], encoder: Encoder | None = None
     write_output(
         flags["out"], json.dumps(report, indent=2, ensure_ascii=False) + "\n", what="--out"
     )
-    return _text(section, flags["out"])
+    text = _text(section, flags["out"])
+    if no_encoder is not None:
+        why = log_value(no_encoder, max_chars=400)
+        text = f"title model: {why}; ranked by words only\n{text}"
+    return text

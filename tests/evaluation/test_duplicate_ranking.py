@@ -181,16 +181,21 @@ def test_by_default_the_command_ranks_with_the_title_model(tmp_path: Path) -> No
     assert section != json.loads(json.dumps(duplicates_report(POOL, PAIRS)))
 
 
-def test_without_the_title_model_the_command_says_how_to_fetch_it(tmp_path: Path) -> None:
+def test_without_the_title_model_the_command_ranks_by_words_and_says_how_to_fetch_it(
+    tmp_path: Path,
+) -> None:
     result = CliRunner().invoke(
         main,
         ["eval", "--only", "duplicates", *_files(tmp_path)],
         env={"TRIAGE_MODELS": str(tmp_path / "no-models")},
     )
-    assert result.exit_code != 0
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("title model: ")
     assert "scripts/fetch_minilm.sh" in result.output
-    assert "--words-only" in result.output
-    assert not (tmp_path / "r.json").exists()
+    assert "; ranked by words only" in result.output
+    assert "by words only" in result.output.splitlines()[1]
+    written = json.loads((tmp_path / "r.json").read_text("utf-8"))["duplicates"]
+    assert written == json.loads(json.dumps(duplicates_report(POOL, PAIRS)))
 
 
 def test_a_broken_title_model_is_named_with_what_is_wrong(tmp_path: Path) -> None:
@@ -200,13 +205,15 @@ def test_a_broken_title_model_is_named_with_what_is_wrong(tmp_path: Path) -> Non
         ["eval", "--only", "duplicates", *_files(tmp_path)],
         env={"TRIAGE_MODELS": str(models)},
     )
-    assert result.exit_code != 0
+    assert result.exit_code == 0, result.output
     assert "the title model cannot be loaded from" in result.output
     assert "model.safetensors" in result.output
     assert "embeddings.word_embeddings.weight" in result.output
-    assert "--words-only" in result.output
+    assert "; ranked by words only" in result.output
     assert "Traceback" not in result.output
-    assert not (tmp_path / "r.json").exists()
+    assert json.loads((tmp_path / "r.json").read_text("utf-8"))["duplicates"]["ranking"] == (
+        "words only"
+    )
 
 
 def test_the_command_with_earlier_only(tmp_path: Path) -> None:
@@ -263,3 +270,41 @@ def test_malformed_jsonl_is_refused_naming_the_line(
     path.write_text(path.read_text("utf-8") + line + "\n", encoding="utf-8")
     _refused(_eval(tmp_path, *args), *words)
     assert not (tmp_path / "r.json").exists()
+
+
+_TOPICS = [
+    ("Export drops the last row", "the csv export loses its final line"),
+    ("Dark theme unreadable in settings", "grey text on a grey panel"),
+    ("Crash when printing a long page", "printing forty pages closes the app"),
+    ("Login loops back to the start", "after the password the form shows again"),
+    ("Sync hangs on a big folder", "ten thousand files and the sync never ends"),
+    ("Search ignores accented words", "café finds nothing, cafe finds it"),
+]
+
+
+def _copies(tmp_path: Path) -> list[str]:
+    """Six reports and a later exact copy of each, paired: a statement earned at score 1."""
+    pool = [
+        {
+            "id": f"{kind}{n}",
+            "title": t,
+            "body": b,
+            "created_at": f"2024-0{1 + n // 3}-1{n}T0{day}:00:00Z",
+        }
+        for n, (t, b) in enumerate(_TOPICS)
+        for kind, day in (("o", 1), ("c", 2))
+    ]
+    pairs = [{"id": f"c{n}", "dup_of": f"o{n}"} for n in range(len(_TOPICS))]
+    return _files(tmp_path, pool=pool, pairs=pairs) + ["--earlier-only", "--min-precision", "0.7"]
+
+
+def test_the_block_to_paste_is_printed_for_the_ranking_the_gate_uses(tmp_path: Path) -> None:
+    staged = _eval(tmp_path, *_copies(tmp_path))
+    assert staged.exit_code == 0, staged.output
+    assert "paste into .github/triage-bot.yml" in staged.output
+    assert "  statement: {threshold: " in staged.output
+    words = _eval(tmp_path, *_copies(tmp_path), "--words-only")
+    assert words.exit_code == 0, words.output
+    assert "from score 1.000: 6/6 right" in words.output
+    assert "paste into" not in words.output
+    assert "the gate says nothing when ranking by words only: no block to paste" in words.output
