@@ -295,7 +295,7 @@ def _copies(tmp_path: Path) -> list[str]:
         for kind, day in (("o", 1), ("c", 2))
     ]
     pairs = [{"id": f"c{n}", "dup_of": f"o{n}"} for n in range(len(_TOPICS))]
-    return _files(tmp_path, pool=pool, pairs=pairs) + ["--earlier-only", "--min-precision", "0.7"]
+    return [*_files(tmp_path, pool=pool, pairs=pairs), "--earlier-only", "--min-precision", "0.7"]
 
 
 def test_the_block_to_paste_is_printed_for_the_ranking_the_gate_uses(tmp_path: Path) -> None:
