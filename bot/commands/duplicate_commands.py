@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from bot.clients.issue_states import usable
 from bot.commands.spec import Answer, CommandContext
@@ -16,10 +17,13 @@ from bot.context import store_outlives_job
 from bot.duplicates.rank import Candidate, Ranker
 from bot.duplicates.suggestions import dismiss, suggestion
 from bot.duplicates.terms import issue_terms
-from bot.errors import ConfigError, GitHubError, StoreError
+from bot.errors import ConfigError, GitHubError, ModelError, StoreError
 from bot.gate.possible_duplicates import index_row, title_stage
 from bot.history.protocol import HistoryStore, IndexedIssue
 from bot.neutralise import neutralise
+
+if TYPE_CHECKING:
+    from bot.duplicates.title_stage import Encoder
 
 __all__ = [
     "EPHEMERAL_REPLY",
@@ -47,6 +51,19 @@ EMPTY_REPLY = (
 )
 
 
+def _ranked(
+    store: HistoryStore, repo: str, row: IndexedIssue, encoder: Encoder | None, *, keep: bool
+) -> list[Candidate]:
+    stage = title_stage(store, repo, encoder, keep=keep)
+    return Ranker(store, repo, stage).rank(
+        issue_terms(row.title, row.body),
+        exclude=row.number,
+        before=row.created_at,
+        k=LISTED,
+        title=row.title,
+    )
+
+
 def list_duplicates(call: CommandContext) -> Answer:
     """``/duplicates [dismiss]`` on an issue."""
     if call.command.choice == "dismiss":
@@ -64,13 +81,11 @@ def list_duplicates(call: CommandContext) -> Answer:
             store.index_issues(repo, [row])
         others = store.index_size(repo) - (store.indexed_issue(repo, number) is not None)
         encoder = call.job.title_encoder()[0]
-        found = Ranker(store, repo, title_stage(store, repo, encoder, keep=writes)).rank(
-            issue_terms(row.title, row.body),
-            exclude=number,
-            before=row.created_at,
-            k=LISTED,
-            title=row.title,
-        )
+        try:
+            found = _ranked(store, repo, row, encoder, keep=writes)
+        except ModelError:  # the title model failed on this issue: the words still rank
+            encoder = None
+            found = _ranked(store, repo, row, None, keep=writes)
         mark = suggestion(store, repo, number)
     except StoreError as exc:
         return f"The duplicate index cannot be read: {neutralise(str(exc), max_chars=300)}."
@@ -113,8 +128,8 @@ def duplicates_reply(
 ) -> str:
     """The ``/duplicates`` reply; titles are untrusted, shown through :func:`neutralise`."""
     how = (
-        "TF-IDF cosine of title and first body, 0–1; the title model is not set up or cannot "
-        "be loaded"
+        "TF-IDF cosine of title and first body, 0–1; the title model is not set up, cannot be "
+        "loaded or failed"
         if words_only
         else "TF-IDF cosine of title and first body with the titles' meaning, 0–1"
     )

@@ -13,7 +13,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from bot.errors import StoreError
+from bot.errors import ModelError, StoreError
 from bot.history.protocol import HistoryStore, IndexedIssue
 
 __all__ = ["VECTOR_MODEL", "Encoder", "TitleStage"]
@@ -62,14 +62,25 @@ class TitleStage:
         """How many candidate titles this stage has encoded (not found in the store)."""
 
     def query(self, title: str) -> Vector:
-        """The vector of a title being ranked."""
-        return np.asarray(self.encoder.encode([title])[0], dtype=np.float32)
+        """The vector of a title being ranked.
+
+        Raises:
+            ModelError: the encoder failed on it.
+        """
+        return np.asarray(self._encode([title])[0], dtype=np.float32)
+
+    def _encode(self, titles: Sequence[str]) -> Vector:
+        try:
+            return self.encoder.encode(titles)
+        except (ValueError, ArithmeticError, MemoryError, RuntimeError) as exc:
+            raise ModelError(f"the title model failed: {type(exc).__name__}: {exc}") from exc
 
     def similarities(self, query: Vector, issues: Sequence[IndexedIssue]) -> dict[int, float]:
         """Each issue's title cosine with ``query``.
 
         Raises:
             StoreError: the store cannot be read.
+            ModelError: the encoder failed.
         """
         unknown = [i for i in issues if i.number not in self._vectors]
         if unknown:
@@ -86,7 +97,7 @@ class TitleStage:
         return {i.number: float(self._vectors[i.number] @ query) for i in issues}
 
     def _compute(self, issues: Sequence[IndexedIssue]) -> None:
-        vectors = self.encoder.encode([i.title for i in issues])
+        vectors = self._encode([i.title for i in issues])
         self.computed += len(issues)
         rows = []
         for issue, vector in zip(issues, vectors, strict=True):

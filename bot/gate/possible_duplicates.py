@@ -15,7 +15,7 @@ from bot.duplicates.rank import Candidate, Ranker
 from bot.duplicates.statement import choose_threshold
 from bot.duplicates.suggestions import dismiss, record_ranking, suggestion
 from bot.duplicates.terms import BODY_CHARS, issue_terms
-from bot.errors import GitHubError, StoreError
+from bot.errors import GitHubError, ModelError, StoreError
 from bot.gate.earned import LIVE_MIN_SETTLED
 from bot.gate.labels import GateLabel
 from bot.history.protocol import HistoryStore, IndexedIssue
@@ -149,6 +149,24 @@ def plan_duplicates(
     """
     if not kept:
         return DuplicatesPlan(problem=NO_INDEX)
+    if encoder is not None:
+        try:
+            return _plan(store, repo, row, write=write, encoder=encoder, no_encoder=no_encoder)
+        except ModelError as exc:  # the index write stands; the words still rank
+            plan = _plan(store, repo, row, write=False, encoder=None, no_encoder=str(exc))
+            return replace(plan, indexed=write)
+    return _plan(store, repo, row, write=write, encoder=None, no_encoder=no_encoder)
+
+
+def _plan(
+    store: HistoryStore,
+    repo: str,
+    row: IndexedIssue,
+    *,
+    write: bool,
+    encoder: Encoder | None,
+    no_encoder: str,
+) -> DuplicatesPlan:
     indexed = False
     try:
         if write:

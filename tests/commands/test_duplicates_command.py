@@ -327,3 +327,20 @@ def test_the_reply_renders_only_its_own_list_whatever_the_titles(
     assert not rendered.mentions
     assert rendered.tags["li"] == len(candidates)
     assert rendered.github_links == [f"#{n}" for n, _ in found]
+
+
+def test_a_title_model_failing_on_the_issue_lists_by_words(
+    github: FakeGitHub, store_target: str
+) -> None:
+    class Failing:
+        def encode(self, titles: Any) -> Any:
+            raise ValueError("shapes (1,384) and (12,) not aligned")
+
+    _seed(store_target, EARLIER)
+    _comment(github, _settings(store_target), _event("/duplicates"), lambda s: Failing())
+    reply = _reply(github)
+    assert "the title model is not set up, cannot be loaded or failed" in reply
+    assert [line.split()[1] for line in reply.splitlines() if line.startswith("- ")] == [
+        "#11",
+        "#12",
+    ]

@@ -6,6 +6,7 @@ not outlive the job, a payload without a creation time and a store fault do inst
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -339,6 +340,28 @@ def test_a_hostile_models_path_in_the_words_only_reason_is_inert(
     assert "onerror" not in rendered.attributes
     assert not rendered.mentions
     assert set(rendered.github_links) == {"#1", "#7"}
+
+
+def test_a_title_model_failing_on_an_issue_leaves_the_words_ranking_and_the_label(
+    tmp_path: Path, github: FakeGitHub, model: FakeChatModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Failing:
+        def encode(self, titles: Sequence[str]) -> Any:
+            raise MemoryError("cannot allocate 3 MiB")
+
+    monkeypatch.setattr(runner, "load_titles", lambda settings: Failing())
+    _fill(tmp_path / "triage.db", [_earlier(7, "Spelling error in README", 2)])
+    model.enqueue(VALID_REPLY)
+    report = _run(tmp_path)
+    line = _duplicates_line(report)
+    assert line.startswith("duplicates: #7 ")
+    assert (
+        "(ranked by words only: the title model failed: MemoryError: cannot allocate 3 MiB) "
+        "(not said: a statement is measured with the title model" in line
+    )
+    assert _labelled(github)
+    assert _indexed(tmp_path / "triage.db") is not None
+    assert report.warnings == []
 
 
 # --- the backlog: index writes only -------------------------------------------------------------
