@@ -10,6 +10,7 @@ import pytest
 
 from bot.evaluation.duplicate_ranking import run_duplicates_eval
 from bot.repo_file import parse_repo_file
+from tests.support.title_encoder import WordHash
 
 _WORDS = [
     ("alpha", "bravo", "charlie"),
@@ -53,7 +54,7 @@ def _run(tmp_path: Path, *, earlier_only: bool, bound: float) -> str:
         "earlier_only": earlier_only,
         "min_precision": bound,
     }
-    return run_duplicates_eval(flags)
+    return run_duplicates_eval(flags, WordHash())  # the block is for the gate's ranking
 
 
 def test_a_chosen_threshold_prints_the_block_the_repository_file_reads(tmp_path: Path) -> None:
