@@ -13,7 +13,7 @@ from bot.config import Settings
 from bot.context import JobContext, TitleEncoderLoader, store_outlives_job
 from bot.dataset.duplicate_run import DuplicatesProgress, DuplicatesReport, run_duplicates
 from bot.dataset.duplicates import POOL_FILE
-from bot.errors import ConfigError, StoreError
+from bot.errors import ConfigError, ModelError, StoreError
 from bot.events import (
     REPO_PATTERN,
     IssueCommentEvent,
@@ -293,6 +293,6 @@ def run_index(
 
             try:
                 report.vectors = TitleStage(store, repo, encoder, keep=True).fill()
-            except StoreError as exc:  # the index is written: rankings compute what is missing
-                report.vectors_stopped = str(exc)
+            except (StoreError, ModelError) as exc:  # the index is written; rankings compute
+                report.vectors_stopped = str(exc)  # what is missing
         return report

@@ -117,6 +117,7 @@ class TitleStage:
 
         Raises:
             StoreError: the store cannot be read or written.
+            ModelError: the encoder failed.
         """
         done, below = 0, None
         while limit is None or done < limit:
@@ -125,7 +126,7 @@ class TitleStage:
             if not rows:
                 break
             below = rows[-1][0]
-            vectors = self.encoder.encode([title for _, title in rows])
+            vectors = self._encode([title for _, title in rows])
             self.store.keep_title_vectors(
                 self.repo,
                 VECTOR_MODEL,

@@ -243,3 +243,21 @@ def test_a_store_fault_while_keeping_title_vectors_leaves_the_indexing_reported(
     assert "title vectors: stopped: cannot write to title_vectors: database or disk is full" in (
         result.output
     )
+
+
+def test_a_title_model_failing_while_computing_vectors_leaves_the_indexing_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Failing:
+        def encode(self, titles: object) -> object:
+            raise MemoryError("cannot allocate 96 MiB")
+
+    monkeypatch.setattr(runner, "load_titles", lambda settings: Failing())
+    env = {"GITHUB_TOKEN": TOKEN, "TRIAGE_DB": str(tmp_path / "kept.db")}
+    with cassette("index_backfill"):
+        result = CliRunner().invoke(main, ["index", "--repo", REPO], env=env)
+    assert result.exit_code == 0, result.output
+    assert "10 issue(s) indexed" in result.output
+    assert "title vectors: stopped: the title model failed: MemoryError: cannot allocate" in (
+        result.output
+    )
