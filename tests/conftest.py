@@ -14,8 +14,10 @@ import pytest
 
 from bot import factory, runner
 from bot.audit import prompt as audit_prompt
-from bot.config import ENV_VARS
+from bot.config import ENV_VARS, Settings
+from bot.factory import make_store
 from bot.gate import issue_text, policy
+from bot.history.protocol import HistoryStore
 from tests.support import FIXED_NONCE, TIMINGS, FakeChatModel, guards_policy
 from tests.support.fake_github import FakeGitHub
 from tests.support.pg import fresh_database
@@ -103,6 +105,21 @@ def model(monkeypatch: pytest.MonkeyPatch, fake_model: FakeChatModel) -> FakeCha
     """The fake model the runner builds in place of a real backend."""
     monkeypatch.setattr(runner, "make_chat_model", lambda *a, **k: fake_model)
     return fake_model
+
+
+@pytest.fixture
+def both_stores(tmp_path: Path) -> Iterator[tuple[HistoryStore, HistoryStore]]:
+    """A SQLite file store and a store on a fresh PostgreSQL database, open side by side."""
+    databases = fresh_database()
+    url = next(databases)
+    sqlite = make_store(Settings(db_path=tmp_path / "triage.db"))
+    pg = make_store(Settings(db_path=url))
+    try:
+        yield sqlite, pg
+    finally:
+        sqlite.close()
+        pg.close()
+        databases.close()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -17,7 +17,6 @@ import random
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -30,7 +29,6 @@ from bot.duplicates.terms import IssueTerms, issue_terms
 from bot.factory import make_store
 from bot.history.protocol import HistoryStore, IndexedIssue
 from bot.history.store import Store
-from tests.support.pg import fresh_database
 
 _repos = itertools.count()
 TOLERANCE = 1e-9
@@ -332,20 +330,6 @@ def _world(seed: int = 3) -> list[Doc]:
     docs[40] = Doc(41, f"hostile {HOSTILE}", HOSTILE, docs[40].created_at)
     docs[80] = Doc(81, text(4), f"{HOSTILE} {text(10)}", docs[80].created_at)
     return docs
-
-
-@pytest.fixture
-def both_stores(tmp_path: Path) -> Iterator[tuple[HistoryStore, HistoryStore]]:
-    databases = fresh_database()
-    url = next(databases)
-    sqlite = make_store(Settings(db_path=tmp_path / "triage.db"))
-    pg = make_store(Settings(db_path=url))
-    try:
-        yield sqlite, pg
-    finally:
-        sqlite.close()
-        pg.close()
-        databases.close()
 
 
 def test_both_stores_give_the_same_ranking_to_the_float(

@@ -19,7 +19,6 @@ from bot.duplicates.title_stage import VECTOR_MODEL, TitleStage
 from bot.factory import make_store
 from bot.history.protocol import HistoryStore, IndexedIssue
 from bot.history.store import Store
-from tests.support.pg import fresh_database
 from tests.support.title_encoder import WordHash
 
 _repos = itertools.count()
@@ -184,20 +183,6 @@ def test_a_read_only_store_without_the_vectors_table_still_ranks_by_titles(
     with sqlite3.connect(path) as conn:
         tables = {name for (name,) in conn.execute("select name from sqlite_master")}
     assert "title_vectors" not in tables
-
-
-@pytest.fixture
-def both_stores(tmp_path: Path) -> Iterator[tuple[HistoryStore, HistoryStore]]:
-    databases = fresh_database()
-    url = next(databases)
-    sqlite = make_store(Settings(db_path=tmp_path / "triage.db"))
-    pg = make_store(Settings(db_path=url))
-    try:
-        yield sqlite, pg
-    finally:
-        sqlite.close()
-        pg.close()
-        databases.close()
 
 
 def test_both_stores_give_the_same_staged_ranking_to_the_float(

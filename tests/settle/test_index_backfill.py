@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from bot import runner
 from bot.cli import main
@@ -165,6 +165,15 @@ def test_the_recorded_runs_index_then_read_one_page(tmp_path: Path) -> None:
     assert "the index holds 10 issue(s)" in again.output
 
 
+def _recorded_index(tmp_path: Path, **env: str) -> Result:
+    """One ``triage-bot index`` on the recorded backfill, into ``tmp_path/kept.db``."""
+    env = {"GITHUB_TOKEN": TOKEN, "TRIAGE_DB": str(tmp_path / "kept.db"), **env}
+    with cassette("index_backfill"):
+        result = CliRunner().invoke(main, ["index", "--repo", REPO], env=env)
+    assert result.exit_code == 0, result.output
+    return result
+
+
 @pytest.mark.title_model
 def test_with_the_title_model_the_run_computes_the_missing_title_vectors(tmp_path: Path) -> None:
     env = {"GITHUB_TOKEN": TOKEN, "TRIAGE_DB": str(tmp_path / "kept.db")}
@@ -183,24 +192,14 @@ def test_with_the_title_model_the_run_computes_the_missing_title_vectors(tmp_pat
 
 
 def test_without_the_title_model_the_run_says_duplicates_rank_by_words(tmp_path: Path) -> None:
-    env = {"GITHUB_TOKEN": TOKEN, "TRIAGE_DB": str(tmp_path / "kept.db")}
-    with cassette("index_backfill"):
-        result = CliRunner().invoke(main, ["index", "--repo", REPO], env=env)
-    assert result.exit_code == 0, result.output
+    result = _recorded_index(tmp_path)
     assert "title vectors: none (duplicates ranked by words only" in result.output
 
 
 @pytest.mark.title_model
 def test_with_a_broken_title_model_the_run_indexes_and_names_the_file(tmp_path: Path) -> None:
     models = broken_title_model(tmp_path / "models", short_vocabulary)
-    env = {
-        "GITHUB_TOKEN": TOKEN,
-        "TRIAGE_DB": str(tmp_path / "kept.db"),
-        "TRIAGE_MODELS": str(models),
-    }
-    with cassette("index_backfill"):
-        result = CliRunner().invoke(main, ["index", "--repo", REPO], env=env)
-    assert result.exit_code == 0, result.output
+    result = _recorded_index(tmp_path, TRIAGE_MODELS=str(models))
     assert "10 issue(s) indexed" in result.output
     assert "title vectors: none (duplicates ranked by words only: the title model cannot be" in (
         result.output
@@ -211,14 +210,7 @@ def test_with_a_broken_title_model_the_run_indexes_and_names_the_file(tmp_path: 
 @pytest.mark.title_model
 def test_the_title_model_line_never_shows_a_secret_in_the_models_path(tmp_path: Path) -> None:
     models = tmp_path / f"models-{TOKEN}"
-    env = {
-        "GITHUB_TOKEN": TOKEN,
-        "TRIAGE_DB": str(tmp_path / "kept.db"),
-        "TRIAGE_MODELS": str(models),
-    }
-    with cassette("index_backfill"):
-        result = CliRunner().invoke(main, ["index", "--repo", REPO], env=env)
-    assert result.exit_code == 0, result.output
+    result = _recorded_index(tmp_path, TRIAGE_MODELS=str(models))
     assert (
         "title vectors: none (duplicates ranked by words only: the title model is not set up"
         in (result.output)
@@ -235,10 +227,7 @@ def test_a_store_fault_while_keeping_title_vectors_leaves_the_indexing_reported(
 
     monkeypatch.setattr(runner, "load_titles", lambda settings: WordHash())
     monkeypatch.setattr(Store, "keep_title_vectors", full)
-    env = {"GITHUB_TOKEN": TOKEN, "TRIAGE_DB": str(tmp_path / "kept.db")}
-    with cassette("index_backfill"):
-        result = CliRunner().invoke(main, ["index", "--repo", REPO], env=env)
-    assert result.exit_code == 0, result.output
+    result = _recorded_index(tmp_path)
     assert "10 issue(s) indexed" in result.output
     assert "title vectors: stopped: cannot write to title_vectors: database or disk is full" in (
         result.output
@@ -253,10 +242,7 @@ def test_a_title_model_failing_while_computing_vectors_leaves_the_indexing_repor
             raise MemoryError("cannot allocate 96 MiB")
 
     monkeypatch.setattr(runner, "load_titles", lambda settings: Failing())
-    env = {"GITHUB_TOKEN": TOKEN, "TRIAGE_DB": str(tmp_path / "kept.db")}
-    with cassette("index_backfill"):
-        result = CliRunner().invoke(main, ["index", "--repo", REPO], env=env)
-    assert result.exit_code == 0, result.output
+    result = _recorded_index(tmp_path)
     assert "10 issue(s) indexed" in result.output
     assert "title vectors: stopped: the title model failed: MemoryError: cannot allocate" in (
         result.output
